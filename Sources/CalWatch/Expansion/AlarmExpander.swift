@@ -1,0 +1,60 @@
+/// One firing of a VALARM: when, for which occurrence, and what the calendar asks for.
+public struct AlarmTrigger: Sendable {
+    public var occurrence: Occurrence
+    public var alarm: Alarm
+    public var trigger: Instant
+    /// 0 for the first firing, then 1...REPEAT.
+    public var repetition: Int
+}
+
+/// Turns the VALARMs of occurrences into trigger instants (`calwatch scan --alarms`).
+///
+/// Relative triggers are added to the start (or end, `RELATED=END`) in the occurrence's zone: an all-day
+/// occurrence starts at midnight in the configured zone, so `-PT15M` fires at 23:45 the day before, and `-P1D`
+/// is a wall-clock day. REPEAT/DURATION add further firings.
+public enum AlarmExpander {
+    /// How far a trigger may lie from its occurrence and still be found: the scan widens its window by this.
+    public static let reach: Int64 = 366 * 86_400
+
+    /// The triggers of these occurrences that fall inside `window`, sorted by instant.
+    public static func triggers(of occurrences: [Occurrence], in window: InstantWindow) -> [AlarmTrigger] {
+        var result: [AlarmTrigger] = []
+        var absoluteSeen = Set<String>()
+        for occurrence in occurrences {
+            for alarm in occurrence.alarms {
+                let first: Instant
+                switch alarm.trigger {
+                case .absolute(let value):
+                    // An absolute trigger fires once, not once per instance of a series.
+                    let key = "\(occurrence.calendar)\u{0}\(occurrence.uid)\u{0}\(value)"
+                    guard absoluteSeen.insert(key).inserted else { continue }
+                    first = Instant(secondsSinceEpoch: value.wallClock.secondsAsUTC)
+                case .relative(let offset, let toEnd):
+                    first = shift(toEnd ? occurrence.end : occurrence.start, by: offset, in: occurrence.displayZone)
+                }
+                for repetition in 0...alarm.repeatCount {
+                    var instant = first
+                    if repetition > 0, let interval = alarm.repeatInterval {
+                        for _ in 0..<repetition { instant = shift(instant, by: interval, in: occurrence.displayZone) }
+                    }
+                    if window.contains(instant) {
+                        result.append(AlarmTrigger(occurrence: occurrence, alarm: alarm, trigger: instant, repetition: repetition))
+                    }
+                }
+            }
+        }
+        return result.sorted {
+            ($0.trigger, $0.occurrence.start, $0.occurrence.uid, $0.repetition)
+                < ($1.trigger, $1.occurrence.start, $1.occurrence.uid, $1.repetition)
+        }
+    }
+
+    /// Adds a duration: nominal days on the wall clock of `zone`, then exact seconds.
+    static func shift(_ instant: Instant, by duration: ICalDuration, in zone: ZoneRules) -> Instant {
+        var result = instant
+        if duration.nominalDays != 0 {
+            result = zone.instant(for: zone.wallClock(at: instant).adding(days: duration.nominalDays))
+        }
+        return result.adding(seconds: duration.exactSeconds)
+    }
+}

@@ -1,0 +1,439 @@
+/// Expands the items of one calendar into the occurrences overlapping a window (DESIGN §3).
+///
+/// Instances are generated in the wall time of the series' zone by libical's `icalrecur_iterator`; everything
+/// else is done here, because libical 3.0's `icalcomponent_foreach_recurrence` gets it wrong: DTSTART as the first
+/// instance, UNTIL, COUNT, RDATE (with TZID and PERIOD), EXDATE (with DATE on a DATE-TIME series), overrides by
+/// RECURRENCE-ID (with RANGE=THISANDFUTURE), de-duplication, and the conversion to instants with RFC 5545's
+/// gap and fold rule.
+public struct OccurrenceExpander {
+    private let calendarName: String
+    private let options: ExpansionOptions
+    private let resolver: ZoneResolver
+    private let window: InstantWindow
+    private var problems: [CalendarProblem] = []
+
+    /// Expands a parsed calendar; `calendarName` labels every occurrence.
+    public static func expand(
+        _ calendar: ParsedCalendar, calendarName: String, options: ExpansionOptions
+    ) -> (occurrences: [Occurrence], problems: [CalendarProblem]) {
+        var expander = OccurrenceExpander(calendar: calendar, calendarName: calendarName, options: options)
+        let occurrences = expander.run(calendar.components)
+        let zoneProblems = expander.resolver.problems.map { CalendarProblem(severity: .warning, message: $0) }
+        return (occurrences, zoneProblems + expander.problems)
+    }
+
+    private init(calendar: ParsedCalendar, calendarName: String, options: ExpansionOptions) {
+        self.calendarName = calendarName
+        self.options = options
+        self.window = options.expansionWindow
+        self.resolver = ZoneResolver(
+            defaultZone: options.defaultZone, definitions: calendar.timeZones,
+            calendarZoneName: calendar.defaultTimeZone)
+    }
+
+    // MARK: Grouping
+
+    private mutating func run(_ components: [CalendarComponent]) -> [Occurrence] {
+        var groups: [String: [CalendarComponent]] = [:]
+        var order: [String] = []
+        for (index, var component) in components.enumerated() {
+            for problem in component.problems {
+                problems.append(CalendarProblem(severity: .warning, uid: component.uid, message: problem))
+            }
+            if component.kind == .todo && (!options.includeTodos || component.todoCompleted) { continue }
+            if component.uid.isEmpty { component.uid = "no-uid-\(index + 1)" }
+            let key = "\(component.kind.rawValue)\u{0}\(component.uid)"
+            if groups[key] == nil { order.append(key) }
+            groups[key, default: []].append(component)
+        }
+        var occurrences: [Occurrence] = []
+        occurrences.reserveCapacity(components.count)
+        for key in order { expandGroup(groups[key]!, into: &occurrences) }
+        return occurrences
+    }
+
+    /// One UID: its master (the newest copy when there are several) and its overrides.
+    private mutating func expandGroup(_ components: [CalendarComponent], into output: inout [Occurrence]) {
+        var master: CalendarComponent?
+        var overrides: [CalendarComponent] = []
+        for component in components {
+            if component.recurrenceID == nil {
+                if let current = master, Self.isNewer(current, than: component) { continue }
+                master = component
+            } else if let index = overrides.firstIndex(where: { $0.recurrenceID == component.recurrenceID }) {
+                if !Self.isNewer(overrides[index], than: component) { overrides[index] = component }
+            } else {
+                overrides.append(component)
+            }
+        }
+        guard let master else {
+            // Invited to single instances only (common with CalDAV): each override stands alone.
+            for override in overrides { emitAlone(override, into: &output) }
+            return
+        }
+        expandSeries(master, overrides: overrides, into: &output)
+    }
+
+    private static func isNewer(_ a: CalendarComponent, than b: CalendarComponent) -> Bool {
+        if a.sequence != b.sequence { return a.sequence > b.sequence }
+        guard let left = a.lastModified, let right = b.lastModified else { return false }
+        return left.wallClock > right.wallClock
+    }
+
+    // MARK: Resolving values
+
+    /// A DATE or DATE-TIME resolved to an instant, with the wall time and zone recurrence runs in.
+    struct Resolved {
+        var wall: LocalDateTime
+        var zone: ZoneRules
+        var isDate: Bool
+        var instant: Instant
+        /// Whether the value named a zone (shown as `timeZone`).
+        var zoned: Bool
+    }
+
+    /// Resolves a value; a floating value inside a zoned series is read in the series' zone (a common producer slip).
+    private func resolve(_ value: DateValue, seriesZone: ZoneRules? = nil) -> Resolved {
+        switch value {
+        case .date(let date):
+            let wall = LocalDateTime(date: date)
+            return Resolved(
+                wall: wall, zone: options.defaultZone, isDate: true, instant: options.defaultZone.instant(for: wall),
+                zoned: false)
+        case .dateTime(let wall, .utc):
+            let instant = Instant(secondsSinceEpoch: wall.secondsAsUTC)
+            if let zone = resolver.calendarZone {
+                // X-WR-TIMEZONE: Google writes UTC but means wall time in the calendar's zone for recurrences.
+                return Resolved(wall: zone.wallClock(at: instant), zone: zone, isDate: false, instant: instant, zoned: true)
+            }
+            return Resolved(wall: wall, zone: .utc, isDate: false, instant: instant, zoned: false)
+        case .dateTime(let wall, .floating):
+            let zone = seriesZone ?? resolver.calendarZone ?? options.defaultZone
+            return Resolved(wall: wall, zone: zone, isDate: false, instant: zone.instant(for: wall), zoned: false)
+        case .dateTime(let wall, .zone(let tzid)):
+            let zone = resolver.rules(for: tzid)
+            return Resolved(wall: wall, zone: zone, isDate: false, instant: zone.instant(for: wall), zoned: true)
+        }
+    }
+
+    /// How long each instance lasts.
+    enum Span {
+        /// Exact seconds (DTEND on a DATE-TIME series, or the time part of a DURATION).
+        case exact(Int64)
+        /// Wall-clock days in the series' zone, then exact seconds (DATE spans, `P1D`).
+        case nominal(days: Int, seconds: Int64)
+
+        func end(startWall: LocalDateTime, start: Instant, zone: ZoneRules) -> Instant {
+            switch self {
+            case .exact(let seconds): return start.adding(seconds: seconds)
+            case .nominal(let days, let seconds):
+                return zone.instant(for: startWall.adding(days: days)).adding(seconds: seconds)
+            }
+        }
+
+        /// An upper bound of the length in seconds, for widening the generation window.
+        var maximumSeconds: Int64 {
+            switch self {
+            case .exact(let seconds): max(0, seconds)
+            case .nominal(let days, let seconds): max(0, Int64(days) * 86_400 + 7200 + seconds)
+            }
+        }
+    }
+
+    private mutating func span(of component: CalendarComponent, start: Resolved) -> Span {
+        let endValue = component.kind == .todo ? component.due : component.end
+        if let endValue {
+            if start.isDate {
+                let days = Int(endValue.date.daysSinceEpoch - start.wall.date.daysSinceEpoch)
+                return .nominal(days: days > 0 ? days : 1, seconds: 0)
+            }
+            let end = resolve(endValue, seriesZone: start.zoned ? start.zone : nil).instant
+            let seconds = end.secondsSinceEpoch - start.instant.secondsSinceEpoch
+            if seconds < 0 {
+                problems.append(
+                    CalendarProblem(
+                        severity: .warning, uid: component.uid,
+                        message: "DTEND is before DTSTART; the event is read as lasting no time. Correct DTEND."))
+            }
+            return .exact(max(0, seconds))
+        }
+        if let duration = component.duration {
+            if duration.isNegative {
+                problems.append(
+                    CalendarProblem(
+                        severity: .warning, uid: component.uid,
+                        message: "DURATION is negative; the event is read as lasting no time."))
+                return .exact(0)
+            }
+            return duration.nominalDays == 0 ? .exact(duration.exactSeconds)
+                : .nominal(days: duration.nominalDays, seconds: duration.exactSeconds)
+        }
+        return start.isDate ? .nominal(days: 1, seconds: 0) : .exact(0)
+    }
+
+    // MARK: Series
+
+    /// An instance before it becomes an `Occurrence`.
+    struct Instance {
+        /// The instance's original start: its RECURRENCE-ID.
+        var recurrenceID: Instant
+        var wall: LocalDateTime
+        /// An end given by an RDATE period.
+        var explicitEnd: Instant?
+    }
+
+    private mutating func expandSeries(
+        _ master: CalendarComponent, overrides: [CalendarComponent], into output: inout [Occurrence]
+    ) {
+        let startValue = master.kind == .todo ? (master.start ?? master.due) : master.start
+        guard let startValue else {
+            let missing = master.kind == .todo ? "DUE" : "DTSTART"
+            problems.append(
+                CalendarProblem(
+                    severity: .error, uid: master.uid,
+                    message: "the \(master.kind == .todo ? "to-do" : "event") has no usable \(missing) and is skipped; "
+                        + "add a \(missing) such as \(missing):20270301T093000Z."))
+            return
+        }
+        let base = resolve(startValue)
+        let span = span(of: master, start: base)
+
+        // Overrides, keyed by the instant (or, for DATE/DATE-TIME mix-ups, the date) they replace.
+        var exact: [Int64: Int] = [:]
+        var byDate: [CalendarDate: Int] = [:]
+        var thisAndFuture: [(from: Instant, shift: Int64, index: Int)] = []
+        var reach: Int64 = 0
+        for (index, override) in overrides.enumerated() {
+            guard let recurrenceID = override.recurrenceID else { continue }
+            let original = resolve(recurrenceID, seriesZone: base.zoned ? base.zone : nil)
+            if original.isDate != base.isDate {
+                byDate[original.wall.date] = index
+            } else {
+                exact[original.instant.secondsSinceEpoch] = index
+            }
+            if override.rangeThisAndFuture, let newStart = override.start {
+                let moved = resolve(newStart, seriesZone: base.zoned ? base.zone : nil)
+                let shift = moved.wall.secondsAsUTC - original.wall.secondsAsUTC
+                thisAndFuture.append((original.instant, shift, index))
+                reach = max(reach, abs(shift) + self.span(of: override, start: moved).maximumSeconds)
+            }
+        }
+        thisAndFuture.sort { $0.from < $1.from }
+
+        let lower = window.start.adding(seconds: -span.maximumSeconds - reach)
+        let upper = window.end.adding(seconds: reach)
+        var instances = generate(master, base: base, lower: lower, upper: upper)
+        removeExceptions(master, base: base, from: &instances)
+
+        var used = Set<Int>()
+        for instance in instances {
+            let key = instance.recurrenceID.secondsSinceEpoch
+            let index = exact[key] ?? (byDate.isEmpty ? nil : byDate[base.zone.wallClock(at: instance.recurrenceID).date])
+            if let index {
+                used.insert(index)
+                continue  // emitted below from the override's own data
+            }
+            var source = master
+            var wall = instance.wall
+            var instanceSpan = span
+            if let rule = thisAndFuture.last(where: { $0.from <= instance.recurrenceID }) {
+                source = overrides[rule.index]
+                wall = wall.adding(seconds: rule.shift)
+                let moved = resolve(source.start!, seriesZone: base.zoned ? base.zone : nil)
+                instanceSpan = self.span(of: source, start: moved)
+            }
+            let start = base.isDate ? options.defaultZone.instant(for: wall) : base.zone.instant(for: wall)
+            let end =
+                instance.explicitEnd ?? instanceSpan.end(startWall: wall, start: start, zone: base.zone)
+            emit(
+                source, start: start, end: end, base: base,
+                recurrenceID: master.isRecurring ? recurrenceText(instance.recurrenceID, base: base) : nil,
+                into: &output)
+        }
+        // Every override is emitted from its own data, wherever it moved the instance to.
+        for (index, override) in overrides.enumerated() {
+            if !used.contains(index) && !master.isRecurring && override.recurrenceID != nil {
+                // An override of a single event that names another instant: still shown, as written.
+                emitAlone(override, into: &output)
+                continue
+            }
+            emitOverride(override, series: base, masterSpan: span, into: &output)
+        }
+    }
+
+    /// DTSTART, every RRULE instance and every RDATE whose start can overlap `[lower, upper)`, de-duplicated.
+    private mutating func generate(
+        _ master: CalendarComponent, base: Resolved, lower: Instant, upper: Instant
+    ) -> [Instance] {
+        var instances: [Instance] = []
+        if base.instant >= lower && base.instant < upper {
+            instances.append(Instance(recurrenceID: base.instant, wall: base.wall))
+        }
+        for text in master.recurrenceRules {
+            iterate(text, master: master, base: base, lower: lower, upper: upper, into: &instances)
+        }
+        for date in master.recurrenceDates {
+            var resolved = resolve(date.start, seriesZone: base.zoned ? base.zone : nil)
+            if resolved.isDate && !base.isDate {
+                // RDATE;VALUE=DATE on a timed series: the series' time of day on that date.
+                resolved.wall = LocalDateTime(
+                    date: resolved.wall.date, hour: base.wall.hour, minute: base.wall.minute, second: base.wall.second)
+                resolved.instant = base.zone.instant(for: resolved.wall)
+            }
+            var end: Instant?
+            switch date {
+            case .start: end = nil
+            case .period(_, let endValue): end = resolve(endValue, seriesZone: base.zoned ? base.zone : nil).instant
+            case .periodWithDuration(_, let duration):
+                let periodSpan: Span =
+                    duration.nominalDays == 0
+                    ? .exact(duration.exactSeconds) : .nominal(days: duration.nominalDays, seconds: duration.exactSeconds)
+                end = periodSpan.end(startWall: resolved.wall, start: resolved.instant, zone: resolved.zone)
+            }
+            // The RDATE is re-expressed in the series' wall time, so that THISANDFUTURE shifts apply alike.
+            let wall = base.isDate ? resolved.wall : base.zone.wallClock(at: resolved.instant)
+            let instant = base.isDate ? options.defaultZone.instant(for: wall) : resolved.instant
+            if instant < upper && (end ?? instant.adding(seconds: 86_400 * 366)) >= lower {
+                instances.append(Instance(recurrenceID: instant, wall: wall, explicitEnd: end))
+            }
+        }
+        // Sorted by start; of two instances at one instant, the first (DTSTART, RRULE) wins over an RDATE.
+        var seen = Set<Int64>()
+        seen.reserveCapacity(instances.count)
+        return instances.sorted { $0.recurrenceID < $1.recurrenceID }.filter {
+            seen.insert($0.recurrenceID.secondsSinceEpoch).inserted
+        }
+    }
+
+    private mutating func iterate(
+        _ text: String, master: CalendarComponent, base: Resolved, lower: Instant, upper: Instant,
+        into instances: inout [Instance]
+    ) {
+        guard let rule = RecurrenceRuleText(text),
+            let iterator = RecurrenceIterator(rule: rule.iterable, start: base.wall, isDate: base.isDate)
+        else {
+            problems.append(
+                CalendarProblem(
+                    severity: .error, uid: master.uid,
+                    message: "RRULE '\(text)' cannot be iterated; only DTSTART is shown. Correct the RRULE."))
+            return
+        }
+        let untilInstant: Instant? =
+            if case .dateTime(let wall, .utc) = rule.until { Instant(secondsSinceEpoch: wall.secondsAsUTC) } else { nil }
+        if rule.isSubDaily, rule.count == nil, lower.secondsSinceEpoch - base.instant.secondsSinceEpoch > 86_400 {
+            // Jump close to the window instead of stepping through years of seconds.
+            _ = iterator.skip(to: base.zone.wallClock(at: lower.adding(seconds: -86_400)), isDate: false)
+        }
+        var counted = 0
+        var steps = 0
+        var kept = 0
+        while let wall = iterator.next() {
+            steps += 1
+            if steps > options.maxIterationsPerRule {
+                problems.append(
+                    CalendarProblem(
+                        severity: .warning, uid: master.uid,
+                        message: "RRULE '\(text)' was stopped after \(options.maxIterationsPerRule) steps; later "
+                            + "instances are not shown."))
+                return
+            }
+            if let count = rule.count {
+                // DTSTART always counts as the first instance (RFC 5545 §3.3.10), even when the rule skips it.
+                if counted == 0 && wall != base.wall { counted = 1 }
+                counted += 1
+                if counted > count { return }
+            }
+            let instant = base.isDate ? options.defaultZone.instant(for: wall) : base.zone.instant(for: wall)
+            switch rule.until {
+            case .dateTime(let untilWall, let reference):
+                if let untilInstant, reference == .utc {
+                    if instant > untilInstant { return }
+                } else if wall > untilWall {
+                    return
+                }
+            case .date(let untilDate):
+                // A DATE UNTIL on a DATE-TIME series includes that whole day (see README, "Choices").
+                if wall.date > untilDate { return }
+            case nil: break
+            }
+            if instant >= upper { return }
+            if instant < lower { continue }
+            instances.append(Instance(recurrenceID: instant, wall: wall))
+            kept += 1
+            if kept >= options.maxInstancesPerSeries {
+                problems.append(
+                    CalendarProblem(
+                        severity: .warning, uid: master.uid,
+                        message: "RRULE '\(text)' yields more than \(options.maxInstancesPerSeries) instances in "
+                            + "the window; only the first \(options.maxInstancesPerSeries) are shown."))
+                return
+            }
+        }
+    }
+
+    /// Removes EXDATEs: by instant, or by date when an EXDATE is a DATE on a DATE-TIME series (or the reverse).
+    private func removeExceptions(_ master: CalendarComponent, base: Resolved, from instances: inout [Instance]) {
+        guard !master.exceptionDates.isEmpty else { return }
+        var instants = Set<Int64>()
+        var dates = Set<CalendarDate>()
+        for value in master.exceptionDates {
+            let resolved = resolve(value, seriesZone: base.zoned ? base.zone : nil)
+            if resolved.isDate || base.isDate {
+                dates.insert(resolved.isDate ? resolved.wall.date : base.zone.wallClock(at: resolved.instant).date)
+            } else {
+                instants.insert(resolved.instant.secondsSinceEpoch)
+            }
+        }
+        instances.removeAll { instance in
+            instants.contains(instance.recurrenceID.secondsSinceEpoch) || (!dates.isEmpty && dates.contains(instance.wall.date))
+        }
+    }
+
+    // MARK: Emitting
+
+    private func recurrenceText(_ instant: Instant, base: Resolved) -> DateValueText {
+        base.isDate ? .date(options.defaultZone.wallClock(at: instant).date) : .instant(instant)
+    }
+
+    private mutating func emitOverride(
+        _ override: CalendarComponent, series: Resolved, masterSpan: Span, into output: inout [Occurrence]
+    ) {
+        guard let recurrenceID = override.recurrenceID else { return }
+        let original = resolve(recurrenceID, seriesZone: series.zoned ? series.zone : nil)
+        let start = override.start.map { resolve($0, seriesZone: series.zoned ? series.zone : nil) } ?? original
+        let hasOwnEnd = override.end != nil || override.duration != nil || (override.kind == .todo && override.due != nil)
+        let span = hasOwnEnd || override.start != nil && start.isDate != series.isDate
+            ? self.span(of: override, start: start) : masterSpan
+        let end = span.end(startWall: start.wall, start: start.instant, zone: start.zone)
+        emit(override, start: start.instant, end: end, base: start, recurrenceID: recurrenceText(original.instant, base: original), into: &output)
+    }
+
+    private mutating func emitAlone(_ component: CalendarComponent, into output: inout [Occurrence]) {
+        guard let startValue = component.kind == .todo ? (component.start ?? component.due) : component.start else {
+            return
+        }
+        let start = resolve(startValue)
+        let end = span(of: component, start: start).end(startWall: start.wall, start: start.instant, zone: start.zone)
+        let recurrenceID = component.recurrenceID.map { value -> DateValueText in
+            let original = resolve(value)
+            return recurrenceText(original.instant, base: original)
+        }
+        emit(component, start: start.instant, end: end, base: start, recurrenceID: recurrenceID, into: &output)
+    }
+
+    private func emit(
+        _ component: CalendarComponent, start: Instant, end: Instant, base: Resolved, recurrenceID: DateValueText?,
+        into output: inout [Occurrence]
+    ) {
+        // A to-do's occurrence is the instant it is due.
+        let begin = component.kind == .todo ? end : start
+        guard window.overlaps(start: begin, end: end) else { return }
+        output.append(
+            Occurrence(
+                calendar: calendarName, uid: component.uid, recurrenceID: recurrenceID, summary: component.summary,
+                location: component.location, description: component.description, start: begin, end: end,
+                allDay: base.isDate, timeZone: base.zoned ? base.zone : nil,
+                displayZone: base.zoned ? base.zone : options.defaultZone, status: component.status,
+                componentKind: component.kind, alarms: component.alarms))
+    }
+}

@@ -1,0 +1,101 @@
+/// One VEVENT or VTODO as plain values: a series master, a single event, or an override of one instance.
+public struct CalendarComponent: Sendable {
+    /// Which kind of component this was.
+    public enum Kind: String, Sendable { case event, todo }
+
+    /// `STATUS`, reduced to what calwatch acts on.
+    public enum Status: String, Sendable {
+        case confirmed, tentative, cancelled
+        /// A VTODO's `COMPLETED` or `IN-PROCESS`/`NEEDS-ACTION` are not event states; see `todoCompleted`.
+        case other
+    }
+
+    public var kind: Kind
+    public var uid: String
+    public var summary: String?
+    public var location: String?
+    public var description: String?
+    public var status: Status?
+    /// `SEQUENCE`, used to choose between duplicate copies of one component.
+    public var sequence: Int
+    /// `LAST-MODIFIED` or `DTSTAMP`, the tie-breaker after `sequence`.
+    public var lastModified: DateValue?
+    public var start: DateValue?
+    public var end: DateValue?
+    public var due: DateValue?
+    public var duration: ICalDuration?
+    /// RRULE texts, after repair where the original did not parse.
+    public var recurrenceRules: [String]
+    public var recurrenceDates: [RecurrenceDate]
+    public var exceptionDates: [DateValue]
+    public var recurrenceID: DateValue?
+    /// `RECURRENCE-ID;RANGE=THISANDFUTURE`: this override also moves every later instance.
+    public var rangeThisAndFuture: Bool
+    /// Whether a VTODO is finished (`STATUS:COMPLETED` or a `COMPLETED` time).
+    public var todoCompleted: Bool
+    public var alarms: [Alarm]
+    /// Problems libical reported inside this component, already worded for the user.
+    public var problems: [String]
+
+    /// Creates an empty component of a kind; the reader fills it property by property.
+    public init(kind: Kind, uid: String = "") {
+        self.kind = kind
+        self.uid = uid
+        self.sequence = 0
+        self.recurrenceRules = []
+        self.recurrenceDates = []
+        self.exceptionDates = []
+        self.rangeThisAndFuture = false
+        self.todoCompleted = false
+        self.alarms = []
+        self.problems = []
+    }
+
+    /// Whether this component defines a recurring series (RRULE or RDATE).
+    public var isRecurring: Bool { !recurrenceRules.isEmpty || !recurrenceDates.isEmpty }
+}
+
+/// One RDATE value: a start, or a period with its own end.
+public enum RecurrenceDate: Hashable, Sendable {
+    case start(DateValue)
+    case period(DateValue, end: DateValue)
+    case periodWithDuration(DateValue, ICalDuration)
+
+    /// The start the RDATE adds.
+    public var start: DateValue {
+        switch self {
+        case .start(let value), .period(let value, _), .periodWithDuration(let value, _): value
+        }
+    }
+}
+
+/// A VALARM inside a component.
+public struct Alarm: Hashable, Sendable {
+    /// When the alarm fires.
+    public enum Trigger: Hashable, Sendable {
+        /// An offset from the start (`RELATED=START`, the default) or the end (`RELATED=END`).
+        case relative(ICalDuration, toEnd: Bool)
+        /// `VALUE=DATE-TIME`: a fixed UTC instant.
+        case absolute(DateValue)
+    }
+
+    public var action: String
+    public var trigger: Trigger
+    /// `REPEAT`: how many more times the alarm fires after the first.
+    public var repeatCount: Int
+    /// `DURATION`: the gap between repeats.
+    public var repeatInterval: ICalDuration?
+    public var description: String?
+
+    /// Creates an alarm.
+    public init(
+        action: String, trigger: Trigger, repeatCount: Int = 0, repeatInterval: ICalDuration? = nil,
+        description: String? = nil
+    ) {
+        self.action = action
+        self.trigger = trigger
+        self.repeatCount = repeatCount
+        self.repeatInterval = repeatInterval
+        self.description = description
+    }
+}

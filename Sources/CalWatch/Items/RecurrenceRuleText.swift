@@ -1,0 +1,126 @@
+/// An RRULE split into the parts calwatch handles itself (`UNTIL`, `COUNT`) and the rest, which libical iterates.
+public struct RecurrenceRuleText: Hashable, Sendable {
+    /// The rule without `UNTIL`, as libical will iterate it.
+    public var iterable: String
+    /// `UNTIL`, applied by the expander (see `RecurrenceIterator`).
+    public var until: DateValue?
+    /// `COUNT`, counted by the expander so that DTSTART counts as the first instance (RFC 5545 §3.3.10).
+    public var count: Int?
+    /// `FREQ`, upper-case.
+    public var frequency: String
+
+    /// Splits a rule as libical (or a repair) wrote it; `nil` when it has no FREQ.
+    public init?(_ text: String) {
+        var kept: [Substring] = []
+        var until: DateValue?
+        var count: Int?
+        var frequency = ""
+        for part in text.split(separator: ";") {
+            let pieces = part.split(separator: "=", maxSplits: 1)
+            guard pieces.count == 2 else { continue }
+            switch pieces[0] {
+            case "UNTIL": until = DateValue(icalText: pieces[1], reference: .floating)
+            case "COUNT": count = Int(pieces[1])
+            case "FREQ":
+                frequency = String(pieces[1])
+                kept.append(part)
+            default: kept.append(part)
+            }
+        }
+        guard !frequency.isEmpty else { return nil }
+        self.iterable = kept.joined(separator: ";")
+        self.until = until
+        self.count = count
+        self.frequency = frequency
+    }
+
+    /// Whether instances can come faster than daily, the rules that need a skip ahead and a cap.
+    public var isSubDaily: Bool { ["SECONDLY", "MINUTELY", "HOURLY"].contains(frequency) }
+}
+
+/// Mends the RRULE mistakes producers make, when only one reading is possible.
+///
+/// libical drops an RRULE it cannot parse and leaves an `X-LIC-ERROR` behind; turning the series into a single
+/// event without a word would lose every later meeting. What one reading can fix is fixed (case, spaces, empty
+/// parts, trailing commas, `INTERVAL=0`, ISO 8601 punctuation in `UNTIL`, unknown parts); anything else is
+/// reported.
+public enum RecurrenceRuleRepair {
+    static let knownParts: Set<String> = [
+        "FREQ", "UNTIL", "COUNT", "INTERVAL", "BYSECOND", "BYMINUTE", "BYHOUR", "BYDAY", "BYMONTHDAY",
+        "BYYEARDAY", "BYWEEKNO", "BYMONTH", "BYSETPOS", "WKST", "RSCALE", "SKIP",
+    ]
+
+    /// The outcome of a repair attempt.
+    public enum Outcome: Equatable, Sendable {
+        case repaired(String, changes: [String])
+        case unrepairable(reason: String)
+    }
+
+    /// Tries to turn `text` into a rule libical accepts; `accepts` is libical's judgement.
+    public static func repair(_ text: String, accepts: (String) -> Bool) -> Outcome {
+        var changes: [String] = []
+        var source = text.filter { !$0.isWhitespace }
+        if source.uppercased().hasPrefix("RRULE:") {
+            source = String(source.dropFirst(6))
+            changes.append("removed a repeated 'RRULE:'")
+        }
+        if source != source.uppercased() {
+            source = source.uppercased()
+            changes.append("upper-cased")
+        }
+        var parts: [(name: String, value: String)] = []
+        for rawPart in source.split(separator: ";", omittingEmptySubsequences: false) {
+            if rawPart.isEmpty {
+                changes.append("dropped an empty part")
+                continue
+            }
+            let pieces = rawPart.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard pieces.count == 2 else { return .unrepairable(reason: "'\(rawPart)' is not NAME=VALUE") }
+            let name = String(pieces[0])
+            var value = String(pieces[1])
+            guard knownParts.contains(name) else {
+                changes.append("dropped unknown part \(name)")
+                continue
+            }
+            let items = value.split(separator: ",", omittingEmptySubsequences: true)
+            if items.isEmpty {
+                changes.append("dropped empty \(name)")
+                continue
+            }
+            if items.joined(separator: ",") != value {
+                value = items.joined(separator: ",")
+                changes.append("removed stray commas in \(name)")
+            }
+            if let existing = parts.first(where: { $0.name == name }) {
+                if existing.value == value {
+                    changes.append("dropped a repeated \(name)")
+                    continue
+                }
+                return .unrepairable(reason: "\(name) is given twice with different values")
+            }
+            switch name {
+            case "INTERVAL" where value == "0":
+                value = "1"
+                changes.append("INTERVAL=0 read as 1")
+            case "COUNT" where (Int(value) ?? 0) <= 0:
+                return .unrepairable(reason: "COUNT=\(value) allows no instance")
+            case "UNTIL" where value.contains("-") || value.contains(":"):
+                value = value.filter { $0 != "-" && $0 != ":" }
+                changes.append("UNTIL written without ISO 8601 punctuation")
+            default: break
+            }
+            parts.append((name, value))
+        }
+        guard parts.contains(where: { $0.name == "FREQ" }) else {
+            return .unrepairable(reason: "there is no FREQ, so the repetition is unknown")
+        }
+        if parts.contains(where: { $0.name == "UNTIL" }) && parts.contains(where: { $0.name == "COUNT" }) {
+            return .unrepairable(reason: "UNTIL and COUNT are both given")
+        }
+        // FREQ first, as libical expects it.
+        parts.sort { ($0.name == "FREQ" ? 0 : 1) < ($1.name == "FREQ" ? 0 : 1) }
+        let rule = parts.map { "\($0.name)=\($0.value)" }.joined(separator: ";")
+        guard accepts(rule) else { return .unrepairable(reason: "libical still cannot read '\(rule)'") }
+        return .repaired(rule, changes: changes)
+    }
+}

@@ -1,0 +1,293 @@
+import Foundation
+import CICal
+
+/// Reads iCalendar text with libical and returns plain Swift values; no libical pointer leaves this file.
+enum ICalDocumentParser {
+    /// Parses one iCalendar stream (which may hold several VCALENDARs, or bare VEVENTs).
+    ///
+    /// `bytes` need not be NUL-terminated; a UTF-8 byte-order mark is skipped.
+    static func parse(_ bytes: [UInt8]) -> [ParsedCalendar] {
+        _ = LibICal.ready
+        var text = bytes
+        if text.starts(with: [0xEF, 0xBB, 0xBF]) { text.removeFirst(3) }
+        text.append(0)
+        let root: OpaquePointer? = text.withUnsafeBufferPointer { buffer in
+            buffer.baseAddress!.withMemoryRebound(to: CChar.self, capacity: buffer.count) {
+                icalparser_parse_string($0)
+            }
+        }
+        icalerror_clear_errno()
+        guard let root else { return [] }
+        // "icalparser_parse_string: returns a component the caller owns", freed once everything is copied out.
+        defer { icalcomponent_free(root) }
+        return calendars(in: root)
+    }
+
+    private static func calendars(in root: OpaquePointer) -> [ParsedCalendar] {
+        switch icalcomponent_isa(root) {
+        case ICAL_VCALENDAR_COMPONENT:
+            return [calendar(root)]
+        case ICAL_XROOT_COMPONENT:
+            var result: [ParsedCalendar] = []
+            var loose = ParsedCalendar()
+            forEachChild(of: root) { child in
+                if icalcomponent_isa(child) == ICAL_VCALENDAR_COMPONENT {
+                    result.append(calendar(child))
+                } else {
+                    read(child, into: &loose)
+                }
+            }
+            if !loose.components.isEmpty { result.append(loose) }
+            return result
+        default:
+            var loose = ParsedCalendar()
+            read(root, into: &loose)
+            return loose.components.isEmpty && loose.timeZones.isEmpty ? [] : [loose]
+        }
+    }
+
+    private static func calendar(_ component: OpaquePointer) -> ParsedCalendar {
+        var calendar = ParsedCalendar()
+        forEachProperty(of: component) { property in
+            switch icalproperty_isa(property) {
+            case ICAL_X_PROPERTY:
+                switch LibICal.string(icalproperty_get_x_name(property))?.uppercased() {
+                case "X-WR-CALNAME": calendar.name = textValue(property)
+                case "X-WR-TIMEZONE": calendar.defaultTimeZone = textValue(property)
+                default: break
+                }
+            case ICAL_XLICERROR_PROPERTY:
+                calendar.problems.append(errorText(property))
+            default: break
+            }
+        }
+        forEachChild(of: component) { read($0, into: &calendar) }
+        return calendar
+    }
+
+    private static func read(_ component: OpaquePointer, into calendar: inout ParsedCalendar) {
+        switch icalcomponent_isa(component) {
+        case ICAL_VEVENT_COMPONENT: calendar.components.append(item(component, kind: .event))
+        case ICAL_VTODO_COMPONENT: calendar.components.append(item(component, kind: .todo))
+        case ICAL_VTIMEZONE_COMPONENT:
+            if let definition = timeZone(component) { calendar.timeZones[definition.tzid] = definition }
+        default: break
+        }
+    }
+
+    // MARK: VEVENT / VTODO
+
+    private static func item(_ component: OpaquePointer, kind: CalendarComponent.Kind) -> CalendarComponent {
+        var item = CalendarComponent(kind: kind)
+        var dtstamp: DateValue?
+        forEachProperty(of: component) { property in
+            switch icalproperty_isa(property) {
+            case ICAL_UID_PROPERTY: item.uid = LibICal.string(icalproperty_get_uid(property)) ?? ""
+            case ICAL_SUMMARY_PROPERTY: item.summary = LibICal.string(icalproperty_get_summary(property))
+            case ICAL_LOCATION_PROPERTY: item.location = LibICal.string(icalproperty_get_location(property))
+            case ICAL_DESCRIPTION_PROPERTY: item.description = LibICal.string(icalproperty_get_description(property))
+            case ICAL_STATUS_PROPERTY:
+                switch rawValue(property).uppercased() {
+                case "CONFIRMED": item.status = .confirmed
+                case "TENTATIVE": item.status = .tentative
+                case "CANCELLED", "CANCELED": item.status = .cancelled
+                case "COMPLETED":
+                    item.status = .other
+                    item.todoCompleted = true
+                default: item.status = .other
+                }
+            case ICAL_COMPLETED_PROPERTY: item.todoCompleted = true
+            case ICAL_SEQUENCE_PROPERTY: item.sequence = Int(icalproperty_get_sequence(property))
+            case ICAL_LASTMODIFIED_PROPERTY: item.lastModified = dateValue(property)
+            case ICAL_DTSTAMP_PROPERTY: dtstamp = dateValue(property)
+            case ICAL_DTSTART_PROPERTY: item.start = dateValue(property)
+            case ICAL_DTEND_PROPERTY: item.end = dateValue(property)
+            case ICAL_DUE_PROPERTY: item.due = dateValue(property)
+            case ICAL_DURATION_PROPERTY: item.duration = ICalDuration(icalText: Substring(rawValue(property)))
+            case ICAL_RRULE_PROPERTY: item.recurrenceRules.append(rawValue(property))
+            case ICAL_RDATE_PROPERTY: item.recurrenceDates += recurrenceDates(property)
+            case ICAL_EXDATE_PROPERTY: item.exceptionDates += dateValues(property)
+            case ICAL_RECURRENCEID_PROPERTY:
+                item.recurrenceID = dateValue(property)
+                if let range = icalproperty_get_first_parameter(property, ICAL_RANGE_PARAMETER) {
+                    item.rangeThisAndFuture = icalparameter_get_range(range) == ICAL_RANGE_THISANDFUTURE
+                }
+            case ICAL_XLICERROR_PROPERTY: readError(property, into: &item)
+            default: break
+            }
+        }
+        if item.lastModified == nil { item.lastModified = dtstamp }
+        forEachChild(of: component) { child in
+            if icalcomponent_isa(child) == ICAL_VALARM_COMPONENT, let alarm = alarm(child) {
+                item.alarms.append(alarm)
+            }
+        }
+        return item
+    }
+
+    /// Turns libical's `X-LIC-ERROR` into a user-facing problem, repairing a dropped RRULE where possible.
+    private static func readError(_ property: OpaquePointer, into item: inout CalendarComponent) {
+        let message = errorText(property)
+        let marker = "in RRULE property. Removing entire property: "
+        guard let range = message.range(of: marker) else {
+            item.problems.append(message)
+            return
+        }
+        let original = String(message[range.upperBound...])
+        switch RecurrenceRuleRepair.repair(original, accepts: RecurrenceIterator.accepts) {
+        case .repaired(let rule, let changes):
+            item.recurrenceRules.append(rule)
+            item.problems.append(
+                "RRULE '\(original)' is not valid iCalendar; read it as '\(rule)' (\(changes.joined(separator: ", "))). "
+                    + "Fix the producer or the file to silence this warning.")
+        case .unrepairable(let reason):
+            item.problems.append(
+                "RRULE '\(original)' cannot be read: \(reason). Only the first instance (DTSTART) is shown; "
+                    + "correct the RRULE to get the whole series.")
+        }
+    }
+
+    private static func errorText(_ property: OpaquePointer) -> String {
+        (LibICal.string(icalproperty_get_xlicerror(property)) ?? "unknown libical error")
+            .trimmingCharacters(in: [" ", "\n"])
+    }
+
+    // MARK: VALARM
+
+    private static func alarm(_ component: OpaquePointer) -> Alarm? {
+        var action = "DISPLAY"
+        var trigger: Alarm.Trigger?
+        var repeatCount = 0
+        var interval: ICalDuration?
+        var description: String?
+        forEachProperty(of: component) { property in
+            switch icalproperty_isa(property) {
+            case ICAL_ACTION_PROPERTY: action = rawValue(property).uppercased()
+            case ICAL_TRIGGER_PROPERTY:
+                let text = rawValue(property)
+                if let duration = ICalDuration(icalText: Substring(text)) {
+                    var toEnd = false
+                    if let related = icalproperty_get_first_parameter(property, ICAL_RELATED_PARAMETER) {
+                        toEnd = icalparameter_get_related(related) == ICAL_RELATED_END
+                    }
+                    trigger = .relative(duration, toEnd: toEnd)
+                } else if let value = DateValue(icalText: Substring(text), reference: .utc) {
+                    trigger = .absolute(value)
+                }
+            case ICAL_REPEAT_PROPERTY: repeatCount = max(0, Int(icalproperty_get_repeat(property)))
+            case ICAL_DURATION_PROPERTY: interval = ICalDuration(icalText: Substring(rawValue(property)))
+            case ICAL_DESCRIPTION_PROPERTY: description = LibICal.string(icalproperty_get_description(property))
+            default: break
+            }
+        }
+        guard let trigger else { return nil }
+        return Alarm(
+            action: action, trigger: trigger, repeatCount: interval == nil ? 0 : min(repeatCount, 1000),
+            repeatInterval: interval, description: description)
+    }
+
+    // MARK: VTIMEZONE
+
+    private static func timeZone(_ component: OpaquePointer) -> TimeZoneDefinition? {
+        guard let tzidProperty = icalcomponent_get_first_property(component, ICAL_TZID_PROPERTY),
+            let tzid = LibICal.string(icalproperty_get_tzid(tzidProperty))
+        else { return nil }
+        var definition = TimeZoneDefinition(tzid: tzid)
+        forEachChild(of: component) { child in
+            let kind = icalcomponent_isa(child)
+            guard kind == ICAL_XSTANDARD_COMPONENT || kind == ICAL_XDAYLIGHT_COMPONENT else { return }
+            var start: LocalDateTime?
+            var from: Int?
+            var to: Int?
+            var rule: String?
+            var dates: [LocalDateTime] = []
+            forEachProperty(of: child) { property in
+                switch icalproperty_isa(property) {
+                case ICAL_DTSTART_PROPERTY: start = dateValue(property)?.wallClock
+                case ICAL_TZOFFSETFROM_PROPERTY: from = Int(icalproperty_get_tzoffsetfrom(property))
+                case ICAL_TZOFFSETTO_PROPERTY: to = Int(icalproperty_get_tzoffsetto(property))
+                case ICAL_RRULE_PROPERTY: rule = rawValue(property)
+                case ICAL_RDATE_PROPERTY: dates += recurrenceDates(property).map(\.start.wallClock)
+                default: break
+                }
+            }
+            guard let start, let to else { return }
+            definition.observances.append(
+                .init(start: start, offsetFrom: from ?? to, offsetTo: to, recurrenceRule: rule, recurrenceDates: dates))
+        }
+        return definition.observances.isEmpty ? nil : definition
+    }
+
+    // MARK: Values
+
+    /// The property's value as libical prints it (a copy of its temporary buffer).
+    private static func rawValue(_ property: OpaquePointer) -> String {
+        LibICal.string(icalproperty_get_value_as_string(property)) ?? ""
+    }
+
+    /// A text value with RFC 5545 escapes removed.
+    private static func textValue(_ property: OpaquePointer) -> String {
+        let raw = rawValue(property)
+        guard raw.contains("\\") else { return raw }
+        var result = ""
+        var escaped = false
+        for character in raw {
+            if escaped {
+                result.append(character == "n" || character == "N" ? "\n" : character)
+                escaped = false
+            } else if character == "\\" {
+                escaped = true
+            } else {
+                result.append(character)
+            }
+        }
+        return result
+    }
+
+    private static func reference(of property: OpaquePointer) -> TimeReference {
+        guard let parameter = icalproperty_get_first_parameter(property, ICAL_TZID_PARAMETER),
+            let tzid = LibICal.string(icalparameter_get_tzid(parameter)), !tzid.isEmpty
+        else { return .floating }
+        return .zone(tzid)
+    }
+
+    private static func dateValue(_ property: OpaquePointer) -> DateValue? {
+        DateValue(icalText: Substring(rawValue(property)), reference: reference(of: property))
+    }
+
+    /// EXDATE and RDATE may list several values separated by commas.
+    private static func dateValues(_ property: OpaquePointer) -> [DateValue] {
+        let reference = reference(of: property)
+        return rawValue(property).split(separator: ",").compactMap { DateValue(icalText: $0, reference: reference) }
+    }
+
+    private static func recurrenceDates(_ property: OpaquePointer) -> [RecurrenceDate] {
+        let reference = reference(of: property)
+        return rawValue(property).split(separator: ",").compactMap { text in
+            let halves = text.split(separator: "/", maxSplits: 1)
+            guard let start = DateValue(icalText: halves[0], reference: reference) else { return nil }
+            guard halves.count == 2 else { return .start(start) }
+            if let end = DateValue(icalText: halves[1], reference: reference) { return .period(start, end: end) }
+            if let duration = ICalDuration(icalText: halves[1]) { return .periodWithDuration(start, duration) }
+            return .start(start)
+        }
+    }
+
+    // MARK: Walking the tree
+
+    private static func forEachChild(of component: OpaquePointer, _ body: (OpaquePointer) -> Void) {
+        var child = icalcomponent_get_first_component(component, ICAL_ANY_COMPONENT)
+        while let current = child {
+            body(current)
+            child = icalcomponent_get_next_component(component, ICAL_ANY_COMPONENT)
+        }
+    }
+
+    private static func forEachProperty(of component: OpaquePointer, _ body: (OpaquePointer) -> Void) {
+        var property = icalcomponent_get_first_property(component, ICAL_ANY_PROPERTY)
+        while let current = property {
+            body(current)
+            property = icalcomponent_get_next_property(component, ICAL_ANY_PROPERTY)
+        }
+    }
+}

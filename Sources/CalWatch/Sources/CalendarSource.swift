@@ -1,0 +1,32 @@
+/// One readable unit of calendar data: a file (or standard input) and the collection it belongs to.
+public struct CalendarSource: Hashable, Sendable {
+    /// How the bytes are laid out.
+    public enum Format: String, Sendable {
+        /// iCalendar text (`.ics` file, vdir item, Radicale item, standard input).
+        case iCalendar
+        /// A WebDAV `multistatus` document with `calendar-data` elements (a CalDAV REPORT export).
+        case calDAVMultistatus
+    }
+
+    /// The file path, or `-` for standard input.
+    public var path: String
+    public var format: Format
+    /// The collection's display name from its metadata (`displayname`, `.Radicale.props`), if any.
+    public var collectionName: String?
+    /// The collection's colour from its metadata, if any.
+    public var collectionColor: String?
+    /// The name to use when neither metadata nor `X-WR-CALNAME` gives one: the directory or file name.
+    public var fallbackName: String
+
+    /// Creates a source.
+    public init(
+        path: String, format: Format, collectionName: String? = nil, collectionColor: String? = nil,
+        fallbackName: String
+    ) {
+        self.path = path
+        self.format = format
+        self.collectionName = collectionName
+        self.collectionColor = collectionColor
+        self.fallbackName = fallbackName
+    }
+}

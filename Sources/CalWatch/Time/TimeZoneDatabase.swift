@@ -1,0 +1,49 @@
+import Foundation
+import Synchronization
+
+/// IANA zone rules from the system's zone data, built once per zone and shared by every calendar.
+public enum TimeZoneDatabase {
+    /// Transitions are tabulated over this span; outside it the nearest offset holds.
+    static let tabulatedYears = 1900...2200
+    private static let cache = Mutex<[String: ZoneRules?]>([:])
+
+    /// The rules for an IANA zone name, or `nil` when the system does not know it.
+    public static func rules(named name: String) -> ZoneRules? {
+        if let cached = cache.withLock({ $0[name] }) { return cached }
+        let built = build(name)
+        cache.withLock { $0[name] = built }
+        return built
+    }
+
+    /// The zone the system is set to (`TZ`, else `/etc/localtime`), as an IANA name.
+    public static var systemZoneName: String {
+        if let tz = ProcessInfo.processInfo.environment["TZ"], !tz.isEmpty {
+            let name = tz.hasPrefix(":") ? String(tz.dropFirst()) : tz
+            if rules(named: name) != nil { return name }
+        }
+        return TimeZone.current.identifier
+    }
+
+    private static func build(_ name: String) -> ZoneRules? {
+        if ["UTC", "Z", "GMT", "Etc/UTC", "Etc/GMT", "UCT", "Zulu", "Etc/Zulu", "Universal"].contains(name) {
+            return ZoneRules(identifier: name == "Z" ? "UTC" : name, fixedOffset: 0)
+        }
+        // Foundation accepts "GMT+0100"-style and abbreviations too; only names with a region or Etc/ are IANA zones.
+        guard name.contains("/") || ["CET", "EET", "WET", "MET", "EST", "MST", "HST"].contains(name),
+            let zone = TimeZone(identifier: name)
+        else { return nil }
+        let first = Date(timeIntervalSince1970: Double(yearStart(tabulatedYears.lowerBound)))
+        let last = Date(timeIntervalSince1970: Double(yearStart(tabulatedYears.upperBound)))
+        var transitions: [(at: Int64, offsetAfter: Int)] = []
+        var cursor = first
+        while let next = zone.nextDaylightSavingTimeTransition(after: cursor), next < last {
+            transitions.append((Int64(next.timeIntervalSince1970), zone.secondsFromGMT(for: next)))
+            cursor = next
+        }
+        return ZoneRules(identifier: zone.identifier, initialOffset: zone.secondsFromGMT(for: first), transitions: transitions)
+    }
+
+    private static func yearStart(_ year: Int) -> Int64 {
+        CalendarDate(year: year, month: 1, day: 1).daysSinceEpoch * 86_400
+    }
+}

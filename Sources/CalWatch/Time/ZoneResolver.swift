@@ -1,0 +1,95 @@
+import Foundation
+
+/// Resolves the TZIDs of one calendar to zone rules, in the order DESIGN §3 gives.
+///
+/// 1. an IANA name the system knows (also inside vendor prefixes like `/mozilla.org/20070129_1/Europe/Berlin`);
+/// 2. a Windows name, through CLDR's table (before the VTIMEZONE: Outlook's VTIMEZONEs only carry the rules of the
+///    year they were written, the IANA zone knows every year);
+/// 3. the calendar's own VTIMEZONE;
+/// 4. a fixed offset read from an Outlook display name such as `(UTC+01:00) Amsterdam, Berlin`;
+/// 5. otherwise the default zone, with a warning.
+/// Not `Sendable`: one resolver serves one calendar on one task, and caches as it goes.
+public final class ZoneResolver {
+    /// How a TZID was resolved, for messages and `explain`.
+    public enum Source: String, Sendable {
+        case iana, windows, vtimezone, displayOffset, unknown
+    }
+
+    /// The zone for floating and all-day values (`--tz`, or `timezone` in the configuration).
+    public let defaultZone: ZoneRules
+    /// The zone `X-WR-TIMEZONE` names, when it resolves.
+    public let calendarZone: ZoneRules?
+    private let definitions: [String: TimeZoneDefinition]
+    private var cache: [String: (rules: ZoneRules, source: Source)] = [:]
+    /// Problems met while resolving, worded for the user (each TZID once).
+    public private(set) var problems: [String] = []
+
+    /// Creates a resolver for a calendar with its VTIMEZONEs and `X-WR-TIMEZONE`.
+    public init(defaultZone: ZoneRules, definitions: [String: TimeZoneDefinition] = [:], calendarZoneName: String? = nil) {
+        self.defaultZone = defaultZone
+        self.definitions = definitions
+        self.calendarZone = calendarZoneName.flatMap { name in
+            TimeZoneDatabase.rules(named: name) ?? WindowsZones.ianaName(for: name).flatMap(TimeZoneDatabase.rules)
+        }
+        if let name = calendarZoneName, calendarZone == nil {
+            problems.append("X-WR-TIMEZONE '\(name)' is not a known zone; it is ignored.")
+        }
+    }
+
+    /// The rules for a TZID.
+    public func rules(for tzid: String) -> ZoneRules { resolve(tzid).rules }
+
+    /// The rules for a TZID and how they were found.
+    public func resolve(_ tzid: String) -> (rules: ZoneRules, source: Source) {
+        if let hit = cache[tzid] { return hit }
+        let found = lookUp(tzid)
+        cache[tzid] = found
+        return found
+    }
+
+    private func lookUp(_ tzid: String) -> (rules: ZoneRules, source: Source) {
+        let name = tzid.trimmingCharacters(in: .whitespaces).trimmingCharacters(in: ["\""])
+        if let rules = TimeZoneDatabase.rules(named: name) { return (rules, .iana) }
+        if let iana = WindowsZones.ianaName(for: name), let rules = TimeZoneDatabase.rules(named: iana) {
+            return (rules, .windows)
+        }
+        if let rules = Self.ianaSuffix(of: name) { return (rules, .iana) }
+        if let definition = definitions[tzid], let rules = VTimeZoneRules.build(definition) {
+            return (rules, .vtimezone)
+        }
+        if let offset = Self.displayOffset(name) {
+            return (ZoneRules(identifier: name, fixedOffset: offset), .displayOffset)
+        }
+        problems.append(
+            "TZID '\(tzid)' is neither a known zone nor defined by a VTIMEZONE in the calendar; its times are read "
+                + "in \(defaultZone.identifier). Add the VTIMEZONE or use an IANA name such as Europe/Berlin.")
+        return (defaultZone, .unknown)
+    }
+
+    /// `/mozilla.org/20070129_1/Europe/Berlin` and similar vendor prefixes end in an IANA name.
+    private static func ianaSuffix(of name: String) -> ZoneRules? {
+        let parts = name.split(separator: "/")
+        guard parts.count > 2 else { return nil }
+        for first in 1..<(parts.count - 1) {
+            if let rules = TimeZoneDatabase.rules(named: parts[first...].joined(separator: "/")) { return rules }
+        }
+        return nil
+    }
+
+    /// `(UTC+01:00) Amsterdam, Berlin`, `(GMT-05:00) Eastern Time`, `UTC+5:30`.
+    private static func displayOffset(_ name: String) -> Int? {
+        var text = Substring(name)
+        if text.hasPrefix("(") { text = text.dropFirst() }
+        guard text.hasPrefix("UTC") || text.hasPrefix("GMT") else { return nil }
+        text = text.dropFirst(3)
+        guard let sign = text.first, sign == "+" || sign == "-" else {
+            return text.isEmpty || text.first == ")" ? 0 : nil
+        }
+        text = text.dropFirst()
+        let digits = text.prefix { $0.isNumber || $0 == ":" }
+        let fields = digits.split(separator: ":").compactMap { Int($0) }
+        guard let hours = fields.first, hours <= 14 else { return nil }
+        let minutes = fields.count > 1 ? fields[1] : 0
+        return (sign == "-" ? -1 : 1) * (hours * 3600 + minutes * 60)
+    }
+}

@@ -1,0 +1,110 @@
+import ArgumentParser
+import CalWatch
+import Foundation
+
+extension CalwatchCommand {
+    /// `calwatch scan`: print the occurrences (or alarm triggers) of calendars in a window.
+    struct Scan: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Print the occurrences of calendars in a time window, one JSON object per line.",
+            discussion: """
+                Occurrences overlapping [--from, --to) are printed sorted by start, then uid. Times without an \
+                offset are wall time in --tz; all-day and floating values are resolved in --tz too.
+
+                Examples:
+                  calwatch scan ~/.calendars
+                  calwatch scan work.ics --from 2027-03-01 --to 2027-04-01 --format table
+                  calwatch scan ~/.calendars --alarms --from now --to tomorrow
+                  curl -s https://example.com/cal.ics | calwatch scan -
+
+                Problems in a calendar go to standard error as FILE:LINE: warning|error: REASON; every other file \
+                is still read. The exit code is 65 only when no calendar data could be read at all.
+                """
+        )
+
+        @Argument(help: "Calendar files, vdir or Radicale folders, CalDAV .xml exports, or - for standard input.")
+        var paths: [String]
+
+        @Option(help: "Start of the window (default: today 00:00 in --tz).")
+        var from: String?
+
+        @Option(help: "End of the window, exclusive (default: 7 days after --from).")
+        var to: String?
+
+        @Option(help: "Zone for floating and all-day values and for times without an offset (default: the system zone).")
+        var tz: String?
+
+        @Flag(help: "Print the calendar's own VALARM triggers instead of occurrences.")
+        var alarms = false
+
+        @Flag(help: "Include VTODOs that have a DUE time, as occurrences at the instant they are due.")
+        var todos = false
+
+        @Option(help: "Output format: jsonl (one JSON object per line) or table (for people).")
+        var format: OutputFormat = .jsonl
+
+        enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
+            case jsonl, table
+        }
+
+        func validate() throws {
+            _ = try window()
+        }
+
+        /// The zone and window the options name.
+        func window() throws -> (zone: ZoneRules, window: InstantWindow) {
+            let zoneName = tz ?? TimeZoneDatabase.systemZoneName
+            guard let zone = TimeZoneDatabase.rules(named: zoneName)
+                ?? WindowsZones.ianaName(for: zoneName).flatMap(TimeZoneDatabase.rules)
+            else {
+                throw ValidationError("--tz '\(zoneName)' is not a known zone; use an IANA name such as Europe/Berlin.")
+            }
+            let now = Instant(secondsSinceEpoch: Int64(Date().timeIntervalSince1970))
+            do {
+                let start = try from.map { try TimeArgument.parse($0, zone: zone, now: now) }
+                    ?? TimeArgument.parse("today", zone: zone, now: now)
+                let end = try to.map { try TimeArgument.parse($0, zone: zone, now: now) }
+                    ?? zone.instant(for: zone.wallClock(at: start).adding(days: 7))
+                guard start < end else {
+                    throw ValidationError("--to (\(end)) must be after --from (\(start)).")
+                }
+                return (zone, InstantWindow(start: start, end: end))
+            } catch let invalid as TimeArgument.Invalid {
+                throw ValidationError(invalid.description)
+            }
+        }
+
+        func run() async throws {
+            let (zone, window) = try window()
+            var options = ExpansionOptions(window: window, defaultZone: zone, includeTodos: todos)
+            if alarms {
+                options.lookBehind = AlarmExpander.reach
+                options.lookAhead = AlarmExpander.reach
+            }
+            let result = CalendarScan(paths: paths, options: options).run()
+            for problem in result.problems { StandardStreams.error("\(problem)\n") }
+
+            let output = StandardStreams.Output()
+            if alarms {
+                var writer = JSONLineWriter()
+                for trigger in AlarmExpander.triggers(of: result.occurrences, in: window) {
+                    AlarmJSON.write(trigger, to: &writer)
+                    if writer.bytes.count > 1 << 16 { output.write(writer.bytes); writer.reset() }
+                }
+                output.write(writer.bytes)
+            } else if format == .table {
+                output.write(Array(OccurrenceTable.render(result.occurrences, zone: zone).utf8))
+            } else {
+                var writer = JSONLineWriter()
+                for occurrence in result.occurrences {
+                    OccurrenceJSON.write(occurrence, to: &writer)
+                    if writer.bytes.count > 1 << 16 { output.write(writer.bytes); writer.reset() }
+                }
+                output.write(writer.bytes)
+            }
+            if result.nothingReadable {
+                throw ExitCode(65)
+            }
+        }
+    }
+}
