@@ -40,7 +40,10 @@ public struct OccurrenceExpander {
             for problem in component.problems {
                 problems.append(CalendarProblem(severity: .warning, uid: component.uid, message: problem))
             }
-            if component.kind == .todo && (!options.includeTodos || component.todoCompleted) { continue }
+            // A to-do is an occurrence only when it has a DUE time to act on and is not done.
+            if component.kind == .todo && (!options.includeTodos || component.todoCompleted || component.due == nil) {
+                continue
+            }
             if component.uid.isEmpty { component.uid = "no-uid-\(index + 1)" }
             let key = "\(component.kind.rawValue)\u{0}\(component.uid)"
             if groups[key] == nil { order.append(key) }

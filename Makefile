@@ -1,0 +1,47 @@
+# calwatch: `make demo` shows it working on the samples, `make test` runs every test, `make bench` measures.
+# Both install the Debian packages calwatch needs when they are missing (as root), or print the command.
+
+SYSTEM_PACKAGES := pkg-config libical-dev libsqlite3-dev libxml2
+SWIFT_BUILD_FLAGS ?=
+DEMO_WINDOW := --from 2027-03-01 --to 2027-03-08 --tz Europe/Berlin
+DEMO_CALENDARS := samples/calendars samples/radicale/family samples/caldav/report.xml
+
+.PHONY: deps build demo test bench format clean
+
+deps:
+	@missing=""; \
+	for package in $(SYSTEM_PACKAGES); do \
+		dpkg-query -W -f='$${Status}' $$package 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$package"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+		if [ "$$(id -u)" = 0 ]; then \
+			echo "Installing:$$missing"; \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null || exit 1; \
+		else \
+			echo "calwatch needs these Debian packages:$$missing"; \
+			echo "Install them with:  sudo apt-get install -y$$missing"; \
+			exit 1; \
+		fi; \
+	fi
+
+build: deps
+	swift build $(SWIFT_BUILD_FLAGS)
+
+demo: build
+	@echo "== calwatch scan over the sample calendars, week of 2027-03-01 (Europe/Berlin) =="
+	@.build/debug/calwatch scan $(DEMO_CALENDARS) $(DEMO_WINDOW) --format table
+	@echo
+	@echo "== the same as JSON Lines (what tools consume) =="
+	@.build/debug/calwatch scan $(DEMO_CALENDARS) $(DEMO_WINDOW)
+
+test: deps
+	swift test $(SWIFT_BUILD_FLAGS)
+
+bench: deps
+	benchmarks/run.sh
+
+format:
+	swift format --in-place --recursive Sources Tests
+
+clean:
+	rm -rf .build bench-data

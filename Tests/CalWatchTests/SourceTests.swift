@@ -1,0 +1,68 @@
+import Foundation
+import Testing
+
+@testable import CalWatch
+
+/// Every input of DESIGN §2, and what happens when one of them is bad.
+@Suite struct SourceTests {
+    @Test func vdirReadsOnlyICSItemsAndNamesCollectionsByDisplayname() {
+        let result = scan([fixture("vdir")], from: "2025-03-01", to: "2025-04-01", zone: "UTC")
+        #expect(result.occurrences.map(\.uid) == ["work-1", "work-2", "personal-1"])
+        #expect(result.occurrences.map(\.calendar) == ["Work (vdirsyncer)", "Work (vdirsyncer)", "personal"])
+        #expect(result.problems.isEmpty)
+    }
+
+    @Test func radicaleItemsWithoutSuffixAreReadAndTheCacheIsNot() {
+        let result = scan([fixture("radicale/family")], from: "2025-03-01", to: "2025-04-01", zone: "UTC")
+        #expect(result.occurrences.map(\.uid) == ["radicale-1", "radicale-2"])
+        #expect(result.occurrences.allSatisfy { $0.calendar == "Family" })
+        #expect(result.problems.isEmpty)
+    }
+
+    @Test func calDAVExportIsMatchedByNamespaceWithCDATAAndEscapedText() {
+        let result = scan([fixture("caldav-report.xml")], from: "2025-03-01", to: "2025-04-01", zone: "UTC")
+        #expect(result.occurrences.map(\.uid) == ["caldav-cdata", "caldav-escaped"])
+        #expect(result.occurrences.map(\.summary) == ["From CDATA & friends", "Escaped <text> & more"])
+        #expect(result.occurrences.first?.start == utc("2025-03-05T08:00:00Z"))
+    }
+
+    @Test func standardInputIsOneICalendarStream() {
+        let text = try! String(contentsOfFile: fixture("minimal.ics"), encoding: .utf8)
+        let result = scan(["-"], from: "2025-03-01", to: "2025-04-01", standardInput: Array(text.utf8))
+        #expect(triples(result) == ["bare-lf 2025-03-05T10:00:00Z 2025-03-05T10:00:00Z"])
+        #expect(result.occurrences.first?.calendar == "stdin")
+    }
+
+    @Test func aFileThatDoesNotParseIsReportedAndTheOthersAreStillRead() {
+        let result = scan(
+            [fixture("not-a-calendar.ics"), fixture("minimal.ics"), "/no/such/calendar.ics"], from: "2025-03-01",
+            to: "2025-04-01")
+        #expect(result.occurrences.map(\.uid) == ["bare-lf"])
+        #expect(!result.nothingReadable)
+        let messages = result.problems.map(\.description)
+        #expect(messages.contains { $0.hasSuffix("not-a-calendar.ics:1: error: not iCalendar data: expected BEGIN:VCALENDAR, found 'this is not a calendar'") })
+        #expect(messages.contains { $0.hasPrefix("/no/such/calendar.ics: error: no such file or directory") })
+    }
+
+    @Test func nothingReadableWhenEverySourceFails() {
+        let result = scan([fixture("not-a-calendar.ics")], from: "2025-03-01", to: "2025-04-01")
+        #expect(result.nothingReadable)
+    }
+
+    @Test func byteOrderMarkBinaryAndConcatenatedCalendars() {
+        let twoCalendars = "\u{FEFF}BEGIN:VCALENDAR\r\nX-WR-CALNAME:One\r\nBEGIN:VEVENT\r\nUID:a\r\nDTSTART:20250305T100000Z\r\nEND:VEVENT\r\nEND:VCALENDAR\r\nBEGIN:VCALENDAR\r\nX-WR-CALNAME:Two\r\nBEGIN:VEVENT\r\nUID:b\r\nDTSTART:20250305T110000Z\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n"
+        let result = scan(["-"], from: "2025-03-01", to: "2025-04-01", standardInput: Array(twoCalendars.utf8))
+        #expect(result.occurrences.map { "\($0.calendar)/\($0.uid)" } == ["One/a", "Two/b"])
+        let binary = scan(["-"], from: "2025-03-01", to: "2025-04-01", standardInput: [0x80, 0, 0xFF, 0x13])
+        #expect(binary.nothingReadable)
+    }
+
+    @Test func toDosAreOptionalAndOccurAtTheirDueTime() {
+        let without = scan([fixture("todos.ics")], from: "2025-03-01", to: "2025-04-01")
+        #expect(without.occurrences.isEmpty)
+        let with = scan([fixture("todos.ics")], from: "2025-03-01", to: "2025-04-01", todos: true)
+        // Completed and undated to-dos are left out without complaint.
+        #expect(triples(with) == ["tax-return 2025-03-31T16:00:00Z 2025-03-31T16:00:00Z"])
+        #expect(with.problems.isEmpty)
+    }
+}
