@@ -38,7 +38,7 @@ test: deps
 	swift test $(SWIFT_BUILD_FLAGS)
 
 bench: deps
-	benchmarks/run.sh
+	python3 benchmarks/run.py
 
 format:
 	swift format --in-place --recursive Sources Tests

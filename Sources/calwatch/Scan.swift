@@ -86,21 +86,11 @@ extension CalwatchCommand {
 
             let output = StandardStreams.Output()
             if alarms {
-                var writer = JSONLineWriter()
-                for trigger in AlarmExpander.triggers(of: result.occurrences, in: window) {
-                    AlarmJSON.write(trigger, to: &writer)
-                    if writer.bytes.count > 1 << 16 { output.write(writer.bytes); writer.reset() }
-                }
-                output.write(writer.bytes)
+                AlarmJSON.writeLines(AlarmExpander.triggers(of: result.occurrences, in: window), flush: output.write)
             } else if format == .table {
                 output.write(Array(OccurrenceTable.render(result.occurrences, zone: zone).utf8))
             } else {
-                var writer = JSONLineWriter()
-                for occurrence in result.occurrences {
-                    OccurrenceJSON.write(occurrence, to: &writer)
-                    if writer.bytes.count > 1 << 16 { output.write(writer.bytes); writer.reset() }
-                }
-                output.write(writer.bytes)
+                OccurrenceJSON.writeLines(result.occurrences, flush: output.write)
             }
             if result.nothingReadable {
                 throw ExitCode(65)

@@ -1,13 +1,26 @@
+/// What every occurrence of one component shares, held once by reference.
+///
+/// A weekly series yields hundreds of occurrences; sharing the component keeps each occurrence a few words long
+/// and its copies cheap (the scan sorts and prints hundreds of thousands of them).
+public final class OccurrenceSource: Sendable {
+    /// The collection or file the component came from (its display name).
+    public let calendar: String
+    /// The component as read (for an instance of a series: the master, or the override that replaced it).
+    public let component: CalendarComponent
+
+    /// Creates the shared part of a component's occurrences.
+    public init(calendar: String, component: CalendarComponent) {
+        self.calendar = calendar
+        self.component = component
+    }
+}
+
 /// One concrete occurrence of a calendar item: absolute start and end, and what it is.
 public struct Occurrence: Sendable {
-    /// The collection or file the item came from (its display name).
-    public var calendar: String
-    public var uid: String
+    /// The component this occurrence comes from, and its calendar.
+    public var source: OccurrenceSource
     /// The original start of this instance when it belongs to a series (RECURRENCE-ID), else `nil`.
     public var recurrenceID: DateValueText?
-    public var summary: String?
-    public var location: String?
-    public var description: String?
     public var start: Instant
     public var end: Instant
     public var allDay: Bool
@@ -15,11 +28,31 @@ public struct Occurrence: Sendable {
     public var timeZone: ZoneRules?
     /// The zone local times are shown in: `timeZone`, else the configured zone.
     public var displayZone: ZoneRules
-    public var status: CalendarComponent.Status?
-    /// VEVENT or VTODO (todos only with `--todos`; their occurrence is the instant they are due).
-    public var componentKind: CalendarComponent.Kind
+
+    /// Creates an occurrence.
+    public init(
+        source: OccurrenceSource, recurrenceID: DateValueText?, start: Instant, end: Instant, allDay: Bool,
+        timeZone: ZoneRules?, displayZone: ZoneRules
+    ) {
+        self.source = source
+        self.recurrenceID = recurrenceID
+        self.start = start
+        self.end = end
+        self.allDay = allDay
+        self.timeZone = timeZone
+        self.displayZone = displayZone
+    }
+
+    public var calendar: String { source.calendar }
+    public var uid: String { source.component.uid }
+    public var summary: String? { source.component.summary }
+    public var location: String? { source.component.location }
+    public var description: String? { source.component.description }
+    public var status: CalendarComponent.Status? { source.component.status }
+    /// VEVENT or VTODO (to-dos only with `--todos`; their occurrence is the instant they are due).
+    public var componentKind: CalendarComponent.Kind { source.component.kind }
     /// The VALARMs of the component this occurrence came from.
-    public var alarms: [Alarm]
+    public var alarms: [Alarm] { source.component.alarms }
 
     /// The local wall-clock start in `displayZone`.
     public var startLocal: LocalDateTime { displayZone.wallClock(at: start) }
@@ -28,12 +61,16 @@ public struct Occurrence: Sendable {
 /// A RECURRENCE-ID as calwatch prints it: a UTC instant, or a date for all-day series.
 public enum DateValueText: Hashable, Sendable, CustomStringConvertible {
     case instant(Instant)
-    case date(CalendarDate)
+    /// A date, as days since 1970-01-01 (kept as one word: occurrences are many).
+    case day(Int64)
+
+    /// A RECURRENCE-ID that is a date.
+    public static func date(_ date: CalendarDate) -> DateValueText { .day(date.daysSinceEpoch) }
 
     public var description: String {
         switch self {
         case .instant(let instant): instant.description
-        case .date(let date): date.description
+        case .day(let days): CalendarDate(daysSinceEpoch: days).description
         }
     }
 }

@@ -228,6 +228,8 @@ public struct OccurrenceExpander {
         var instances = generate(master, base: base, lower: lower, upper: upper)
         removeExceptions(master, base: base, from: &instances)
 
+        let masterSource = OccurrenceSource(calendar: calendarName, component: master)
+        let overrideSources = overrides.map { OccurrenceSource(calendar: calendarName, component: $0) }
         var used = Set<Int>()
         for instance in instances {
             let key = instance.recurrenceID.secondsSinceEpoch
@@ -236,14 +238,14 @@ public struct OccurrenceExpander {
                 used.insert(index)
                 continue  // emitted below from the override's own data
             }
-            var source = master
+            var source = masterSource
             var wall = instance.wall
             var instanceSpan = span
             if let rule = thisAndFuture.last(where: { $0.from <= instance.recurrenceID }) {
-                source = overrides[rule.index]
+                source = overrideSources[rule.index]
                 wall = wall.adding(seconds: rule.shift)
-                let moved = resolve(source.start!, seriesZone: base.zoned ? base.zone : nil)
-                instanceSpan = self.span(of: source, start: moved)
+                let moved = resolve(source.component.start!, seriesZone: base.zoned ? base.zone : nil)
+                instanceSpan = self.span(of: source.component, start: moved)
             }
             let start = base.isDate ? options.defaultZone.instant(for: wall) : base.zone.instant(for: wall)
             let end =
@@ -260,7 +262,7 @@ public struct OccurrenceExpander {
                 emitAlone(override, into: &output)
                 continue
             }
-            emitOverride(override, series: base, masterSpan: span, into: &output)
+            emitOverride(overrideSources[index], series: base, masterSpan: span, into: &output)
         }
     }
 
@@ -312,8 +314,7 @@ public struct OccurrenceExpander {
         _ text: String, master: CalendarComponent, base: Resolved, lower: Instant, upper: Instant,
         into instances: inout [Instance]
     ) {
-        guard let rule = RecurrenceRuleText(text),
-            let iterator = RecurrenceIterator(rule: rule.iterable, start: base.wall, isDate: base.isDate)
+        guard let rule = RecurrenceRuleText(text), var steps = RuleSteps(rule, start: base.wall, isDate: base.isDate)
         else {
             problems.append(
                 CalendarProblem(
@@ -325,14 +326,14 @@ public struct OccurrenceExpander {
             if case .dateTime(let wall, .utc) = rule.until { Instant(secondsSinceEpoch: wall.secondsAsUTC) } else { nil }
         if rule.isSubDaily, rule.count == nil, lower.secondsSinceEpoch - base.instant.secondsSinceEpoch > 86_400 {
             // Jump close to the window instead of stepping through years of seconds.
-            _ = iterator.skip(to: base.zone.wallClock(at: lower.adding(seconds: -86_400)), isDate: false)
+            steps.skip(to: base.zone.wallClock(at: lower.adding(seconds: -86_400)))
         }
         var counted = 0
-        var steps = 0
+        var stepCount = 0
         var kept = 0
-        while let wall = iterator.next() {
-            steps += 1
-            if steps > options.maxIterationsPerRule {
+        while let wall = steps.next() {
+            stepCount += 1
+            if stepCount > options.maxIterationsPerRule {
                 problems.append(
                     CalendarProblem(
                         severity: .warning, uid: master.uid,
@@ -374,6 +375,37 @@ public struct OccurrenceExpander {
         }
     }
 
+    /// The instances of one rule: stepped in Swift when the rule is simple, else by libical.
+    enum RuleSteps {
+        case simple(SimpleRecurrence)
+        case libical(RecurrenceIterator)
+
+        init?(_ rule: RecurrenceRuleText, start: LocalDateTime, isDate: Bool) {
+            if let simple = SimpleRecurrence(rule, start: start) {
+                self = .simple(simple)
+            } else if let iterator = RecurrenceIterator(rule: rule.iterable, start: start, isDate: isDate) {
+                self = .libical(iterator)
+            } else {
+                return nil
+            }
+        }
+
+        mutating func next() -> LocalDateTime? {
+            switch self {
+            case .simple(var simple):
+                let next = simple.next()
+                self = .simple(simple)
+                return next
+            case .libical(let iterator): return iterator.next()
+            }
+        }
+
+        /// Moves close to `wall` (libical only: simple rules are never sub-daily).
+        func skip(to wall: LocalDateTime) {
+            if case .libical(let iterator) = self { _ = iterator.skip(to: wall, isDate: false) }
+        }
+    }
+
     /// Removes EXDATEs: by instant, or by date when an EXDATE is a DATE on a DATE-TIME series (or the reverse).
     private func removeExceptions(_ master: CalendarComponent, base: Resolved, from instances: inout [Instance]) {
         guard !master.exceptionDates.isEmpty else { return }
@@ -399,8 +431,9 @@ public struct OccurrenceExpander {
     }
 
     private mutating func emitOverride(
-        _ override: CalendarComponent, series: Resolved, masterSpan: Span, into output: inout [Occurrence]
+        _ source: OccurrenceSource, series: Resolved, masterSpan: Span, into output: inout [Occurrence]
     ) {
+        let override = source.component
         guard let recurrenceID = override.recurrenceID else { return }
         let original = resolve(recurrenceID, seriesZone: series.zoned ? series.zone : nil)
         let start = override.start.map { resolve($0, seriesZone: series.zoned ? series.zone : nil) } ?? original
@@ -408,7 +441,9 @@ public struct OccurrenceExpander {
         let span = hasOwnEnd || override.start != nil && start.isDate != series.isDate
             ? self.span(of: override, start: start) : masterSpan
         let end = span.end(startWall: start.wall, start: start.instant, zone: start.zone)
-        emit(override, start: start.instant, end: end, base: start, recurrenceID: recurrenceText(original.instant, base: original), into: &output)
+        emit(
+            source, start: start.instant, end: end, base: start,
+            recurrenceID: recurrenceText(original.instant, base: original), into: &output)
     }
 
     private mutating func emitAlone(_ component: CalendarComponent, into output: inout [Occurrence]) {
@@ -421,22 +456,21 @@ public struct OccurrenceExpander {
             let original = resolve(value)
             return recurrenceText(original.instant, base: original)
         }
-        emit(component, start: start.instant, end: end, base: start, recurrenceID: recurrenceID, into: &output)
+        emit(
+            OccurrenceSource(calendar: calendarName, component: component), start: start.instant, end: end,
+            base: start, recurrenceID: recurrenceID, into: &output)
     }
 
     private func emit(
-        _ component: CalendarComponent, start: Instant, end: Instant, base: Resolved, recurrenceID: DateValueText?,
+        _ source: OccurrenceSource, start: Instant, end: Instant, base: Resolved, recurrenceID: DateValueText?,
         into output: inout [Occurrence]
     ) {
         // A to-do's occurrence is the instant it is due.
-        let begin = component.kind == .todo ? end : start
+        let begin = source.component.kind == .todo ? end : start
         guard window.overlaps(start: begin, end: end) else { return }
         output.append(
             Occurrence(
-                calendar: calendarName, uid: component.uid, recurrenceID: recurrenceID, summary: component.summary,
-                location: component.location, description: component.description, start: begin, end: end,
-                allDay: base.isDate, timeZone: base.zoned ? base.zone : nil,
-                displayZone: base.zoned ? base.zone : options.defaultZone, status: component.status,
-                componentKind: component.kind, alarms: component.alarms))
+                source: source, recurrenceID: recurrenceID, start: begin, end: end, allDay: base.isDate,
+                timeZone: base.zoned ? base.zone : nil, displayZone: base.zoned ? base.zone : options.defaultZone))
     }
 }

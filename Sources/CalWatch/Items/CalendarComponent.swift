@@ -36,6 +36,8 @@ public struct CalendarComponent: Sendable {
     public var alarms: [Alarm]
     /// Problems libical reported inside this component, already worded for the user.
     public var problems: [String]
+    /// The line of the file where the component begins, when known.
+    public var line: Int?
 
     /// Creates an empty component of a kind; the reader fills it property by property.
     public init(kind: Kind, uid: String = "") {

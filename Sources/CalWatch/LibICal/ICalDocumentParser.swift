@@ -3,13 +3,70 @@ import CICal
 
 /// Reads iCalendar text with libical and returns plain Swift values; no libical pointer leaves this file.
 enum ICalDocumentParser {
+    /// Events handed to libical per call: small enough that its tree stays in cache, large enough that the per-call
+    /// cost vanishes.
+    static let batchSize = 128
+
     /// Parses one iCalendar stream (which may hold several VCALENDARs, or bare VEVENTs).
     ///
-    /// `bytes` need not be NUL-terminated; a UTF-8 byte-order mark is skipped.
+    /// A UTF-8 byte-order mark is skipped. Well-formed calendars are read in batches (see `ICalendarLayout`), which
+    /// also gives each component the line it starts on; anything else goes to libical whole.
     static func parse(_ bytes: [UInt8]) -> [ParsedCalendar] {
         _ = LibICal.ready
+        let offset = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
+        let text = offset == 0 ? bytes : Array(bytes[offset...])
+        guard let layout = ICalendarLayout.scan(text) else { return parseWhole(text) }
+        let items = layout.calendars.reduce(0) { $0 + $1.children.count }
+        guard items > batchSize else {
+            // A vdir item or a small file: one libical call, lines taken from the layout.
+            var calendars = parseWhole(text)
+            if calendars.count == layout.calendars.count {
+                for index in calendars.indices { assignLines(layout.calendars[index].children, to: &calendars[index].components) }
+            }
+            return calendars
+        }
+        return layout.calendars.map { parseInBatches($0, of: text) }
+    }
+
+    /// Gives each event and to-do the line it starts on, when libical kept all of them (it drops broken ones).
+    private static func assignLines<C: Collection<ICalendarLayout.Child>>(
+        _ children: C, to components: inout [CalendarComponent]
+    ) {
+        let lines = children.filter { $0.name == "VEVENT" || $0.name == "VTODO" }.map(\.line)
+        guard lines.count == components.count else { return }
+        for index in components.indices { components[index].line = lines[index] }
+    }
+
+    private static func parseInBatches(_ layout: ICalendarLayout.Calendar, of text: [UInt8]) -> ParsedCalendar {
+        let begin = Array("BEGIN:VCALENDAR\r\n".utf8)
+        let end = Array("END:VCALENDAR\r\n".utf8)
+        // The header: the calendar's own properties and every VTIMEZONE, read once.
+        var header = begin
+        for range in layout.propertyRanges { header += text[range] }
+        for child in layout.children where child.name == "VTIMEZONE" { header += text[child.range] }
+        header += end
+        var calendar = parseWhole(header).first ?? ParsedCalendar()
+        let items = layout.children.filter { $0.name != "VTIMEZONE" }
+        var start = 0
+        while start < items.count {
+            let batch = items[start..<min(start + batchSize, items.count)]
+            var chunk = begin
+            for child in batch { chunk += text[child.range] }
+            chunk += end
+            for part in parseWhole(chunk) {
+                var components = part.components
+                assignLines(batch, to: &components)
+                calendar.components += components
+                calendar.problems += part.problems
+            }
+            start += batchSize
+        }
+        return calendar
+    }
+
+    /// Hands a whole text to libical.
+    private static func parseWhole(_ bytes: [UInt8]) -> [ParsedCalendar] {
         var text = bytes
-        if text.starts(with: [0xEF, 0xBB, 0xBF]) { text.removeFirst(3) }
         text.append(0)
         let root: OpaquePointer? = text.withUnsafeBufferPointer { buffer in
             buffer.baseAddress!.withMemoryRebound(to: CChar.self, capacity: buffer.count) {

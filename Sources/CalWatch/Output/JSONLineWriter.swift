@@ -6,8 +6,8 @@ public struct JSONLineWriter {
     public private(set) var bytes: [UInt8] = []
     private var needsComma = false
 
-    /// Creates an empty writer.
-    public init() { bytes.reserveCapacity(1 << 16) }
+    /// Creates an empty writer with room for `capacity` bytes.
+    public init(capacity: Int = 1 << 16) { bytes.reserveCapacity(capacity) }
 
     /// Empties the buffer (keeping its capacity).
     public mutating func reset() {
@@ -19,6 +19,15 @@ public struct JSONLineWriter {
     public mutating func beginObject() {
         bytes.append(UInt8(ascii: "{"))
         needsComma = false
+    }
+
+    /// Marks that fields already written precede, so the next field starts with a comma.
+    public mutating func continueObject() { needsComma = true }
+
+    /// Appends bytes that are already JSON (fields rendered earlier with `continueObject`).
+    public mutating func append(raw: [UInt8]) {
+        bytes.append(contentsOf: raw)
+        needsComma = true
     }
 
     /// Closes an object; `newline` ends the JSON Lines record.
@@ -75,32 +84,60 @@ public struct JSONLineWriter {
         bytes.append(contentsOf: [UInt8(ascii: "Z"), UInt8(ascii: "\"")])
     }
 
+    /// `"name":"2027-03-01T08:30:00Z"` or `"name":"2027-03-01"` for a RECURRENCE-ID.
+    public mutating func field(_ name: StaticString, _ value: DateValueText?) {
+        switch value {
+        case .instant(let instant): field(name, instant)
+        case .day(let days):
+            let date = CalendarDate(daysSinceEpoch: days)
+            key(name)
+            bytes.append(UInt8(ascii: "\""))
+            appendDigits(date.year, width: 4)
+            bytes.append(UInt8(ascii: "-"))
+            appendDigits(date.month, width: 2)
+            bytes.append(UInt8(ascii: "-"))
+            appendDigits(date.day, width: 2)
+            bytes.append(UInt8(ascii: "\""))
+        case nil: field(name, nil as Instant?)
+        }
+    }
+
     /// `"name":"2027-03-01T09:30:00+01:00"`: a wall-clock reading with its offset.
     public mutating func field(_ name: StaticString, local: LocalDateTime, offset: Int) {
         key(name)
         bytes.append(UInt8(ascii: "\""))
         appendDateTime(local)
-        var text = ""
-        ISO8601Text.appendOffset(offset, to: &text)
-        bytes.append(contentsOf: text.utf8)
+        let magnitude = abs(offset)
+        bytes.append(offset < 0 ? UInt8(ascii: "-") : UInt8(ascii: "+"))
+        appendDigits(magnitude / 3600, width: 2)
+        bytes.append(UInt8(ascii: ":"))
+        appendDigits(magnitude % 3600 / 60, width: 2)
+        if magnitude % 60 != 0 {
+            bytes.append(UInt8(ascii: ":"))
+            appendDigits(magnitude % 60, width: 2)
+        }
         bytes.append(UInt8(ascii: "\""))
     }
 
     private mutating func appendNull() { bytes.append(contentsOf: [110, 117, 108, 108]) }
 
+    /// Zero-padded decimal digits (2 or 4 wide in practice).
     private mutating func appendDigits(_ value: Int, width: Int) {
-        var divisor = 1
-        for _ in 1..<width { divisor *= 10 }
-        var rest = value
-        if rest >= divisor * 10 {
-            bytes.append(contentsOf: String(rest).utf8)
+        if width == 2 && value >= 0 && value < 100 {
+            bytes.append(UInt8(48 + value / 10))
+            bytes.append(UInt8(48 + value % 10))
             return
         }
-        while divisor > 0 {
-            bytes.append(UInt8(48 + rest / divisor))
-            rest %= divisor
-            divisor /= 10
+        if width == 4 && value >= 0 && value < 10_000 {
+            bytes.append(UInt8(48 + value / 1000))
+            bytes.append(UInt8(48 + value / 100 % 10))
+            bytes.append(UInt8(48 + value / 10 % 10))
+            bytes.append(UInt8(48 + value % 10))
+            return
         }
+        let digits = String(value)
+        if digits.count < width { bytes.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: width - digits.count)) }
+        bytes.append(contentsOf: digits.utf8)
     }
 
     private mutating func appendDateTime(_ value: LocalDateTime) {
@@ -123,6 +160,10 @@ public struct JSONLineWriter {
 
     /// RFC 8259 string escaping: quote, backslash and control characters; everything else is UTF-8 as is.
     private mutating func appendEscaped(_ text: UnsafeBufferPointer<UInt8>) {
+        if !text.contains(where: { $0 < 32 || $0 == 34 || $0 == 92 || $0 == 127 }) {
+            bytes.append(contentsOf: text)
+            return
+        }
         let hex: [UInt8] = Array("0123456789abcdef".utf8)
         for byte in text {
             switch byte {

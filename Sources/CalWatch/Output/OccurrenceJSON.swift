@@ -1,24 +1,77 @@
 /// The JSON shape of an occurrence printed by `calwatch scan` (DESIGN §7).
 public enum OccurrenceJSON {
+    /// Writes occurrences as JSON Lines, handing `flush` about 64 KiB at a time.
+    ///
+    /// The fields that are the same for every occurrence of a component are rendered once per component.
+    public static func writeLines(_ occurrences: [Occurrence], flush: ([UInt8]) -> Void) {
+        var writer = JSONLineWriter()
+        var fragments: [ObjectIdentifier: Fragments] = [:]
+        for index in occurrences.indices {
+            let occurrence = occurrences[index]
+            let id = ObjectIdentifier(occurrence.source)
+            let shared: Fragments
+            if let cached = fragments[id] {
+                shared = cached
+            } else {
+                shared = Fragments(occurrence)
+                fragments[id] = shared
+            }
+            write(occurrence, shared: shared, to: &writer)
+            if writer.bytes.count >= 1 << 16 {
+                flush(writer.bytes)
+                writer.reset()
+            }
+        }
+        if !writer.bytes.isEmpty { flush(writer.bytes) }
+    }
+
     /// Appends one occurrence as a JSON Lines record.
     public static func write(_ occurrence: Occurrence, to writer: inout JSONLineWriter) {
+        write(occurrence, shared: Fragments(occurrence), to: &writer)
+    }
+
+    /// The rendered fields every occurrence of one component shares, in output order around the per-instance ones.
+    struct Fragments {
+        /// `"uid":…` (then `recurrenceId` follows).
+        var head: [UInt8]
+        /// `"calendar":…,"summary":…` (then the times follow).
+        var middle: [UInt8]
+        /// `"allDay":…` up to `"location":…` (closing the record).
+        var tail: [UInt8]
+
+        init(_ occurrence: Occurrence) {
+            var writer = JSONLineWriter(capacity: 256)
+            writer.field("uid", occurrence.uid)
+            head = Array(writer.bytes)
+            writer.reset()
+            writer.continueObject()
+            writer.field("calendar", occurrence.calendar)
+            writer.field("summary", occurrence.summary)
+            middle = Array(writer.bytes)
+            writer.reset()
+            writer.continueObject()
+            writer.field("allDay", occurrence.allDay)
+            writer.field("status", statusText(occurrence.status))
+            writer.field("kind", "event")
+            writer.field("confidence", nil as Double?)
+            writer.field("flight", nil as String?)
+            writer.field("meeting", nil as String?)
+            writer.field("location", occurrence.location)
+            tail = Array(writer.bytes)
+        }
+    }
+
+    private static func write(_ occurrence: Occurrence, shared: Fragments, to writer: inout JSONLineWriter) {
         writer.beginObject()
-        writer.field("uid", occurrence.uid)
-        writer.field("recurrenceId", occurrence.recurrenceID?.description)
-        writer.field("calendar", occurrence.calendar)
-        writer.field("summary", occurrence.summary)
+        writer.append(raw: shared.head)
+        writer.field("recurrenceId", occurrence.recurrenceID)
+        writer.append(raw: shared.middle)
         writer.field("start", occurrence.start)
         writer.field("end", occurrence.end)
         writer.field(
             "startLocal", local: occurrence.startLocal, offset: occurrence.displayZone.offset(at: occurrence.start))
         writer.field("timeZone", occurrence.timeZone?.identifier)
-        writer.field("allDay", occurrence.allDay)
-        writer.field("status", statusText(occurrence.status))
-        writer.field("kind", "event")
-        writer.field("confidence", nil as Double?)
-        writer.field("flight", nil as String?)
-        writer.field("meeting", nil as String?)
-        writer.field("location", occurrence.location)
+        writer.append(raw: shared.tail)
         writer.endObject(newline: true)
     }
 
@@ -35,11 +88,24 @@ public enum OccurrenceJSON {
 
 /// The JSON shape of an alarm trigger printed by `calwatch scan --alarms`.
 public enum AlarmJSON {
+    /// Writes triggers as JSON Lines, handing `flush` about 64 KiB at a time.
+    public static func writeLines(_ triggers: [AlarmTrigger], flush: ([UInt8]) -> Void) {
+        var writer = JSONLineWriter()
+        for index in triggers.indices {
+            write(triggers[index], to: &writer)
+            if writer.bytes.count >= 1 << 16 {
+                flush(writer.bytes)
+                writer.reset()
+            }
+        }
+        if !writer.bytes.isEmpty { flush(writer.bytes) }
+    }
+
     /// Appends one trigger as a JSON Lines record.
     public static func write(_ trigger: AlarmTrigger, to writer: inout JSONLineWriter) {
         writer.beginObject()
         writer.field("uid", trigger.occurrence.uid)
-        writer.field("recurrenceId", trigger.occurrence.recurrenceID?.description)
+        writer.field("recurrenceId", trigger.occurrence.recurrenceID)
         writer.field("calendar", trigger.occurrence.calendar)
         writer.field("summary", trigger.occurrence.summary)
         writer.field("trigger", trigger.trigger)

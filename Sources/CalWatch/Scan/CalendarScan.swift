@@ -38,25 +38,72 @@ public struct CalendarScan: Sendable {
             for calendar in read.calendars {
                 let (found, expansionProblems) = OccurrenceExpander.expand(
                     calendar.calendar, calendarName: calendar.name, options: options)
-                occurrences += found
+                if occurrences.isEmpty { occurrences = found } else { occurrences += found }
                 if !expansionProblems.isEmpty {
                     problems += Self.locate(expansionProblems, origin: calendar.origin, source: source)
                 }
             }
         }
-        occurrences.sort(by: Self.scanOrder)
         return Result(
-            occurrences: occurrences, problems: problems, sourceCount: sources.count + failures.count,
+            occurrences: Self.sorted(occurrences), problems: problems, sourceCount: sources.count + failures.count,
             failedSourceCount: failed)
     }
 
-    /// Start, then uid, then calendar, then recurrence id: a total order, so output is reproducible.
-    static func scanOrder(_ a: Occurrence, _ b: Occurrence) -> Bool {
-        if a.start != b.start { return a.start < b.start }
-        if a.uid != b.uid { return a.uid < b.uid }
-        if a.calendar != b.calendar { return a.calendar < b.calendar }
-        if a.end != b.end { return a.end < b.end }
-        return (a.recurrenceID?.description ?? "") < (b.recurrenceID?.description ?? "")
+    /// Start, then uid, then calendar, then end, then recurrence id: a total order, so output is reproducible.
+    ///
+    /// Many occurrences share a start (every 09:00 meeting), so comparing their strings would dominate. Each
+    /// distinct component is ranked once by (uid, calendar); occurrences are then sorted on integers and the
+    /// permutation is applied in place, so no second array of occurrences exists at the peak.
+    static func sorted(_ input: [Occurrence]) -> [Occurrence] {
+        var occurrences = input
+        var rankOf: [ObjectIdentifier: Int] = [:]
+        var sources: [OccurrenceSource] = []
+        var previous: ObjectIdentifier?
+        for occurrence in occurrences {
+            let id = ObjectIdentifier(occurrence.source)
+            if id != previous && rankOf[id] == nil {
+                rankOf[id] = sources.count
+                sources.append(occurrence.source)
+            }
+            previous = id
+        }
+        let order = sources.indices.sorted { a, b in
+            let left = sources[a]
+            let right = sources[b]
+            if left.component.uid != right.component.uid { return left.component.uid < right.component.uid }
+            return left.calendar < right.calendar
+        }
+        var rank = [Int](repeating: 0, count: sources.count)
+        for (position, index) in order.enumerated() { rank[index] = position }
+
+        var keys: [(start: Int64, rank: Int, end: Int64, index: Int)] = []
+        keys.reserveCapacity(occurrences.count)
+        var lastID: ObjectIdentifier?
+        var lastRank = 0
+        for (index, occurrence) in occurrences.enumerated() {
+            let id = ObjectIdentifier(occurrence.source)
+            if id != lastID {
+                lastRank = rank[rankOf[id]!]
+                lastID = id
+            }
+            keys.append((occurrence.start.secondsSinceEpoch, lastRank, occurrence.end.secondsSinceEpoch, index))
+        }
+        keys.sort { a, b in
+            if a.start != b.start { return a.start < b.start }
+            if a.rank != b.rank { return a.rank < b.rank }
+            if a.end != b.end { return a.end < b.end }
+            return a.index < b.index
+        }
+        var target = [Int](repeating: 0, count: keys.count)
+        for (position, key) in keys.enumerated() { target[key.index] = position }
+        for start in target.indices {
+            while target[start] != start {
+                let destination = target[start]
+                occurrences.swapAt(start, destination)
+                target.swapAt(start, destination)
+            }
+        }
+        return occurrences
     }
 
     /// Adds the path and, where the UID can be found in the file, the line.

@@ -1,0 +1,96 @@
+#!/usr/bin/env python3
+"""Generate the 10,000-event benchmark calendar, as one .ics file and as a 10,000-file vdir.
+
+Half the events are weekly series running two years from January 2024 (COUNT=104), the other half single
+events spread evenly over 2024-2025; all in Europe/Berlin with its VTIMEZONE, in the shape Google and
+vdirsyncer write. Deterministic: the same files every run.
+
+    python3 benchmarks/generate.py [OUTPUT_DIR]      (default: bench-data)
+"""
+import datetime as dt
+import os
+import sys
+
+VTIMEZONE = """BEGIN:VTIMEZONE\r
+TZID:Europe/Berlin\r
+X-LIC-LOCATION:Europe/Berlin\r
+BEGIN:DAYLIGHT\r
+TZOFFSETFROM:+0100\r
+TZOFFSETTO:+0200\r
+TZNAME:CEST\r
+DTSTART:19700329T020000\r
+RRULE:FREQ=YEARLY;BYMONTH=3;BYDAY=-1SU\r
+END:DAYLIGHT\r
+BEGIN:STANDARD\r
+TZOFFSETFROM:+0200\r
+TZOFFSETTO:+0100\r
+TZNAME:CET\r
+DTSTART:19701025T030000\r
+RRULE:FREQ=YEARLY;BYMONTH=10;BYDAY=-1SU\r
+END:STANDARD\r
+END:VTIMEZONE\r
+"""
+
+SERIES = 5000
+SINGLES = 5000
+FIRST_DAY = dt.date(2024, 1, 1)
+DAYS = (dt.date(2026, 1, 1) - FIRST_DAY).days
+
+
+def event(index: int) -> str:
+    if index < SERIES:
+        day = FIRST_DAY + dt.timedelta(days=index % 7)
+        hour = 8 + index % 10
+        rule = "RRULE:FREQ=WEEKLY;COUNT=104\r\n"
+        summary = f"Weekly sync {index}"
+    else:
+        j = index - SERIES
+        day = FIRST_DAY + dt.timedelta(days=j * DAYS // SINGLES)
+        hour = 8 + j % 10
+        rule = ""
+        summary = f"Appointment {j}"
+    start = f"{day:%Y%m%d}T{hour:02d}{(index * 15) % 60:02d}00"
+    end_hour = hour + 1
+    end = f"{day:%Y%m%d}T{end_hour:02d}{(index * 15) % 60:02d}00"
+    return (
+        "BEGIN:VEVENT\r\n"
+        f"DTSTART;TZID=Europe/Berlin:{start}\r\n"
+        f"DTEND;TZID=Europe/Berlin:{end}\r\n"
+        f"{rule}"
+        "DTSTAMP:20240101T000000Z\r\n"
+        f"UID:bench-{index:05d}@calwatch.example\r\n"
+        "CREATED:20231201T000000Z\r\n"
+        f"DESCRIPTION:Generated event {index} for the calwatch benchmark\r\n"
+        "LAST-MODIFIED:20231201T000000Z\r\n"
+        f"LOCATION:Room {index % 40}\r\n"
+        "SEQUENCE:0\r\n"
+        "STATUS:CONFIRMED\r\n"
+        f"SUMMARY:{summary}\r\n"
+        "TRANSP:OPAQUE\r\n"
+        "END:VEVENT\r\n"
+    )
+
+
+def calendar(body: str) -> str:
+    return (
+        "BEGIN:VCALENDAR\r\nPRODID:-//calwatch//benchmark//EN\r\nVERSION:2.0\r\nCALSCALE:GREGORIAN\r\n"
+        "X-WR-CALNAME:Benchmark\r\nX-WR-TIMEZONE:Europe/Berlin\r\n" + VTIMEZONE + body + "END:VCALENDAR\r\n"
+    )
+
+
+def main() -> None:
+    out = sys.argv[1] if len(sys.argv) > 1 else "bench-data"
+    vdir = os.path.join(out, "vdir", "benchmark")
+    os.makedirs(vdir, exist_ok=True)
+    with open(os.path.join(out, "benchmark.ics"), "w", newline="") as handle:
+        handle.write(calendar("".join(event(i) for i in range(SERIES + SINGLES))))
+    for i in range(SERIES + SINGLES):
+        with open(os.path.join(vdir, f"bench-{i:05d}.ics"), "w", newline="") as handle:
+            handle.write(calendar(event(i)))
+    with open(os.path.join(vdir, "displayname"), "w") as handle:
+        handle.write("Benchmark\n")
+    print(f"{out}/benchmark.ics and {vdir}/: {SERIES} weekly series and {SINGLES} single events")
+
+
+if __name__ == "__main__":
+    main()

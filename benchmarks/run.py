@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""Time `calwatch scan` on the 10,000-event benchmark calendar against the libical floor.
+
+    make bench         (or: python3 benchmarks/run.py [--runs N])
+
+Builds calwatch in release mode and the C floor, generates the data once, then runs each case N times
+(default 5) and prints the median wall time, the ratios the targets are set on, the occurrence count and
+the peak resident memory, as a Markdown table for BENCHMARKS.md.
+"""
+import argparse
+import os
+import platform
+import resource
+import statistics
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DATA = os.path.join(ROOT, "bench-data")
+WINDOW = ("2024-06-01", "2025-06-01")
+
+
+def run(command, stdout=subprocess.DEVNULL):
+    """Runs a command once; returns (seconds, peak RSS of that child in MB, its standard output)."""
+    started = time.perf_counter()
+    process = subprocess.Popen(command, stdout=stdout, stderr=subprocess.PIPE, cwd=ROOT)
+    _, status, usage = os.wait4(process.pid, 0)
+    elapsed = time.perf_counter() - started
+    output = process.stdout.read().decode() if process.stdout else ""
+    if os.waitstatus_to_exitcode(status) != 0:
+        sys.exit(f"{' '.join(command)} failed: {process.stderr.read().decode()}")
+    return elapsed, usage.ru_maxrss / 1024, output
+
+
+def measure(cases, runs):
+    """Runs the cases round-robin, so that load from elsewhere on a shared machine falls on all of them alike."""
+    samples = {name: ([], [], "") for name, _, _ in cases}
+    for _ in range(runs):
+        for name, command, stdout in cases:
+            seconds, peak, output = run(command, stdout)
+            times, peaks, _ = samples[name]
+            times.append(seconds)
+            peaks.append(peak)
+            samples[name] = (times, peaks, output)
+    return [{"name": name, "median": statistics.median(samples[name][0]), "min": min(samples[name][0]),
+             "peak": max(samples[name][1]), "output": samples[name][2]} for name, _, _ in cases]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5)
+    args = parser.parse_args()
+
+    subprocess.run(["swift", "build", "-c", "release", "--product", "calwatch"], cwd=ROOT, check=True)
+    libical = subprocess.run(["pkg-config", "--cflags", "--libs", "libical"], capture_output=True, text=True,
+                             check=True).stdout.split()
+    floor = os.path.join(DATA, "floor")
+    os.makedirs(DATA, exist_ok=True)
+    subprocess.run(["cc", "-O2", os.path.join(ROOT, "benchmarks", "floor.c"), *libical, "-o", floor], check=True)
+    if not os.path.exists(os.path.join(DATA, "benchmark.ics")):
+        subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "generate.py"), DATA], check=True)
+
+    calwatch = os.path.join(ROOT, ".build", "release", "calwatch")
+    scan = [calwatch, "scan", "--from", WINDOW[0], "--to", WINDOW[1], "--tz", "Europe/Berlin"]
+    single = os.path.join(DATA, "benchmark.ics")
+    vdir = os.path.join(DATA, "vdir")
+    results = measure([
+        ("libical floor (C: parse + iterate)", [floor, single, "20240601T000000", "20250601T000000"],
+         subprocess.PIPE),
+        ("calwatch scan benchmark.ics > /dev/null", scan[:2] + [single] + scan[2:], subprocess.DEVNULL),
+        ("calwatch scan vdir/ (10,000 files) > /dev/null", scan[:2] + [vdir] + scan[2:], subprocess.DEVNULL),
+    ], args.runs)
+    count = subprocess.run(scan[:2] + [single] + scan[2:], capture_output=True, cwd=ROOT).stdout.count(b"\n")
+    vdir_count = subprocess.run(scan[:2] + [vdir] + scan[2:], capture_output=True, cwd=ROOT).stdout.count(b"\n")
+    floor_time, single_time, vdir_time = (r["median"] for r in results)
+
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as info:
+            cpu = next(line.split(":", 1)[1].strip() for line in info if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    print()
+    print(f"Machine: {cpu}, {os.cpu_count()} cores; {time.strftime('%Y-%m-%d')}; {args.runs} runs each, median.")
+    print(f"Window {WINDOW[0]}..{WINDOW[1]} (Europe/Berlin): calwatch prints {count} occurrences "
+          f"(vdir: {vdir_count}); the floor counts {results[0]['output'].strip()}.")
+    print()
+    print("| case | median | best | peak RSS |")
+    print("|---|---:|---:|---:|")
+    for r in results:
+        print(f"| {r['name']} | {r['median'] * 1000:.0f} ms | {r['min'] * 1000:.0f} ms | {r['peak']:.0f} MB |")
+    print()
+    print(f"- single file / floor: **{single_time / floor_time:.2f}x** (target <= 1.5x)")
+    print(f"- vdir / single file: **{vdir_time / single_time:.2f}x** (target <= 2x)")
+    print(f"- peak memory: **{max(r['peak'] for r in results[1:]):.0f} MB** (target < 100 MB)")
+
+
+if __name__ == "__main__":
+    main()
