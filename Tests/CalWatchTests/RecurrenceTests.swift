@@ -104,9 +104,9 @@ import Testing
         #expect(starts(result, uid: "repairable-interval-zero").count == 2)
         #expect(starts(result, uid: "unrepairable-no-freq") == ["2025-03-04T10:00:00Z"])
         let messages = result.problems.map(\.description)
-        #expect(messages.contains { $0.contains("broken-rrules.ics:5: warning") && $0.contains("BYDAY=MO;COUNT=3") })
+        #expect(messages.contains { $0.contains("broken-rrules.ics:4: warning") && $0.contains("BYDAY=MO;COUNT=3") })
         #expect(messages.contains { $0.contains("unrepairable-no-freq") && $0.contains("no FREQ") })
-        #expect(messages.contains { $0.contains(":28: error") && $0.contains("no usable DTSTART") })
+        #expect(messages.contains { $0.contains(":27: error") && $0.contains("no usable DTSTART") })
     }
 
     @Test func repairKeepsOnlyUnambiguousFixes() {

@@ -24,6 +24,7 @@ import Testing
         #expect(result.occurrences.map(\.uid) == ["caldav-cdata", "caldav-escaped"])
         #expect(result.occurrences.map(\.summary) == ["From CDATA & friends", "Escaped <text> & more"])
         #expect(result.occurrences.first?.start == utc("2025-03-05T08:00:00Z"))
+        #expect(result.occurrences.allSatisfy { $0.calendar == "Default" })
     }
 
     @Test func standardInputIsOneICalendarStream() {

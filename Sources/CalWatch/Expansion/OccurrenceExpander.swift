@@ -38,7 +38,7 @@ public struct OccurrenceExpander {
         var order: [String] = []
         for (index, var component) in components.enumerated() {
             for problem in component.problems {
-                problems.append(CalendarProblem(severity: .warning, uid: component.uid, message: problem))
+                problems.append(CalendarProblem(severity: .warning, line: component.line, uid: component.uid, message: problem))
             }
             // A to-do is an occurrence only when it has a DUE time to act on and is not done.
             if component.kind == .todo && (!options.includeTodos || component.todoCompleted || component.due == nil) {
@@ -155,7 +155,7 @@ public struct OccurrenceExpander {
             if seconds < 0 {
                 problems.append(
                     CalendarProblem(
-                        severity: .warning, uid: component.uid,
+                        severity: .warning, line: component.line, uid: component.uid,
                         message: "DTEND is before DTSTART; the event is read as lasting no time. Correct DTEND."))
             }
             return .exact(max(0, seconds))
@@ -164,7 +164,7 @@ public struct OccurrenceExpander {
             if duration.isNegative {
                 problems.append(
                     CalendarProblem(
-                        severity: .warning, uid: component.uid,
+                        severity: .warning, line: component.line, uid: component.uid,
                         message: "DURATION is negative; the event is read as lasting no time."))
                 return .exact(0)
             }
@@ -193,7 +193,7 @@ public struct OccurrenceExpander {
             let missing = master.kind == .todo ? "DUE" : "DTSTART"
             problems.append(
                 CalendarProblem(
-                    severity: .error, uid: master.uid,
+                    severity: .error, line: master.line, uid: master.uid,
                     message: "the \(master.kind == .todo ? "to-do" : "event") has no usable \(missing) and is skipped; "
                         + "add a \(missing) such as \(missing):20270301T093000Z."))
             return
@@ -318,7 +318,7 @@ public struct OccurrenceExpander {
         else {
             problems.append(
                 CalendarProblem(
-                    severity: .error, uid: master.uid,
+                    severity: .error, line: master.line, uid: master.uid,
                     message: "RRULE '\(text)' cannot be iterated; only DTSTART is shown. Correct the RRULE."))
             return
         }
@@ -336,7 +336,7 @@ public struct OccurrenceExpander {
             if stepCount > options.maxIterationsPerRule {
                 problems.append(
                     CalendarProblem(
-                        severity: .warning, uid: master.uid,
+                        severity: .warning, line: master.line, uid: master.uid,
                         message: "RRULE '\(text)' was stopped after \(options.maxIterationsPerRule) steps; later "
                             + "instances are not shown."))
                 return
@@ -367,7 +367,7 @@ public struct OccurrenceExpander {
             if kept >= options.maxInstancesPerSeries {
                 problems.append(
                     CalendarProblem(
-                        severity: .warning, uid: master.uid,
+                        severity: .warning, line: master.line, uid: master.uid,
                         message: "RRULE '\(text)' yields more than \(options.maxInstancesPerSeries) instances in "
                             + "the window; only the first \(options.maxInstancesPerSeries) are shown."))
                 return

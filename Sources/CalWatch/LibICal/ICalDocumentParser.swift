@@ -185,6 +185,8 @@ enum ICalDocumentParser {
     /// Turns libical's `X-LIC-ERROR` into a user-facing problem, repairing a dropped RRULE where possible.
     private static func readError(_ property: OpaquePointer, into item: inout CalendarComponent) {
         let message = errorText(property)
+        // Google writes empty LOCATION: lines; an empty value loses nothing, so it is not worth a warning.
+        if message.hasPrefix("No value for ") { return }
         let marker = "in RRULE property. Removing entire property: "
         guard let range = message.range(of: marker) else {
             item.problems.append(message)

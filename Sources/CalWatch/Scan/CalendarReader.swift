@@ -47,7 +47,9 @@ public enum CalendarReader {
                 let objects = try CalDAVMultistatus.objects(in: Data(bytes))
                 for object in objects {
                     let origin = source.path + (object.href.map { "#" + $0 } ?? "")
-                    readICalendar(Array(object.calendarData.utf8), origin: origin, source: source, into: &result)
+                    var named = source
+                    if let collection = object.collectionName { named.fallbackName = collection }
+                    readICalendar(Array(object.calendarData.utf8), origin: origin, source: named, into: &result)
                 }
                 if objects.isEmpty {
                     result.problems.append(

@@ -108,11 +108,16 @@ public struct CalendarScan: Sendable {
 
     /// Adds the path and, where the UID can be found in the file, the line.
     private static func locate(_ problems: [CalendarProblem], origin: String, source: CalendarSource) -> [CalendarProblem] {
-        let bytes = source.path == "-" || source.format != .iCalendar ? nil : try? CalendarReader.readFile(source.path)
+        let needsSearch = problems.contains { $0.line == nil && $0.uid != nil }
+        let bytes =
+            !needsSearch || source.path == "-" || source.format != .iCalendar
+            ? nil : try? CalendarReader.readFile(source.path)
         return problems.map { problem in
             var located = problem
             located.path = origin
-            if let bytes, let uid = problem.uid { located.line = SourceLines.line(ofUID: uid, in: bytes) }
+            if located.line == nil, let bytes, let uid = problem.uid {
+                located.line = SourceLines.line(ofUID: uid, in: bytes)
+            }
             return located
         }
     }

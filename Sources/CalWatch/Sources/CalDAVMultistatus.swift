@@ -16,6 +16,13 @@ enum CalDAVMultistatus {
     struct Object: Sendable {
         var href: String?
         var calendarData: String
+
+        /// The collection the object lives in: the last folder of its href (`/dav/calendars/me/work/x.ics` → `work`).
+        var collectionName: String? {
+            guard let href else { return nil }
+            let folders = href.split(separator: "/").dropLast()
+            return folders.last.map { $0.removingPercentEncoding ?? String($0) }
+        }
     }
 
     /// The calendar objects in a document, or an error naming the line where the XML broke.
