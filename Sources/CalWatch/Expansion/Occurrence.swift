@@ -1,17 +1,28 @@
-/// What every occurrence of one component shares, held once by reference.
+/// What the occurrences of one component share, held once by reference.
 ///
-/// A weekly series yields hundreds of occurrences; sharing the component keeps each occurrence a few words long
-/// and its copies cheap (the scan sorts and prints hundreds of thousands of them).
+/// A weekly series yields hundreds of occurrences; sharing the component and its resolved zone keeps each
+/// occurrence five words long and its copies cheap (a scan sorts and prints hundreds of thousands of them).
 public final class OccurrenceSource: Sendable {
     /// The collection or file the component came from (its display name).
     public let calendar: String
     /// The component as read (for an instance of a series: the master, or the override that replaced it).
     public let component: CalendarComponent
+    /// Whether the occurrences are all-day (DATE values).
+    public let allDay: Bool
+    /// The zone the component's times were written in, or `nil` for UTC, floating and all-day values.
+    public let timeZone: ZoneRules?
+    /// The zone local times are shown in: `timeZone`, else the configured zone.
+    public let displayZone: ZoneRules
 
     /// Creates the shared part of a component's occurrences.
-    public init(calendar: String, component: CalendarComponent) {
+    public init(
+        calendar: String, component: CalendarComponent, allDay: Bool, timeZone: ZoneRules?, displayZone: ZoneRules
+    ) {
         self.calendar = calendar
         self.component = component
+        self.allDay = allDay
+        self.timeZone = timeZone
+        self.displayZone = displayZone
     }
 }
 
@@ -23,25 +34,20 @@ public struct Occurrence: Sendable {
     public var recurrenceID: DateValueText?
     public var start: Instant
     public var end: Instant
-    public var allDay: Bool
-    /// The zone the item was written in, or `nil` for UTC, floating and all-day values.
-    public var timeZone: ZoneRules?
-    /// The zone local times are shown in: `timeZone`, else the configured zone.
-    public var displayZone: ZoneRules
 
     /// Creates an occurrence.
-    public init(
-        source: OccurrenceSource, recurrenceID: DateValueText?, start: Instant, end: Instant, allDay: Bool,
-        timeZone: ZoneRules?, displayZone: ZoneRules
-    ) {
+    public init(source: OccurrenceSource, recurrenceID: DateValueText?, start: Instant, end: Instant) {
         self.source = source
         self.recurrenceID = recurrenceID
         self.start = start
         self.end = end
-        self.allDay = allDay
-        self.timeZone = timeZone
-        self.displayZone = displayZone
     }
+
+    public var allDay: Bool { source.allDay }
+    /// The zone the item was written in, or `nil` for UTC, floating and all-day values.
+    public var timeZone: ZoneRules? { source.timeZone }
+    /// The zone local times are shown in: `timeZone`, else the configured zone.
+    public var displayZone: ZoneRules { source.displayZone }
 
     public var calendar: String { source.calendar }
     public var uid: String { source.component.uid }

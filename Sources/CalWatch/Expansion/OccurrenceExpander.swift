@@ -12,14 +12,16 @@ public struct OccurrenceExpander {
     private let window: InstantWindow
     private var problems: [CalendarProblem] = []
 
-    /// Expands a parsed calendar; `calendarName` labels every occurrence.
+    /// Expands a parsed calendar into `occurrences` (appending); `calendarName` labels every occurrence.
+    /// Returns the problems met.
     public static func expand(
-        _ calendar: ParsedCalendar, calendarName: String, options: ExpansionOptions
-    ) -> (occurrences: [Occurrence], problems: [CalendarProblem]) {
+        _ calendar: ParsedCalendar, calendarName: String, options: ExpansionOptions,
+        into occurrences: inout [Occurrence]
+    ) -> [CalendarProblem] {
         var expander = OccurrenceExpander(calendar: calendar, calendarName: calendarName, options: options)
-        let occurrences = expander.run(calendar.components)
+        expander.run(calendar.components, into: &occurrences)
         let zoneProblems = expander.resolver.problems.map { CalendarProblem(severity: .warning, message: $0) }
-        return (occurrences, zoneProblems + expander.problems)
+        return zoneProblems + expander.problems
     }
 
     private init(calendar: ParsedCalendar, calendarName: String, options: ExpansionOptions) {
@@ -33,7 +35,7 @@ public struct OccurrenceExpander {
 
     // MARK: Grouping
 
-    private mutating func run(_ components: [CalendarComponent]) -> [Occurrence] {
+    private mutating func run(_ components: [CalendarComponent], into occurrences: inout [Occurrence]) {
         var groups: [String: [CalendarComponent]] = [:]
         var order: [String] = []
         for (index, var component) in components.enumerated() {
@@ -49,10 +51,7 @@ public struct OccurrenceExpander {
             if groups[key] == nil { order.append(key) }
             groups[key, default: []].append(component)
         }
-        var occurrences: [Occurrence] = []
-        occurrences.reserveCapacity(components.count)
         for key in order { expandGroup(groups[key]!, into: &occurrences) }
-        return occurrences
     }
 
     /// One UID: its master (the newest copy when there are several) and its overrides.
@@ -228,8 +227,9 @@ public struct OccurrenceExpander {
         var instances = generate(master, base: base, lower: lower, upper: upper)
         removeExceptions(master, base: base, from: &instances)
 
-        let masterSource = OccurrenceSource(calendar: calendarName, component: master)
-        let overrideSources = overrides.map { OccurrenceSource(calendar: calendarName, component: $0) }
+        let masterSource = source(master, base: base)
+        // An override that moves this and future instances lends its data to them, in the series' zone.
+        var shiftedSources: [Int: OccurrenceSource] = [:]
         var used = Set<Int>()
         for instance in instances {
             let key = instance.recurrenceID.secondsSinceEpoch
@@ -242,7 +242,8 @@ public struct OccurrenceExpander {
             var wall = instance.wall
             var instanceSpan = span
             if let rule = thisAndFuture.last(where: { $0.from <= instance.recurrenceID }) {
-                source = overrideSources[rule.index]
+                if shiftedSources[rule.index] == nil { shiftedSources[rule.index] = self.source(overrides[rule.index], base: base) }
+                source = shiftedSources[rule.index]!
                 wall = wall.adding(seconds: rule.shift)
                 let moved = resolve(source.component.start!, seriesZone: base.zoned ? base.zone : nil)
                 instanceSpan = self.span(of: source.component, start: moved)
@@ -251,7 +252,7 @@ public struct OccurrenceExpander {
             let end =
                 instance.explicitEnd ?? instanceSpan.end(startWall: wall, start: start, zone: base.zone)
             emit(
-                source, start: start, end: end, base: base,
+                source, start: start, end: end,
                 recurrenceID: master.isRecurring ? recurrenceText(instance.recurrenceID, base: base) : nil,
                 into: &output)
         }
@@ -262,7 +263,7 @@ public struct OccurrenceExpander {
                 emitAlone(override, into: &output)
                 continue
             }
-            emitOverride(overrideSources[index], series: base, masterSpan: span, into: &output)
+            emitOverride(override, series: base, masterSpan: span, into: &output)
         }
     }
 
@@ -431,9 +432,8 @@ public struct OccurrenceExpander {
     }
 
     private mutating func emitOverride(
-        _ source: OccurrenceSource, series: Resolved, masterSpan: Span, into output: inout [Occurrence]
+        _ override: CalendarComponent, series: Resolved, masterSpan: Span, into output: inout [Occurrence]
     ) {
-        let override = source.component
         guard let recurrenceID = override.recurrenceID else { return }
         let original = resolve(recurrenceID, seriesZone: series.zoned ? series.zone : nil)
         let start = override.start.map { resolve($0, seriesZone: series.zoned ? series.zone : nil) } ?? original
@@ -442,7 +442,7 @@ public struct OccurrenceExpander {
             ? self.span(of: override, start: start) : masterSpan
         let end = span.end(startWall: start.wall, start: start.instant, zone: start.zone)
         emit(
-            source, start: start.instant, end: end, base: start,
+            source(override, base: start), start: start.instant, end: end,
             recurrenceID: recurrenceText(original.instant, base: original), into: &output)
     }
 
@@ -457,20 +457,24 @@ public struct OccurrenceExpander {
             return recurrenceText(original.instant, base: original)
         }
         emit(
-            OccurrenceSource(calendar: calendarName, component: component), start: start.instant, end: end,
-            base: start, recurrenceID: recurrenceID, into: &output)
+            source(component, base: start), start: start.instant, end: end, recurrenceID: recurrenceID,
+            into: &output)
+    }
+
+    /// The shared part of the occurrences of `component` whose start resolved as `base`.
+    private func source(_ component: CalendarComponent, base: Resolved) -> OccurrenceSource {
+        OccurrenceSource(
+            calendar: calendarName, component: component, allDay: base.isDate, timeZone: base.zoned ? base.zone : nil,
+            displayZone: base.zoned ? base.zone : options.defaultZone)
     }
 
     private func emit(
-        _ source: OccurrenceSource, start: Instant, end: Instant, base: Resolved, recurrenceID: DateValueText?,
+        _ source: OccurrenceSource, start: Instant, end: Instant, recurrenceID: DateValueText?,
         into output: inout [Occurrence]
     ) {
         // A to-do's occurrence is the instant it is due.
         let begin = source.component.kind == .todo ? end : start
         guard window.overlaps(start: begin, end: end) else { return }
-        output.append(
-            Occurrence(
-                source: source, recurrenceID: recurrenceID, start: begin, end: end, allDay: base.isDate,
-                timeZone: base.zoned ? base.zone : nil, displayZone: base.zoned ? base.zone : options.defaultZone))
+        output.append(Occurrence(source: source, recurrenceID: recurrenceID, start: begin, end: end))
     }
 }

@@ -1,5 +1,3 @@
-import Foundation
-
 /// The component structure of iCalendar text, found by a line scan without parsing any value.
 ///
 /// libical builds one tree for a whole file; for a calendar of 10,000 events that tree is tens of megabytes
@@ -87,8 +85,17 @@ struct ICalendarLayout {
         }
     }
 
+    /// A component name, upper-cased and without trailing blanks (names are ASCII by RFC 5545).
     private static func upperName(_ bytes: [UInt8], _ start: Int, _ end: Int) -> String {
-        String(decoding: bytes[start..<end], as: UTF8.self).uppercased().trimmingCharacters(in: [" ", "\t"])
+        var last = end
+        while last > start && (bytes[last - 1] == 32 || bytes[last - 1] == 9) { last -= 1 }
+        return String(unsafeUninitializedCapacity: last - start) { buffer in
+            for offset in 0..<(last - start) {
+                let byte = bytes[start + offset]
+                buffer[offset] = byte >= 97 && byte <= 122 ? byte - 32 : byte
+            }
+            return last - start
+        }
     }
 
     private static func isBlank(_ bytes: [UInt8], _ start: Int, _ end: Int) -> Bool {

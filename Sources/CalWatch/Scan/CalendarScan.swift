@@ -1,3 +1,7 @@
+import Dispatch
+import Foundation
+import Synchronization
+
 /// Reads every source under some paths and expands them into one sorted list of occurrences.
 ///
 /// A file that does not parse is reported and skipped; every other file is still read.
@@ -26,27 +30,78 @@ public struct CalendarScan: Sendable {
     }
 
     /// Runs the scan.
+    ///
+    /// Many small files (a vdir) are read on all cores: each file is parsed and expanded on its own, and the
+    /// results are joined in source order, so the output is the same as a sequential run.
     public func run(standardInput: () -> [UInt8] = CalendarReader.readStandardInput) -> Result {
         let (sources, failures) = SourceDiscovery.sources(for: paths)
+        let input: [UInt8] = sources.contains { $0.path == "-" } ? standardInput() : []
         var problems = failures.map { CalendarProblem(severity: .error, path: $0.path, message: $0.reason) }
         var occurrences: [Occurrence] = []
         var failed = failures.count
-        for source in sources {
-            let read = CalendarReader.read(source, standardInput: standardInput)
-            if read.failed { failed += 1 }
-            problems += read.problems
-            for calendar in read.calendars {
-                let (found, expansionProblems) = OccurrenceExpander.expand(
-                    calendar.calendar, calendarName: calendar.name, options: options)
-                if occurrences.isEmpty { occurrences = found } else { occurrences += found }
-                if !expansionProblems.isEmpty {
-                    problems += Self.locate(expansionProblems, origin: calendar.origin, source: source)
+
+        let chunkSize = 64
+        let chunkCount = (sources.count + chunkSize - 1) / chunkSize
+        let workers = min(chunkCount, ProcessInfo.processInfo.activeProcessorCount)
+        if workers <= 1 {
+            for source in sources {
+                read(source, input: input, failed: &failed, problems: &problems, into: &occurrences)
+            }
+        } else {
+            let next = Atomic<Int>(0)
+            let results = Mutex<[Int: ChunkResult]>([:])
+            DispatchQueue.concurrentPerform(iterations: workers) { _ in
+                while true {
+                    let chunk = next.add(1, ordering: .relaxed).oldValue
+                    guard chunk < chunkCount else { return }
+                    var result = ChunkResult()
+                    for source in sources[(chunk * chunkSize)..<min(sources.count, (chunk + 1) * chunkSize)] {
+                        read(source, input: input, failed: &result.failed, problems: &result.problems,
+                             into: &result.occurrences)
+                    }
+                    results.withLock { $0[chunk] = result }
                 }
+            }
+            // Taken out of the lock, so that each chunk is freed as soon as it is appended.
+            var byChunk = results.withLock { results in
+                defer { results = [:] }
+                return results
+            }
+            occurrences.reserveCapacity(byChunk.values.reduce(0) { $0 + $1.occurrences.count })
+            for chunk in 0..<chunkCount {
+                guard let result = byChunk.removeValue(forKey: chunk) else { continue }
+                occurrences += result.occurrences
+                problems += result.problems
+                failed += result.failed
             }
         }
         return Result(
             occurrences: Self.sorted(occurrences), problems: problems, sourceCount: sources.count + failures.count,
             failedSourceCount: failed)
+    }
+
+    /// What one worker found in a run of sources.
+    private struct ChunkResult: Sendable {
+        var occurrences: [Occurrence] = []
+        var problems: [CalendarProblem] = []
+        var failed = 0
+    }
+
+    /// Reads and expands one source.
+    private func read(
+        _ source: CalendarSource, input: [UInt8], failed: inout Int, problems: inout [CalendarProblem],
+        into occurrences: inout [Occurrence]
+    ) {
+        let read = CalendarReader.read(source, standardInput: { input })
+        if read.failed { failed += 1 }
+        problems += read.problems
+        for calendar in read.calendars {
+            let expansionProblems = OccurrenceExpander.expand(
+                calendar.calendar, calendarName: calendar.name, options: options, into: &occurrences)
+            if !expansionProblems.isEmpty {
+                problems += Self.locate(expansionProblems, origin: calendar.origin, source: source)
+            }
+        }
     }
 
     /// Start, then uid, then calendar, then end, then recurrence id: a total order, so output is reproducible.
@@ -59,11 +114,11 @@ public struct CalendarScan: Sendable {
         var rankOf: [ObjectIdentifier: Int] = [:]
         var sources: [OccurrenceSource] = []
         var previous: ObjectIdentifier?
-        for occurrence in occurrences {
-            let id = ObjectIdentifier(occurrence.source)
+        for index in occurrences.indices {
+            let id = ObjectIdentifier(occurrences[index].source)
             if id != previous && rankOf[id] == nil {
                 rankOf[id] = sources.count
-                sources.append(occurrence.source)
+                sources.append(occurrences[index].source)
             }
             previous = id
         }
@@ -80,13 +135,14 @@ public struct CalendarScan: Sendable {
         keys.reserveCapacity(occurrences.count)
         var lastID: ObjectIdentifier?
         var lastRank = 0
-        for (index, occurrence) in occurrences.enumerated() {
-            let id = ObjectIdentifier(occurrence.source)
+        for index in occurrences.indices {
+            let id = ObjectIdentifier(occurrences[index].source)
             if id != lastID {
                 lastRank = rank[rankOf[id]!]
                 lastID = id
             }
-            keys.append((occurrence.start.secondsSinceEpoch, lastRank, occurrence.end.secondsSinceEpoch, index))
+            keys.append(
+                (occurrences[index].start.secondsSinceEpoch, lastRank, occurrences[index].end.secondsSinceEpoch, index))
         }
         keys.sort { a, b in
             if a.start != b.start { return a.start < b.start }
