@@ -50,6 +50,8 @@ def measure(cases, runs):
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--python", action="store_true",
+                        help="also time recurring-ical-events once (pip install recurring-ical-events; ~30 s)")
     args = parser.parse_args()
 
     subprocess.run(["swift", "build", "-c", "release", "--product", "calwatch"], cwd=ROOT, check=True)
@@ -94,6 +96,12 @@ def main() -> None:
     print(f"- single file / floor: **{single_time / floor_time:.2f}x** (target <= 1.5x)")
     print(f"- vdir / single file: **{vdir_time / single_time:.2f}x** (target <= 2x)")
     print(f"- peak memory: **{max(r['peak'] for r in results[1:]):.0f} MB** (target < 100 MB)")
+    if args.python:
+        reference = measure([("recurring-ical-events (Python)", [sys.executable, os.path.join(ROOT, "benchmarks",
+                             "python_reference.py"), single, *WINDOW], subprocess.PIPE)], 1)[0]
+        print(f"- recurring-ical-events: {reference['median']:.1f} s, {reference['peak']:.0f} MB, "
+              f"{reference['output'].strip()} occurrences: calwatch is **{reference['median'] / single_time:.0f}x** "
+              "faster (target >= 20x)")
 
 
 if __name__ == "__main__":
