@@ -7,14 +7,26 @@ public struct ParsedCalendar: Sendable {
     public var components: [CalendarComponent]
     /// The calendar's own VTIMEZONE definitions, by TZID.
     public var timeZones: [String: TimeZoneDefinition]
-    /// Problems libical reported outside any event, worded for the user.
-    public var problems: [String]
+    /// Problems found outside any event (structure, calendar properties), worded for the user.
+    public var problems: [ParseProblem]
 
     /// Creates an empty calendar.
     public init() {
         self.components = []
         self.timeZones = [:]
         self.problems = []
+    }
+}
+
+/// A problem found while reading calendar text, with its line when known.
+public struct ParseProblem: Sendable, Hashable {
+    public var line: Int?
+    public var message: String
+
+    /// Creates a problem.
+    public init(line: Int? = nil, message: String) {
+        self.line = line
+        self.message = message
     }
 }
 

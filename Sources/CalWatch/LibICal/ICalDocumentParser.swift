@@ -14,18 +14,35 @@ enum ICalDocumentParser {
     static func parse(_ bytes: [UInt8]) -> [ParsedCalendar] {
         _ = LibICal.ready
         let offset = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
-        let text = offset == 0 ? bytes : Array(bytes[offset...])
-        guard let layout = ICalendarLayout.scan(text) else { return parseWhole(text) }
-        let items = layout.calendars.reduce(0) { $0 + $1.children.count }
-        guard items > batchSize else {
-            // A vdir item or a small file: one libical call, lines taken from the layout.
+        var text = offset == 0 ? bytes : Array(bytes[offset...])
+        // libical reads C strings: a NUL byte would silently end the file there.
+        var problems: [ParseProblem] = []
+        if let first = text.firstIndex(of: 0) {
+            let line = text[..<first].reduce(1) { $1 == 10 ? $0 + 1 : $0 }
+            text.removeAll { $0 == 0 }
+            problems.append(ParseProblem(line: line, message: "NUL bytes removed (the first on this line)"))
+        }
+        guard let layout = ICalendarLayout.scan(text) else {
             var calendars = parseWhole(text)
-            if calendars.count == layout.calendars.count {
-                for index in calendars.indices { assignLines(layout.calendars[index].children, to: &calendars[index].components) }
-            }
+            if !calendars.isEmpty { calendars[0].problems = problems + calendars[0].problems }
             return calendars
         }
-        return layout.calendars.map { parseInBatches($0, of: text) }
+        problems += layout.repairs.map { ParseProblem(line: $0.line, message: $0.message) }
+        let items = layout.calendars.reduce(0) { $0 + $1.children.count }
+        var calendars: [ParsedCalendar]
+        if items <= batchSize && layout.repairs.isEmpty {
+            // A vdir item or a small, well-formed file: one libical call, lines taken from the layout.
+            calendars = parseWhole(text)
+            if calendars.count == layout.calendars.count {
+                for index in calendars.indices {
+                    assignLines(layout.calendars[index].children, to: &calendars[index].components)
+                }
+            }
+        } else {
+            calendars = layout.calendars.map { parseInBatches($0, of: text) }
+        }
+        if !calendars.isEmpty { calendars[0].problems = problems + calendars[0].problems }
+        return calendars
     }
 
     /// Gives each event and to-do the line it starts on, when libical kept all of them (it drops broken ones).
@@ -43,7 +60,7 @@ enum ICalDocumentParser {
         // The header: the calendar's own properties and every VTIMEZONE, read once.
         var header = begin
         for range in layout.propertyRanges { header += text[range] }
-        for child in layout.children where child.name == "VTIMEZONE" { header += text[child.range] }
+        for child in layout.children where child.name == "VTIMEZONE" { header += child.bytes(of: text) }
         header += end
         var calendar = parseWhole(header).first ?? ParsedCalendar()
         let items = layout.children.filter { $0.name != "VTIMEZONE" }
@@ -51,7 +68,7 @@ enum ICalDocumentParser {
         while start < items.count {
             let batch = items[start..<min(start + batchSize, items.count)]
             var chunk = begin
-            for child in batch { chunk += text[child.range] }
+            for child in batch { chunk += child.bytes(of: text) }
             chunk += end
             for part in parseWhole(chunk) {
                 var components = part.components
@@ -114,7 +131,7 @@ enum ICalDocumentParser {
                 default: break
                 }
             case ICAL_XLICERROR_PROPERTY:
-                calendar.problems.append(errorText(property))
+                calendar.problems.append(ParseProblem(message: errorText(property)))
             default: break
             }
         }

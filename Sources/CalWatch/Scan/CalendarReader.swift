@@ -75,7 +75,8 @@ public enum CalendarReader {
             let name = source.collectionName ?? calendar.name ?? source.fallbackName
             result.calendars.append(ReadCalendar(name: name, color: source.collectionColor, calendar: calendar, origin: origin))
             for problem in calendar.problems {
-                result.problems.append(CalendarProblem(severity: .warning, path: origin, message: problem))
+                result.problems.append(
+                    CalendarProblem(severity: .warning, path: origin, line: problem.line, message: problem.message))
             }
         }
     }
