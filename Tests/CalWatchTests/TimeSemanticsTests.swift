@@ -71,6 +71,10 @@ import Testing
         #expect(result.occurrences.first { $0.summary == "Vendor sync" }?.start == utc("2025-03-11T14:00:00Z"))
         #expect(WindowsZones.ianaName(for: "Eastern Standard Time") == "America/New_York")
         #expect(WindowsZones.ianaName(for: "Tokyo Standard Time") == "Asia/Tokyo")
+        #expect(WindowsZones.ianaName(for: "tzone://Microsoft/Utc") == "Etc/UTC")
+        #expect(TimeZoneDatabase.rules(named: "EST5EDT")?.offset(at: utc("2025-07-01T00:00:00Z")) == -4 * 3600)
+        #expect(TimeZoneDatabase.rules(named: "PST") == nil)
+        #expect(TimeZoneDatabase.rules(named: "../../etc/passwd") == nil)
     }
 
     @Test func xWRTimezoneTurnsUTCSeriesIntoWallTimeSeries() {

@@ -28,10 +28,8 @@ public enum TimeZoneDatabase {
         if ["UTC", "Z", "GMT", "Etc/UTC", "Etc/GMT", "UCT", "Zulu", "Etc/Zulu", "Universal"].contains(name) {
             return ZoneRules(identifier: name == "Z" ? "UTC" : name, fixedOffset: 0)
         }
-        // Foundation accepts "GMT+0100"-style and abbreviations too; only names with a region or Etc/ are IANA zones.
-        guard name.contains("/") || ["CET", "EET", "WET", "MET", "EST", "MST", "HST"].contains(name),
-            let zone = TimeZone(identifier: name)
-        else { return nil }
+        // Foundation also accepts "GMT+0100" and abbreviations such as "PST"; only real IANA names count here.
+        guard isIANAName(name), let zone = TimeZone(identifier: name) else { return nil }
         let first = Date(timeIntervalSince1970: Double(yearStart(tabulatedYears.lowerBound)))
         let last = Date(timeIntervalSince1970: Double(yearStart(tabulatedYears.upperBound)))
         var transitions: [(at: Int64, offsetAfter: Int)] = []
@@ -41,6 +39,15 @@ public enum TimeZoneDatabase {
             cursor = next
         }
         return ZoneRules(identifier: zone.identifier, initialOffset: zone.secondsFromGMT(for: first), transitions: transitions)
+    }
+
+    /// Whether a name is an IANA zone: `Region/City`, or a name the system's zoneinfo holds (`EST5EDT`, `CET`).
+    private static func isIANAName(_ name: String) -> Bool {
+        guard !name.isEmpty, !name.contains(".."), !name.hasPrefix("/"), name.allSatisfy({ $0.isASCII }) else {
+            return false
+        }
+        if name.contains("/") { return true }
+        return FileManager.default.fileExists(atPath: "/usr/share/zoneinfo/" + name)
     }
 
     private static func yearStart(_ year: Int) -> Int64 {
