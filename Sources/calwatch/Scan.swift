@@ -31,7 +31,8 @@ extension CalwatchCommand {
         @Option(help: "End of the window, exclusive (default: 7 days after --from).")
         var to: String?
 
-        @Option(help: "Zone for floating and all-day values and for times without an offset (default: the system zone).")
+        @Option(
+            help: "Zone for floating and all-day values and for times without an offset (default: the system zone).")
         var tz: String?
 
         @Flag(help: "Print the calendar's own VALARM triggers instead of occurrences.")
@@ -54,16 +55,19 @@ extension CalwatchCommand {
         /// The zone and window the options name.
         func window() throws -> (zone: ZoneRules, window: InstantWindow) {
             let zoneName = tz ?? TimeZoneDatabase.systemZoneName
-            guard let zone = TimeZoneDatabase.rules(named: zoneName)
-                ?? WindowsZones.ianaName(for: zoneName).flatMap(TimeZoneDatabase.rules)
+            guard
+                let zone = TimeZoneDatabase.rules(named: zoneName)
+                    ?? WindowsZones.ianaName(for: zoneName).flatMap(TimeZoneDatabase.rules)
             else {
                 throw ValidationError("--tz '\(zoneName)' is not a known zone; use an IANA name such as Europe/Berlin.")
             }
             let now = Instant(secondsSinceEpoch: Int64(Date().timeIntervalSince1970))
             do {
-                let start = try from.map { try TimeArgument.parse($0, zone: zone, now: now) }
+                let start =
+                    try from.map { try TimeArgument.parse($0, zone: zone, now: now) }
                     ?? TimeArgument.parse("today", zone: zone, now: now)
-                let end = try to.map { try TimeArgument.parse($0, zone: zone, now: now) }
+                let end =
+                    try to.map { try TimeArgument.parse($0, zone: zone, now: now) }
                     ?? zone.instant(for: zone.wallClock(at: start).adding(days: 7))
                 guard start < end else {
                     throw ValidationError("--to (\(end)) must be after --from (\(start)).")

@@ -21,7 +21,9 @@ import Testing
         if let shellPipe {
             // Only for the `| head` test: the shell is ours, the arguments are fixed strings.
             process.executableURL = URL(fileURLWithPath: "/bin/sh")
-            process.arguments = ["-c", "'\(Self.executable.path)' " + arguments.joined(separator: " ") + " | " + shellPipe]
+            process.arguments = [
+                "-c", "'\(Self.executable.path)' " + arguments.joined(separator: " ") + " | " + shellPipe,
+            ]
         } else {
             process.executableURL = Self.executable
             process.arguments = arguments
@@ -42,14 +44,22 @@ import Testing
     }
 
     @Test func scanPrintsSortedJSONLinesWithTheDocumentedKeys() throws {
-        let run = try calwatch(["scan", fixture("google-recurring.ics"), "--from", "2025-03-24", "--to", "2025-03-27", "--tz", "Europe/Berlin"])
+        let run = try calwatch([
+            "scan", fixture("google-recurring.ics"), "--from", "2025-03-24", "--to", "2025-03-27", "--tz",
+            "Europe/Berlin",
+        ])
         #expect(run.status == 0)
         let objects = run.output.split(separator: "\n").map {
             try! JSONSerialization.jsonObject(with: Data($0.utf8)) as! [String: Any]
         }
-        #expect(objects.map { $0["start"] as! String } == ["2025-03-24T08:30:00Z", "2025-03-25T15:00:00Z", "2025-03-26T13:00:00Z"])
-        let keys = ["uid", "recurrenceId", "calendar", "summary", "start", "end", "startLocal", "timeZone", "allDay",
-                    "status", "kind", "confidence", "flight", "meeting"]
+        #expect(
+            objects.map { $0["start"] as! String } == [
+                "2025-03-24T08:30:00Z", "2025-03-25T15:00:00Z", "2025-03-26T13:00:00Z",
+            ])
+        let keys = [
+            "uid", "recurrenceId", "calendar", "summary", "start", "end", "startLocal", "timeZone", "allDay",
+            "status", "kind", "confidence", "flight", "meeting",
+        ]
         for object in objects { #expect(keys.allSatisfy { object.keys.contains($0) }) }
         #expect(objects[0]["startLocal"] as? String == "2025-03-24T09:30:00+01:00")
         #expect(objects[0]["kind"] as? String == "event")
@@ -60,7 +70,9 @@ import Testing
         let bad = try calwatch(["scan", fixture("not-a-calendar.ics"), "--from", "2025-03-01", "--to", "2025-04-01"])
         #expect(bad.status == 65)
         #expect(bad.errors.contains("not-a-calendar.ics:1: error: not iCalendar data"))
-        let mixed = try calwatch(["scan", fixture("not-a-calendar.ics"), fixture("minimal.ics"), "--from", "2025-03-01", "--to", "2025-04-01"])
+        let mixed = try calwatch([
+            "scan", fixture("not-a-calendar.ics"), fixture("minimal.ics"), "--from", "2025-03-01", "--to", "2025-04-01",
+        ])
         #expect(mixed.status == 0)
         #expect(mixed.output.contains("\"uid\":\"bare-lf\""))
         #expect(mixed.errors.contains("not-a-calendar.ics:1: error"))
@@ -80,7 +92,9 @@ import Testing
 
     @Test func standardInputAndTable() throws {
         let text = try String(contentsOfFile: fixture("minimal.ics"), encoding: .utf8)
-        let run = try calwatch(["scan", "-", "--from", "2025-03-01", "--to", "2025-04-01", "--tz", "UTC", "--format", "table"], input: text)
+        let run = try calwatch(
+            ["scan", "-", "--from", "2025-03-01", "--to", "2025-04-01", "--tz", "UTC", "--format", "table"], input: text
+        )
         #expect(run.status == 0)
         #expect(run.output.contains("Wed 2025-03-05  10:00  stdin     (no title)"))
         #expect(run.output.hasSuffix("1 occurrence\n"))
@@ -95,7 +109,10 @@ import Testing
     }
 
     @Test func alarmsFlagPrintsTriggers() throws {
-        let run = try calwatch(["scan", fixture("apple-all-day.ics"), "--alarms", "--from", "2025-03-18", "--to", "2025-03-19", "--tz", "Europe/Berlin"])
+        let run = try calwatch([
+            "scan", fixture("apple-all-day.ics"), "--alarms", "--from", "2025-03-18", "--to", "2025-03-19", "--tz",
+            "Europe/Berlin",
+        ])
         #expect(run.status == 0)
         let triggers = run.output.split(separator: "\n").map {
             (try! JSONSerialization.jsonObject(with: Data($0.utf8)) as! [String: Any])["trigger"] as! String

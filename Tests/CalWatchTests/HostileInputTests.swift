@@ -40,7 +40,8 @@ import Testing
     }
 
     @Test func unclosedAlarmIsClosedAtItsEventsEnd() {
-        let (uids, problems) = events("""
+        let (uids, problems) = events(
+            """
             BEGIN:VCALENDAR
             BEGIN:VEVENT
             UID:a
@@ -60,7 +61,8 @@ import Testing
     }
 
     @Test func missingEndBeforeTheNextEventIsSupplied() {
-        let (uids, problems) = events("""
+        let (uids, problems) = events(
+            """
             BEGIN:VCALENDAR
             BEGIN:VEVENT
             UID:a
@@ -77,7 +79,8 @@ import Testing
     }
 
     @Test func strayEndIsDroppedAndEventsAfterTheCalendarAreKept() {
-        let (uids, problems) = events("""
+        let (uids, problems) = events(
+            """
             BEGIN:VCALENDAR
             BEGIN:VEVENT
             UID:a
@@ -97,7 +100,8 @@ import Testing
     }
 
     @Test func truncatedFileKeepsWhatWasComplete() {
-        let (uids, problems) = events("""
+        let (uids, problems) = events(
+            """
             BEGIN:VCALENDAR
             BEGIN:VEVENT
             UID:a
@@ -113,7 +117,9 @@ import Testing
     }
 
     @Test func nulByteIsRemovedNotTheRestOfTheFile() {
-        let (uids, problems) = events("BEGIN:VCALENDAR\nBEGIN:VEVENT\nUID:a\nSUMMARY:x\u{0}y\nDTSTART:20250305T100000Z\nEND:VEVENT\nBEGIN:VEVENT\nUID:b\nDTSTART:20250306T100000Z\nEND:VEVENT\nEND:VCALENDAR\n")
+        let (uids, problems) = events(
+            "BEGIN:VCALENDAR\nBEGIN:VEVENT\nUID:a\nSUMMARY:x\u{0}y\nDTSTART:20250305T100000Z\nEND:VEVENT\nBEGIN:VEVENT\nUID:b\nDTSTART:20250306T100000Z\nEND:VEVENT\nEND:VCALENDAR\n"
+        )
         #expect(uids == ["a", "b"])
         #expect(problems.contains("-:4: warning: NUL bytes removed (the first on this line)"))
     }

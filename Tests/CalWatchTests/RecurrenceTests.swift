@@ -78,7 +78,8 @@ import Testing
 
     @Test func dtstartCountsAsTheFirstInstanceEvenWhenTheRuleSkipsIt() {
         let result = scan([fixture("until-and-count.ics")], from: "2025-01-01", to: "2025-02-01")
-        #expect(starts(result, uid: "count-with-unsynchronised-start") == ["2025-01-01T09:00:00Z", "2025-01-06T09:00:00Z"])
+        #expect(
+            starts(result, uid: "count-with-unsynchronised-start") == ["2025-01-01T09:00:00Z", "2025-01-06T09:00:00Z"])
     }
 
     @Test func monthlyOnThe31stSkipsShortMonths() {
@@ -113,7 +114,9 @@ import Testing
         let accepts = { (rule: String) in RecurrenceIterator.accepts(rule) }
         #expect(
             RecurrenceRuleRepair.repair("freq=weekly; byday=mo,we,;", accepts: accepts)
-                == .repaired("FREQ=WEEKLY;BYDAY=MO,WE", changes: ["upper-cased", "removed stray commas in BYDAY", "dropped an empty part"]))
+                == .repaired(
+                    "FREQ=WEEKLY;BYDAY=MO,WE",
+                    changes: ["upper-cased", "removed stray commas in BYDAY", "dropped an empty part"]))
         #expect(
             RecurrenceRuleRepair.repair("FREQ=DAILY;UNTIL=2025-01-31", accepts: accepts)
                 == .repaired("FREQ=DAILY;UNTIL=20250131", changes: ["UNTIL written without ISO 8601 punctuation"]))

@@ -56,11 +56,26 @@ import Testing
 
     /// RFC 5545 §3.3.10's WKST example and cases confirmed with python-dateutil; libical 3.0.16 gets these wrong.
     @Test(arguments: [
-        ("FREQ=WEEKLY;INTERVAL=2;BYDAY=TU,SU;WKST=MO", LocalDateTime(1997, 8, 5, 9), ["1997-08-05", "1997-08-10", "1997-08-19", "1997-08-24"]),
-        ("FREQ=WEEKLY;INTERVAL=2;BYDAY=TU,SU;WKST=SU", LocalDateTime(1997, 8, 5, 9), ["1997-08-05", "1997-08-17", "1997-08-19", "1997-08-31"]),
-        ("FREQ=WEEKLY;INTERVAL=2;BYDAY=TU,TH;WKST=SU", LocalDateTime(1997, 9, 2, 9), ["1997-09-02", "1997-09-04", "1997-09-16", "1997-09-18"]),
-        ("FREQ=WEEKLY;INTERVAL=4;BYDAY=SU", LocalDateTime(2001, 3, 6), ["2001-03-11", "2001-04-08", "2001-05-06", "2001-06-03"]),
-        ("FREQ=WEEKLY;INTERVAL=4;BYDAY=MO,WE,TH;WKST=FR", LocalDateTime(2023, 8, 19, 14, 30), ["2023-08-21", "2023-08-23", "2023-08-24", "2023-09-18"]),
+        (
+            "FREQ=WEEKLY;INTERVAL=2;BYDAY=TU,SU;WKST=MO", LocalDateTime(1997, 8, 5, 9),
+            ["1997-08-05", "1997-08-10", "1997-08-19", "1997-08-24"]
+        ),
+        (
+            "FREQ=WEEKLY;INTERVAL=2;BYDAY=TU,SU;WKST=SU", LocalDateTime(1997, 8, 5, 9),
+            ["1997-08-05", "1997-08-17", "1997-08-19", "1997-08-31"]
+        ),
+        (
+            "FREQ=WEEKLY;INTERVAL=2;BYDAY=TU,TH;WKST=SU", LocalDateTime(1997, 9, 2, 9),
+            ["1997-09-02", "1997-09-04", "1997-09-16", "1997-09-18"]
+        ),
+        (
+            "FREQ=WEEKLY;INTERVAL=4;BYDAY=SU", LocalDateTime(2001, 3, 6),
+            ["2001-03-11", "2001-04-08", "2001-05-06", "2001-06-03"]
+        ),
+        (
+            "FREQ=WEEKLY;INTERVAL=4;BYDAY=MO,WE,TH;WKST=FR", LocalDateTime(2023, 8, 19, 14, 30),
+            ["2023-08-21", "2023-08-23", "2023-08-24", "2023-09-18"]
+        ),
     ])
     func weeklyIntervalWeeksFollowWKST(rule: String, start: LocalDateTime, dates: [String]) {
         var fast = SimpleRecurrence(RecurrenceRuleText(rule)!, start: start)!
@@ -69,7 +84,9 @@ import Testing
 
     @Test func rulesWithOtherPartsStayWithLibical() {
         let start = LocalDateTime(2025, 3, 3, 9)
-        for text in ["FREQ=WEEKLY;BYDAY=1MO", "FREQ=MONTHLY", "FREQ=DAILY;BYHOUR=9,17", "FREQ=WEEKLY;BYSETPOS=1;BYDAY=MO,TU"] {
+        for text in [
+            "FREQ=WEEKLY;BYDAY=1MO", "FREQ=MONTHLY", "FREQ=DAILY;BYHOUR=9,17", "FREQ=WEEKLY;BYSETPOS=1;BYDAY=MO,TU",
+        ] {
             #expect(SimpleRecurrence(RecurrenceRuleText(text)!, start: start) == nil, "\(text)")
         }
     }

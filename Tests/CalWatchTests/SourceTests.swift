@@ -41,7 +41,12 @@ import Testing
         #expect(result.occurrences.map(\.uid) == ["bare-lf"])
         #expect(!result.nothingReadable)
         let messages = result.problems.map(\.description)
-        #expect(messages.contains { $0.hasSuffix("not-a-calendar.ics:1: error: not iCalendar data: expected BEGIN:VCALENDAR, found 'this is not a calendar'") })
+        #expect(
+            messages.contains {
+                $0.hasSuffix(
+                    "not-a-calendar.ics:1: error: not iCalendar data: expected BEGIN:VCALENDAR, found 'this is not a calendar'"
+                )
+            })
         #expect(messages.contains { $0.hasPrefix("/no/such/calendar.ics: error: no such file or directory") })
     }
 
@@ -51,7 +56,8 @@ import Testing
     }
 
     @Test func byteOrderMarkBinaryAndConcatenatedCalendars() {
-        let twoCalendars = "\u{FEFF}BEGIN:VCALENDAR\r\nX-WR-CALNAME:One\r\nBEGIN:VEVENT\r\nUID:a\r\nDTSTART:20250305T100000Z\r\nEND:VEVENT\r\nEND:VCALENDAR\r\nBEGIN:VCALENDAR\r\nX-WR-CALNAME:Two\r\nBEGIN:VEVENT\r\nUID:b\r\nDTSTART:20250305T110000Z\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n"
+        let twoCalendars =
+            "\u{FEFF}BEGIN:VCALENDAR\r\nX-WR-CALNAME:One\r\nBEGIN:VEVENT\r\nUID:a\r\nDTSTART:20250305T100000Z\r\nEND:VEVENT\r\nEND:VCALENDAR\r\nBEGIN:VCALENDAR\r\nX-WR-CALNAME:Two\r\nBEGIN:VEVENT\r\nUID:b\r\nDTSTART:20250305T110000Z\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n"
         let result = scan(["-"], from: "2025-03-01", to: "2025-04-01", standardInput: Array(twoCalendars.utf8))
         #expect(result.occurrences.map { "\($0.calendar)/\($0.uid)" } == ["One/a", "Two/b"])
         let binary = scan(["-"], from: "2025-03-01", to: "2025-04-01", standardInput: [0x80, 0, 0xFF, 0x13])

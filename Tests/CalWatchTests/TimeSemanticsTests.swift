@@ -7,12 +7,17 @@ import Testing
     @Test func wallTimeInTheSpringGapUsesTheOffsetFromBeforeTheGap() {
         let result = scan([fixture("dst-and-durations.ics")], from: "2025-03-29", to: "2025-04-02")
         // 02:30 does not exist in Berlin on 30 March; RFC 5545 reads it as 03:30 CEST (01:30Z). PT1H is exact.
-        #expect(triples(result, uid: "in-the-spring-gap") == ["in-the-spring-gap 2025-03-30T01:30:00Z 2025-03-30T02:30:00Z"])
+        #expect(
+            triples(result, uid: "in-the-spring-gap") == ["in-the-spring-gap 2025-03-30T01:30:00Z 2025-03-30T02:30:00Z"]
+        )
     }
 
     @Test func wallTimeInTheAutumnFoldIsTheFirstOfTheTwo() {
         let result = scan([fixture("dst-and-durations.ics")], from: "2025-10-25", to: "2025-10-28")
-        #expect(triples(result, uid: "in-the-autumn-fold") == ["in-the-autumn-fold 2025-10-26T00:30:00Z 2025-10-26T01:30:00Z"])
+        #expect(
+            triples(result, uid: "in-the-autumn-fold") == [
+                "in-the-autumn-fold 2025-10-26T00:30:00Z 2025-10-26T01:30:00Z"
+            ])
     }
 
     @Test func nominalDayIsAWallClockDayExactHoursAreExact() {
@@ -43,14 +48,17 @@ import Testing
     @Test func allDaySpansAreResolvedInTheConfiguredZoneAndLastExactlyTheirDays() {
         let result = scan([fixture("apple-all-day.ics")], from: "2025-03-10", to: "2025-04-01")
         // No DTEND: one day. 29-31 March spans the change to summer time: 47 hours, still two days.
-        #expect(triples(result, uid: "C0FFEE00-1111-2222-3333-444455556666") == [
-            "C0FFEE00-1111-2222-3333-444455556666 2025-03-16T23:00:00Z 2025-03-17T23:00:00Z"
-        ])
-        #expect(triples(result, uid: "9E8D7C6B-5A49-3827-1605-F4E3D2C1B0A9") == [
-            "9E8D7C6B-5A49-3827-1605-F4E3D2C1B0A9 2025-03-28T23:00:00Z 2025-03-30T22:00:00Z"
-        ])
+        #expect(
+            triples(result, uid: "C0FFEE00-1111-2222-3333-444455556666") == [
+                "C0FFEE00-1111-2222-3333-444455556666 2025-03-16T23:00:00Z 2025-03-17T23:00:00Z"
+            ])
+        #expect(
+            triples(result, uid: "9E8D7C6B-5A49-3827-1605-F4E3D2C1B0A9") == [
+                "9E8D7C6B-5A49-3827-1605-F4E3D2C1B0A9 2025-03-28T23:00:00Z 2025-03-30T22:00:00Z"
+            ])
         #expect(result.occurrences.first { $0.uid.hasPrefix("5C3A") }?.allDay == true)
-        let newYork = scan([fixture("apple-all-day.ics")], from: "2025-03-10", to: "2025-04-01", zone: "America/New_York")
+        let newYork = scan(
+            [fixture("apple-all-day.ics")], from: "2025-03-10", to: "2025-04-01", zone: "America/New_York")
         #expect(starts(newYork, uid: "C0FFEE00-1111-2222-3333-444455556666") == ["2025-03-17T04:00:00Z"])
     }
 
@@ -66,7 +74,9 @@ import Testing
         #expect(planning.start == utc("2025-03-10T09:00:00Z"))
         #expect(planning.timeZone?.identifier == "Europe/Berlin")
         // "Customized Time Zone": only the VTIMEZONE knows it (US rules: summer time from 9 March 2025).
-        #expect(result.occurrences.first { $0.summary == "Call with New York office" }?.start == utc("2025-03-12T13:00:00Z"))
+        #expect(
+            result.occurrences.first { $0.summary == "Call with New York office" }?.start == utc("2025-03-12T13:00:00Z")
+        )
         // An Outlook display name without a VTIMEZONE: its fixed offset.
         #expect(result.occurrences.first { $0.summary == "Vendor sync" }?.start == utc("2025-03-11T14:00:00Z"))
         #expect(WindowsZones.ianaName(for: "Eastern Standard Time") == "America/New_York")
@@ -123,7 +133,8 @@ import Testing
         #expect(try TimeArgument.parse("2027-03-01", zone: berlin, now: now) == utc("2027-02-28T23:00:00Z"))
         #expect(try TimeArgument.parse("2027-03-01T09:30", zone: berlin, now: now) == utc("2027-03-01T08:30:00Z"))
         #expect(try TimeArgument.parse("2027-03-01T09:30:00Z", zone: berlin, now: now) == utc("2027-03-01T09:30:00Z"))
-        #expect(try TimeArgument.parse("2027-03-01T09:30:00-05:00", zone: berlin, now: now) == utc("2027-03-01T14:30:00Z"))
+        #expect(
+            try TimeArgument.parse("2027-03-01T09:30:00-05:00", zone: berlin, now: now) == utc("2027-03-01T14:30:00Z"))
         #expect(try TimeArgument.parse("today", zone: berlin, now: now) == utc("2027-02-28T23:00:00Z"))
         #expect(throws: TimeArgument.Invalid.self) { try TimeArgument.parse("next tuesday", zone: berlin, now: now) }
     }

@@ -38,7 +38,9 @@ public enum AlarmExpander {
                         for _ in 0..<repetition { instant = shift(instant, by: interval, in: occurrence.displayZone) }
                     }
                     if window.contains(instant) {
-                        result.append(AlarmTrigger(occurrence: occurrence, alarm: alarm, trigger: instant, repetition: repetition))
+                        result.append(
+                            AlarmTrigger(occurrence: occurrence, alarm: alarm, trigger: instant, repetition: repetition)
+                        )
                     }
                 }
             }

@@ -40,7 +40,7 @@ public struct OccurrenceExpander {
         var order: [String] = []
         for (index, var component) in components.enumerated() {
             for problem in component.problems {
-                problems.append(CalendarProblem(severity: .warning, line: component.line, uid: component.uid, message: problem))
+                report(.warning, component, problem)
             }
             // A to-do is an occurrence only when it has a DUE time to act on and is not done.
             if component.kind == .todo && (!options.includeTodos || component.todoCompleted || component.due == nil) {
@@ -82,6 +82,13 @@ public struct OccurrenceExpander {
         return left.wallClock > right.wallClock
     }
 
+    /// Records a problem of a component, with its line and UID.
+    private mutating func report(
+        _ severity: CalendarProblem.Severity, _ component: CalendarComponent, _ message: String
+    ) {
+        problems.append(CalendarProblem(severity: severity, line: component.line, uid: component.uid, message: message))
+    }
+
     // MARK: Resolving values
 
     /// A DATE or DATE-TIME resolved to an instant, with the wall time and zone recurrence runs in.
@@ -106,7 +113,8 @@ public struct OccurrenceExpander {
             let instant = Instant(secondsSinceEpoch: wall.secondsAsUTC)
             if let zone = resolver.calendarZone {
                 // X-WR-TIMEZONE: Google writes UTC but means wall time in the calendar's zone for recurrences.
-                return Resolved(wall: zone.wallClock(at: instant), zone: zone, isDate: false, instant: instant, zoned: true)
+                return Resolved(
+                    wall: zone.wallClock(at: instant), zone: zone, isDate: false, instant: instant, zoned: true)
             }
             return Resolved(wall: wall, zone: .utc, isDate: false, instant: instant, zoned: false)
         case .dateTime(let wall, .floating):
@@ -152,22 +160,19 @@ public struct OccurrenceExpander {
             let end = resolve(endValue, seriesZone: start.zoned ? start.zone : nil).instant
             let seconds = end.secondsSinceEpoch - start.instant.secondsSinceEpoch
             if seconds < 0 {
-                problems.append(
-                    CalendarProblem(
-                        severity: .warning, line: component.line, uid: component.uid,
-                        message: "DTEND is before DTSTART; the event is read as lasting no time. Correct DTEND."))
+                report(
+                    .warning, component, "DTEND is before DTSTART; the event is read as lasting no time. Correct DTEND."
+                )
             }
             return .exact(max(0, seconds))
         }
         if let duration = component.duration {
             if duration.isNegative {
-                problems.append(
-                    CalendarProblem(
-                        severity: .warning, line: component.line, uid: component.uid,
-                        message: "DURATION is negative; the event is read as lasting no time."))
+                report(.warning, component, "DURATION is negative; the event is read as lasting no time.")
                 return .exact(0)
             }
-            return duration.nominalDays == 0 ? .exact(duration.exactSeconds)
+            return duration.nominalDays == 0
+                ? .exact(duration.exactSeconds)
                 : .nominal(days: duration.nominalDays, seconds: duration.exactSeconds)
         }
         return start.isDate ? .nominal(days: 1, seconds: 0) : .exact(0)
@@ -190,11 +195,10 @@ public struct OccurrenceExpander {
         let startValue = master.kind == .todo ? (master.start ?? master.due) : master.start
         guard let startValue else {
             let missing = master.kind == .todo ? "DUE" : "DTSTART"
-            problems.append(
-                CalendarProblem(
-                    severity: .error, line: master.line, uid: master.uid,
-                    message: "the \(master.kind == .todo ? "to-do" : "event") has no usable \(missing) and is skipped; "
-                        + "add a \(missing) such as \(missing):20270301T093000Z."))
+            report(
+                .error, master,
+                "the \(master.kind == .todo ? "to-do" : "event") has no usable \(missing) and is skipped; "
+                    + "add a \(missing) such as \(missing):20270301T093000Z.")
             return
         }
         let base = resolve(startValue)
@@ -233,7 +237,8 @@ public struct OccurrenceExpander {
         var used = Set<Int>()
         for instance in instances {
             let key = instance.recurrenceID.secondsSinceEpoch
-            let index = exact[key] ?? (byDate.isEmpty ? nil : byDate[base.zone.wallClock(at: instance.recurrenceID).date])
+            let index =
+                exact[key] ?? (byDate.isEmpty ? nil : byDate[base.zone.wallClock(at: instance.recurrenceID).date])
             if let index {
                 used.insert(index)
                 continue  // emitted below from the override's own data
@@ -242,7 +247,9 @@ public struct OccurrenceExpander {
             var wall = instance.wall
             var instanceSpan = span
             if let rule = thisAndFuture.last(where: { $0.from <= instance.recurrenceID }) {
-                if shiftedSources[rule.index] == nil { shiftedSources[rule.index] = self.source(overrides[rule.index], base: base) }
+                if shiftedSources[rule.index] == nil {
+                    shiftedSources[rule.index] = self.source(overrides[rule.index], base: base)
+                }
                 source = shiftedSources[rule.index]!
                 wall = wall.adding(seconds: rule.shift)
                 let moved = resolve(source.component.start!, seriesZone: base.zoned ? base.zone : nil)
@@ -293,7 +300,8 @@ public struct OccurrenceExpander {
             case .periodWithDuration(_, let duration):
                 let periodSpan: Span =
                     duration.nominalDays == 0
-                    ? .exact(duration.exactSeconds) : .nominal(days: duration.nominalDays, seconds: duration.exactSeconds)
+                    ? .exact(duration.exactSeconds)
+                    : .nominal(days: duration.nominalDays, seconds: duration.exactSeconds)
                 end = periodSpan.end(startWall: resolved.wall, start: resolved.instant, zone: resolved.zone)
             }
             // The RDATE is re-expressed in the series' wall time, so that THISANDFUTURE shifts apply alike.
@@ -317,14 +325,13 @@ public struct OccurrenceExpander {
     ) {
         guard let rule = RecurrenceRuleText(text), var steps = RuleSteps(rule, start: base.wall, isDate: base.isDate)
         else {
-            problems.append(
-                CalendarProblem(
-                    severity: .error, line: master.line, uid: master.uid,
-                    message: "RRULE '\(text)' cannot be iterated; only DTSTART is shown. Correct the RRULE."))
+            report(.error, master, "RRULE '\(text)' cannot be iterated; only DTSTART is shown. Correct the RRULE.")
             return
         }
         let untilInstant: Instant? =
-            if case .dateTime(let wall, .utc) = rule.until { Instant(secondsSinceEpoch: wall.secondsAsUTC) } else { nil }
+            if case .dateTime(let wall, .utc) = rule.until { Instant(secondsSinceEpoch: wall.secondsAsUTC) } else {
+                nil
+            }
         if rule.isSubDaily, rule.count == nil, lower.secondsSinceEpoch - base.instant.secondsSinceEpoch > 86_400 {
             // Jump close to the window instead of stepping through years of seconds.
             steps.skip(to: base.zone.wallClock(at: lower.adding(seconds: -86_400)))
@@ -335,11 +342,10 @@ public struct OccurrenceExpander {
         while let wall = steps.next() {
             stepCount += 1
             if stepCount > options.maxIterationsPerRule {
-                problems.append(
-                    CalendarProblem(
-                        severity: .warning, line: master.line, uid: master.uid,
-                        message: "RRULE '\(text)' was stopped after \(options.maxIterationsPerRule) steps; later "
-                            + "instances are not shown."))
+                report(
+                    .warning, master,
+                    "RRULE '\(text)' was stopped after \(options.maxIterationsPerRule) steps; later "
+                        + "instances are not shown.")
                 return
             }
             if let count = rule.count {
@@ -357,7 +363,7 @@ public struct OccurrenceExpander {
                     return
                 }
             case .date(let untilDate):
-                // A DATE UNTIL on a DATE-TIME series includes that whole day (see README, "Choices").
+                // A DATE UNTIL on a DATE-TIME series includes that whole day (see README, "Time semantics").
                 if wall.date > untilDate { return }
             case nil: break
             }
@@ -366,11 +372,10 @@ public struct OccurrenceExpander {
             instances.append(Instance(recurrenceID: instant, wall: wall))
             kept += 1
             if kept >= options.maxInstancesPerSeries {
-                problems.append(
-                    CalendarProblem(
-                        severity: .warning, line: master.line, uid: master.uid,
-                        message: "RRULE '\(text)' yields more than \(options.maxInstancesPerSeries) instances in "
-                            + "the window; only the first \(options.maxInstancesPerSeries) are shown."))
+                report(
+                    .warning, master,
+                    "RRULE '\(text)' yields more than \(options.maxInstancesPerSeries) instances in "
+                        + "the window; only the first \(options.maxInstancesPerSeries) are shown.")
                 return
             }
         }
@@ -421,7 +426,8 @@ public struct OccurrenceExpander {
             }
         }
         instances.removeAll { instance in
-            instants.contains(instance.recurrenceID.secondsSinceEpoch) || (!dates.isEmpty && dates.contains(instance.wall.date))
+            instants.contains(instance.recurrenceID.secondsSinceEpoch)
+                || (!dates.isEmpty && dates.contains(instance.wall.date))
         }
     }
 
@@ -437,8 +443,10 @@ public struct OccurrenceExpander {
         guard let recurrenceID = override.recurrenceID else { return }
         let original = resolve(recurrenceID, seriesZone: series.zoned ? series.zone : nil)
         let start = override.start.map { resolve($0, seriesZone: series.zoned ? series.zone : nil) } ?? original
-        let hasOwnEnd = override.end != nil || override.duration != nil || (override.kind == .todo && override.due != nil)
-        let span = hasOwnEnd || override.start != nil && start.isDate != series.isDate
+        let hasOwnEnd =
+            override.end != nil || override.duration != nil || (override.kind == .todo && override.due != nil)
+        let span =
+            hasOwnEnd || override.start != nil && start.isDate != series.isDate
             ? self.span(of: override, start: start) : masterSpan
         let end = span.end(startWall: start.wall, start: start.instant, zone: start.zone)
         emit(

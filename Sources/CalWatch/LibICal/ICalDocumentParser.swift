@@ -1,5 +1,5 @@
-import Foundation
 import CICal
+import Foundation
 
 /// Reads iCalendar text with libical and returns plain Swift values; no libical pointer leaves this file.
 enum ICalDocumentParser {

@@ -99,7 +99,8 @@ struct ICalendarLayout {
                 // A component after END:VCALENDAR: it still belongs to the calendar before it.
                 current = calendars.removeLast()
                 stack = ["VCALENDAR"]
-                repairs.append(Repair(line: line, message: "BEGIN:\(name) after END:VCALENDAR is read as part of the calendar"))
+                repairs.append(
+                    Repair(line: line, message: "BEGIN:\(name) after END:VCALENDAR is read as part of the calendar"))
             } else if stack.count >= 2 && ICalendarLayout.topLevelComponents.contains(name) {
                 close(from: 1, at: offset, reason: "before BEGIN:\(name) on line \(line)")
             }
@@ -151,7 +152,8 @@ struct ICalendarLayout {
             guard !stack.isEmpty else { return }
             if stack[0] == "VCALENDAR" {
                 if stack.count > 1 { close(from: 1, at: count, reason: "at the end of the file") }
-                repairs.append(Repair(line: line, message: "BEGIN:VCALENDAR is never closed; closed at the end of the file"))
+                repairs.append(
+                    Repair(line: line, message: "BEGIN:VCALENDAR is never closed; closed at the end of the file"))
                 calendars.append(current)
             }
             stack = []

@@ -89,14 +89,9 @@ public struct JSONLineWriter {
         switch value {
         case .instant(let instant): field(name, instant)
         case .day(let days):
-            let date = CalendarDate(daysSinceEpoch: days)
             key(name)
             bytes.append(UInt8(ascii: "\""))
-            appendDigits(date.year, width: 4)
-            bytes.append(UInt8(ascii: "-"))
-            appendDigits(date.month, width: 2)
-            bytes.append(UInt8(ascii: "-"))
-            appendDigits(date.day, width: 2)
+            appendDate(CalendarDate(daysSinceEpoch: days))
             bytes.append(UInt8(ascii: "\""))
         case nil: field(name, nil as Instant?)
         }
@@ -136,20 +131,26 @@ public struct JSONLineWriter {
             return
         }
         let digits = String(value)
-        if digits.count < width { bytes.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: width - digits.count)) }
+        if digits.count < width {
+            bytes.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: width - digits.count))
+        }
         bytes.append(contentsOf: digits.utf8)
     }
 
-    private mutating func appendDateTime(_ value: LocalDateTime) {
-        guard value.date.year >= 0 else {
-            bytes.append(contentsOf: value.iso8601.utf8)
+    private mutating func appendDate(_ date: CalendarDate) {
+        guard date.year >= 0 else {
+            bytes.append(contentsOf: date.description.utf8)
             return
         }
-        appendDigits(value.date.year, width: 4)
+        appendDigits(date.year, width: 4)
         bytes.append(UInt8(ascii: "-"))
-        appendDigits(value.date.month, width: 2)
+        appendDigits(date.month, width: 2)
         bytes.append(UInt8(ascii: "-"))
-        appendDigits(value.date.day, width: 2)
+        appendDigits(date.day, width: 2)
+    }
+
+    private mutating func appendDateTime(_ value: LocalDateTime) {
+        appendDate(value.date)
         bytes.append(UInt8(ascii: "T"))
         appendDigits(value.hour, width: 2)
         bytes.append(UInt8(ascii: ":"))

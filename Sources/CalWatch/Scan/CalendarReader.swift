@@ -70,10 +70,13 @@ public enum CalendarReader {
         return result
     }
 
-    private static func readICalendar(_ bytes: [UInt8], origin: String, source: CalendarSource, into result: inout Result) {
+    private static func readICalendar(
+        _ bytes: [UInt8], origin: String, source: CalendarSource, into result: inout Result
+    ) {
         for calendar in ICalDocumentParser.parse(bytes) {
             let name = source.collectionName ?? calendar.name ?? source.fallbackName
-            result.calendars.append(ReadCalendar(name: name, color: source.collectionColor, calendar: calendar, origin: origin))
+            result.calendars.append(
+                ReadCalendar(name: name, color: source.collectionColor, calendar: calendar, origin: origin))
             for problem in calendar.problems {
                 result.problems.append(
                     CalendarProblem(severity: .warning, path: origin, line: problem.line, message: problem.message))
@@ -110,7 +113,9 @@ public enum CalendarReader {
         var filled = 0
         while true {
             if filled == bytes.count { bytes.append(contentsOf: repeatElement(0, count: max(4096, bytes.count))) }
-            let count = bytes.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress! + filled, $0.count - filled) }
+            let count = bytes.withUnsafeMutableBytes {
+                Glibc.read(descriptor, $0.baseAddress! + filled, $0.count - filled)
+            }
             if count < 0 {
                 if errno == EINTR { continue }
                 throw POSIXFailure(code: errno)

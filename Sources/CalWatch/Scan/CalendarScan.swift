@@ -56,8 +56,9 @@ public struct CalendarScan: Sendable {
                     guard chunk < chunkCount else { return }
                     var result = ChunkResult()
                     for source in sources[(chunk * chunkSize)..<min(sources.count, (chunk + 1) * chunkSize)] {
-                        read(source, input: input, failed: &result.failed, problems: &result.problems,
-                             into: &result.occurrences)
+                        read(
+                            source, input: input, failed: &result.failed, problems: &result.problems,
+                            into: &result.occurrences)
                     }
                     results.withLock { $0[chunk] = result }
                 }
@@ -163,7 +164,9 @@ public struct CalendarScan: Sendable {
     }
 
     /// Adds the path and, where the UID can be found in the file, the line.
-    private static func locate(_ problems: [CalendarProblem], origin: String, source: CalendarSource) -> [CalendarProblem] {
+    private static func locate(_ problems: [CalendarProblem], origin: String, source: CalendarSource)
+        -> [CalendarProblem]
+    {
         let needsSearch = problems.contains { $0.line == nil && $0.uid != nil }
         let bytes =
             !needsSearch || source.path == "-" || source.format != .iCalendar

@@ -33,7 +33,9 @@ enum CalDAVMultistatus {
         parser.shouldResolveExternalEntities = false
         parser.delegate = collector
         guard parser.parse() else {
-            throw ParseFailure(line: parser.lineNumber, reason: parser.parserError.map { "\($0.localizedDescription)" } ?? "malformed XML")
+            throw ParseFailure(
+                line: parser.lineNumber,
+                reason: parser.parserError.map { "\($0.localizedDescription)" } ?? "malformed XML")
         }
         guard collector.sawMultistatus else {
             throw ParseFailure(line: nil, reason: "this XML is not a WebDAV multistatus document")
@@ -82,7 +84,8 @@ enum CalDAVMultistatus {
             case (davNamespace, "href"): inHref = false
             case (calDAVNamespace, "calendar-data"):
                 if let text, !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
-                    objects.append(Object(href: href?.trimmingCharacters(in: .whitespacesAndNewlines), calendarData: text))
+                    objects.append(
+                        Object(href: href?.trimmingCharacters(in: .whitespacesAndNewlines), calendarData: text))
                 }
                 text = nil
             default: break

@@ -35,8 +35,10 @@ public enum SourceDiscovery {
         if path == "-" { return [CalendarSource(path: "-", format: .iCalendar, fallbackName: "stdin")] }
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-            throw Failure(path: path, reason: "no such file or directory; give an .ics file, a vdir or Radicale "
-                + "folder, a CalDAV .xml export, or - for standard input")
+            throw Failure(
+                path: path,
+                reason: "no such file or directory; give an .ics file, a vdir or Radicale "
+                    + "folder, a CalDAV .xml export, or - for standard input")
         }
         if !isDirectory.boolValue {
             let name = (path as NSString).lastPathComponent
@@ -70,7 +72,8 @@ public enum SourceDiscovery {
             guard FileManager.default.fileExists(atPath: full, isDirectory: &isDirectory) else { continue }
             if isDirectory.boolValue {
                 subdirectories.append(full)
-            } else if entry.lowercased().hasSuffix(".ics") || (isRadicale && entry != "displayname" && entry != "color") {
+            } else if entry.lowercased().hasSuffix(".ics") || (isRadicale && entry != "displayname" && entry != "color")
+            {
                 result.append(
                     CalendarSource(
                         path: full, format: .iCalendar, collectionName: metadata.name, collectionColor: metadata.color,

@@ -104,7 +104,9 @@ public struct LocalDateTime: Hashable, Comparable, Sendable, CustomStringConvert
     }
 
     /// The reading `seconds` later on the same wall clock (ignoring any zone).
-    public func adding(seconds: Int64) -> LocalDateTime { LocalDateTime(secondsSinceEpochAsUTC: secondsAsUTC + seconds) }
+    public func adding(seconds: Int64) -> LocalDateTime {
+        LocalDateTime(secondsSinceEpochAsUTC: secondsAsUTC + seconds)
+    }
 
     /// The reading `days` later at the same time of day (a nominal day, RFC 5545 §3.3.6).
     public func adding(days: Int) -> LocalDateTime {

@@ -46,7 +46,9 @@ public enum TimeArgument {
         } else if padded.count == 11 {  // 20270301T09
             padded += "0000"
         }
-        guard let value = DateValue(icalText: Substring(padded), reference: .floating) else { throw Invalid(text: text) }
+        guard let value = DateValue(icalText: Substring(padded), reference: .floating) else {
+            throw Invalid(text: text)
+        }
         if let offset { return Instant(secondsSinceEpoch: value.wallClock.secondsAsUTC - Int64(offset)) }
         return zone.instant(for: value.wallClock)
     }

@@ -38,7 +38,8 @@ public enum TimeZoneDatabase {
             transitions.append((Int64(next.timeIntervalSince1970), zone.secondsFromGMT(for: next)))
             cursor = next
         }
-        return ZoneRules(identifier: zone.identifier, initialOffset: zone.secondsFromGMT(for: first), transitions: transitions)
+        return ZoneRules(
+            identifier: zone.identifier, initialOffset: zone.secondsFromGMT(for: first), transitions: transitions)
     }
 
     /// Whether a name is an IANA zone: `Region/City`, or a name the system's zoneinfo holds (`EST5EDT`, `CET`).

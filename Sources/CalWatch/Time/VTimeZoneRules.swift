@@ -16,7 +16,8 @@ enum VTimeZoneRules {
                     // UNTIL in a VTIMEZONE is UTC (RFC 5545 §3.6.5); the onset is wall time in TZOFFSETFROM.
                     if let until = rule.until, case .dateTime(let wall, let reference) = until {
                         let onsetUTC = onset.secondsAsUTC - Int64(observance.offsetFrom)
-                        let untilSeconds = reference == .utc ? wall.secondsAsUTC : wall.secondsAsUTC - Int64(observance.offsetFrom)
+                        let untilSeconds =
+                            reference == .utc ? wall.secondsAsUTC : wall.secondsAsUTC - Int64(observance.offsetFrom)
                         if onsetUTC > untilSeconds { break }
                     } else if let until = rule.until, onset.date > until.date {
                         break

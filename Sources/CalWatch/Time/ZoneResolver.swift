@@ -25,7 +25,9 @@ public final class ZoneResolver {
     public private(set) var problems: [String] = []
 
     /// Creates a resolver for a calendar with its VTIMEZONEs and `X-WR-TIMEZONE`.
-    public init(defaultZone: ZoneRules, definitions: [String: TimeZoneDefinition] = [:], calendarZoneName: String? = nil) {
+    public init(
+        defaultZone: ZoneRules, definitions: [String: TimeZoneDefinition] = [:], calendarZoneName: String? = nil
+    ) {
         self.defaultZone = defaultZone
         self.definitions = definitions
         self.calendarZone = calendarZoneName.flatMap { name in
