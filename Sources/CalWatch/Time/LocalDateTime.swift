@@ -151,21 +151,4 @@ enum ISO8601Text {
         out.append(":")
         appendPadded(value.second, width: 2, to: &out)
     }
-
-    /// `+01:00`, `-05:30`, or `Z` for zero when `zuluForZero`.
-    static func appendOffset(_ seconds: Int, zuluForZero: Bool = false, to out: inout String) {
-        if seconds == 0 && zuluForZero {
-            out.append("Z")
-            return
-        }
-        out.append(seconds < 0 ? "-" : "+")
-        let magnitude = abs(seconds)
-        appendPadded(magnitude / 3600, width: 2, to: &out)
-        out.append(":")
-        appendPadded(magnitude % 3600 / 60, width: 2, to: &out)
-        if magnitude % 60 != 0 {
-            out.append(":")
-            appendPadded(magnitude % 60, width: 2, to: &out)
-        }
-    }
 }
