@@ -5,7 +5,7 @@ import ArgumentParser
 struct CalwatchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "calwatch",
-        abstract: "Watch calendars and turn their flights, meetings and events into reminders and live activities.",
+        abstract: "Read calendars and turn them into exact occurrences, with absolute times for every instance.",
         discussion: """
             Calendars are .ics files, vdir folders (vdirsyncer, khal), Radicale collections, CalDAV REPORT \
             exports (.xml) or - for standard input.

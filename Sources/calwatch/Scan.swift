@@ -49,6 +49,9 @@ extension CalwatchCommand {
         }
 
         func validate() throws {
+            if alarms && format == .table {
+                throw ValidationError("--alarms prints JSON Lines only; leave out --format table.")
+            }
             _ = try window()
         }
 

@@ -90,6 +90,17 @@ import Testing
         #expect(time.errors.contains("write 2027-03-01"))
     }
 
+    @Test func emptyDirectoryIsExplainedAndExits65() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("calwatch-empty-\(getpid())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let run = try calwatch(["scan", directory.path, "--from", "2025-03-01", "--to", "2025-04-01"])
+        #expect(run.status == 65)
+        #expect(run.errors.contains("\(directory.path): warning: no calendar files here"))
+        let alarmsTable = try calwatch(["scan", directory.path, "--alarms", "--format", "table"])
+        #expect(alarmsTable.status == 64)
+    }
+
     @Test func standardInputAndTable() throws {
         let text = try String(contentsOfFile: fixture("minimal.ics"), encoding: .utf8)
         let run = try calwatch(

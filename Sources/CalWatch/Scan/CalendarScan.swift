@@ -35,8 +35,14 @@ public struct CalendarScan: Sendable {
     /// results are joined in source order, so the output is the same as a sequential run.
     public func run(standardInput: () -> [UInt8] = CalendarReader.readStandardInput) -> Result {
         let (sources, failures) = SourceDiscovery.sources(for: paths)
+        let emptyDirectories = SourceDiscovery.directoriesWithoutCalendars(paths, sources: sources)
         let input: [UInt8] = sources.contains { $0.path == "-" } ? standardInput() : []
         var problems = failures.map { CalendarProblem(severity: .error, path: $0.path, message: $0.reason) }
+        problems += emptyDirectories.map {
+            CalendarProblem(
+                severity: .warning, path: $0,
+                message: "no calendar files here (.ics items, Radicale items or a CalDAV .xml export)")
+        }
         var occurrences: [Occurrence] = []
         var failed = failures.count
 

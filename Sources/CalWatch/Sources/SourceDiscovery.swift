@@ -30,6 +30,18 @@ public enum SourceDiscovery {
         return (sources, failures)
     }
 
+    /// The directories among `paths` under which no source was found (said once, so an empty scan is explained).
+    public static func directoriesWithoutCalendars(_ paths: [String], sources: [CalendarSource]) -> [String] {
+        paths.filter { path in
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
+                return false
+            }
+            let prefix = path.hasSuffix("/") ? path : path + "/"
+            return !sources.contains { $0.path.hasPrefix(prefix) }
+        }
+    }
+
     /// The sources under one path.
     public static func discover(_ path: String) throws -> [CalendarSource] {
         if path == "-" { return [CalendarSource(path: "-", format: .iCalendar, fallbackName: "stdin")] }
