@@ -62,6 +62,16 @@ import Testing
             ])
     }
 
+    @Test func exruleRemovesItsInstances() {
+        let result = scan([fixture("fastmail-rdate-exdate.ics")], from: "2025-03-01", to: "2025-04-01")
+        // Ten weekdays from Monday 3 March, less the Fridays 7 and 14 March.
+        #expect(
+            starts(result, uid: "exrule-from-an-old-exporter") == [
+                "2025-03-03T11:00:00Z", "2025-03-04T11:00:00Z", "2025-03-05T11:00:00Z", "2025-03-06T11:00:00Z",
+                "2025-03-10T11:00:00Z", "2025-03-11T11:00:00Z", "2025-03-12T11:00:00Z", "2025-03-13T11:00:00Z",
+            ])
+    }
+
     @Test func untilAsDateOnADateTimeSeriesCoversItsWholeDay() {
         let result = scan([fixture("until-and-count.ics")], from: "2025-01-01", to: "2025-02-01")
         #expect(

@@ -229,7 +229,7 @@ public struct OccurrenceExpander {
         let lower = window.start.adding(seconds: -span.maximumSeconds - reach)
         let upper = window.end.adding(seconds: reach)
         var instances = generate(master, base: base, lower: lower, upper: upper)
-        removeExceptions(master, base: base, from: &instances)
+        removeExceptions(master, base: base, lower: lower, upper: upper, from: &instances)
 
         let masterSource = source(master, base: base)
         // An override that moves this and future instances lends its data to them, in the series' zone.
@@ -283,7 +283,7 @@ public struct OccurrenceExpander {
             instances.append(Instance(recurrenceID: base.instant, wall: base.wall))
         }
         for text in master.recurrenceRules {
-            iterate(text, master: master, base: base, lower: lower, upper: upper, into: &instances)
+            iterate(text, property: "RRULE", master: master, base: base, lower: lower, upper: upper, into: &instances)
         }
         for date in master.recurrenceDates {
             var resolved = resolve(date.start, seriesZone: base.zoned ? base.zone : nil)
@@ -319,13 +319,14 @@ public struct OccurrenceExpander {
         }
     }
 
+    /// Adds the instances of one RRULE (or EXRULE: `property` names it in messages) inside `[lower, upper)`.
     private mutating func iterate(
-        _ text: String, master: CalendarComponent, base: Resolved, lower: Instant, upper: Instant,
+        _ text: String, property: String, master: CalendarComponent, base: Resolved, lower: Instant, upper: Instant,
         into instances: inout [Instance]
     ) {
         guard let rule = RecurrenceRuleText(text), var steps = RuleSteps(rule, start: base.wall, isDate: base.isDate)
         else {
-            report(.error, master, "RRULE '\(text)' cannot be iterated; only DTSTART is shown. Correct the RRULE.")
+            report(.error, master, "\(property) '\(text)' cannot be iterated and is ignored. Correct the \(property).")
             return
         }
         let untilInstant: Instant? =
@@ -344,7 +345,7 @@ public struct OccurrenceExpander {
             if stepCount > options.maxIterationsPerRule {
                 report(
                     .warning, master,
-                    "RRULE '\(text)' was stopped after \(options.maxIterationsPerRule) steps; later "
+                    "\(property) '\(text)' was stopped after \(options.maxIterationsPerRule) steps; later "
                         + "instances are not shown.")
                 return
             }
@@ -374,7 +375,7 @@ public struct OccurrenceExpander {
             if kept >= options.maxInstancesPerSeries {
                 report(
                     .warning, master,
-                    "RRULE '\(text)' yields more than \(options.maxInstancesPerSeries) instances in "
+                    "\(property) '\(text)' yields more than \(options.maxInstancesPerSeries) instances in "
                         + "the window; only the first \(options.maxInstancesPerSeries) are shown.")
                 return
             }
@@ -412,10 +413,17 @@ public struct OccurrenceExpander {
         }
     }
 
-    /// Removes EXDATEs: by instant, or by date when an EXDATE is a DATE on a DATE-TIME series (or the reverse).
-    private func removeExceptions(_ master: CalendarComponent, base: Resolved, from instances: inout [Instance]) {
-        guard !master.exceptionDates.isEmpty else { return }
-        var instants = Set<Int64>()
+    /// Removes EXDATEs (by instant, or by date when an EXDATE is a DATE on a DATE-TIME series or the reverse)
+    /// and the instances of EXRULEs.
+    private mutating func removeExceptions(
+        _ master: CalendarComponent, base: Resolved, lower: Instant, upper: Instant, from instances: inout [Instance]
+    ) {
+        guard !master.exceptionDates.isEmpty || !master.exceptionRules.isEmpty else { return }
+        var excluded: [Instance] = []
+        for text in master.exceptionRules {
+            iterate(text, property: "EXRULE", master: master, base: base, lower: lower, upper: upper, into: &excluded)
+        }
+        var instants = Set(excluded.map(\.recurrenceID.secondsSinceEpoch))
         var dates = Set<CalendarDate>()
         for value in master.exceptionDates {
             let resolved = resolve(value, seriesZone: base.zoned ? base.zone : nil)

@@ -28,6 +28,8 @@ public struct CalendarComponent: Sendable {
     public var recurrenceRules: [String]
     public var recurrenceDates: [RecurrenceDate]
     public var exceptionDates: [DateValue]
+    /// EXRULE texts (RFC 2445; deprecated by RFC 5545 but still written by older producers).
+    public var exceptionRules: [String]
     public var recurrenceID: DateValue?
     /// `RECURRENCE-ID;RANGE=THISANDFUTURE`: this override also moves every later instance.
     public var rangeThisAndFuture: Bool
@@ -47,6 +49,7 @@ public struct CalendarComponent: Sendable {
         self.recurrenceRules = []
         self.recurrenceDates = []
         self.exceptionDates = []
+        self.exceptionRules = []
         self.rangeThisAndFuture = false
         self.todoCompleted = false
         self.alarms = []

@@ -181,6 +181,7 @@ enum ICalDocumentParser {
             case ICAL_RRULE_PROPERTY: item.recurrenceRules.append(rawValue(property))
             case ICAL_RDATE_PROPERTY: item.recurrenceDates += recurrenceDates(property)
             case ICAL_EXDATE_PROPERTY: item.exceptionDates += dateValues(property)
+            case ICAL_EXRULE_PROPERTY: item.exceptionRules.append(rawValue(property))
             case ICAL_RECURRENCEID_PROPERTY:
                 item.recurrenceID = dateValue(property)
                 if let range = icalproperty_get_first_parameter(property, ICAL_RANGE_PARAMETER) {
