@@ -2,6 +2,8 @@
 public struct AlarmTrigger: Sendable {
     public var occurrence: Occurrence
     public var alarm: Alarm
+    /// The alarm's position among its component's VALARMs.
+    public var alarmIndex: Int
     public var trigger: Instant
     /// 0 for the first firing, then 1...REPEAT.
     public var repetition: Int
@@ -17,38 +19,49 @@ public enum AlarmExpander {
     public static let reach: Int64 = 366 * 86_400
 
     /// The triggers of these occurrences that fall inside `window`, sorted by instant.
+    ///
+    /// An absolute trigger fires once, not once per instance of a series: it is kept with the first instance.
     public static func triggers(of occurrences: [Occurrence], in window: InstantWindow) -> [AlarmTrigger] {
         var result: [AlarmTrigger] = []
         var absoluteSeen = Set<String>()
         for occurrence in occurrences {
-            for alarm in occurrence.alarms {
-                let first: Instant
-                switch alarm.trigger {
-                case .absolute(let value):
-                    // An absolute trigger fires once, not once per instance of a series.
-                    let key = "\(occurrence.calendar)\u{0}\(occurrence.uid)\u{0}\(value)"
+            for trigger in triggers(of: occurrence) where window.contains(trigger.trigger) {
+                if case .absolute(let value) = trigger.alarm.trigger {
+                    let key = "\(occurrence.calendar)\u{0}\(occurrence.uid)\u{0}\(value)\u{0}\(trigger.repetition)"
                     guard absoluteSeen.insert(key).inserted else { continue }
-                    first = Instant(secondsSinceEpoch: value.wallClock.secondsAsUTC)
-                case .relative(let offset, let toEnd):
-                    first = shift(toEnd ? occurrence.end : occurrence.start, by: offset, in: occurrence.displayZone)
                 }
-                for repetition in 0...alarm.repeatCount {
-                    var instant = first
-                    if repetition > 0, let interval = alarm.repeatInterval {
-                        for _ in 0..<repetition { instant = shift(instant, by: interval, in: occurrence.displayZone) }
-                    }
-                    if window.contains(instant) {
-                        result.append(
-                            AlarmTrigger(occurrence: occurrence, alarm: alarm, trigger: instant, repetition: repetition)
-                        )
-                    }
-                }
+                result.append(trigger)
             }
         }
         return result.sorted {
             ($0.trigger, $0.occurrence.start, $0.occurrence.uid, $0.repetition)
                 < ($1.trigger, $1.occurrence.start, $1.occurrence.uid, $1.repetition)
         }
+    }
+
+    /// Every firing of one occurrence's alarms, in alarm order.
+    public static func triggers(of occurrence: Occurrence) -> [AlarmTrigger] {
+        var result: [AlarmTrigger] = []
+        for (index, alarm) in occurrence.alarms.enumerated() {
+            let first: Instant
+            switch alarm.trigger {
+            case .absolute(let value):
+                first = Instant(secondsSinceEpoch: value.wallClock.secondsAsUTC)
+            case .relative(let offset, let toEnd):
+                first = shift(toEnd ? occurrence.end : occurrence.start, by: offset, in: occurrence.displayZone)
+            }
+            var instant = first
+            for repetition in 0...alarm.repeatCount {
+                if repetition > 0, let interval = alarm.repeatInterval {
+                    instant = shift(instant, by: interval, in: occurrence.displayZone)
+                }
+                result.append(
+                    AlarmTrigger(
+                        occurrence: occurrence, alarm: alarm, alarmIndex: index, trigger: instant,
+                        repetition: repetition))
+            }
+        }
+        return result
     }
 
     /// Adds a duration: nominal days on the wall clock of `zone`, then exact seconds.

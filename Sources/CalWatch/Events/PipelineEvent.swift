@@ -1,0 +1,89 @@
+/// The typed events calwatch emits (DESIGN §5).
+public enum EventType: String, Sendable, CaseIterable, Hashable {
+    case flightDetected, reminderDue, liveActivityStart, liveActivityUpdate, liveActivityEnd
+
+    /// The CloudEvents `type`: `calwatch.` and the event name.
+    public var cloudEventType: String { "calwatch." + rawValue }
+}
+
+/// Which occurrence an event is about, stable across moves: a series instance is named by its RECURRENCE-ID,
+/// a single event by its UID alone, so that moving either is seen as a change of the same occurrence.
+public struct OccurrenceKey: Hashable, Sendable, Comparable, CustomStringConvertible {
+    public var calendar: String
+    public var uid: String
+    /// The original start of a series instance; `nil` for a single event.
+    public var recurrenceID: DateValueText?
+
+    /// Creates a key.
+    public init(calendar: String, uid: String, recurrenceID: DateValueText?) {
+        self.calendar = calendar
+        self.uid = uid
+        self.recurrenceID = recurrenceID
+    }
+
+    /// The key of an occurrence.
+    public init(_ occurrence: Occurrence) {
+        self.init(calendar: occurrence.calendar, uid: occurrence.uid, recurrenceID: occurrence.recurrenceID)
+    }
+
+    public static func < (a: OccurrenceKey, b: OccurrenceKey) -> Bool {
+        (a.calendar, a.uid, a.recurrenceID?.description ?? "") < (b.calendar, b.uid, b.recurrenceID?.description ?? "")
+    }
+
+    public var description: String { "\(calendar)/\(uid)/\(recurrenceID?.description ?? "-")" }
+}
+
+/// What a reminder is about: how long before which anchor, and whether it comes late.
+public struct ReminderDetail: Hashable, Sendable {
+    /// What the reminder counts back from.
+    public enum Anchor: String, Sendable { case start, leaveBy }
+    /// Where the reminder comes from.
+    public enum Source: String, Sendable { case offset, valarm }
+
+    public var secondsBefore: Int64
+    public var anchor: Anchor
+    public var source: Source
+    /// Delivered after its scheduled time (calwatch was not running then).
+    public var late: Bool
+    /// How late, in seconds (0 when on time).
+    public var lateness: Int64
+}
+
+/// The state a live activity reports.
+public struct LiveActivityDetail: Hashable, Sendable {
+    /// Before the occurrence starts, or while it runs.
+    public enum Phase: String, Sendable { case upcoming, inProgress }
+    /// Why a live activity ended.
+    public enum EndReason: String, Sendable { case ended, cancelled, removed, rescheduled, expired }
+
+    public var phase: Phase
+    public var secondsToStart: Int64
+    public var secondsToEnd: Int64
+    /// 0 before the start, then the share of the occurrence that has passed (0...1).
+    public var progress: Double
+    /// Set on `liveActivityEnd` only.
+    public var endReason: EndReason?
+}
+
+/// One event the planner found due, before the journal gives it a sequence number.
+public struct PlannedEvent: Hashable, Sendable {
+    public var type: EventType
+    /// Deterministic: the same input yields the same id, so a restart or a second run never duplicates.
+    public var id: String
+    public var key: OccurrenceKey
+    /// The occurrence as planned (its current start and end).
+    public var occurrenceStart: Instant
+    public var occurrenceEnd: Instant
+    /// The scheduled instant: CloudEvents `time`.
+    public var time: Instant
+    /// After this the event is stale: CloudEvents `expirytime`.
+    public var expiry: Instant
+    public var reminder: ReminderDetail?
+    public var liveActivity: LiveActivityDetail?
+    /// The occurrence's reported fields (summary, location, end, status) when the event was planned; a live
+    /// activity whose occurrence no longer matches is updated at once.
+    public var fingerprint: String
+
+    /// CloudEvents `subject`: `<uid>/<occurrence start, UTC>`.
+    public var subject: String { key.uid + "/" + (key.recurrenceID?.description ?? occurrenceStart.description) }
+}

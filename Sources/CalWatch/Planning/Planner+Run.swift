@@ -1,0 +1,25 @@
+extension Planner {
+    /// Runs the planner on a virtual clock from `from` to `to` (exclusive), applying every event to `state`.
+    ///
+    /// At each instant it plans until nothing more is due (a start may make an update due at the same instant),
+    /// then jumps to the next wake: no sleeping, as fast as the machine allows. `occurrencesAt` supplies the
+    /// occurrences in force at an instant, so a test can change the calendar part-way.
+    public static func run(
+        from: Instant, to: Instant, state: inout PlannerState, configuration: PlannerConfiguration,
+        occurrencesAt: (Instant) -> [Occurrence], emit: (PlannedEvent) -> Void
+    ) {
+        var now = from
+        while now < to {
+            let plan = plan(occurrencesAt(now), state: state, configuration: configuration, now: now)
+            if plan.due.isEmpty {
+                guard let next = plan.nextWake else { return }
+                now = next
+                continue
+            }
+            for event in plan.due {
+                state.apply(event)
+                emit(event)
+            }
+        }
+    }
+}

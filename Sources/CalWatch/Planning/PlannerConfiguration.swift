@@ -1,0 +1,27 @@
+/// What the planner needs from the configuration (DESIGN §5 and §8), with the documented defaults.
+public struct PlannerConfiguration: Sendable, Hashable {
+    /// Reminder offsets before the anchor, in seconds (default 30, 15 and 5 minutes).
+    public var reminderOffsets: [Int64] = [1800, 900, 300]
+    /// Whether all-day occurrences get reminders and live activities.
+    public var includeAllDay = false
+    /// Whether cancelled occurrences still get reminders.
+    public var includeCancelled = false
+    /// Whether the calendar's own VALARM DISPLAY/AUDIO triggers become reminders (`source: valarm`).
+    public var calendarAlarms = true
+    /// A reminder delivered more than this after its time is marked `late`.
+    public var lateGrace: Int64 = 60
+    /// How long before the anchor a live activity starts.
+    public var liveActivityLead: Int64 = 900
+    /// How often a running live activity is updated.
+    public var liveActivityUpdateInterval: Int64 = 60
+    /// A live activity ends at the latest this long after it started (`expired`).
+    public var liveActivityMaxDuration: Int64 = 8 * 3600
+
+    /// The defaults.
+    public init() {}
+
+    /// The earliest an event can come before its occurrence starts: how far ahead the planner must see.
+    public var lookAhead: Int64 {
+        max(liveActivityLead, reminderOffsets.max() ?? 0)
+    }
+}
