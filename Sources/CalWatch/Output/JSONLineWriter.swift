@@ -21,6 +21,18 @@ public struct JSONLineWriter {
         needsComma = false
     }
 
+    /// Opens an object as the value of a field.
+    public mutating func beginObject(field name: StaticString) {
+        key(name)
+        beginObject()
+    }
+
+    /// `"name":null`.
+    public mutating func nullField(_ name: StaticString) {
+        key(name)
+        appendNull()
+    }
+
     /// Marks that fields already written precede, so the next field starts with a comma.
     public mutating func continueObject() { needsComma = true }
 
@@ -37,7 +49,8 @@ public struct JSONLineWriter {
         needsComma = true
     }
 
-    private mutating func key(_ name: StaticString) {
+    /// `"name":`, for a value another writer appends (a nested object).
+    public mutating func key(_ name: StaticString) {
         if needsComma { bytes.append(UInt8(ascii: ",")) }
         bytes.append(UInt8(ascii: "\""))
         name.withUTF8Buffer { bytes.append(contentsOf: $0) }

@@ -25,9 +25,9 @@ public enum OccurrenceJSON {
         if !writer.bytes.isEmpty { flush(writer.bytes) }
     }
 
-    /// Appends one occurrence as a JSON Lines record.
-    public static func write(_ occurrence: Occurrence, to writer: inout JSONLineWriter) {
-        write(occurrence, shared: Fragments(occurrence), to: &writer)
+    /// Appends one occurrence as a JSON Lines record, or (`newline: false`) as an object inside another.
+    public static func write(_ occurrence: Occurrence, to writer: inout JSONLineWriter, newline: Bool = true) {
+        write(occurrence, shared: Fragments(occurrence), to: &writer, newline: newline)
     }
 
     /// The rendered fields every occurrence of one component shares, in output order around the per-instance ones.
@@ -61,7 +61,9 @@ public enum OccurrenceJSON {
         }
     }
 
-    private static func write(_ occurrence: Occurrence, shared: Fragments, to writer: inout JSONLineWriter) {
+    private static func write(
+        _ occurrence: Occurrence, shared: Fragments, to writer: inout JSONLineWriter, newline: Bool = true
+    ) {
         writer.beginObject()
         writer.append(raw: shared.head)
         writer.field("recurrenceId", occurrence.recurrenceID)
@@ -72,7 +74,7 @@ public enum OccurrenceJSON {
             "startLocal", local: occurrence.startLocal, offset: occurrence.displayZone.offset(at: occurrence.start))
         writer.field("timeZone", occurrence.timeZone?.identifier)
         writer.append(raw: shared.tail)
-        writer.endObject(newline: true)
+        writer.endObject(newline: newline)
     }
 
     /// `confirmed`, `tentative`, `cancelled`, or `null` when the calendar says nothing (or something else).

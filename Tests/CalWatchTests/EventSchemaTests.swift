@@ -1,0 +1,200 @@
+import Foundation
+import Testing
+
+@testable import CalWatch
+
+/// The event JSON checked against `schemas/calwatch-event.schema.json`, as a consumer with a validator would.
+@Suite struct EventSchemaTests {
+    /// A JSON value that keeps booleans, integers and numbers apart.
+    indirect enum JSON: Decodable, Equatable {
+        case null
+        case bool(Bool)
+        case integer(Int64)
+        case number(Double)
+        case string(String)
+        case array([JSON])
+        case object([String: JSON])
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.singleValueContainer()
+            if container.decodeNil() {
+                self = .null
+            } else if let value = try? container.decode(Bool.self) {
+                self = .bool(value)
+            } else if let value = try? container.decode(Int64.self) {
+                self = .integer(value)
+            } else if let value = try? container.decode(Double.self) {
+                self = .number(value)
+            } else if let value = try? container.decode(String.self) {
+                self = .string(value)
+            } else if let value = try? container.decode([JSON].self) {
+                self = .array(value)
+            } else {
+                self = .object(try container.decode([String: JSON].self))
+            }
+        }
+
+        static func parse(_ text: String) throws -> JSON { try JSONDecoder().decode(JSON.self, from: Data(text.utf8)) }
+    }
+
+    /// Validates against the JSON Schema keywords the schema file uses (type, const, enum, pattern, minimum,
+    /// maximum, required, properties, additionalProperties, $ref, allOf, if/then); returns the violations.
+    struct Validator {
+        let root: JSON
+
+        func validate(_ value: JSON, _ schema: JSON, at path: String = "$") -> [String] {
+            guard case .object(let rules) = schema else { return [] }
+            if case .string(let reference)? = rules["$ref"] { return validate(value, resolve(reference), at: path) }
+            var errors: [String] = []
+            if let type = rules["type"] {
+                let allowed: [String]
+                switch type {
+                case .string(let one): allowed = [one]
+                case .array(let many): allowed = many.compactMap { if case .string(let s) = $0 { s } else { nil } }
+                default: allowed = []
+                }
+                if !allowed.contains(where: { matches(value, type: $0) }) { errors.append("\(path): not \(allowed)") }
+            }
+            if let constant = rules["const"], constant != value { errors.append("\(path): not \(constant)") }
+            if case .array(let options)? = rules["enum"], !options.contains(value) {
+                errors.append("\(path): not in enum")
+            }
+            if case .string(let pattern)? = rules["pattern"], case .string(let text) = value,
+                text.range(of: pattern, options: .regularExpression) == nil
+            {
+                errors.append("\(path): '\(text)' does not match \(pattern)")
+            }
+            if let number = numeric(value) {
+                if let minimum = rules["minimum"].flatMap(numeric), number < minimum {
+                    errors.append("\(path): below minimum")
+                }
+                if let maximum = rules["maximum"].flatMap(numeric), number > maximum {
+                    errors.append("\(path): above maximum")
+                }
+            }
+            if case .object(let object) = value {
+                if case .array(let required)? = rules["required"] {
+                    for case .string(let name) in required where object[name] == nil {
+                        errors.append("\(path): missing \(name)")
+                    }
+                }
+                let properties: [String: JSON]
+                if case .object(let declared)? = rules["properties"] { properties = declared } else { properties = [:] }
+                for (name, member) in object {
+                    if let rule = properties[name] {
+                        errors += validate(member, rule, at: path + "." + name)
+                    } else if rules["additionalProperties"] == .bool(false) {
+                        errors.append("\(path): unexpected \(name)")
+                    }
+                }
+            }
+            if case .array(let all)? = rules["allOf"] {
+                for rule in all { errors += validate(value, rule, at: path) }
+            }
+            if let condition = rules["if"], validate(value, condition, at: path).isEmpty, let then = rules["then"] {
+                errors += validate(value, then, at: path)
+            }
+            return errors
+        }
+
+        func resolve(_ reference: String) -> JSON {
+            var node = root
+            for part in reference.dropFirst(2).split(separator: "/") {
+                guard case .object(let object) = node, let next = object[String(part)] else { return .null }
+                node = next
+            }
+            return node
+        }
+
+        func matches(_ value: JSON, type: String) -> Bool {
+            switch (type, value) {
+            case ("null", .null), ("boolean", .bool), ("integer", .integer), ("number", .integer), ("number", .number),
+                ("string", .string), ("array", .array), ("object", .object):
+                true
+            default: false
+            }
+        }
+
+        func numeric(_ value: JSON) -> Double? {
+            switch value {
+            case .integer(let number): Double(number)
+            case .number(let number): number
+            default: nil
+            }
+        }
+    }
+
+    static var schema: JSON {
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("schemas/calwatch-event.schema.json")
+        return try! JSON.parse(String(contentsOf: url, encoding: .utf8))
+    }
+
+    /// Events of every type the planner makes today, written as JSON Lines.
+    static func eventLines() -> [String] {
+        let alarm = Alarm(action: "DISPLAY", trigger: .relative(ICalDuration(exactSeconds: -3600), toEnd: false))
+        let kept = PlannerTests.meeting("kept", "2027-03-01T10:00:00Z", "2027-03-01T10:30:00Z", alarms: [alarm])
+        let dropped = PlannerTests.meeting("dropped", "2027-03-01T10:00:00Z", "2027-03-01T11:00:00Z")
+        var state = PlannerState()
+        var lines: [String] = []
+        var sequence: Int64 = 0
+        Planner.run(
+            from: utc("2027-03-01T08:00:00Z"), to: utc("2027-03-01T12:00:00Z"), state: &state,
+            configuration: PlannerConfiguration(),
+            occurrencesAt: { now in now < utc("2027-03-01T10:10:00Z") ? [kept, dropped] : [kept] }
+        ) { event in
+            sequence += 1
+            var writer = JSONLineWriter()
+            let occurrence = [kept, dropped].first { OccurrenceKey($0) == event.key && event.type != .liveActivityEnd }
+            CloudEventJSON.write(
+                event, occurrence: occurrence, sequence: sequence, recordedTime: event.time, to: &writer)
+            lines.append(String(decoding: writer.bytes.dropLast(), as: UTF8.self))
+        }
+        return lines
+    }
+
+    @Test func everyEventMatchesTheSchema() throws {
+        let validator = Validator(root: Self.schema)
+        let lines = Self.eventLines()
+        let types = Set(
+            lines.compactMap { line -> String? in
+                guard case .object(let object) = try? JSON.parse(line), case .string(let type)? = object["type"] else {
+                    return nil
+                }
+                return type
+            })
+        #expect(
+            types == [
+                "calwatch.reminderDue", "calwatch.liveActivityStart", "calwatch.liveActivityUpdate",
+                "calwatch.liveActivityEnd",
+            ])
+        for line in lines {
+            let errors = validator.validate(try JSON.parse(line), Self.schema)
+            #expect(errors.isEmpty, "\(errors) in \(line)")
+        }
+    }
+
+    @Test func theSchemaRejectsWhatIsWrong() throws {
+        let validator = Validator(root: Self.schema)
+        let reminder = Self.eventLines().first { $0.contains("calwatch.reminderDue") }!
+        let withoutReminder = reminder.replacingOccurrences(of: "\"reminder\":", with: "\"reminderX\":")
+        #expect(validator.validate(try JSON.parse(withoutReminder), Self.schema).contains("$.data: missing reminder"))
+        let badTime = reminder.replacingOccurrences(of: "\"specversion\":\"1.0\"", with: "\"specversion\":\"0.3\"")
+        #expect(!validator.validate(try JSON.parse(badTime), Self.schema).isEmpty)
+    }
+
+    @Test func scanOutputMatchesTheOccurrenceShape() throws {
+        let validator = Validator(root: Self.schema)
+        let result = scan(
+            [fixture("google-recurring.ics"), fixture("apple-all-day.ics")], from: "2025-03-01", to: "2025-05-01")
+        var lines: [String] = []
+        OccurrenceJSON.writeLines(result.occurrences) {
+            lines += String(decoding: $0, as: UTF8.self).split(separator: "\n").map(String.init)
+        }
+        #expect(lines.count == result.occurrences.count)
+        for line in lines {
+            let errors = validator.validate(try JSON.parse(line), validator.resolve("#/$defs/occurrence"))
+            #expect(errors.isEmpty, "\(errors) in \(line)")
+        }
+    }
+}
