@@ -30,7 +30,7 @@ let package = Package(
         ),
         .target(
             name: "CalWatch",
-            dependencies: ["CICal"],
+            dependencies: ["CICal", "CSQLite"],
             swiftSettings: strictSettings
         ),
         .executableTarget(

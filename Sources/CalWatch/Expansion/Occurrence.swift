@@ -73,6 +73,16 @@ public enum DateValueText: Hashable, Sendable, CustomStringConvertible {
     /// A RECURRENCE-ID that is a date.
     public static func date(_ date: CalendarDate) -> DateValueText { .day(date.daysSinceEpoch) }
 
+    /// Reads the printed form back: `2027-03-01` or `2027-03-01T08:30:00Z`.
+    public init?(text: String) {
+        let compact = Substring(text.filter { $0 != "-" && $0 != ":" })
+        switch DateValue(icalText: compact, reference: .utc) {
+        case .date(let date): self = .date(date)
+        case .dateTime(let wall, .utc): self = .instant(Instant(secondsSinceEpoch: wall.secondsAsUTC))
+        default: return nil
+        }
+    }
+
     public var description: String {
         switch self {
         case .instant(let instant): instant.description

@@ -1,0 +1,138 @@
+import CSQLite
+
+/// A SQLite result code (`SQLITE_OK`, `SQLITE_BUSY`, …) as a value.
+struct SQLiteResult: RawRepresentable, Equatable, Sendable {
+    var rawValue: Int32
+    static let ok = SQLiteResult(rawValue: SQLITE_OK)
+    static let row = SQLiteResult(rawValue: SQLITE_ROW)
+    static let done = SQLiteResult(rawValue: SQLITE_DONE)
+}
+
+/// A failed SQLite call, with SQLite's own message and the statement.
+public struct SQLiteError: Error, CustomStringConvertible, Sendable {
+    public var code: Int32
+    public var message: String
+    public var description: String { "SQLite error \(code): \(message)" }
+}
+
+/// One open database. Owns its `sqlite3*` and closes it in `deinit`; explicitly not `Sendable`: a connection is
+/// used from one task at a time, and the handle never leaves this file and `SQLiteStatement`.
+final class SQLiteConnection {
+    fileprivate let handle: OpaquePointer
+
+    /// Opens (creating) the database at `path` with the given file mode for a new file.
+    init(path: String) throws {
+        var handle: OpaquePointer?
+        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX
+        let result = sqlite3_open_v2(path, &handle, flags, nil)
+        guard result == SQLITE_OK, let handle else {
+            let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open \(path)"
+            // "Whether or not an error occurs when it is opened, resources associated with the database connection
+            // handle should be released by passing it to sqlite3_close() when it is no longer required."
+            sqlite3_close(handle)
+            throw SQLiteError(code: result, message: message)
+        }
+        self.handle = handle
+        sqlite3_busy_timeout(handle, 5000)
+    }
+
+    deinit {
+        sqlite3_close_v2(handle)
+    }
+
+    /// Runs statements that take no values and return no rows (schema, pragmas, BEGIN/COMMIT).
+    func execute(_ sql: String) throws {
+        var error: UnsafeMutablePointer<CChar>?
+        let result = sqlite3_exec(handle, sql, nil, nil, &error)
+        guard result == SQLITE_OK else {
+            let message = error.map { String(cString: $0) } ?? "unknown error"
+            sqlite3_free(error)
+            throw SQLiteError(code: result, message: message + " in: " + sql)
+        }
+    }
+
+    /// Prepares a statement; values are bound to it, never formatted into the SQL.
+    func prepare(_ sql: String) throws -> SQLiteStatement { try SQLiteStatement(self, sql) }
+
+    /// Runs `body` in one transaction, rolled back if it throws.
+    func transaction<T>(_ body: () throws -> T) throws -> T {
+        try execute("BEGIN IMMEDIATE")
+        do {
+            let value = try body()
+            try execute("COMMIT")
+            return value
+        } catch {
+            try? execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    fileprivate func error(_ code: Int32) -> SQLiteError {
+        SQLiteError(code: code, message: String(cString: sqlite3_errmsg(handle)))
+    }
+}
+
+/// A prepared statement of a connection; finalized in `deinit`.
+final class SQLiteStatement {
+    private let statement: OpaquePointer
+    private let connection: SQLiteConnection
+
+    fileprivate init(_ connection: SQLiteConnection, _ sql: String) throws {
+        var statement: OpaquePointer?
+        let result = sqlite3_prepare_v2(connection.handle, sql, -1, &statement, nil)
+        guard result == SQLITE_OK, let statement else { throw connection.error(result) }
+        self.statement = statement
+        self.connection = connection
+    }
+
+    deinit {
+        sqlite3_finalize(statement)
+    }
+
+    /// Binds values to `?1`, `?2`, … in order, after a reset.
+    func bind(_ values: [SQLiteValue]) throws {
+        sqlite3_reset(statement)
+        sqlite3_clear_bindings(statement)
+        for (offset, value) in values.enumerated() {
+            let index = Int32(offset + 1)
+            let result: Int32
+            switch value {
+            case .integer(let number): result = sqlite3_bind_int64(statement, index, number)
+            case .text(let text):
+                // SQLITE_TRANSIENT: SQLite copies the text before this call returns.
+                result = sqlite3_bind_text(
+                    statement, index, text, -1, unsafeBitCast(-1, to: sqlite3_destructor_type.self))
+            case .null: result = sqlite3_bind_null(statement, index)
+            }
+            guard result == SQLITE_OK else { throw connection.error(result) }
+        }
+    }
+
+    /// Steps once: `true` when a row is available.
+    @discardableResult
+    func step() throws -> Bool {
+        let result = sqlite3_step(statement)
+        switch result {
+        case SQLITE_ROW: return true
+        case SQLITE_DONE: return false
+        default: throw connection.error(result)
+        }
+    }
+
+    func integer(_ column: Int32) -> Int64 { sqlite3_column_int64(statement, column) }
+
+    func text(_ column: Int32) -> String? {
+        guard let pointer = sqlite3_column_text(statement, column) else { return nil }
+        return String(cString: pointer)
+    }
+
+    /// The number of rows the last step changed.
+    var changes: Int32 { sqlite3_changes(sqlite3_db_handle(statement)) }
+}
+
+/// A value bound to a statement.
+enum SQLiteValue {
+    case integer(Int64)
+    case text(String)
+    case null
+}
