@@ -4,6 +4,7 @@
 SYSTEM_PACKAGES := pkg-config libical-dev libsqlite3-dev libxml2
 SWIFT_BUILD_FLAGS ?=
 DEMO_WINDOW := --from 2027-03-01 --to 2027-03-08 --tz Europe/Berlin
+DEMO_DAY := --from 2027-03-03 --to 2027-03-04 --tz Europe/Berlin
 DEMO_CALENDARS := samples/calendars samples/radicale/family samples/caldav/report.xml
 
 .PHONY: deps build demo test bench format clean
@@ -28,11 +29,12 @@ build: deps
 	swift build $(SWIFT_BUILD_FLAGS)
 
 demo: build
-	@echo "== calwatch scan over the sample calendars, week of 2027-03-01 (Europe/Berlin) =="
+	@echo "== calwatch scan: the sample calendars, week of 2027-03-01 (Europe/Berlin) =="
 	@.build/debug/calwatch scan $(DEMO_CALENDARS) $(DEMO_WINDOW) --format table
 	@echo
-	@echo "== the same as JSON Lines (what tools consume) =="
-	@.build/debug/calwatch scan $(DEMO_CALENDARS) $(DEMO_WINDOW)
+	@echo "== calwatch replay: the events of Wednesday 2027-03-03 as JSON Lines =="
+	@echo "   (the minute-by-minute liveActivityUpdate events are left out here; drop the grep to see them)"
+	@.build/debug/calwatch replay $(DEMO_CALENDARS) $(DEMO_DAY) | grep -v '"type":"calwatch.liveActivityUpdate"' || true
 
 test: deps
 	swift test $(SWIFT_BUILD_FLAGS)

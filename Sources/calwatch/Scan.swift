@@ -57,28 +57,12 @@ extension CalwatchCommand {
 
         /// The zone and window the options name.
         func window() throws -> (zone: ZoneRules, window: InstantWindow) {
-            let zoneName = tz ?? TimeZoneDatabase.systemZoneName
-            guard
-                let zone = TimeZoneDatabase.rules(named: zoneName)
-                    ?? WindowsZones.ianaName(for: zoneName).flatMap(TimeZoneDatabase.rules)
-            else {
-                throw ValidationError("--tz '\(zoneName)' is not a known zone; use an IANA name such as Europe/Berlin.")
-            }
-            let now = Instant(secondsSinceEpoch: Int64(Date().timeIntervalSince1970))
-            do {
-                let start =
-                    try from.map { try TimeArgument.parse($0, zone: zone, now: now) }
-                    ?? TimeArgument.parse("today", zone: zone, now: now)
-                let end =
-                    try to.map { try TimeArgument.parse($0, zone: zone, now: now) }
-                    ?? zone.instant(for: zone.wallClock(at: start).adding(days: 7))
-                guard start < end else {
-                    throw ValidationError("--to (\(end)) must be after --from (\(start)).")
-                }
-                return (zone, InstantWindow(start: start, end: end))
-            } catch let invalid as TimeArgument.Invalid {
-                throw ValidationError(invalid.description)
-            }
+            let zone = try CommandSupport.zone(tz)
+            let start = try CommandSupport.instant(from ?? "today", zone: zone)
+            let end =
+                try to.map { try CommandSupport.instant($0, zone: zone) }
+                ?? zone.instant(for: zone.wallClock(at: start).adding(days: 7))
+            return (zone, try CommandSupport.window(from: start, to: end))
         }
 
         func run() async throws {
@@ -89,7 +73,7 @@ extension CalwatchCommand {
                 options.lookAhead = AlarmExpander.reach
             }
             let result = CalendarScan(paths: paths, options: options).run()
-            for problem in result.problems { StandardStreams.error("\(problem)\n") }
+            CommandSupport.report(result.problems)
 
             let output = StandardStreams.Output()
             if alarms {

@@ -131,3 +131,56 @@ import Testing
         #expect(triggers == ["2025-03-18T08:10:00Z", "2025-03-18T08:15:00Z", "2025-03-18T08:20:00Z"])
     }
 }
+
+/// `calwatch replay` killed with SIGKILL part-way and started again over the same journal.
+@Suite(.serialized) struct ReplayKillTests {
+    static let samples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("samples/calendars").path
+    static let window = ["--from", "2027-01-01", "--to", "2027-07-01", "--tz", "Europe/Berlin"]
+
+    /// Runs a replay; with `killAfter`, SIGKILLs it once that many lines have been printed.
+    static func replay(state: String?, killAfter: Int? = nil) throws -> [String] {
+        let process = Process()
+        process.executableURL = CommandLineTests.executable
+        process.arguments = ["replay", samples] + window + (state.map { ["--state", $0] } ?? [])
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        var data = Data()
+        let reader = output.fileHandleForReading
+        while true {
+            let chunk = reader.availableData
+            if chunk.isEmpty { break }
+            data.append(chunk)
+            if let killAfter, data.reduce(0, { $1 == 10 ? $0 + 1 : $0 }) >= killAfter {
+                kill(process.processIdentifier, SIGKILL)
+                data.append(reader.readDataToEndOfFile())
+                break
+            }
+        }
+        process.waitUntilExit()
+        // A line cut by the kill is not an event the sink finished printing.
+        return String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init).filter {
+            $0.hasSuffix("}")
+        }
+    }
+
+    static func id(_ line: String) -> String {
+        String(line[line.range(of: "\"id\":\"")!.upperBound...].prefix(32))
+    }
+
+    @Test(arguments: [600, 1700, 3300])
+    func killedAndStartedAgainLosesNothingAndRepeatsAtMostTheBatchInFlight(killAfter: Int) throws {
+        let full = try Self.replay(state: nil).map(Self.id)
+        #expect(full.count > 4000)
+        let state = JournalTests.temporaryPath()
+        let first = try Self.replay(state: state, killAfter: killAfter)
+        #expect(first.count >= killAfter && first.count < full.count, "the kill came too late to test anything")
+        let second = try Self.replay(state: state)
+        let all = (first + second).map(Self.id)
+        #expect(Set(all) == Set(full))
+        let duplicates = all.count - Set(all).count
+        #expect(duplicates <= 512, "\(duplicates) events printed twice")
+    }
+}

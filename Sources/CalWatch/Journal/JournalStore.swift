@@ -14,7 +14,8 @@ public final class JournalStore {
     /// One committed event.
     public struct Entry: Sendable {
         public var sequence: Int64
-        public var event: PlannedEvent
+        /// The event, when it was planned in this run (`nil` when read back from the journal).
+        public var event: PlannedEvent?
         /// The event as sinks receive it (one JSON object, no newline).
         public var json: String
     }
