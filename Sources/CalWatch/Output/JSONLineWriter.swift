@@ -93,8 +93,14 @@ public struct JSONLineWriter {
         key(name)
         guard let instant else { return appendNull() }
         bytes.append(UInt8(ascii: "\""))
+        append(instant: instant)
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// `2027-03-01T08:30:00Z`, unquoted.
+    mutating func append(instant: Instant) {
         appendDateTime(instant.utc)
-        bytes.append(contentsOf: [UInt8(ascii: "Z"), UInt8(ascii: "\"")])
+        bytes.append(UInt8(ascii: "Z"))
     }
 
     /// `"name":"2027-03-01T08:30:00Z"` or `"name":"2027-03-01"` for a RECURRENCE-ID.

@@ -91,7 +91,7 @@ public enum Planner {
             var candidates = configuration.reminderOffsets.map { offset in
                 Candidate(
                     time: anchor.adding(seconds: -offset), secondsBefore: offset, source: .offset,
-                    discriminator: "offset=\(offset);anchor=\(anchor)", expiry: anchor)
+                    discriminator: "offset=\(offset);anchor=\(anchor.secondsSinceEpoch)", expiry: anchor)
             }
             if configuration.calendarAlarms {
                 for trigger in AlarmExpander.triggers(of: occurrence)
@@ -103,7 +103,7 @@ public enum Planner {
                             time: trigger.trigger,
                             secondsBefore: anchor.secondsSinceEpoch - trigger.trigger.secondsSinceEpoch,
                             source: .valarm,
-                            discriminator: "valarm=\(trigger.alarmIndex).\(trigger.repetition);at=\(trigger.trigger)",
+                            discriminator: "valarm=\(trigger.alarmIndex).\(trigger.repetition);at=\(trigger.trigger.secondsSinceEpoch)",
                             expiry: expiry))
                 }
             }
@@ -170,7 +170,7 @@ public enum Planner {
                     wake(activityStart)
                 } else if now < activityEnd || (activityEnd == activityStart && now == activityStart) {
                     let id = EventID.make(
-                        .liveActivityStart, key, "start=\(activityStart);occurrence=\(occurrence.start)")
+                        .liveActivityStart, key, "start=\(activityStart.secondsSinceEpoch);occurrence=\(occurrence.start.secondsSinceEpoch)")
                     guard !state.emitted.contains(id) else { return }
                     // A moved occurrence whose new window is already open starts now, after the old one's end.
                     let time = rescheduled ? max(activityStart, now) : activityStart
@@ -190,7 +190,7 @@ public enum Planner {
             if let report = latestReport(
                 upTo: now, after: activity.lastReport, activityStart: activityStart, end: activityEnd)
             {
-                let id = EventID.make(.liveActivityUpdate, key, "update=\(report);occurrence=\(occurrence.start)")
+                let id = EventID.make(.liveActivityUpdate, key, "update=\(report.secondsSinceEpoch);occurrence=\(occurrence.start.secondsSinceEpoch)")
                 if !state.emitted.contains(id) {
                     var event = base(
                         .liveActivityUpdate, id: id, time: report,
@@ -201,7 +201,7 @@ public enum Planner {
                 }
             } else if activity.fingerprint != fingerprint {
                 // The occurrence changed (title, place, end): report it at once.
-                let id = EventID.make(.liveActivityUpdate, key, "changed=\(fingerprint);at=\(now)")
+                let id = EventID.make(.liveActivityUpdate, key, "changed=\(fingerprint);at=\(now.secondsSinceEpoch)")
                 if !state.emitted.contains(id) {
                     var event = base(
                         .liveActivityUpdate, id: id, time: now,
@@ -257,7 +257,7 @@ public enum Planner {
         ) -> PlannedEvent {
             // Named by the activity it ends, so one activity ends once whatever the reason.
             let id = EventID.make(
-                .liveActivityEnd, key, "start=\(activity.activityStart);occurrence=\(activity.occurrenceStart)")
+                .liveActivityEnd, key, "start=\(activity.activityStart.secondsSinceEpoch);occurrence=\(activity.occurrenceStart.secondsSinceEpoch)")
             let toStart = occurrenceStart.secondsSinceEpoch - time.secondsSinceEpoch
             let toEnd = occurrenceEnd.secondsSinceEpoch - time.secondsSinceEpoch
             return PlannedEvent(

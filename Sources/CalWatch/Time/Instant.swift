@@ -23,7 +23,11 @@ public struct Instant: Hashable, Comparable, Sendable, CustomStringConvertible {
     public var utc: LocalDateTime { LocalDateTime(secondsSinceEpochAsUTC: secondsSinceEpoch) }
 
     /// ISO 8601 in UTC with `Z`, as every JSON field of calwatch prints instants.
-    public var description: String { utc.iso8601 + "Z" }
+    public var description: String {
+        var writer = JSONLineWriter(capacity: 24)
+        writer.append(instant: self)
+        return String(decoding: writer.bytes, as: UTF8.self)
+    }
 }
 
 /// A half-open interval of instants, `[start, end)`.
