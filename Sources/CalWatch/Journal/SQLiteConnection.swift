@@ -1,13 +1,5 @@
 import CSQLite
 
-/// A SQLite result code (`SQLITE_OK`, `SQLITE_BUSY`, …) as a value.
-struct SQLiteResult: RawRepresentable, Equatable, Sendable {
-    var rawValue: Int32
-    static let ok = SQLiteResult(rawValue: SQLITE_OK)
-    static let row = SQLiteResult(rawValue: SQLITE_ROW)
-    static let done = SQLiteResult(rawValue: SQLITE_DONE)
-}
-
 /// A failed SQLite call, with SQLite's own message and the statement.
 public struct SQLiteError: Error, CustomStringConvertible, Sendable {
     public var code: Int32
