@@ -101,7 +101,13 @@ public struct OccurrenceExpander {
         var zoned: Bool
     }
 
-    /// Resolves a value; a floating value inside a zoned series is read in the series' zone (a common producer slip).
+    /// Resolves a value of a series: a floating value inside a zoned series is read in the series' zone (a common
+    /// producer slip: EXDATE, RDATE or RECURRENCE-ID written without the TZID of DTSTART).
+    private func resolve(_ value: DateValue, inSeriesOf series: Resolved) -> Resolved {
+        resolve(value, seriesZone: series.zoned ? series.zone : nil)
+    }
+
+    /// Resolves a value; floating values go to `seriesZone`, else X-WR-TIMEZONE, else the configured zone.
     private func resolve(_ value: DateValue, seriesZone: ZoneRules? = nil) -> Resolved {
         switch value {
         case .date(let date):
@@ -141,6 +147,13 @@ public struct OccurrenceExpander {
             }
         }
 
+        /// A DURATION: nominal when it has days or weeks, else exact.
+        init(_ duration: ICalDuration) {
+            self =
+                duration.nominalDays == 0
+                ? .exact(duration.exactSeconds) : .nominal(days: duration.nominalDays, seconds: duration.exactSeconds)
+        }
+
         /// An upper bound of the length in seconds, for widening the generation window.
         var maximumSeconds: Int64 {
             switch self {
@@ -157,7 +170,7 @@ public struct OccurrenceExpander {
                 let days = Int(endValue.date.daysSinceEpoch - start.wall.date.daysSinceEpoch)
                 return .nominal(days: days > 0 ? days : 1, seconds: 0)
             }
-            let end = resolve(endValue, seriesZone: start.zoned ? start.zone : nil).instant
+            let end = resolve(endValue, inSeriesOf: start).instant
             let seconds = end.secondsSinceEpoch - start.instant.secondsSinceEpoch
             if seconds < 0 {
                 report(
@@ -171,9 +184,7 @@ public struct OccurrenceExpander {
                 report(.warning, component, "DURATION is negative; the event is read as lasting no time.")
                 return .exact(0)
             }
-            return duration.nominalDays == 0
-                ? .exact(duration.exactSeconds)
-                : .nominal(days: duration.nominalDays, seconds: duration.exactSeconds)
+            return Span(duration)
         }
         return start.isDate ? .nominal(days: 1, seconds: 0) : .exact(0)
     }
@@ -211,14 +222,14 @@ public struct OccurrenceExpander {
         var reach: Int64 = 0
         for (index, override) in overrides.enumerated() {
             guard let recurrenceID = override.recurrenceID else { continue }
-            let original = resolve(recurrenceID, seriesZone: base.zoned ? base.zone : nil)
+            let original = resolve(recurrenceID, inSeriesOf: base)
             if original.isDate != base.isDate {
                 byDate[original.wall.date] = index
             } else {
                 exact[original.instant.secondsSinceEpoch] = index
             }
             if override.rangeThisAndFuture, let newStart = override.start {
-                let moved = resolve(newStart, seriesZone: base.zoned ? base.zone : nil)
+                let moved = resolve(newStart, inSeriesOf: base)
                 let shift = moved.wall.secondsAsUTC - original.wall.secondsAsUTC
                 thisAndFuture.append((original.instant, shift, index))
                 reach = max(reach, abs(shift) + self.span(of: override, start: moved).maximumSeconds)
@@ -252,7 +263,7 @@ public struct OccurrenceExpander {
                 }
                 source = shiftedSources[rule.index]!
                 wall = wall.adding(seconds: rule.shift)
-                let moved = resolve(source.component.start!, seriesZone: base.zoned ? base.zone : nil)
+                let moved = resolve(source.component.start!, inSeriesOf: base)
                 instanceSpan = self.span(of: source.component, start: moved)
             }
             let start = base.isDate ? options.defaultZone.instant(for: wall) : base.zone.instant(for: wall)
@@ -286,7 +297,7 @@ public struct OccurrenceExpander {
             iterate(text, property: "RRULE", master: master, base: base, lower: lower, upper: upper, into: &instances)
         }
         for date in master.recurrenceDates {
-            var resolved = resolve(date.start, seriesZone: base.zoned ? base.zone : nil)
+            var resolved = resolve(date.start, inSeriesOf: base)
             if resolved.isDate && !base.isDate {
                 // RDATE;VALUE=DATE on a timed series: the series' time of day on that date.
                 resolved.wall = LocalDateTime(
@@ -296,18 +307,15 @@ public struct OccurrenceExpander {
             var end: Instant?
             switch date {
             case .start: end = nil
-            case .period(_, let endValue): end = resolve(endValue, seriesZone: base.zoned ? base.zone : nil).instant
+            case .period(_, let endValue): end = resolve(endValue, inSeriesOf: base).instant
             case .periodWithDuration(_, let duration):
-                let periodSpan: Span =
-                    duration.nominalDays == 0
-                    ? .exact(duration.exactSeconds)
-                    : .nominal(days: duration.nominalDays, seconds: duration.exactSeconds)
-                end = periodSpan.end(startWall: resolved.wall, start: resolved.instant, zone: resolved.zone)
+                end = Span(duration).end(startWall: resolved.wall, start: resolved.instant, zone: resolved.zone)
             }
             // The RDATE is re-expressed in the series' wall time, so that THISANDFUTURE shifts apply alike.
             let wall = base.isDate ? resolved.wall : base.zone.wallClock(at: resolved.instant)
             let instant = base.isDate ? options.defaultZone.instant(for: wall) : resolved.instant
-            if instant < upper && (end ?? instant.adding(seconds: 86_400 * 366)) >= lower {
+            // Like an RRULE instance, unless its own period ends later than the series' span would.
+            if instant < upper && (end ?? instant) >= lower {
                 instances.append(Instance(recurrenceID: instant, wall: wall, explicitEnd: end))
             }
         }
@@ -426,7 +434,7 @@ public struct OccurrenceExpander {
         var instants = Set(excluded.map(\.recurrenceID.secondsSinceEpoch))
         var dates = Set<CalendarDate>()
         for value in master.exceptionDates {
-            let resolved = resolve(value, seriesZone: base.zoned ? base.zone : nil)
+            let resolved = resolve(value, inSeriesOf: base)
             if resolved.isDate || base.isDate {
                 dates.insert(resolved.isDate ? resolved.wall.date : base.zone.wallClock(at: resolved.instant).date)
             } else {
@@ -449,8 +457,8 @@ public struct OccurrenceExpander {
         _ override: CalendarComponent, series: Resolved, masterSpan: Span, into output: inout [Occurrence]
     ) {
         guard let recurrenceID = override.recurrenceID else { return }
-        let original = resolve(recurrenceID, seriesZone: series.zoned ? series.zone : nil)
-        let start = override.start.map { resolve($0, seriesZone: series.zoned ? series.zone : nil) } ?? original
+        let original = resolve(recurrenceID, inSeriesOf: series)
+        let start = override.start.map { resolve($0, inSeriesOf: series) } ?? original
         let hasOwnEnd =
             override.end != nil || override.duration != nil || (override.kind == .todo && override.due != nil)
         let span =
