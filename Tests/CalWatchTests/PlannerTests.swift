@@ -223,3 +223,17 @@ import Testing
         #expect(first.allSatisfy { $0.id.count == 32 })
     }
 }
+
+extension PlannerTests {
+    @Test func anActivityCancelledPartWayReportsHowFarItGot() {
+        let cancelled = Self.meeting("standup", "2027-03-01T10:00:00Z", "2027-03-01T10:30:00Z", status: .cancelled)
+        var state = PlannerState()
+        let events = Self.run(from: "2027-03-01T09:00:00Z", to: "2027-03-01T12:00:00Z", state: &state) { now in
+            now < utc("2027-03-01T10:15:00Z") ? [self.standup] : [cancelled]
+        }
+        let end = events.last { $0.type == .liveActivityEnd }?.liveActivity
+        #expect(end?.endReason == .cancelled)
+        #expect(end?.progress == 0.5)
+        #expect(end?.secondsToEnd == 900)
+    }
+}

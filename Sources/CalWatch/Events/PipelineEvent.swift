@@ -63,6 +63,18 @@ public struct LiveActivityDetail: Hashable, Sendable {
     public var progress: Double
     /// Set on `liveActivityEnd` only.
     public var endReason: EndReason?
+
+    /// The state of an occurrence `[start, end)` as seen at `instant`.
+    public init(start: Instant, end: Instant, at instant: Instant, endReason: EndReason? = nil) {
+        let toStart = start.secondsSinceEpoch - instant.secondsSinceEpoch
+        let toEnd = end.secondsSinceEpoch - instant.secondsSinceEpoch
+        let length = end.secondsSinceEpoch - start.secondsSinceEpoch
+        phase = toStart > 0 ? .upcoming : .inProgress
+        secondsToStart = max(0, toStart)
+        secondsToEnd = max(0, toEnd)
+        progress = toStart > 0 ? 0 : (length <= 0 ? 1 : min(1, Double(-toStart) / Double(length)))
+        self.endReason = endReason
+    }
 }
 
 /// One event the planner found due, before the journal gives it a sequence number.

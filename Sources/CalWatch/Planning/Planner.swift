@@ -103,7 +103,8 @@ public enum Planner {
                             time: trigger.trigger,
                             secondsBefore: anchor.secondsSinceEpoch - trigger.trigger.secondsSinceEpoch,
                             source: .valarm,
-                            discriminator: "valarm=\(trigger.alarmIndex).\(trigger.repetition);at=\(trigger.trigger.secondsSinceEpoch)",
+                            discriminator:
+                                "valarm=\(trigger.alarmIndex).\(trigger.repetition);at=\(trigger.trigger.secondsSinceEpoch)",
                             expiry: expiry))
                 }
             }
@@ -170,7 +171,8 @@ public enum Planner {
                     wake(activityStart)
                 } else if now < activityEnd || (activityEnd == activityStart && now == activityStart) {
                     let id = EventID.make(
-                        .liveActivityStart, key, "start=\(activityStart.secondsSinceEpoch);occurrence=\(occurrence.start.secondsSinceEpoch)")
+                        .liveActivityStart, key,
+                        "start=\(activityStart.secondsSinceEpoch);occurrence=\(occurrence.start.secondsSinceEpoch)")
                     guard !state.emitted.contains(id) else { return }
                     // A moved occurrence whose new window is already open starts now, after the old one's end.
                     let time = rescheduled ? max(activityStart, now) : activityStart
@@ -190,7 +192,9 @@ public enum Planner {
             if let report = latestReport(
                 upTo: now, after: activity.lastReport, activityStart: activityStart, end: activityEnd)
             {
-                let id = EventID.make(.liveActivityUpdate, key, "update=\(report.secondsSinceEpoch);occurrence=\(occurrence.start.secondsSinceEpoch)")
+                let id = EventID.make(
+                    .liveActivityUpdate, key,
+                    "update=\(report.secondsSinceEpoch);occurrence=\(occurrence.start.secondsSinceEpoch)")
                 if !state.emitted.contains(id) {
                     var event = base(
                         .liveActivityUpdate, id: id, time: report,
@@ -234,13 +238,7 @@ public enum Planner {
         }
 
         func detail(at instant: Instant) -> LiveActivityDetail {
-            let toStart = occurrence.start.secondsSinceEpoch - instant.secondsSinceEpoch
-            let toEnd = occurrence.end.secondsSinceEpoch - instant.secondsSinceEpoch
-            let length = occurrence.end.secondsSinceEpoch - occurrence.start.secondsSinceEpoch
-            let progress = toStart > 0 ? 0 : (length <= 0 ? 1 : min(1, Double(-toStart) / Double(length)))
-            return LiveActivityDetail(
-                phase: toStart > 0 ? .upcoming : .inProgress, secondsToStart: max(0, toStart),
-                secondsToEnd: max(0, toEnd), progress: progress, endReason: nil)
+            LiveActivityDetail(start: occurrence.start, end: occurrence.end, at: instant)
         }
 
         func endEvent(_ activity: PlannerState.ActiveActivity, reason: LiveActivityDetail.EndReason, at time: Instant)
@@ -257,15 +255,14 @@ public enum Planner {
         ) -> PlannedEvent {
             // Named by the activity it ends, so one activity ends once whatever the reason.
             let id = EventID.make(
-                .liveActivityEnd, key, "start=\(activity.activityStart.secondsSinceEpoch);occurrence=\(activity.occurrenceStart.secondsSinceEpoch)")
-            let toStart = occurrenceStart.secondsSinceEpoch - time.secondsSinceEpoch
-            let toEnd = occurrenceEnd.secondsSinceEpoch - time.secondsSinceEpoch
+                .liveActivityEnd, key,
+                "start=\(activity.activityStart.secondsSinceEpoch);occurrence=\(activity.occurrenceStart.secondsSinceEpoch)"
+            )
             return PlannedEvent(
                 type: .liveActivityEnd, id: id, key: key, occurrenceStart: occurrenceStart,
                 occurrenceEnd: occurrenceEnd, time: time, expiry: time.adding(seconds: 86_400), reminder: nil,
                 liveActivity: LiveActivityDetail(
-                    phase: toStart > 0 ? .upcoming : .inProgress, secondsToStart: max(0, toStart),
-                    secondsToEnd: max(0, toEnd), progress: toEnd <= 0 ? 1 : 0, endReason: reason),
+                    start: occurrenceStart, end: occurrenceEnd, at: time, endReason: reason),
                 fingerprint: fingerprint)
         }
 
