@@ -83,7 +83,7 @@ extension CalwatchCommand {
             let summary: CalWatch.Replay.Summary
             do {
                 summary = try replay.run(from: window.start, to: window.end)
-            } catch is JSONLinesSink.Closed {
+            } catch is DescriptorWriter.Closed {
                 return  // the reader went away (`| head`): a quiet end
             } catch {
                 StandardStreams.error("calwatch: \(error)\n")

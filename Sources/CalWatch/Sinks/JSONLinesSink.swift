@@ -1,52 +1,31 @@
-import Foundation
-
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// Writes each event as one JSON line to a file descriptor (standard output for `path: "-"`).
 public final class JSONLinesSink: EventSink {
     public let name: String
-    private let descriptor: Int32
-    private let ownsDescriptor: Bool
+    private let output: DescriptorWriter
     private var buffer: [UInt8] = []
 
     /// A sink writing to standard output.
     public static func standardOutput() -> JSONLinesSink {
-        // A reader that goes away (`| head`) is an EPIPE error, not a signal that kills the process.
-        signal(SIGPIPE, SIG_IGN)
-        return JSONLinesSink(name: "jsonl:-", descriptor: 1, owns: false)
+        JSONLinesSink(name: "jsonl:-", output: .standardOutput())
     }
 
-    private init(name: String, descriptor: Int32, owns: Bool) {
+    private init(name: String, output: DescriptorWriter) {
         self.name = name
-        self.descriptor = descriptor
-        self.ownsDescriptor = owns
+        self.output = output
         buffer.reserveCapacity(1 << 16)
     }
 
-    deinit {
-        if ownsDescriptor { close(descriptor) }
-    }
-
-    /// The reader of the stream has gone away; nothing more can be delivered.
-    public struct Closed: Error {}
-
+    /// Writes the batch; a reader that went away is `DescriptorWriter.Closed`, other failures a `SinkError`.
     public func deliver(_ batch: [JournalStore.Entry]) throws {
         buffer.removeAll(keepingCapacity: true)
         for entry in batch {
             buffer.append(contentsOf: entry.json.utf8)
             buffer.append(10)
         }
-        var offset = 0
-        while offset < buffer.count {
-            let written = buffer.withUnsafeBytes { write(descriptor, $0.baseAddress! + offset, $0.count - offset) }
-            if written < 0 {
-                if errno == EINTR { continue }
-                if errno == EPIPE { throw Closed() }
-                throw SinkError(sink: name, reason: String(cString: strerror(errno)))
-            }
-            offset += written
+        do {
+            try output.write(buffer)
+        } catch let failure as DescriptorWriter.Failure {
+            throw SinkError(sink: name, reason: failure.description)
         }
     }
 }
