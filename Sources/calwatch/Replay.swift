@@ -23,8 +23,7 @@ extension CalwatchCommand {
                 """
         )
 
-        @Argument(help: "Calendar files, vdir or Radicale folders, CalDAV .xml exports, or - for standard input.")
-        var paths: [String]
+        @OptionGroup var calendars: CalendarOptions
 
         @Option(help: "Start of the virtual clock.")
         var from: String
@@ -32,22 +31,18 @@ extension CalwatchCommand {
         @Option(help: "End of the virtual clock, exclusive.")
         var to: String
 
-        @Option(
-            help: "Zone for floating and all-day values and for times without an offset (default: the system zone).")
-        var tz: String?
-
         @Option(help: "The journal to continue (default: a fresh one of this replay's own, removed afterwards).")
         var state: String?
 
         func validate() throws {
-            let zone = try CommandSupport.zone(tz)
+            let zone = try calendars.zone()
             _ = try CommandSupport.window(
                 from: CommandSupport.instant(from, zone: zone), to: CommandSupport.instant(to, zone: zone))
         }
 
         func run() async throws {
             let started = Date()
-            let zone = try CommandSupport.zone(tz)
+            let zone = try calendars.zone()
             let window = try CommandSupport.window(
                 from: CommandSupport.instant(from, zone: zone), to: CommandSupport.instant(to, zone: zone))
             let configuration = PlannerConfiguration()
@@ -56,7 +51,7 @@ extension CalwatchCommand {
             var options = ExpansionOptions(window: window, defaultZone: zone)
             options.lookBehind = configuration.liveActivityMaxDuration + 86_400
             options.lookAhead = max(configuration.lookAhead, 8 * 86_400)
-            let scan = CalendarScan(paths: paths, options: options).run()
+            let scan = CalendarScan(paths: calendars.paths, options: options).run()
             CommandSupport.report(scan.problems)
             if scan.nothingReadable { throw ExitCode(65) }
 

@@ -22,18 +22,13 @@ extension CalwatchCommand {
                 """
         )
 
-        @Argument(help: "Calendar files, vdir or Radicale folders, CalDAV .xml exports, or - for standard input.")
-        var paths: [String]
+        @OptionGroup var calendars: CalendarOptions
 
         @Option(help: "Start of the window (default: today 00:00 in --tz).")
         var from: String?
 
         @Option(help: "End of the window, exclusive (default: 7 days after --from).")
         var to: String?
-
-        @Option(
-            help: "Zone for floating and all-day values and for times without an offset (default: the system zone).")
-        var tz: String?
 
         @Flag(help: "Print the calendar's own VALARM triggers instead of occurrences.")
         var alarms = false
@@ -57,7 +52,7 @@ extension CalwatchCommand {
 
         /// The zone and window the options name.
         func window() throws -> (zone: ZoneRules, window: InstantWindow) {
-            let zone = try CommandSupport.zone(tz)
+            let zone = try calendars.zone()
             let start = try CommandSupport.instant(from ?? "today", zone: zone)
             let end =
                 try to.map { try CommandSupport.instant($0, zone: zone) }
@@ -72,7 +67,7 @@ extension CalwatchCommand {
                 options.lookBehind = AlarmExpander.reach
                 options.lookAhead = AlarmExpander.reach
             }
-            let result = CalendarScan(paths: paths, options: options).run()
+            let result = CalendarScan(paths: calendars.paths, options: options).run()
             CommandSupport.report(result.problems)
 
             let output = StandardStreams.Output()
