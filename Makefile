@@ -7,7 +7,7 @@ DEMO_WINDOW := --from 2027-03-01 --to 2027-03-08 --tz Europe/Berlin
 DEMO_DAY := --from 2027-03-03 --to 2027-03-04 --tz Europe/Berlin
 DEMO_CALENDARS := samples/calendars samples/radicale/family samples/caldav/report.xml
 
-.PHONY: deps build demo test bench format clean
+.PHONY: deps build demo test bench bench-replay format clean
 
 deps:
 	@missing=""; \
@@ -41,6 +41,9 @@ test: deps
 
 bench: deps
 	python3 benchmarks/run.py
+
+bench-replay: deps
+	python3 benchmarks/run.py --replay
 
 format:
 	swift format --in-place --recursive Sources Tests

@@ -2,6 +2,7 @@
 """Time `calwatch scan` on the 10,000-event benchmark calendar against the libical floor.
 
     make bench         (or: python3 benchmarks/run.py [--runs N])
+    make bench-replay  (or: python3 benchmarks/run.py --replay): the one-year replay through the JSONL sink
 
 Builds calwatch in release mode and the C floor, generates the data once, then runs each case N times
 (default 5) and prints the median wall time, the ratios the targets are set on, the occurrence count and
@@ -47,11 +48,48 @@ def measure(cases, runs):
              "peak": max(samples[name][1]), "output": samples[name][2]} for name, _, _ in cases]
 
 
+def machine() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as info:
+            cpu = next(line.split(":", 1)[1].strip() for line in info if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    return f"Machine: {cpu}, {os.cpu_count()} cores; {time.strftime('%Y-%m-%d')}"
+
+
+def replay(calwatch: str, calendar: str) -> None:
+    """A week and the whole year through the JSON Lines sink to /dev/null: events per second and peak memory.
+
+    Memory is bounded when the year (52 times the events) peaks about where the week does; what grows with the
+    window is the calendar's occurrences, held for the whole replay.
+    """
+    print()
+    print(f"{machine()}; one run each.")
+    print()
+    print("| window | events | time | events/s | peak RSS |")
+    print("|---|---:|---:|---:|---:|")
+    for label, start, end in (("one week", "2024-06-03", "2024-06-10"), ("one year", *WINDOW)):
+        started = time.perf_counter()
+        process = subprocess.Popen([calwatch, "replay", calendar, "--from", start, "--to", end, "--tz",
+                                    "Europe/Berlin"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT)
+        _, status, usage = os.wait4(process.pid, 0)
+        elapsed = time.perf_counter() - started
+        summary = process.stderr.read().decode()
+        if os.waitstatus_to_exitcode(status) != 0:
+            sys.exit(f"replay failed: {summary}")
+        events = int(summary.split(": ", 1)[1].split(" events", 1)[0])
+        print(f"| {label} ({start}..{end}) | {events:,} | {elapsed:.1f} s | {events / elapsed:,.0f} | "
+              f"{usage.ru_maxrss / 1024:.0f} MB |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--python", action="store_true",
                         help="also time recurring-ical-events once (pip install recurring-ical-events; ~30 s)")
+    parser.add_argument("--replay", action="store_true",
+                        help="time `calwatch replay` over a week and over the year instead (~5 minutes)")
     args = parser.parse_args()
 
     subprocess.run(["swift", "build", "-c", "release", "--product", "calwatch"], cwd=ROOT, check=True)
@@ -64,6 +102,9 @@ def main() -> None:
         subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "generate.py"), DATA], check=True)
 
     calwatch = os.path.join(ROOT, ".build", "release", "calwatch")
+    if args.replay:
+        replay(calwatch, os.path.join(DATA, "benchmark.ics"))
+        return
     scan = [calwatch, "scan", "--from", WINDOW[0], "--to", WINDOW[1], "--tz", "Europe/Berlin"]
     single = os.path.join(DATA, "benchmark.ics")
     vdir = os.path.join(DATA, "vdir")
@@ -77,14 +118,8 @@ def main() -> None:
     vdir_count = subprocess.run(scan[:2] + [vdir] + scan[2:], capture_output=True, cwd=ROOT).stdout.count(b"\n")
     floor_time, single_time, vdir_time = (r["median"] for r in results)
 
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as info:
-            cpu = next(line.split(":", 1)[1].strip() for line in info if line.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
     print()
-    print(f"Machine: {cpu}, {os.cpu_count()} cores; {time.strftime('%Y-%m-%d')}; {args.runs} runs each, median.")
+    print(f"{machine()}; {args.runs} runs each, median.")
     print(f"Window {WINDOW[0]}..{WINDOW[1]} (Europe/Berlin): calwatch prints {count} occurrences "
           f"(vdir: {vdir_count}); the floor counts {results[0]['output'].strip()}.")
     print()

@@ -15,7 +15,8 @@ extension CalwatchCommand {
                 Without --state the replay uses a fresh journal of its own, removed afterwards, so two replays of \
                 the same input print the same events (apart from recordedtime) and the daemon's journal is never \
                 touched. With --state it continues where that journal stopped: a replay interrupted at any point and \
-                started again prints only the events it had not printed.
+                started again prints only the events it had not printed. SIGINT or SIGTERM stop it after the batch \
+                in hand, with everything committed printed (exit status 130).
 
                 Examples:
                   calwatch replay samples/calendars --from 2027-03-03 --to 2027-03-04 --tz Europe/Berlin
@@ -74,26 +75,47 @@ extension CalwatchCommand {
             }
             let replay = CalWatch.Replay(
                 occurrences: scan.occurrences, configuration: configuration, journal: journal,
-                sinks: [JSONLinesSink.standardOutput()], recordedTime: { CommandSupport.now })
+                sinks: [JSONLinesSink.standardOutput()], recordedTime: { CommandSupport.now },
+                problem: { StandardStreams.error("calwatch: \($0)\n") })
             let summary: CalWatch.Replay.Summary
+            StopSignals.install()
             do {
-                summary = try replay.run(from: window.start, to: window.end)
-            } catch is DescriptorWriter.Closed {
-                return  // the reader went away (`| head`): a quiet end
+                summary = try await replay.run(from: window.start, to: window.end, shouldStop: StopSignals.received)
             } catch {
                 StandardStreams.error("calwatch: \(error)\n")
                 throw ExitCode(74)
             }
-            let seconds = Date().timeIntervalSince(started)
-            let counts = EventType.allCases.compactMap { type in
-                summary.counts[type].map { "\(type.rawValue) \($0)" }
+            StandardStreams.error(Self.describe(summary, window: window, seconds: Date().timeIntervalSince(started)))
+            if summary.sinks.allSatisfy(\.closed) { return }  // the reader went away (`| head`): a quiet end
+            if StopSignals.received() { throw ExitCode(130) }
+            if summary.sinks.contains(where: { $0.undelivered > 0 }) { throw ExitCode(74) }
+        }
+
+        /// The summary on standard error: events by type, each sink, time taken.
+        static func describe(_ summary: CalWatch.Replay.Summary, window: InstantWindow, seconds: Double) -> String {
+            var text = ""
+            if summary.start > window.start {
+                text += "calwatch replay: the journal had handled everything before \(summary.start); started there\n"
             }
-            var line = "calwatch replay \(window.start)..\(window.end): \(summary.total) events"
-            if !counts.isEmpty { line += " (" + counts.joined(separator: ", ") + ")" }
-            if summary.caughtUp > 0 { line += ", \(summary.caughtUp) caught up from the journal" }
-            line += " to \(summary.sinks.joined(separator: ", ")) in \(String(format: "%.2f", seconds)) s"
-            if seconds > 0 { line += " (\(Int(Double(summary.total) / seconds)) events/s)" }
-            StandardStreams.error(line + "\n")
+            let counts = EventType.allCases.compactMap { type in summary.counts[type].map { "\(type.rawValue) \($0)" } }
+            text += "calwatch replay \(summary.start)..\(window.end): \(summary.total) events"
+            if summary.stopped { text += " (stopped early)" }
+            if !counts.isEmpty { text += "; " + counts.joined(separator: ", ") }
+            text += String(format: "; %.2f s", seconds)
+            if seconds > 0 { text += " (\(Int(Double(summary.total) / seconds)) events/s)" }
+            text += "\n"
+            for sink in summary.sinks {
+                text += "  \(sink.name): \(sink.delivered) delivered"
+                if sink.fromJournal > 0 { text += " (\(sink.fromJournal) read back from the journal)" }
+                if sink.failures > 0 { text += ", \(sink.failures) failed attempts" }
+                if sink.closed { text += ", reader went away" }
+                if sink.undelivered > 0 {
+                    text += ", \(sink.undelivered) not delivered (kept in the journal for the next run"
+                    text += sink.lastFailure.map { "; last failure: \($0))" } ?? ")"
+                }
+                text += "\n"
+            }
+            return text
         }
     }
 }

@@ -138,8 +138,10 @@ import Testing
         .deletingLastPathComponent().appendingPathComponent("samples/calendars").path
     static let window = ["--from", "2027-01-01", "--to", "2027-07-01", "--tz", "Europe/Berlin"]
 
-    /// Runs a replay; with `killAfter`, SIGKILLs it once that many lines have been printed.
-    static func replay(state: String?, killAfter: Int? = nil) throws -> [String] {
+    /// Runs a replay; with `killAfter`, sends `signal` once that many lines have been printed.
+    static func replay(
+        state: String?, window: [String] = window, killAfter: Int? = nil, signal: Int32 = SIGKILL
+    ) throws -> [String] {
         let process = Process()
         process.executableURL = CommandLineTests.executable
         process.arguments = ["replay", samples] + window + (state.map { ["--state", $0] } ?? [])
@@ -154,7 +156,7 @@ import Testing
             if chunk.isEmpty { break }
             data.append(chunk)
             if let killAfter, data.reduce(0, { $1 == 10 ? $0 + 1 : $0 }) >= killAfter {
-                kill(process.processIdentifier, SIGKILL)
+                kill(process.processIdentifier, signal)
                 data.append(reader.readDataToEndOfFile())
                 break
             }
@@ -182,5 +184,17 @@ import Testing
         #expect(Set(all) == Set(full))
         let duplicates = all.count - Set(all).count
         #expect(duplicates <= 512, "\(duplicates) events printed twice")
+    }
+
+    @Test(arguments: [SIGTERM, SIGINT])
+    func stoppedBySignalAndStartedAgainPrintsEveryEventOnce(signal: Int32) throws {
+        // Five years, so that the signal comes while the planner is still at work.
+        let window = ["--from", "2027-01-01", "--to", "2032-01-01", "--tz", "Europe/Berlin"]
+        let full = try Self.replay(state: nil, window: window).map(Self.id)
+        let state = JournalTests.temporaryPath()
+        let first = try Self.replay(state: state, window: window, killAfter: 1000, signal: signal)
+        #expect(first.count >= 1000 && first.count < full.count, "the signal came too late to test anything")
+        let second = try Self.replay(state: state, window: window)
+        #expect((first + second).map(Self.id) == full)
     }
 }

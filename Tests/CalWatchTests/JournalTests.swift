@@ -22,18 +22,12 @@ import Testing
         return events
     }
 
-    static func render(_ event: PlannedEvent, _ sequence: Int64) -> String {
-        var writer = JSONLineWriter(capacity: 512)
-        CloudEventJSON.write(event, occurrence: nil, sequence: sequence, recordedTime: event.time, to: &writer)
-        return String(decoding: writer.bytes.dropLast(), as: UTF8.self)
-    }
-
     @Test func committedEventsRebuildThePlannerStateAfterAReopen() throws {
         let path = Self.temporaryPath()
         let events = Self.events(until: "2027-03-01T09:50:00Z")
         do {
             let journal = try JournalStore(path: path)
-            let committed = try journal.append(events, recorded: utc("2027-03-01T09:50:00Z"), render: Self.render)
+            let committed = try journal.append(events, recorded: utc("2027-03-01T09:50:00Z"))
             #expect(committed.map(\.sequence) == Array(1...Int64(events.count)))
         }
         let reopened = try JournalStore(path: path)
@@ -45,19 +39,68 @@ import Testing
         #expect(state.active.count == 1)
     }
 
+    @Test func pruningKeepsWhatASinkHasNotHandledAndTheSequenceGoesOn() throws {
+        let journal = try JournalStore(path: Self.temporaryPath())
+        let events = Self.events(until: "2027-03-01T11:00:00Z")
+        _ = try journal.append(events, recorded: utc("2027-03-01T11:00:00Z"))
+        try journal.setCursor(Int64(events.count), for: "fast")
+        try journal.setCursor(10, for: "slow")
+        try journal.prune(expiredBefore: utc("2027-03-03T00:00:00Z"), sinks: ["fast", "slow"])
+        // Everything has expired, but the slow sink still needs what is after its cursor.
+        #expect(try journal.events(after: 0, limit: 1000).first?.sequence == 11)
+        try journal.setCursor(Int64(events.count), for: "slow")
+        try journal.prune(expiredBefore: utc("2027-03-03T00:00:00Z"), sinks: ["fast", "slow"])
+        // The last row stays, so the next event continues the sequence and no cursor is fooled.
+        #expect(try journal.events(after: 0, limit: 1000).map(\.sequence) == [Int64(events.count)])
+        #expect(try journal.handledUntil() == utc("2027-03-03T00:00:00Z"))
+        let more = Self.events(until: "2027-03-01T11:00:00Z").map { event in
+            var later = event
+            later.id = EventID(high: event.id.high, low: event.id.low &+ 1)
+            return later
+        }
+        let appended = try journal.append(Array(more.prefix(1)), recorded: utc("2027-03-03T00:00:00Z"))
+        #expect(appended.first?.sequence == Int64(events.count) + 1)
+    }
+
     @Test func anEventIsNeverJournaledTwiceAndSequencesIncrease() throws {
         let journal = try JournalStore(path: Self.temporaryPath())
         let events = Self.events(until: "2027-03-01T09:50:00Z")
         let first = try journal.append(
-            Array(events.prefix(3)), recorded: utc("2027-03-01T09:50:00Z"), render: Self.render)
-        let again = try journal.append(events, recorded: utc("2027-03-01T09:51:00Z"), render: Self.render)
+            Array(events.prefix(3)), recorded: utc("2027-03-01T09:50:00Z"))
+        let again = try journal.append(events, recorded: utc("2027-03-01T09:51:00Z"))
         #expect(first.count == 3)
         #expect(again.count == events.count - 3)
         #expect(again.first?.sequence == 4)
         #expect(try journal.lastSequence() == Int64(events.count))
-        let json = try journal.entries(after: 0, limit: 2).map(\.json)
-        #expect(json.count == 2)
-        #expect(json[0].contains("\"sequence\":\"1\""))
+        let read = try journal.events(after: 0, limit: 2)
+        #expect(read.map(\.sequence) == [1, 2])
+        // Read back, an event is the event that was planned: the journal loses nothing a sink renders.
+        #expect(read.map(\.event) == Array(events.prefix(2)))
+        #expect(read.allSatisfy { $0.recorded == utc("2027-03-01T09:50:00Z") })
+    }
+
+    @Test func everyKindOfEventReadsBackAsPlanned() throws {
+        let journal = try JournalStore(path: Self.temporaryPath())
+        var late = PlannerState()
+        var events: [PlannedEvent] = []
+        // Started at 09:52: the 30- and 15-minute reminders collapse into one late one; the activity runs and ends.
+        let standup = PlannerTests.meeting("standup", "2027-03-01T10:00:00Z", "2027-03-01T10:30:00Z")
+        Planner.run(
+            from: utc("2027-03-01T09:52:00Z"), to: utc("2027-03-01T11:00:00Z"), state: &late,
+            configuration: PlannerConfiguration(), occurrencesAt: { _ in [standup] }
+        ) { events.append($0) }
+        #expect(events.contains { $0.reminder?.late == true })
+        #expect(events.contains { $0.liveActivity?.endReason == .ended })
+        _ = try journal.append(events, recorded: utc("2027-03-01T11:00:00Z"))
+        #expect(try journal.events(after: 0, limit: 1000).map(\.event) == events)
+    }
+
+    @Test func aJournalOfAnotherLayoutIsRefusedNotMisread() throws {
+        let path = Self.temporaryPath()
+        _ = try JournalStore(path: path)
+        let connection = try SQLiteConnection(path: path)
+        try connection.execute("PRAGMA user_version = 1")
+        #expect(throws: SQLiteError.self) { try JournalStore(path: path) }
     }
 
     @Test func sinkCursorsSurviveAReopen() throws {
@@ -78,7 +121,7 @@ import Testing
         let path = Self.temporaryPath()
         let journal = try JournalStore(path: path)
         _ = try journal.append(
-            Self.events(until: "2027-03-01T09:31:00Z"), recorded: utc("2027-03-01T09:31:00Z"), render: Self.render)
+            Self.events(until: "2027-03-01T09:31:00Z"), recorded: utc("2027-03-01T09:31:00Z"))
         #expect(journal.journalMode == "wal")
         let mode = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int
         #expect(mode == 0o600)

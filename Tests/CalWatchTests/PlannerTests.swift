@@ -220,7 +220,7 @@ import Testing
         let first = Self.run(from: "2027-03-01T09:00:00Z", to: "2027-03-01T12:00:00Z", [standup])
         let second = Self.run(from: "2027-03-01T09:00:00Z", to: "2027-03-01T12:00:00Z", [standup])
         #expect(first == second)
-        #expect(first.allSatisfy { $0.id.count == 32 })
+        #expect(first.allSatisfy { $0.id.description.count == 32 && EventID(hex: $0.id.description) == $0.id })
     }
 }
 

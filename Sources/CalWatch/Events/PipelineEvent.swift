@@ -81,7 +81,7 @@ public struct LiveActivityDetail: Hashable, Sendable {
 public struct PlannedEvent: Hashable, Sendable {
     public var type: EventType
     /// Deterministic: the same input yields the same id, so a restart or a second run never duplicates.
-    public var id: String
+    public var id: EventID
     public var key: OccurrenceKey
     /// The occurrence as planned (its current start and end).
     public var occurrenceStart: Instant
@@ -92,9 +92,9 @@ public struct PlannedEvent: Hashable, Sendable {
     public var expiry: Instant
     public var reminder: ReminderDetail?
     public var liveActivity: LiveActivityDetail?
-    /// The occurrence's reported fields (summary, location, end, status) when the event was planned; a live
-    /// activity whose occurrence no longer matches is updated at once.
-    public var fingerprint: String
+    /// A hash of the occurrence's reported fields (summary, location, end, status) when the event was planned;
+    /// a live activity whose occurrence no longer matches is updated at once.
+    public var fingerprint: UInt64
 
     /// CloudEvents `subject`: `<uid>/<occurrence start, UTC>`.
     public var subject: String { key.uid + "/" + (key.recurrenceID?.description ?? occurrenceStart.description) }

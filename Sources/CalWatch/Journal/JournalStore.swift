@@ -1,23 +1,77 @@
 import Foundation
+import Synchronization
 
 /// The journal: every emitted event with its deterministic id and increasing sequence number, and each sink's
 /// cursor, in a SQLite state database (WAL). It is the single source of truth for "already emitted": an event
 /// is committed here before any sink sees it, and a restart rebuilds the planner's state from it.
 ///
-/// Not `Sendable` (it owns a connection); the pipeline gives it to one actor.
-public final class JournalStore {
+/// A row holds the event itself (type, key, instants, reminder and live-activity details), not its JSON: the JSON
+/// repeats the whole occurrence and is ten times larger, and writing it twice (WAL, then database) was most of the
+/// cost of a replay. A sink that must catch up gets the event back and renders it again.
+///
+/// It stays bounded: rows every sink has handled are pruned a while after they expire (`prune`), and the journal
+/// remembers up to when it pruned, so a later run never plans that time again.
+///
+/// Safe to share between the planner and the sinks' consumers: every call holds one lock around the connection.
+public final class JournalStore: @unchecked Sendable {
+    private let lock = NSLock()
     private let connection: SQLiteConnection
     private let insert: SQLiteStatement
     /// The path of the database file.
     public let path: String
 
-    /// One committed event.
+    /// The layout of the tables; a journal of another layout is refused rather than misread.
+    static let schemaVersion: Int64 = 2
+
+    /// One committed event as sinks receive it.
     public struct Entry: Sendable {
         public var sequence: Int64
-        /// The event, when it was planned in this run (`nil` when read back from the journal).
-        public var event: PlannedEvent?
-        /// The event as sinks receive it (one JSON object, no newline).
-        public var json: String
+        public var event: PlannedEvent
+        private let rendering: Rendering
+
+        /// The event as one JSON object, no newline; rendered once, by the first sink that asks.
+        public var json: String { rendering.json }
+
+        /// An entry whose JSON is made when a sink first asks: on that sink's task, not the planner's.
+        public init(sequence: Int64, event: PlannedEvent, render: @escaping @Sendable () -> String) {
+            self.sequence = sequence
+            self.event = event
+            rendering = Rendering(render)
+        }
+
+        public init(sequence: Int64, event: PlannedEvent, json: String) {
+            self.init(sequence: sequence, event: event, render: { json })
+        }
+
+        private final class Rendering: Sendable {
+            private enum State {
+                case pending(@Sendable () -> String)
+                case done(String)
+            }
+            private let state: Mutex<State>
+
+            init(_ render: @escaping @Sendable () -> String) { state = Mutex(.pending(render)) }
+
+            var json: String {
+                state.withLock { state in
+                    switch state {
+                    case .done(let json): return json
+                    case .pending(let render):
+                        let json = render()
+                        state = .done(json)
+                        return json
+                    }
+                }
+            }
+        }
+    }
+
+    /// One event read back from the journal.
+    public struct Journaled: Sendable {
+        public var sequence: Int64
+        public var event: PlannedEvent
+        /// When it was committed: its CloudEvents `recordedtime`.
+        public var recorded: Instant
     }
 
     /// Opens the journal at `path`, creating it (and its folders, mode 0700) with mode 0600 when missing.
@@ -34,13 +88,15 @@ public final class JournalStore {
             else { throw SQLiteError(code: 14, message: "cannot create \(path)") }
         }
         connection = try SQLiteConnection(path: path)
+        try Self.checkLayout(connection, path: path)
         try connection.execute(
             """
             PRAGMA journal_mode = WAL;
             PRAGMA synchronous = NORMAL;
+            PRAGMA user_version = \(Self.schemaVersion);
             CREATE TABLE IF NOT EXISTS events (
                 seq INTEGER PRIMARY KEY,
-                id TEXT NOT NULL UNIQUE,
+                id TEXT NOT NULL,
                 type TEXT NOT NULL,
                 calendar TEXT NOT NULL,
                 uid TEXT NOT NULL,
@@ -49,107 +105,224 @@ public final class JournalStore {
                 occurrence_end INTEGER NOT NULL,
                 time INTEGER NOT NULL,
                 expiry INTEGER NOT NULL,
-                fingerprint TEXT NOT NULL,
+                fingerprint INTEGER NOT NULL,
                 recorded INTEGER NOT NULL,
-                json TEXT NOT NULL
+                seconds_before INTEGER,
+                reminder_source TEXT,
+                lateness INTEGER,
+                end_reason TEXT
             );
+            -- An event is refused when one with its id and scheduled instant is journaled. Keyed by time first, the
+            -- index grows at its end as time passes; an index on the id (a hash) alone cost a random page per event.
+            CREATE UNIQUE INDEX IF NOT EXISTS events_by_time ON events (time, id);
             CREATE TABLE IF NOT EXISTS sink_cursors (sink TEXT PRIMARY KEY, seq INTEGER NOT NULL);
+            CREATE TABLE IF NOT EXISTS settings (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
             """)
         insert = try connection.prepare(
             """
             INSERT OR IGNORE INTO events (seq, id, type, calendar, uid, recurrence_id, occurrence_start,
-                occurrence_end, time, expiry, fingerprint, recorded, json)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
+                occurrence_end, time, expiry, fingerprint, recorded, seconds_before, reminder_source, lateness,
+                end_reason)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)
             """)
     }
 
-    /// Commits events in one transaction, in order, skipping any whose id is already journaled; `render` gives
-    /// each event's JSON for its sequence number. Returns what was committed.
-    public func append(
-        _ events: [PlannedEvent], recorded: Instant, render: (PlannedEvent, Int64) -> String
-    ) throws -> [Entry] {
-        try connection.transaction {
-            var next = try lastSequence() + 1
-            var committed: [Entry] = []
-            for event in events {
-                let json = render(event, next)
-                try insert.bind([
-                    .integer(next), .text(event.id), .text(event.type.rawValue), .text(event.key.calendar),
-                    .text(event.key.uid), event.key.recurrenceID.map { .text($0.description) } ?? .null,
-                    .integer(event.occurrenceStart.secondsSinceEpoch), .integer(event.occurrenceEnd.secondsSinceEpoch),
-                    .integer(event.time.secondsSinceEpoch), .integer(event.expiry.secondsSinceEpoch),
-                    .text(event.fingerprint), .integer(recorded.secondsSinceEpoch), .text(json),
-                ])
-                try insert.step()
-                guard insert.changes == 1 else { continue }  // already journaled: never twice
-                committed.append(Entry(sequence: next, event: event, json: json))
-                next += 1
+    /// Refuses a database written with another layout (an empty one is new and fine).
+    private static func checkLayout(_ connection: SQLiteConnection, path: String) throws {
+        let version = try connection.prepare("PRAGMA user_version")
+        try version.step()
+        let found = version.integer(0)
+        let tables = try connection.prepare("SELECT count(*) FROM sqlite_master WHERE name = 'events'")
+        try tables.step()
+        guard found == schemaVersion || (found == 0 && tables.integer(0) == 0) else {
+            throw SQLiteError(
+                code: 26,
+                message: "\(path) is a journal of another calwatch version (layout \(found), this one reads "
+                    + "\(schemaVersion)); move it away, or use another --state")
+        }
+    }
+
+    private func locked<T>(_ body: () throws -> T) rethrows -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body()
+    }
+
+    /// Commits events in one transaction, in order, skipping any whose id is already journaled. Returns what was
+    /// committed, with sequence numbers.
+    public func append(_ events: [PlannedEvent], recorded: Instant) throws -> [(sequence: Int64, event: PlannedEvent)] {
+        try locked {
+            try connection.transaction {
+                var next = try lastSequenceLocked() + 1
+                var committed: [(Int64, PlannedEvent)] = []
+                committed.reserveCapacity(events.count)
+                for event in events {
+                    try insert.bind([
+                        .integer(next), .text(event.id.description), .text(event.type.rawValue),
+                        .text(event.key.calendar), .text(event.key.uid),
+                        event.key.recurrenceID.map { .text($0.description) } ?? .null,
+                        .integer(event.occurrenceStart.secondsSinceEpoch),
+                        .integer(event.occurrenceEnd.secondsSinceEpoch), .integer(event.time.secondsSinceEpoch),
+                        .integer(event.expiry.secondsSinceEpoch), .integer(Int64(bitPattern: event.fingerprint)),
+                        .integer(recorded.secondsSinceEpoch),
+                        event.reminder.map { .integer($0.secondsBefore) } ?? .null,
+                        event.reminder.map { .text($0.source.rawValue) } ?? .null,
+                        event.reminder.map { .integer($0.late ? $0.lateness : -1) } ?? .null,
+                        event.liveActivity?.endReason.map { .text($0.rawValue) } ?? .null,
+                    ])
+                    try insert.step()
+                    guard insert.changes == 1 else { continue }  // already journaled: never twice
+                    committed.append((next, event))
+                    next += 1
+                }
+                return committed
             }
-            return committed
         }
     }
 
     /// The highest sequence number, 0 for an empty journal.
     public func lastSequence() throws -> Int64 {
+        try locked { try lastSequenceLocked() }
+    }
+
+    private func lastSequenceLocked() throws -> Int64 {
         let statement = try connection.prepare("SELECT COALESCE(MAX(seq), 0) FROM events")
         try statement.step()
         return statement.integer(0)
     }
 
-    /// The planner's state: every journaled event applied in sequence order.
-    public func plannerState() throws -> PlannerState {
-        var state = PlannerState()
-        let statement = try connection.prepare(
-            """
-            SELECT id, type, calendar, uid, recurrence_id, occurrence_start, occurrence_end, time, expiry,
-                fingerprint FROM events ORDER BY seq
-            """)
-        while try statement.step() {
-            guard let type = statement.text(1).flatMap(EventType.init(rawValue:)) else { continue }
-            let key = OccurrenceKey(
-                calendar: statement.text(2) ?? "", uid: statement.text(3) ?? "",
-                recurrenceID: statement.text(4).flatMap(DateValueText.init(text:)))
-            state.apply(
-                PlannedEvent(
-                    type: type, id: statement.text(0) ?? "", key: key,
-                    occurrenceStart: Instant(secondsSinceEpoch: statement.integer(5)),
-                    occurrenceEnd: Instant(secondsSinceEpoch: statement.integer(6)),
-                    time: Instant(secondsSinceEpoch: statement.integer(7)),
-                    expiry: Instant(secondsSinceEpoch: statement.integer(8)), reminder: nil, liveActivity: nil,
-                    fingerprint: statement.text(9) ?? ""))
+    private static let columns = """
+        seq, id, type, calendar, uid, recurrence_id, occurrence_start, occurrence_end, time, expiry, fingerprint,
+        recorded, seconds_before, reminder_source, lateness, end_reason
+        """
+
+    /// The event in the current row of a `SELECT` of `columns`; `nil` for a row this version cannot read.
+    private static func journaled(_ row: SQLiteStatement) -> Journaled? {
+        guard let id = row.text(1).flatMap(EventID.init(hex:)), let type = row.text(2).flatMap(EventType.init)
+        else { return nil }
+        let key = OccurrenceKey(
+            calendar: row.text(3) ?? "", uid: row.text(4) ?? "",
+            recurrenceID: row.text(5).flatMap(DateValueText.init(text:)))
+        let start = Instant(secondsSinceEpoch: row.integer(6))
+        let end = Instant(secondsSinceEpoch: row.integer(7))
+        let time = Instant(secondsSinceEpoch: row.integer(8))
+        var event = PlannedEvent(
+            type: type, id: id, key: key, occurrenceStart: start, occurrenceEnd: end, time: time,
+            expiry: Instant(secondsSinceEpoch: row.integer(9)), reminder: nil, liveActivity: nil,
+            fingerprint: UInt64(bitPattern: row.integer(10)))
+        switch type {
+        case .reminderDue:
+            let lateness = row.integer(14)
+            event.reminder = ReminderDetail(
+                secondsBefore: row.integer(12), anchor: .start,
+                source: row.text(13).flatMap(ReminderDetail.Source.init) ?? .offset, late: lateness >= 0,
+                lateness: max(0, lateness))
+        case .liveActivityStart, .liveActivityUpdate, .liveActivityEnd:
+            event.liveActivity = LiveActivityDetail(
+                start: start, end: end, at: time,
+                endReason: row.text(15).flatMap(LiveActivityDetail.EndReason.init))
+        case .flightDetected:
+            break
         }
-        return state
+        return Journaled(sequence: row.integer(0), event: event, recorded: Instant(secondsSinceEpoch: row.integer(11)))
+    }
+
+    /// The planner's state for planning from `instant` on: every journaled event that has not expired by then,
+    /// applied in sequence order (an expired event can never be planned again; see `PlannerState`).
+    public func plannerState(from instant: Instant = Instant(secondsSinceEpoch: .min)) throws -> PlannerState {
+        try locked {
+            var state = PlannerState()
+            let statement = try connection.prepare(
+                "SELECT \(Self.columns) FROM events WHERE expiry >= ?1 ORDER BY seq")
+            try statement.bind([.integer(instant.secondsSinceEpoch)])
+            while try statement.step() {
+                if let journaled = Self.journaled(statement) { state.apply(journaled.event) }
+            }
+            return state
+        }
     }
 
     /// Journaled events after `sequence`, in order, at most `limit`: how a lagging sink catches up.
-    public func entries(after sequence: Int64, limit: Int) throws -> [(sequence: Int64, json: String)] {
-        let statement = try connection.prepare("SELECT seq, json FROM events WHERE seq > ?1 ORDER BY seq LIMIT ?2")
-        try statement.bind([.integer(sequence), .integer(Int64(limit))])
-        var rows: [(Int64, String)] = []
-        while try statement.step() { rows.append((statement.integer(0), statement.text(1) ?? "")) }
-        return rows
+    public func events(after sequence: Int64, limit: Int) throws -> [Journaled] {
+        try locked {
+            let statement = try connection.prepare(
+                "SELECT \(Self.columns) FROM events WHERE seq > ?1 ORDER BY seq LIMIT ?2")
+            try statement.bind([.integer(sequence), .integer(Int64(limit))])
+            var rows: [Journaled] = []
+            while try statement.step() {
+                if let journaled = Self.journaled(statement) { rows.append(journaled) }
+            }
+            return rows
+        }
     }
 
     /// The last sequence a sink has fully handled (0 when it has handled nothing).
     public func cursor(for sink: String) throws -> Int64 {
-        let statement = try connection.prepare("SELECT seq FROM sink_cursors WHERE sink = ?1")
-        try statement.bind([.text(sink)])
-        return try statement.step() ? statement.integer(0) : 0
+        try locked {
+            let statement = try connection.prepare("SELECT seq FROM sink_cursors WHERE sink = ?1")
+            try statement.bind([.text(sink)])
+            return try statement.step() ? statement.integer(0) : 0
+        }
     }
 
     /// Records that a sink has handled everything up to `sequence`.
     public func setCursor(_ sequence: Int64, for sink: String) throws {
-        let statement = try connection.prepare(
-            "INSERT INTO sink_cursors (sink, seq) VALUES (?1, ?2) ON CONFLICT(sink) DO UPDATE SET seq = excluded.seq")
-        try statement.bind([.text(sink), .integer(sequence)])
-        try statement.step()
+        try locked {
+            let statement = try connection.prepare(
+                """
+                INSERT INTO sink_cursors (sink, seq) VALUES (?1, ?2)
+                ON CONFLICT(sink) DO UPDATE SET seq = excluded.seq
+                """)
+            try statement.bind([.text(sink), .integer(sequence)])
+            try statement.step()
+        }
+    }
+
+    /// Until when the journal has handled time: events that expired before it were pruned, so planning must not
+    /// start earlier (`nil` while nothing was pruned).
+    public func handledUntil() throws -> Instant? {
+        try locked {
+            let statement = try connection.prepare("SELECT value FROM settings WHERE name = 'handled_until'")
+            return try statement.step() ? Instant(secondsSinceEpoch: statement.integer(0)) : nil
+        }
+    }
+
+    /// Deletes the events that expired before `instant` and that every sink in `sinks` has handled, and records
+    /// `instant` as handled. Returns how many rows went.
+    @discardableResult
+    public func prune(expiredBefore instant: Instant, sinks: [String]) throws -> Int {
+        try locked {
+            try connection.transaction {
+                var delivered = Int64.max
+                let cursor = try connection.prepare("SELECT seq FROM sink_cursors WHERE sink = ?1")
+                for sink in sinks {
+                    try cursor.bind([.text(sink)])
+                    delivered = min(delivered, try cursor.step() ? cursor.integer(0) : 0)
+                }
+                // The last row always stays: sequence numbers continue from it.
+                let delete = try connection.prepare(
+                    "DELETE FROM events WHERE seq <= ?1 AND expiry < ?2 AND seq < (SELECT MAX(seq) FROM events)")
+                try delete.bind([.integer(delivered), .integer(instant.secondsSinceEpoch)])
+                try delete.step()
+                let removed = Int(delete.changes)
+                let record = try connection.prepare(
+                    """
+                    INSERT INTO settings (name, value) VALUES ('handled_until', ?1)
+                    ON CONFLICT(name) DO UPDATE SET value = max(value, excluded.value)
+                    """)
+                try record.bind([.integer(instant.secondsSinceEpoch)])
+                try record.step()
+                return removed
+            }
+        }
     }
 
     /// SQLite's journal mode (`wal` once opened).
     var journalMode: String {
-        guard let statement = try? connection.prepare("PRAGMA journal_mode"), (try? statement.step()) == true else {
-            return ""
+        locked {
+            guard let statement = try? connection.prepare("PRAGMA journal_mode"), (try? statement.step()) == true
+            else { return "" }
+            return statement.text(0) ?? ""
         }
-        return statement.text(0) ?? ""
     }
 }

@@ -2,6 +2,15 @@
 ///
 /// `schemas/calwatch-event.schema.json` describes it; `EventSchemaTests` checks this writer against it.
 public enum CloudEventJSON {
+    /// One event as a JSON object, without the newline.
+    public static func render(
+        _ event: PlannedEvent, occurrence: Occurrence?, sequence: Int64, recordedTime: Instant
+    ) -> String {
+        var writer = JSONLineWriter(capacity: 2048)
+        write(event, occurrence: occurrence, sequence: sequence, recordedTime: recordedTime, to: &writer)
+        return String(decoding: writer.bytes.dropLast(), as: UTF8.self)
+    }
+
     /// Appends one event. `occurrence` is the occurrence as planned (absent when it was deleted); `sequence`
     /// is the journal's; `recordedTime` is when the event was actually emitted.
     public static func write(
@@ -10,7 +19,7 @@ public enum CloudEventJSON {
     ) {
         writer.beginObject()
         writer.field("specversion", "1.0")
-        writer.field("id", event.id)
+        writer.field("id", event.id.description)
         writer.field("source", "calwatch:" + event.key.calendar)
         writer.field("type", event.type.cloudEventType)
         writer.field("subject", event.subject)

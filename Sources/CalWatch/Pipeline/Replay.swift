@@ -1,131 +1,234 @@
-/// The whole pipeline on a virtual clock: planner → journal → sinks, from one instant to another, as fast as the
-/// machine allows (`calwatch replay`).
+import Synchronization
+
+/// The whole pipeline on a virtual clock: planner → journal → bus → sinks, from one instant to another, as fast as
+/// the machine allows (`calwatch replay`).
 ///
-/// The planner sees a sliding window of occurrences: each is admitted at its earliest possible event and kept
-/// while its live activity runs, so a year of occurrences costs linear time. Events are applied to the planner's
-/// state at once and committed to the journal in batches; sinks only ever see committed events, so a run killed
-/// at any point and started again over the same journal emits the rest: nothing lost, nothing journaled twice.
+/// Each occurrence is admitted at its earliest possible event and then planned only at the instants it asks for
+/// (an `Agenda`), so the cost follows the number of events, not the number of occurrences times the number of
+/// minutes. Events are applied to the planner's state at once and committed to the journal in batches; sinks
+/// only ever see committed events, so a run killed at any point and started again over the same journal emits
+/// the rest: nothing lost, nothing journaled twice. State, journal and queues stay bounded however long the
+/// window: ids are forgotten once expired, journal rows pruned once delivered and expired.
 public final class Replay {
     /// What a replay did.
     public struct Summary: Sendable {
         public var counts: [EventType: Int] = [:]
         public var total = 0
-        /// Events a sink received again from the journal because an earlier run stopped before they were delivered.
-        public var caughtUp = 0
-        public var sinks: [String] = []
+        /// Where planning started: later than asked when the journal had already handled that time.
+        public var start: Instant
+        /// Stopped before the end: asked to, or every sink's reader went away.
+        public var stopped = false
+        public var sinks: [EventBus.SinkReport] = []
     }
 
-    private let occurrences: [(earliest: Instant, retire: Instant, occurrence: Occurrence)]
+    /// How a replay commits and prunes.
+    public struct Options: Sendable {
+        /// Events per journal transaction (and per batch handed to the sinks).
+        public var batchSize = 512
+        /// How long delivered events stay in the journal after they expire.
+        public var retention: Int64 = 86_400
+        public var bus = EventBus.Policy()
+
+        public init() {}
+    }
+
+    private let occurrences: Occurrences
     private let configuration: PlannerConfiguration
     private let journal: JournalStore
     private let sinks: [any EventSink]
     private let recordedTime: () -> Instant
-    /// Events per journal transaction.
-    private let batchSize: Int
+    private let options: Options
+    private let problem: @Sendable (String) -> Void
 
-    /// Creates a replay of `occurrences` (any order) into `journal` and `sinks`; `recordedTime` is the real clock.
+    /// Creates a replay of `occurrences` (any order) into `journal` and `sinks`; `recordedTime` is the real clock;
+    /// `problem` hears about sink failures.
     public init(
         occurrences: [Occurrence], configuration: PlannerConfiguration, journal: JournalStore,
-        sinks: [any EventSink], recordedTime: @escaping () -> Instant, batchSize: Int = 512
+        sinks: [any EventSink], recordedTime: @escaping () -> Instant, options: Options = Options(),
+        problem: @escaping @Sendable (String) -> Void = { _ in }
     ) {
-        self.occurrences = occurrences.map { occurrence in
-            let triggers = AlarmExpander.triggers(of: occurrence).map(\.trigger)
-            let earliest = min(
-                occurrence.start.adding(seconds: -configuration.lookAhead), triggers.min() ?? occurrence.start)
-            let retire = max(occurrence.end, (triggers.max() ?? occurrence.end).adding(seconds: 900))
-            return (earliest, retire, occurrence)
-        }.sorted { $0.earliest < $1.earliest }
+        self.occurrences = Occurrences(occurrences, configuration: configuration)
         self.configuration = configuration
         self.journal = journal
         self.sinks = sinks
         self.recordedTime = recordedTime
-        self.batchSize = batchSize
+        self.options = options
+        self.problem = problem
     }
 
-    /// Replays `[from, to)`.
-    public func run(from: Instant, to: Instant) throws -> Summary {
-        var summary = Summary(sinks: sinks.map(\.name))
-        summary.caughtUp = try catchUpSinks()
-        var state = try journal.plannerState()
-        var window: [OccurrenceKey: (retire: Instant, occurrence: Occurrence)] = [:]
-        // Live activities the journal says are running are in the window from the start: otherwise a run started
-        // again from an earlier instant would see them without their occurrence and end them as removed.
-        for entry in occurrences where state.active[OccurrenceKey(entry.occurrence)] != nil {
-            window[OccurrenceKey(entry.occurrence)] = (entry.retire, entry.occurrence)
+    /// Replays `[from, to)`; `shouldStop` is asked between batches (a signal arrived).
+    public func run(from: Instant, to: Instant, shouldStop: () -> Bool = { false }) async throws -> Summary {
+        let bus = EventBus(
+            journal: journal, sinks: sinks, policy: options.bus, render: occurrences.render, problem: problem)
+        var summary = Summary(start: from)
+        do {
+            try await produce(from: from, to: to, into: bus, summary: &summary, shouldStop: shouldStop)
+        } catch {
+            _ = await bus.finish()
+            throw error
         }
-        var nextIndex = 0
-        // Each event with its occurrence as planned: the JSON must not depend on when the batch is committed.
-        var pending: [(event: PlannedEvent, occurrence: Occurrence?)] = []
-        var now = from
-        while now < to {
-            while nextIndex < occurrences.count && occurrences[nextIndex].earliest <= now {
-                let entry = occurrences[nextIndex]
-                window[OccurrenceKey(entry.occurrence)] = (entry.retire, entry.occurrence)
-                nextIndex += 1
-            }
-            for (key, entry) in window where entry.retire < now && state.active[key] == nil {
-                window[key] = nil
-            }
-            let plan = Planner.plan(
-                window.values.map(\.occurrence), state: state, configuration: configuration, now: now)
-            if plan.due.isEmpty {
-                let admission = nextIndex < occurrences.count ? occurrences[nextIndex].earliest : nil
-                guard let next = [plan.nextWake, admission].compactMap({ $0 }).min() else { break }
-                now = next
-                continue
-            }
-            for event in plan.due {
-                state.apply(event)
-                pending.append((event, window[event.key]?.occurrence))
-                summary.counts[event.type, default: 0] += 1
-                summary.total += 1
-            }
-            if pending.count >= batchSize {
-                try commit(pending)
-                pending.removeAll(keepingCapacity: true)
-            }
-        }
-        try commit(pending)
+        summary.sinks = await bus.finish()
         return summary
     }
 
-    /// Journals events, then hands what was committed to every sink and moves its cursor.
-    private func commit(_ pending: [(event: PlannedEvent, occurrence: Occurrence?)]) throws {
-        guard !pending.isEmpty else { return }
-        let recorded = recordedTime()
-        var occurrenceOf: [String: Occurrence] = [:]
-        for item in pending { occurrenceOf[item.event.id] = item.occurrence }
-        var writer = JSONLineWriter(capacity: 4096)
-        let entries = try journal.append(pending.map(\.event), recorded: recorded) { event, sequence in
-            writer.reset()
-            CloudEventJSON.write(
-                event, occurrence: occurrenceOf[event.id], sequence: sequence, recordedTime: recorded, to: &writer)
-            return String(decoding: writer.bytes.dropLast(), as: UTF8.self)
-        }
-        guard let last = entries.last?.sequence else { return }
-        for sink in sinks {
-            try sink.deliver(entries)
-            try journal.setCursor(last, for: sink.name)
-        }
+    /// The occurrences being planned, each in a slot the agenda refers to.
+    private struct Slot {
+        var subject: Planner.Subject
+        var wake: Instant?
     }
 
-    /// Delivers what the journal holds beyond each sink's cursor (a run stopped between commit and delivery).
-    private func catchUpSinks() throws -> Int {
-        var delivered = 0
-        for sink in sinks {
-            var cursor = try journal.cursor(for: sink.name)
-            while true {
-                let rows = try journal.entries(after: cursor, limit: 1000)
-                guard let last = rows.last else { break }
-                try sink.deliver(
-                    rows.map { row in
-                        JournalStore.Entry(sequence: row.sequence, event: nil, json: row.json)
-                    })
-                try journal.setCursor(last.sequence, for: sink.name)
-                cursor = last.sequence
-                delivered += rows.count
+    private func produce(
+        from: Instant, to: Instant, into bus: EventBus, summary: inout Summary, shouldStop: () -> Bool
+    ) async throws {
+        let start = max(from, try journal.handledUntil() ?? from)
+        summary.start = start
+        var state = try journal.plannerState(from: start)
+        var slots: [Slot?] = []
+        var freeSlots: [Int] = []
+        var slotOf: [OccurrenceKey: Int] = [:]
+        var agenda = Agenda()
+        // The events of the current instant, then those waiting for the next commit.
+        var step: [(event: PlannedEvent, occurrence: Occurrence?)] = []
+        var pending: [(event: PlannedEvent, occurrence: Occurrence?)] = []
+
+        func admit(_ occurrence: Occurrence) -> Int {
+            let subject = Planner.Subject(occurrence, configuration: configuration)
+            if let index = slotOf[subject.key] {
+                slots[index]!.subject = subject
+                return index
+            }
+            let index = freeSlots.popLast() ?? slots.count
+            if index == slots.count { slots.append(nil) }
+            slots[index] = Slot(subject: subject, wake: nil)
+            slotOf[subject.key] = index
+            return index
+        }
+
+        /// Plans one occurrence until nothing more is due at `now` (a start can make an update due at once), then
+        /// files its next wake, or lets it go when nothing more will happen to it.
+        func plan(_ index: Int, at now: Instant) {
+            guard let subject = slots[index]?.subject else { return }
+            var wake: Instant?
+            var due: [PlannedEvent] = []
+            repeat {
+                due.removeAll(keepingCapacity: true)
+                wake = Planner.plan(subject, state: state, configuration: configuration, now: now, into: &due)
+                for event in due {
+                    state.apply(event)
+                    step.append((event, subject.occurrence))
+                }
+            } while !due.isEmpty
+            slots[index]!.wake = wake
+            if let wake {
+                agenda.push(wake, slot: index)
+            } else if state.active[subject.key] == nil {
+                slots[index] = nil
+                slotOf[subject.key] = nil
+                freeSlots.append(index)
             }
         }
-        return delivered
+
+        // Activities the journal says are running are planned from the start, and those whose occurrence is gone
+        // end now: otherwise a run started again from an earlier instant would see them too late.
+        if !state.active.isEmpty {
+            var present = Set<OccurrenceKey>()
+            for (_, occurrence) in occurrences.byEarliest where state.active[OccurrenceKey(occurrence)] != nil {
+                present.insert(OccurrenceKey(occurrence))
+                plan(admit(occurrence), at: start)
+            }
+            for event in Planner.removedActivities(state: state, present: present.contains, now: start) {
+                state.apply(event)
+                step.append((event, nil))
+            }
+        }
+
+        var nextIndex = 0
+        var now = start
+        var lastPrune = start
+        while now < to {
+            while nextIndex < occurrences.byEarliest.count && occurrences.byEarliest[nextIndex].earliest <= now {
+                plan(admit(occurrences.byEarliest[nextIndex].occurrence), at: now)
+                nextIndex += 1
+            }
+            while let next = agenda.next, next <= now {
+                let (instant, index) = agenda.pop()!
+                if slots[index]?.wake == instant { plan(index, at: now) }
+            }
+            if !step.isEmpty {
+                var events = step.map(\.event)
+                Planner.sortForEmission(&events)
+                let occurrenceOf = Dictionary(
+                    step.map { ($0.event.id, $0.occurrence) }, uniquingKeysWith: { a, _ in a })
+                for event in events {
+                    pending.append((event, occurrenceOf[event.id] ?? nil))
+                    summary.counts[event.type, default: 0] += 1
+                }
+                summary.total += events.count
+                step.removeAll(keepingCapacity: true)
+            }
+            if pending.count >= options.batchSize {
+                try await commit(pending, to: bus)
+                pending.removeAll(keepingCapacity: true)
+                if shouldStop() || bus.allSinksClosed {
+                    summary.stopped = true
+                    return
+                }
+            }
+            if now.secondsSinceEpoch - lastPrune.secondsSinceEpoch >= 3600 {
+                state.forget(expiredBefore: now)
+                try journal.prune(expiredBefore: now.adding(seconds: -options.retention), sinks: sinks.map(\.name))
+                lastPrune = now
+            }
+            let admission =
+                nextIndex < occurrences.byEarliest.count ? occurrences.byEarliest[nextIndex].earliest : nil
+            guard let next = [agenda.next, admission].compactMap({ $0 }).min() else { break }
+            now = next
+        }
+        try await commit(pending, to: bus)
+    }
+
+    /// Journals events, then hands what was committed to the bus.
+    private func commit(_ pending: [(event: PlannedEvent, occurrence: Occurrence?)], to bus: EventBus) async throws {
+        guard !pending.isEmpty else { return }
+        let recorded = recordedTime()
+        let committed = try journal.append(pending.map(\.event), recorded: recorded)
+        var index = 0
+        let entries = committed.map { sequence, event in
+            // Committed events come in the order given, some perhaps skipped as already journaled.
+            while pending[index].event.id != event.id { index += 1 }
+            let occurrence = pending[index].occurrence
+            return JournalStore.Entry(sequence: sequence, event: event) {
+                CloudEventJSON.render(event, occurrence: occurrence, sequence: sequence, recordedTime: recorded)
+            }
+        }
+        await bus.publish(entries)
+    }
+
+    /// The replay's occurrences: in order of their earliest possible event, and by key for rendering an event
+    /// again when a sink reads it back from the journal.
+    private final class Occurrences: Sendable {
+        let byEarliest: [(earliest: Instant, occurrence: Occurrence)]
+        /// Built the first time a sink catches up, which most replays never need.
+        private let byKey = Mutex<[OccurrenceKey: Occurrence]?>(nil)
+
+        init(_ occurrences: [Occurrence], configuration: PlannerConfiguration) {
+            byEarliest = occurrences.map { occurrence in
+                let earliestAlarm = AlarmExpander.triggers(of: occurrence).map(\.trigger).min() ?? occurrence.start
+                let earliest = min(occurrence.start.adding(seconds: -configuration.lookAhead), earliestAlarm)
+                return (earliest, occurrence)
+            }.sorted { $0.earliest < $1.earliest }
+        }
+
+        @Sendable func render(_ journaled: JournalStore.Journaled) -> String {
+            let occurrence = byKey.withLock { index in
+                if index == nil {
+                    index = Dictionary(
+                        byEarliest.map { (OccurrenceKey($0.occurrence), $0.occurrence) }, uniquingKeysWith: { $1 })
+                }
+                return index![journaled.event.key]
+            }
+            return CloudEventJSON.render(
+                journaled.event, occurrence: occurrence, sequence: journaled.sequence, recordedTime: journaled.recorded)
+        }
     }
 }

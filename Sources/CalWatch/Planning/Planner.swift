@@ -4,7 +4,8 @@
 /// becomes due; whatever sleeps, watches or writes sits around it. Calling it again at the same `now` after
 /// applying its events returns nothing, so a run stopped at any point and started again continues exactly.
 ///
-/// The caller passes every occurrence that overlaps `[now − maxDuration, now + horizon]`.
+/// The caller passes every occurrence that overlaps `[now − maxDuration, now + horizon]`. A caller that keeps
+/// occurrences between calls (the replay, the daemon) plans each `Subject` alone, and only at its next wake.
 public enum Planner {
     /// What is due now, and when to look again.
     public struct Plan: Sendable {
@@ -14,36 +15,122 @@ public enum Planner {
         public var nextWake: Instant?
     }
 
-    /// Plans at `now`.
+    /// Plans every occurrence at `now`.
     public static func plan(
         _ occurrences: [Occurrence], state: PlannerState, configuration: PlannerConfiguration, now: Instant
     ) -> Plan {
         var due: [PlannedEvent] = []
         var wake: Instant?
+        var present = Set<OccurrenceKey>()
+        for occurrence in occurrences {
+            let subject = Subject(occurrence, configuration: configuration)
+            present.insert(subject.key)
+            if let next = plan(subject, state: state, configuration: configuration, now: now, into: &due) {
+                wake = min(wake ?? next, next)
+            }
+        }
+        due += removedActivities(state: state, present: present.contains, now: now)
+        sortForEmission(&due)
+        return Plan(due: due, nextWake: wake)
+    }
+
+    /// Plans one occurrence at `now`: appends what is due to `due` and returns its next wake.
+    public static func plan(
+        _ subject: Subject, state: PlannerState, configuration: PlannerConfiguration, now: Instant,
+        into due: inout [PlannedEvent]
+    ) -> Instant? {
+        var wake: Instant?
         func wakeAt(_ instant: Instant) {
             if instant > now && (wake == nil || instant < wake!) { wake = instant }
         }
-        var present = Set<OccurrenceKey>()
-        for occurrence in occurrences {
-            let key = OccurrenceKey(occurrence)
-            present.insert(key)
-            let context = Context(occurrence: occurrence, key: key, configuration: configuration, now: now)
-            context.planReminders(state: state, into: &due, wake: wakeAt)
-            context.planLiveActivity(state: state, into: &due, wake: wakeAt)
+        let context = Context(subject: subject, configuration: configuration, now: now)
+        context.planReminders(state: state, into: &due, wake: wakeAt)
+        context.planLiveActivity(state: state, into: &due, wake: wakeAt)
+        return wake
+    }
+
+    /// A running activity whose occurrence is gone ends now (reason `removed`).
+    public static func removedActivities(
+        state: PlannerState, present: (OccurrenceKey) -> Bool, now: Instant
+    ) -> [PlannedEvent] {
+        state.active.filter { !present($0.key) }.map { key, activity in
+            Context.end(
+                key: key, seed: EventID.seed(key), activity: activity, reason: .removed, at: now,
+                fingerprint: activity.fingerprint, occurrenceStart: activity.occurrenceStart,
+                occurrenceEnd: activity.occurrenceEnd)
         }
-        // A running activity whose occurrence is gone ends now.
-        for (key, activity) in state.active where !present.contains(key) {
-            due.append(
-                Context.end(
-                    key: key, activity: activity, reason: .removed, at: now, fingerprint: activity.fingerprint,
-                    occurrenceStart: activity.occurrenceStart, occurrenceEnd: activity.occurrenceEnd))
-        }
+    }
+
+    /// Puts the events of one planning step in emission order.
+    public static func sortForEmission(_ due: inout [PlannedEvent]) {
         due.sort { a, b in
             if a.time != b.time { return a.time < b.time }
             if order(a.type) != order(b.type) { return order(a.type) < order(b.type) }
             return a.id < b.id
         }
-        return Plan(due: due, nextWake: wake)
+    }
+
+    /// An occurrence prepared for planning: what does not change between two plans of it is computed once (its
+    /// key's hash, its fingerprint, its reminders and their ids).
+    public struct Subject: Sendable {
+        public let occurrence: Occurrence
+        public let key: OccurrenceKey
+        let seed: EventID.Hasher
+        let fingerprint: UInt64
+        let reminders: [Reminder]
+
+        /// A reminder that may be due: when, how it is named, and until when it is useful.
+        struct Reminder: Sendable {
+            var time: Instant
+            var secondsBefore: Int64
+            var source: ReminderDetail.Source
+            var id: EventID
+            var expiry: Instant
+        }
+
+        public init(_ occurrence: Occurrence, configuration: PlannerConfiguration) {
+            self.occurrence = occurrence
+            key = OccurrenceKey(occurrence)
+            seed = EventID.seed(key)
+            var hasher = EventID.Hasher()
+            hasher.feed(occurrence.summary ?? "")
+            hasher.feed(occurrence.location ?? "")
+            hasher.feed(occurrence.end.secondsSinceEpoch)
+            hasher.feed(occurrence.status.map { "\($0)" } ?? "")
+            fingerprint = hasher.id.high
+            reminders = Self.reminders(occurrence, seed: seed, configuration: configuration)
+        }
+
+        /// Reminders count back from here (the start; a flight's leave-by once flights exist).
+        var anchor: Instant { occurrence.start }
+
+        private static func reminders(
+            _ occurrence: Occurrence, seed: EventID.Hasher, configuration: PlannerConfiguration
+        ) -> [Reminder] {
+            let anchor = occurrence.start
+            var reminders = configuration.reminderOffsets.map { offset in
+                Reminder(
+                    time: anchor.adding(seconds: -offset), secondsBefore: offset, source: .offset,
+                    id: EventID.make(seed, .reminderDue, "offset,anchor", offset, anchor.secondsSinceEpoch),
+                    expiry: anchor)
+            }
+            guard configuration.calendarAlarms else { return reminders }
+            for trigger in AlarmExpander.triggers(of: occurrence)
+            where trigger.alarm.action == "DISPLAY" || trigger.alarm.action == "AUDIO" {
+                // An alarm after the start stays useful for a quarter of an hour.
+                let expiry = trigger.trigger < anchor ? anchor : trigger.trigger.adding(seconds: 900)
+                reminders.append(
+                    Reminder(
+                        time: trigger.trigger,
+                        secondsBefore: anchor.secondsSinceEpoch - trigger.trigger.secondsSinceEpoch,
+                        source: .valarm,
+                        id: EventID.make(
+                            seed, .reminderDue, "valarm,repetition,at", Int64(trigger.alarmIndex),
+                            Int64(trigger.repetition), trigger.trigger.secondsSinceEpoch),
+                        expiry: expiry))
+            }
+            return reminders
+        }
     }
 
     /// Within one instant: an end before a start (a moved occurrence), a start before its updates.
@@ -59,68 +146,27 @@ public enum Planner {
 
     /// The planning of one occurrence.
     struct Context {
-        let occurrence: Occurrence
-        let key: OccurrenceKey
+        let subject: Subject
         let configuration: PlannerConfiguration
         let now: Instant
 
+        var occurrence: Occurrence { subject.occurrence }
+        var key: OccurrenceKey { subject.key }
+        var anchor: Instant { subject.anchor }
+        var fingerprint: UInt64 { subject.fingerprint }
         var cancelled: Bool { occurrence.status == .cancelled }
         var eligible: Bool { configuration.includeAllDay || !occurrence.allDay }
-        /// Reminders and live activities count back from here (the start; a flight's leave-by once flights exist).
-        var anchor: Instant { occurrence.start }
-
-        var fingerprint: String {
-            [
-                occurrence.summary ?? "", occurrence.location ?? "", occurrence.end.description,
-                occurrence.status.map { "\($0)" } ?? "",
-            ].joined(separator: "\u{1F}")
-        }
 
         // MARK: Reminders
-
-        /// A reminder that may be due: when, and how it is named.
-        struct Candidate {
-            var time: Instant
-            var secondsBefore: Int64
-            var source: ReminderDetail.Source
-            var discriminator: String
-            var expiry: Instant
-        }
-
-        func reminderCandidates() -> [Candidate] {
-            var candidates = configuration.reminderOffsets.map { offset in
-                Candidate(
-                    time: anchor.adding(seconds: -offset), secondsBefore: offset, source: .offset,
-                    discriminator: "offset=\(offset);anchor=\(anchor.secondsSinceEpoch)", expiry: anchor)
-            }
-            if configuration.calendarAlarms {
-                for trigger in AlarmExpander.triggers(of: occurrence)
-                where trigger.alarm.action == "DISPLAY" || trigger.alarm.action == "AUDIO" {
-                    // An alarm after the start stays useful for a quarter of an hour.
-                    let expiry = trigger.trigger < anchor ? anchor : trigger.trigger.adding(seconds: 900)
-                    candidates.append(
-                        Candidate(
-                            time: trigger.trigger,
-                            secondsBefore: anchor.secondsSinceEpoch - trigger.trigger.secondsSinceEpoch,
-                            source: .valarm,
-                            discriminator:
-                                "valarm=\(trigger.alarmIndex).\(trigger.repetition);at=\(trigger.trigger.secondsSinceEpoch)",
-                            expiry: expiry))
-                }
-            }
-            return candidates
-        }
 
         /// Every reminder whose time has come and whose anchor has not passed; of several missed ones only the
         /// latest is delivered (marked late), and none once a later one has been delivered.
         func planReminders(state: PlannerState, into due: inout [PlannedEvent], wake: (Instant) -> Void) {
             guard eligible, !cancelled || configuration.includeCancelled else { return }
-            let candidates = reminderCandidates()
-            var latestDue: (candidate: Candidate, id: String)?
+            var latestDue: Subject.Reminder?
             var latestEmitted: Instant?
-            for candidate in candidates {
-                let id = EventID.make(.reminderDue, key, candidate.discriminator)
-                if state.emitted.contains(id) {
+            for candidate in subject.reminders {
+                if state.hasEmitted(candidate.id) {
                     if latestEmitted == nil || candidate.time > latestEmitted! { latestEmitted = candidate.time }
                     continue
                 }
@@ -129,12 +175,12 @@ public enum Planner {
                     continue
                 }
                 guard now <= candidate.expiry else { continue }  // its anchor passed: dropped
-                if latestDue == nil || candidate.time > latestDue!.candidate.time { latestDue = (candidate, id) }
+                if latestDue == nil || candidate.time > latestDue!.time { latestDue = candidate }
             }
-            guard let (candidate, id) = latestDue else { return }
+            guard let candidate = latestDue else { return }
             if let latestEmitted, latestEmitted >= candidate.time { return }
             let lateness = now.secondsSinceEpoch - candidate.time.secondsSinceEpoch
-            var event = base(.reminderDue, id: id, time: candidate.time, expiry: candidate.expiry)
+            var event = base(.reminderDue, id: candidate.id, time: candidate.time, expiry: candidate.expiry)
             event.reminder = ReminderDetail(
                 secondsBefore: candidate.secondsBefore, anchor: .start, source: candidate.source,
                 late: lateness > configuration.lateGrace, lateness: lateness > configuration.lateGrace ? lateness : 0)
@@ -171,9 +217,9 @@ public enum Planner {
                     wake(activityStart)
                 } else if now < activityEnd || (activityEnd == activityStart && now == activityStart) {
                     let id = EventID.make(
-                        .liveActivityStart, key,
-                        "start=\(activityStart.secondsSinceEpoch);occurrence=\(occurrence.start.secondsSinceEpoch)")
-                    guard !state.emitted.contains(id) else { return }
+                        subject.seed, .liveActivityStart, "start,occurrence", activityStart.secondsSinceEpoch,
+                        occurrence.start.secondsSinceEpoch)
+                    guard !state.hasEmitted(id) else { return }
                     // A moved occurrence whose new window is already open starts now, after the old one's end.
                     let time = rescheduled ? max(activityStart, now) : activityStart
                     var event = base(.liveActivityStart, id: id, time: time, expiry: activityEnd)
@@ -193,9 +239,9 @@ public enum Planner {
                 upTo: now, after: activity.lastReport, activityStart: activityStart, end: activityEnd)
             {
                 let id = EventID.make(
-                    .liveActivityUpdate, key,
-                    "update=\(report.secondsSinceEpoch);occurrence=\(occurrence.start.secondsSinceEpoch)")
-                if !state.emitted.contains(id) {
+                    subject.seed, .liveActivityUpdate, "update,occurrence", report.secondsSinceEpoch,
+                    occurrence.start.secondsSinceEpoch)
+                if !state.hasEmitted(id) {
                     var event = base(
                         .liveActivityUpdate, id: id, time: report,
                         expiry: nextReport(after: report, activityStart: activityStart, end: activityEnd) ?? activityEnd
@@ -205,8 +251,10 @@ public enum Planner {
                 }
             } else if activity.fingerprint != fingerprint {
                 // The occurrence changed (title, place, end): report it at once.
-                let id = EventID.make(.liveActivityUpdate, key, "changed=\(fingerprint);at=\(now.secondsSinceEpoch)")
-                if !state.emitted.contains(id) {
+                let id = EventID.make(
+                    subject.seed, .liveActivityUpdate, "changed,at", Int64(bitPattern: fingerprint),
+                    now.secondsSinceEpoch)
+                if !state.hasEmitted(id) {
                     var event = base(
                         .liveActivityUpdate, id: id, time: now,
                         expiry: nextReport(after: now, activityStart: activityStart, end: activityEnd) ?? activityEnd)
@@ -245,19 +293,19 @@ public enum Planner {
             -> PlannedEvent
         {
             Context.end(
-                key: key, activity: activity, reason: reason, at: time, fingerprint: fingerprint,
+                key: key, seed: subject.seed, activity: activity, reason: reason, at: time, fingerprint: fingerprint,
                 occurrenceStart: occurrence.start, occurrenceEnd: occurrence.end)
         }
 
         static func end(
-            key: OccurrenceKey, activity: PlannerState.ActiveActivity, reason: LiveActivityDetail.EndReason,
-            at time: Instant, fingerprint: String, occurrenceStart: Instant, occurrenceEnd: Instant
+            key: OccurrenceKey, seed: EventID.Hasher, activity: PlannerState.ActiveActivity,
+            reason: LiveActivityDetail.EndReason, at time: Instant, fingerprint: UInt64, occurrenceStart: Instant,
+            occurrenceEnd: Instant
         ) -> PlannedEvent {
             // Named by the activity it ends, so one activity ends once whatever the reason.
             let id = EventID.make(
-                .liveActivityEnd, key,
-                "start=\(activity.activityStart.secondsSinceEpoch);occurrence=\(activity.occurrenceStart.secondsSinceEpoch)"
-            )
+                seed, .liveActivityEnd, "start,occurrence", activity.activityStart.secondsSinceEpoch,
+                activity.occurrenceStart.secondsSinceEpoch)
             return PlannedEvent(
                 type: .liveActivityEnd, id: id, key: key, occurrenceStart: occurrenceStart,
                 occurrenceEnd: occurrenceEnd, time: time, expiry: time.adding(seconds: 86_400), reminder: nil,
@@ -266,7 +314,7 @@ public enum Planner {
                 fingerprint: fingerprint)
         }
 
-        func base(_ type: EventType, id: String, time: Instant, expiry: Instant) -> PlannedEvent {
+        func base(_ type: EventType, id: EventID, time: Instant, expiry: Instant) -> PlannedEvent {
             PlannedEvent(
                 type: type, id: id, key: key, occurrenceStart: occurrence.start, occurrenceEnd: occurrence.end,
                 time: time, expiry: expiry, reminder: nil, liveActivity: nil, fingerprint: fingerprint)

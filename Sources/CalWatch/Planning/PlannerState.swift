@@ -1,5 +1,8 @@
 /// What has been emitted so far, as far as planning is concerned: rebuilt from the journal by applying its events
 /// in sequence order, so a restart continues exactly where the last run stopped.
+///
+/// It stays small however long calwatch runs: an event's id is needed only until the event expires (the planner
+/// never proposes an event past its expiry), so `forget(expiredBefore:)` drops the rest.
 public struct PlannerState: Sendable, Hashable {
     /// A live activity that has started and not ended.
     public struct ActiveActivity: Sendable, Hashable {
@@ -7,24 +10,27 @@ public struct PlannerState: Sendable, Hashable {
         public var occurrenceEnd: Instant
         /// When the activity started (anchor − lead), which fixes its update grid and its maximum end.
         public var activityStart: Instant
-        /// The occurrence's fields as last reported; a difference means the occurrence changed.
-        public var fingerprint: String
+        /// The hash of the occurrence's fields as last reported; a difference means the occurrence changed.
+        public var fingerprint: UInt64
         /// The scheduled instant of the last start or update.
         public var lastReport: Instant
     }
 
-    /// Ids of every event already emitted.
-    public var emitted: Set<String> = []
+    /// Ids of the events emitted and not yet expired, with their expiry.
+    public private(set) var emitted: [EventID: Instant] = [:]
     /// Live activities running now.
     public var active: [OccurrenceKey: ActiveActivity] = [:]
 
     /// An empty state: nothing emitted yet.
     public init() {}
 
+    /// Whether an event with this id has been emitted.
+    public func hasEmitted(_ id: EventID) -> Bool { emitted[id] != nil }
+
     /// Records an emitted event.
     public mutating func apply(_ event: PlannedEvent) {
         let fingerprint = event.fingerprint
-        emitted.insert(event.id)
+        emitted[event.id] = event.expiry
         switch event.type {
         case .liveActivityStart:
             active[event.key] = ActiveActivity(
@@ -39,5 +45,10 @@ public struct PlannerState: Sendable, Hashable {
         case .reminderDue, .flightDetected:
             break
         }
+    }
+
+    /// Drops the ids of events that expired before `instant`: planning at `instant` or later never needs them.
+    public mutating func forget(expiredBefore instant: Instant) {
+        emitted = emitted.filter { $0.value >= instant }
     }
 }

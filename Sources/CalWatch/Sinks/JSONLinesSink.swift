@@ -1,6 +1,6 @@
 /// Writes each event as one JSON line to a file descriptor (standard output for `path: "-"`).
-public final class JSONLinesSink: EventSink {
-    public let name: String
+public actor JSONLinesSink: EventSink {
+    public nonisolated let name: String
     private let output: DescriptorWriter
     private var buffer: [UInt8] = []
 
@@ -15,7 +15,8 @@ public final class JSONLinesSink: EventSink {
         buffer.reserveCapacity(1 << 16)
     }
 
-    /// Writes the batch; a reader that went away is `DescriptorWriter.Closed`, other failures a `SinkError`.
+    /// Writes the batch with one write; a reader that went away is `DescriptorWriter.Closed`, other failures a
+    /// `SinkError`.
     public func deliver(_ batch: [JournalStore.Entry]) throws {
         buffer.removeAll(keepingCapacity: true)
         for entry in batch {

@@ -1,0 +1,140 @@
+import Foundation
+import Synchronization
+import Testing
+
+@testable import CalWatch
+
+/// The bus: every sink at its own pace, nothing lost, memory bounded, failures retried.
+@Suite(.timeLimit(.minutes(1))) struct EventBusTests {
+    /// A sink that waits at a gate before its first delivery, so that it lags as far as the others let it.
+    actor GatedSink: EventSink {
+        nonisolated let name = "gated"
+        var lines: [String] = []
+        private var open = false
+        private var waiting: [CheckedContinuation<Void, Never>] = []
+
+        func deliver(_ batch: [JournalStore.Entry]) async {
+            if !open { await withCheckedContinuation { waiting.append($0) } }
+            lines += batch.map(\.json)
+        }
+
+        func openGate() {
+            open = true
+            for continuation in waiting { continuation.resume() }
+            waiting = []
+        }
+    }
+
+    /// A sink that tells when it has received a number of events.
+    actor CountingSink: EventSink {
+        nonisolated let name = "fast"
+        var lines: [String] = []
+        private var target = Int.max
+        private var reached: CheckedContinuation<Void, Never>?
+
+        func deliver(_ batch: [JournalStore.Entry]) {
+            lines += batch.map(\.json)
+            if lines.count >= target, let reached {
+                self.reached = nil
+                reached.resume()
+            }
+        }
+
+        func waitFor(_ count: Int) async {
+            if lines.count >= count { return }
+            target = count
+            await withCheckedContinuation { reached = $0 }
+        }
+    }
+
+    /// A sink whose first `failures` deliveries fail (a full disk, say), then work.
+    actor FlakySink: EventSink {
+        nonisolated let name = "flaky"
+        var lines: [String] = []
+        var failuresLeft: Int
+        init(failures: Int) { failuresLeft = failures }
+
+        func deliver(_ batch: [JournalStore.Entry]) throws {
+            if failuresLeft > 0 {
+                failuresLeft -= 1
+                throw SinkError(sink: name, reason: "No space left on device")
+            }
+            lines += batch.map(\.json)
+        }
+    }
+
+    static var quickRetries: Replay.Options {
+        var options = Replay.Options.small
+        options.bus.queueLimit = 2
+        options.bus.retryDelay = .milliseconds(1)
+        options.bus.maxRetryDelay = .milliseconds(4)
+        return options
+    }
+
+    static func expectedLines() async throws -> [String] {
+        let sink = ReplayTests.CollectingSink()
+        try await ReplayTests.replay(
+            journal: try ReplayTests.journal(), sinks: [sink], from: "2027-03-01", to: "2027-03-03")
+        return await sink.lines
+    }
+
+    @Test func aSlowSinkNeverDelaysAnotherAndGetsEverythingFromTheJournal() async throws {
+        let expected = try await Self.expectedLines()
+        let fast = CountingSink()
+        let slow = GatedSink()
+        let journal = try ReplayTests.journal()
+        let replay = Task {
+            try await ReplayTests.replay(
+                journal: journal, sinks: [slow, fast], from: "2027-03-01", to: "2027-03-03", options: Self.quickRetries)
+        }
+        // The fast sink gets every event while the slow one is still stuck on its first batch: if the bus
+        // delivered to the sinks in turn, this would never return.
+        await fast.waitFor(expected.count)
+        #expect(await fast.lines == expected)
+        #expect(await slow.lines.isEmpty)
+        await slow.openGate()
+        let summary = try await replay.value
+        #expect(await slow.lines == expected)
+        let slowReport = try #require(summary.sinks.first { $0.name == "gated" })
+        // Its queue held two batches; the rest it read back from the journal.
+        #expect(slowReport.fromJournal >= expected.count - 3 * Replay.Options.small.batchSize)
+        #expect(slowReport.delivered == expected.count && slowReport.undelivered == 0)
+    }
+
+    @Test func aFailingSinkIsRetriedWhileTheOthersGoOn() async throws {
+        let expected = try await Self.expectedLines()
+        let fast = CountingSink()
+        let flaky = FlakySink(failures: 3)
+        let problems = Mutex<[String]>([])
+        let replay = Replay(
+            occurrences: ReplayTests.occurrences, configuration: PlannerConfiguration(),
+            journal: try ReplayTests.journal(), sinks: [flaky, fast], recordedTime: { Instant(secondsSinceEpoch: 0) },
+            options: Self.quickRetries, problem: { message in problems.withLock { $0.append(message) } })
+        let summary = try await replay.run(
+            from: try ReplayTests.instant("2027-03-01"), to: try ReplayTests.instant("2027-03-03"))
+        #expect(await fast.lines == expected)
+        #expect(await flaky.lines == expected)
+        let report = try #require(summary.sinks.first { $0.name == "flaky" })
+        #expect(report.failures == 3 && report.undelivered == 0)
+        let told = problems.withLock { $0 }
+        #expect(told.first == "flaky: No space left on device (retrying)")
+        #expect(told.contains { $0.hasPrefix("flaky: delivering again after 3 failed attempts") })
+    }
+
+    @Test func whatASinkCouldNotTakeWaitsInTheJournalForTheNextRun() async throws {
+        let expected = try await Self.expectedLines()
+        let journal = try ReplayTests.journal()
+        let broken = FlakySink(failures: .max)
+        let fast = CountingSink()
+        let first = try await ReplayTests.replay(
+            journal: journal, sinks: [broken, fast], from: "2027-03-01", to: "2027-03-03", options: Self.quickRetries)
+        #expect(await fast.lines == expected)
+        #expect(first.sinks.first { $0.name == "flaky" }?.undelivered == Int64(expected.count))
+        // Repaired: the next run delivers it all, and plans nothing new.
+        let repaired = FlakySink(failures: 0)
+        let second = try await ReplayTests.replay(
+            journal: journal, sinks: [repaired], from: "2027-03-01", to: "2027-03-03", options: Self.quickRetries)
+        #expect(await repaired.lines == expected)
+        #expect(second.total == 0)
+    }
+}
