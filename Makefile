@@ -33,7 +33,9 @@ demo: build
 	@.build/debug/calwatch scan $(DEMO_CALENDARS) $(DEMO_WINDOW) --format table
 	@echo
 	@echo "== calwatch replay: the events of Wednesday 2027-03-03 as JSON Lines =="
-	@echo "   (the minute-by-minute liveActivityUpdate events are left out here; drop the grep to see them)"
+	@echo "   (a flight, a Zoom standup moved by an override, a Meet 1:1, a cancelled Teams sync that gets no"
+	@echo "   reminders, an all-day trip that gets none either, an evening event; the minute-by-minute"
+	@echo "   liveActivityUpdate events are left out here: drop the grep to see them)"
 	@.build/debug/calwatch replay $(DEMO_CALENDARS) $(DEMO_DAY) | grep -v '"type":"calwatch.liveActivityUpdate"' || true
 
 test: deps

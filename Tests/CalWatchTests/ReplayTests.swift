@@ -9,8 +9,12 @@ import Testing
     actor CollectingSink: EventSink {
         nonisolated let name: String
         var lines: [String] = []
+        var events: [PlannedEvent] = []
         init(name: String = "collect") { self.name = name }
-        func deliver(_ batch: [JournalStore.Entry]) { lines += batch.map(\.json) }
+        func deliver(_ batch: [JournalStore.Entry]) {
+            lines += batch.map(\.json)
+            events += batch.map(\.event)
+        }
     }
 
     static func ids(_ lines: [String]) -> [String] {
@@ -82,6 +86,38 @@ import Testing
         #expect(first.stopped && first.total == 5 * Replay.Options.small.batchSize)
         try await Self.replay(journal: journal, sinks: [sink], from: "2027-03-01", to: "2027-03-06")
         #expect(await sink.lines == whole.lines)
+    }
+
+    @Test func aRestartAfterDowntimeFollowsTheLatePolicyFromTheJournalLeftBehind() async throws {
+        let standup = PlannerTests.meeting("standup", "2027-03-01T10:00:00Z", "2027-03-01T10:30:00Z")
+        let journal = try Self.journal()
+        func run(_ from: String, _ to: String) async throws -> [String] {
+            let sink = CollectingSink()
+            let replay = Replay(
+                occurrences: [standup], configuration: PlannerConfiguration(), journal: journal, sinks: [sink],
+                recordedTime: { Instant(secondsSinceEpoch: 0) })
+            _ = try await replay.run(from: utc(from), to: utc(to))
+            return await sink.events.filter { $0.type != .liveActivityUpdate }.map { event in
+                var line = "\(event.type.rawValue) \(event.time)"
+                if let reminder = event.reminder {
+                    line += " \(reminder.secondsBefore / 60)m" + (reminder.late ? " late \(reminder.lateness)s" : "")
+                }
+                if let reason = event.liveActivity?.endReason { line += " \(reason.rawValue)" }
+                return line
+            }
+        }
+        // Running until 09:31: the 30-minute reminder is delivered on time.
+        #expect(try await run("2027-03-01T09:00:00Z", "2027-03-01T09:31:00Z") == ["reminderDue 2027-03-01T09:30:00Z 30m"])
+        // Down from 09:31 to 09:57: the 15- and 5-minute reminders were missed; only the latest comes, marked
+        // late, and the live activity that should have started at 09:45 starts now.
+        let afterDowntime = try await run("2027-03-01T09:57:00Z", "2027-03-01T11:00:00Z")
+        #expect(
+            afterDowntime == [
+                "liveActivityStart 2027-03-01T09:45:00Z", "reminderDue 2027-03-01T09:55:00Z 5m late 120s",
+                "liveActivityEnd 2027-03-01T10:30:00Z ended",
+            ])
+        // Down again until after the end: nothing is left to deliver.
+        #expect(try await run("2027-03-01T12:00:00Z", "2027-03-01T13:00:00Z").isEmpty)
     }
 
     @Test func twoReplaysPrintTheSameEvents() async throws {
