@@ -9,11 +9,12 @@ extension Planner {
     /// occurrences in force at an instant, so a test can change the calendar part-way.
     static func run(
         from: Instant, to: Instant, state: inout PlannerState, configuration: PlannerConfiguration,
-        occurrencesAt: (Instant) -> [Occurrence], emit: (PlannedEvent) -> Void
+        facts: (Occurrence) -> PlanningFacts = { _ in .event }, occurrencesAt: (Instant) -> [Occurrence],
+        emit: (PlannedEvent) -> Void
     ) {
         var now = from
         while now < to {
-            let plan = plan(occurrencesAt(now), state: state, configuration: configuration, now: now)
+            let plan = plan(occurrencesAt(now), facts: facts, state: state, configuration: configuration, now: now)
             if plan.due.isEmpty {
                 guard let next = plan.nextWake else { return }
                 now = next

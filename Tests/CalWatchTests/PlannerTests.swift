@@ -23,11 +23,12 @@ import Testing
     /// Runs from `from` to `to`; `calendar` gives the occurrences in force at each instant.
     static func run(
         from: String, to: String, state: inout PlannerState, configuration: PlannerConfiguration = .init(),
-        calendar: @escaping (Instant) -> [Occurrence]
+        facts: (Occurrence) -> PlanningFacts = { _ in .event }, calendar: @escaping (Instant) -> [Occurrence]
     ) -> [PlannedEvent] {
         var events: [PlannedEvent] = []
         Planner.run(
-            from: utc(from), to: utc(to), state: &state, configuration: configuration, occurrencesAt: calendar
+            from: utc(from), to: utc(to), state: &state, configuration: configuration, facts: facts,
+            occurrencesAt: calendar
         ) { events.append($0) }
         return events
     }
@@ -44,6 +45,7 @@ import Testing
             if let reminder = event.reminder {
                 line += " \(reminder.secondsBefore / 60)m\(reminder.late ? " late \(reminder.lateness)s" : "")"
                 if reminder.source == .valarm { line += " valarm" }
+                if reminder.anchor == .leaveBy { line += " before leaveBy" }
             }
             if let reason = event.liveActivity?.endReason { line += " \(reason.rawValue)" }
             return line
@@ -235,5 +237,81 @@ extension PlannerTests {
         #expect(end?.endReason == .cancelled)
         #expect(end?.progress == 0.5)
         #expect(end?.secondsToEnd == 900)
+    }
+}
+
+/// Flights and declined meetings: what classification tells the planner.
+extension PlannerTests {
+    /// BA987 departs 07:10 Berlin (06:10Z); leave by 03:25Z (3 h international lead and 45 min travel).
+    static let flight = PlannerTests.meeting("ba987", "2027-03-03T06:10:00Z", "2027-03-03T08:05:00Z")
+    static func flightFacts(gate: String = "") -> PlanningFacts {
+        PlanningFacts(
+            kind: .flight, leaveBy: utc("2027-03-03T02:25:00Z"),
+            flightIdentity: "BA987 BER-LHR 2027-03-03T06:10:00Z gate \(gate)")
+    }
+
+    @Test func aFlightsRemindersAndLiveActivityHangOffLeaveBy() {
+        var state = PlannerState()
+        let events = Self.run(
+            from: "2027-03-03T00:00:00Z", to: "2027-03-03T12:00:00Z", state: &state,
+            facts: { _ in Self.flightFacts() }
+        ) { _ in [Self.flight] }
+        #expect(
+            Self.lines(events, types: [.reminderDue, .liveActivityStart, .liveActivityEnd]) == [
+                "reminderDue 2027-03-03T01:55:00Z 30m before leaveBy",
+                "liveActivityStart 2027-03-03T02:10:00Z",
+                "reminderDue 2027-03-03T02:10:00Z 15m before leaveBy",
+                "reminderDue 2027-03-03T02:20:00Z 5m before leaveBy",
+                "liveActivityEnd 2027-03-03T08:05:00Z ended",
+            ])
+        // The phase changes at departure, not at leave-by.
+        let phases = events.filter { $0.type == .liveActivityUpdate }.map { "\($0.time) \($0.liveActivity!.phase)" }
+        #expect(phases.contains("2027-03-03T06:09:00Z upcoming"))
+        #expect(phases.contains("2027-03-03T06:10:00Z inProgress"))
+        // With the anchor configured to the start, a flight is reminded like any event.
+        var startAnchored = PlannerConfiguration()
+        startAnchored.anchors[.flight] = .start
+        var fresh = PlannerState()
+        let byStart = Self.run(
+            from: "2027-03-03T00:00:00Z", to: "2027-03-03T12:00:00Z", state: &fresh, configuration: startAnchored,
+            facts: { _ in Self.flightFacts() }
+        ) { _ in [Self.flight] }
+        #expect(Self.lines(byStart, types: [.reminderDue]).first == "reminderDue 2027-03-03T05:40:00Z 30m")
+    }
+
+    @Test func aFlightIsDetectedOnceWithinTheHorizonAndAgainWhenItsFactsChange() {
+        var state = PlannerState()
+        // 60 days ahead: detected at the instant it enters the horizon, once.
+        let detected = Self.run(
+            from: "2026-12-01T00:00:00Z", to: "2027-01-10T00:00:00Z", state: &state,
+            facts: { _ in Self.flightFacts() }
+        ) { _ in [Self.flight] }
+        #expect(Self.lines(detected) == ["flightDetected 2027-01-02T06:10:00Z"])
+        // The gate is announced on the day: detected again at once, with a new id.
+        let changed = Self.run(
+            from: "2027-03-03T04:00:00Z", to: "2027-03-03T04:01:00Z", state: &state,
+            facts: { _ in Self.flightFacts(gate: "B12") }
+        ) { _ in [Self.flight] }
+        #expect(Self.lines(changed, types: [.flightDetected]) == ["flightDetected 2027-03-03T04:00:00Z"])
+        #expect(changed.first { $0.type == .flightDetected }?.id != detected.first?.id)
+        // A plain event is never a flight.
+        #expect(Self.run(from: "2026-12-01T00:00:00Z", to: "2027-03-03T00:00:00Z", [Self.flight]).isEmpty)
+    }
+
+    @Test func aDeclinedMeetingGetsNoRemindersUnlessConfigured() {
+        let declined: (Occurrence) -> PlanningFacts = { _ in PlanningFacts(kind: .meeting, declined: true) }
+        var state = PlannerState()
+        let events = Self.run(
+            from: "2027-03-01T09:00:00Z", to: "2027-03-01T12:00:00Z", state: &state, facts: declined
+        ) { _ in [self.standup] }
+        #expect(Self.lines(events, types: [.reminderDue]).isEmpty)
+        var configuration = PlannerConfiguration()
+        configuration.includeDeclined = true
+        var again = PlannerState()
+        let included = Self.run(
+            from: "2027-03-01T09:00:00Z", to: "2027-03-01T12:00:00Z", state: &again, configuration: configuration,
+            facts: declined
+        ) { _ in [self.standup] }
+        #expect(Self.lines(included, types: [.reminderDue]).count == 3)
     }
 }

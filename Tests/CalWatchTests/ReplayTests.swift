@@ -107,7 +107,8 @@ import Testing
             }
         }
         // Running until 09:31: the 30-minute reminder is delivered on time.
-        #expect(try await run("2027-03-01T09:00:00Z", "2027-03-01T09:31:00Z") == ["reminderDue 2027-03-01T09:30:00Z 30m"])
+        #expect(
+            try await run("2027-03-01T09:00:00Z", "2027-03-01T09:31:00Z") == ["reminderDue 2027-03-01T09:30:00Z 30m"])
         // Down from 09:31 to 09:57: the 15- and 5-minute reminders were missed; only the latest comes, marked
         // late, and the live activity that should have started at 09:45 starts now.
         let afterDowntime = try await run("2027-03-01T09:57:00Z", "2027-03-01T11:00:00Z")

@@ -33,6 +33,7 @@ public final class Replay {
     }
 
     private let occurrences: Occurrences
+    private let facts: @Sendable (Occurrence) -> PlanningFacts
     private let configuration: PlannerConfiguration
     private let journal: JournalStore
     private let sinks: [any EventSink]
@@ -40,14 +41,16 @@ public final class Replay {
     private let options: Options
     private let problem: @Sendable (String) -> Void
 
-    /// Creates a replay of `occurrences` (any order) into `journal` and `sinks`; `recordedTime` is the real clock;
-    /// `problem` hears about sink failures.
+    /// Creates a replay of `occurrences` (any order), classified by `facts`, into `journal` and `sinks`;
+    /// `recordedTime` is the real clock; `problem` hears about sink failures.
     public init(
-        occurrences: [Occurrence], configuration: PlannerConfiguration, journal: JournalStore,
+        occurrences: [Occurrence], facts: @escaping @Sendable (Occurrence) -> PlanningFacts = { _ in .event },
+        configuration: PlannerConfiguration, journal: JournalStore,
         sinks: [any EventSink], recordedTime: @escaping () -> Instant, options: Options = Options(),
         problem: @escaping @Sendable (String) -> Void = { _ in }
     ) {
-        self.occurrences = Occurrences(occurrences, configuration: configuration)
+        self.occurrences = Occurrences(occurrences, facts: facts, configuration: configuration)
+        self.facts = facts
         self.configuration = configuration
         self.journal = journal
         self.sinks = sinks
@@ -92,7 +95,7 @@ public final class Replay {
         var pending: [(event: PlannedEvent, occurrence: Occurrence?)] = []
 
         func admit(_ occurrence: Occurrence) -> Int {
-            let subject = Planner.Subject(occurrence, configuration: configuration)
+            let subject = Planner.Subject(occurrence, facts: facts(occurrence), configuration: configuration)
             if let index = slotOf[subject.key] {
                 slots[index]!.subject = subject
                 return index
@@ -211,10 +214,20 @@ public final class Replay {
         /// Built the first time a sink catches up, which most replays never need.
         private let byKey = Mutex<[OccurrenceKey: Occurrence]?>(nil)
 
-        init(_ occurrences: [Occurrence], configuration: PlannerConfiguration) {
+        init(
+            _ occurrences: [Occurrence], facts: (Occurrence) -> PlanningFacts, configuration: PlannerConfiguration
+        ) {
             byEarliest = occurrences.map { occurrence in
                 let earliestAlarm = AlarmExpander.triggers(of: occurrence).map(\.trigger).min() ?? occurrence.start
-                let earliest = min(occurrence.start.adding(seconds: -configuration.lookAhead), earliestAlarm)
+                var earliest = min(occurrence.start.adding(seconds: -configuration.lookAhead), earliestAlarm)
+                // A flight is detected as it comes within the horizon; its leave-by comes before its start.
+                let facts = facts(occurrence)
+                if facts.kind == .flight {
+                    earliest = min(earliest, occurrence.start.adding(seconds: -configuration.horizon))
+                }
+                if let leaveBy = facts.leaveBy {
+                    earliest = min(earliest, leaveBy.adding(seconds: -configuration.lookAhead))
+                }
                 return (earliest, occurrence)
             }.sorted { $0.earliest < $1.earliest }
         }

@@ -15,15 +15,16 @@ public enum Planner {
         public var nextWake: Instant?
     }
 
-    /// Plans every occurrence at `now`.
+    /// Plans every occurrence at `now`; `facts` classifies each (plain events when not given).
     public static func plan(
-        _ occurrences: [Occurrence], state: PlannerState, configuration: PlannerConfiguration, now: Instant
+        _ occurrences: [Occurrence], facts: (Occurrence) -> PlanningFacts = { _ in .event }, state: PlannerState,
+        configuration: PlannerConfiguration, now: Instant
     ) -> Plan {
         var due: [PlannedEvent] = []
         var wake: Instant?
         var present = Set<OccurrenceKey>()
         for occurrence in occurrences {
-            let subject = Subject(occurrence, configuration: configuration)
+            let subject = Subject(occurrence, facts: facts(occurrence), configuration: configuration)
             present.insert(subject.key)
             if let next = plan(subject, state: state, configuration: configuration, now: now, into: &due) {
                 wake = min(wake ?? next, next)
@@ -44,6 +45,7 @@ public enum Planner {
             if instant > now && (wake == nil || instant < wake!) { wake = instant }
         }
         let context = Context(subject: subject, configuration: configuration, now: now)
+        context.planFlightDetected(state: state, into: &due, wake: wakeAt)
         context.planReminders(state: state, into: &due, wake: wakeAt)
         context.planLiveActivity(state: state, into: &due, wake: wakeAt)
         return wake
@@ -71,10 +73,14 @@ public enum Planner {
     }
 
     /// An occurrence prepared for planning: what does not change between two plans of it is computed once (its
-    /// key's hash, its fingerprint, its reminders and their ids).
+    /// key's hash, its fingerprint, its anchor, its reminders and their ids).
     public struct Subject: Sendable {
         public let occurrence: Occurrence
+        public let facts: PlanningFacts
         public let key: OccurrenceKey
+        /// What reminders and the live activity count back from, and which instant that is.
+        let anchorKind: ReminderDetail.Anchor
+        let anchor: Instant
         let seed: EventID.Hasher
         let fingerprint: UInt64
         let reminders: [Reminder]
@@ -88,8 +94,14 @@ public enum Planner {
             var expiry: Instant
         }
 
-        public init(_ occurrence: Occurrence, configuration: PlannerConfiguration) {
+        public init(_ occurrence: Occurrence, facts: PlanningFacts = .event, configuration: PlannerConfiguration) {
             self.occurrence = occurrence
+            self.facts = facts
+            if configuration.anchors[facts.kind] == .leaveBy, let leaveBy = facts.leaveBy {
+                (anchorKind, anchor) = (.leaveBy, leaveBy)
+            } else {
+                (anchorKind, anchor) = (.start, occurrence.start)
+            }
             key = OccurrenceKey(occurrence)
             seed = EventID.seed(key)
             var hasher = EventID.Hasher()
@@ -98,16 +110,13 @@ public enum Planner {
             hasher.feed(occurrence.end.secondsSinceEpoch)
             hasher.feed(occurrence.status.map { "\($0)" } ?? "")
             fingerprint = hasher.id.high
-            reminders = Self.reminders(occurrence, seed: seed, configuration: configuration)
+            reminders = Self.reminders(occurrence, anchor: anchor, seed: seed, configuration: configuration)
         }
 
-        /// Reminders count back from here (the start; a flight's leave-by once flights exist).
-        var anchor: Instant { occurrence.start }
-
+        /// The configured offsets before the anchor, and the calendar's own alarms (relative to the start).
         private static func reminders(
-            _ occurrence: Occurrence, seed: EventID.Hasher, configuration: PlannerConfiguration
+            _ occurrence: Occurrence, anchor: Instant, seed: EventID.Hasher, configuration: PlannerConfiguration
         ) -> [Reminder] {
-            let anchor = occurrence.start
             var reminders = configuration.reminderOffsets.map { offset in
                 Reminder(
                     time: anchor.adding(seconds: -offset), secondsBefore: offset, source: .offset,
@@ -115,14 +124,15 @@ public enum Planner {
                     expiry: anchor)
             }
             guard configuration.calendarAlarms else { return reminders }
+            let start = occurrence.start
             for trigger in AlarmExpander.triggers(of: occurrence)
             where trigger.alarm.action == "DISPLAY" || trigger.alarm.action == "AUDIO" {
                 // An alarm after the start stays useful for a quarter of an hour.
-                let expiry = trigger.trigger < anchor ? anchor : trigger.trigger.adding(seconds: 900)
+                let expiry = trigger.trigger < start ? start : trigger.trigger.adding(seconds: 900)
                 reminders.append(
                     Reminder(
                         time: trigger.trigger,
-                        secondsBefore: anchor.secondsSinceEpoch - trigger.trigger.secondsSinceEpoch,
+                        secondsBefore: start.secondsSinceEpoch - trigger.trigger.secondsSinceEpoch,
                         source: .valarm,
                         id: EventID.make(
                             seed, .reminderDue, "valarm,repetition,at", Int64(trigger.alarmIndex),
@@ -157,12 +167,32 @@ public enum Planner {
         var cancelled: Bool { occurrence.status == .cancelled }
         var eligible: Bool { configuration.includeAllDay || !occurrence.allDay }
 
+        // MARK: Flights
+
+        /// Once per flight when it comes within the horizon (at once when found later), and again, with a new id,
+        /// when its facts change; not after it has departed.
+        func planFlightDetected(state: PlannerState, into due: inout [PlannedEvent], wake: (Instant) -> Void) {
+            guard subject.facts.kind == .flight, let identity = subject.facts.flightIdentity, now < occurrence.start
+            else { return }
+            let enters = occurrence.start.adding(seconds: -configuration.horizon)
+            guard now >= enters else {
+                wake(enters)
+                return
+            }
+            let id = EventID.make(
+                subject.seed, .flightDetected, "flight:" + identity, occurrence.start.secondsSinceEpoch)
+            guard !state.hasEmitted(id) else { return }
+            due.append(base(.flightDetected, id: id, time: max(enters, now), expiry: occurrence.start))
+        }
+
         // MARK: Reminders
 
         /// Every reminder whose time has come and whose anchor has not passed; of several missed ones only the
         /// latest is delivered (marked late), and none once a later one has been delivered.
         func planReminders(state: PlannerState, into due: inout [PlannedEvent], wake: (Instant) -> Void) {
-            guard eligible, !cancelled || configuration.includeCancelled else { return }
+            guard eligible, !cancelled || configuration.includeCancelled,
+                !subject.facts.declined || configuration.includeDeclined
+            else { return }
             var latestDue: Subject.Reminder?
             var latestEmitted: Instant?
             for candidate in subject.reminders {
@@ -182,7 +212,8 @@ public enum Planner {
             let lateness = now.secondsSinceEpoch - candidate.time.secondsSinceEpoch
             var event = base(.reminderDue, id: candidate.id, time: candidate.time, expiry: candidate.expiry)
             event.reminder = ReminderDetail(
-                secondsBefore: candidate.secondsBefore, anchor: .start, source: candidate.source,
+                secondsBefore: candidate.secondsBefore,
+                anchor: candidate.source == .offset ? subject.anchorKind : .start, source: candidate.source,
                 late: lateness > configuration.lateGrace, lateness: lateness > configuration.lateGrace ? lateness : 0)
             due.append(event)
         }
@@ -267,12 +298,13 @@ public enum Planner {
                     ?? activityEnd)
         }
 
-        /// Report instants: every interval from the activity's start, and the phase change at the anchor.
+        /// Report instants: every interval from the activity's start, and the phase change at the start.
         func nextReport(after instant: Instant, activityStart: Instant, end: Instant) -> Instant? {
             let interval = max(1, configuration.liveActivityUpdateInterval)
             let elapsed = instant.secondsSinceEpoch - activityStart.secondsSinceEpoch
             var next = activityStart.adding(seconds: (elapsed / interval + 1) * interval)
-            if anchor > instant && anchor < next { next = anchor }
+            let start = occurrence.start
+            if start > instant && start < next { next = start }
             return next < end ? next : nil
         }
 
@@ -280,7 +312,8 @@ public enum Planner {
             let interval = max(1, configuration.liveActivityUpdateInterval)
             let elapsed = now.secondsSinceEpoch - activityStart.secondsSinceEpoch
             var latest = activityStart.adding(seconds: (elapsed / interval) * interval)
-            if anchor <= now && anchor > latest { latest = anchor }
+            let start = occurrence.start
+            if start <= now && start > latest { latest = start }
             guard latest > last, latest < end else { return nil }
             return latest
         }

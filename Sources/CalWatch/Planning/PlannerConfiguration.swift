@@ -6,6 +6,14 @@ public struct PlannerConfiguration: Sendable, Hashable {
     public var includeAllDay = false
     /// Whether cancelled occurrences still get reminders.
     public var includeCancelled = false
+    /// Whether occurrences the user declined still get reminders.
+    public var includeDeclined = false
+    /// What reminders and live activities count back from, per kind (a flight's `leaveBy` when it has one).
+    public var anchors: [PlanningFacts.Kind: ReminderDetail.Anchor] = [
+        .flight: .leaveBy, .meeting: .start, .event: .start,
+    ]
+    /// How far ahead a flight is detected (`flightDetected`), in seconds (default 60 days).
+    public var horizon: Int64 = 60 * 86_400
     /// Whether the calendar's own VALARM DISPLAY/AUDIO triggers become reminders (`source: valarm`).
     public var calendarAlarms = true
     /// A reminder delivered more than this after its time is marked `late`.

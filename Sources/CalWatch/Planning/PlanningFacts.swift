@@ -1,0 +1,26 @@
+/// What classification found about an occurrence, as far as planning needs it (DESIGN §4 and §5): its kind, a
+/// flight's leave-by instant and identity, and whether the user declined it.
+///
+/// The planner takes these as input, so it stays a pure function; the classifiers fill them in.
+public struct PlanningFacts: Sendable, Hashable {
+    /// What an occurrence is.
+    public enum Kind: String, Sendable, Hashable, CaseIterable { case flight, meeting, event }
+
+    public var kind: Kind
+    /// A flight's leave-by instant: departure − airport lead − travel time.
+    public var leaveBy: Instant?
+    /// A flight's facts whose change makes it detected again (number, route, times, gate), as one text.
+    public var flightIdentity: String?
+    /// The user's own PARTSTAT is DECLINED.
+    public var declined: Bool
+
+    public init(kind: Kind = .event, leaveBy: Instant? = nil, flightIdentity: String? = nil, declined: Bool = false) {
+        self.kind = kind
+        self.leaveBy = leaveBy
+        self.flightIdentity = flightIdentity
+        self.declined = declined
+    }
+
+    /// A plain event: what every occurrence is until classified.
+    public static let event = PlanningFacts()
+}
