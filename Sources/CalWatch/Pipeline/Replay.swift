@@ -158,15 +158,10 @@ public final class Replay {
                 if slots[index]?.wake == instant { plan(index, at: now) }
             }
             if !step.isEmpty {
-                var events = step.map(\.event)
-                Planner.sortForEmission(&events)
-                let occurrenceOf = Dictionary(
-                    step.map { ($0.event.id, $0.occurrence) }, uniquingKeysWith: { a, _ in a })
-                for event in events {
-                    pending.append((event, occurrenceOf[event.id] ?? nil))
-                    summary.counts[event.type, default: 0] += 1
-                }
-                summary.total += events.count
+                step.sort { Planner.emittedBefore($0.event, $1.event) }
+                for item in step { summary.counts[item.event.type, default: 0] += 1 }
+                summary.total += step.count
+                pending += step
                 step.removeAll(keepingCapacity: true)
             }
             if pending.count >= options.batchSize {
@@ -218,16 +213,8 @@ public final class Replay {
             _ occurrences: [Occurrence], facts: (Occurrence) -> PlanningFacts, configuration: PlannerConfiguration
         ) {
             byEarliest = occurrences.map { occurrence in
-                let earliestAlarm = AlarmExpander.triggers(of: occurrence).map(\.trigger).min() ?? occurrence.start
-                var earliest = min(occurrence.start.adding(seconds: -configuration.lookAhead), earliestAlarm)
-                // A flight is detected as it comes within the horizon; its leave-by comes before its start.
-                let facts = facts(occurrence)
-                if facts.kind == .flight {
-                    earliest = min(earliest, occurrence.start.adding(seconds: -configuration.horizon))
-                }
-                if let leaveBy = facts.leaveBy {
-                    earliest = min(earliest, leaveBy.adding(seconds: -configuration.lookAhead))
-                }
+                let earliest = Planner.earliestEvent(
+                    of: occurrence, facts: facts(occurrence), configuration: configuration)
                 return (earliest, occurrence)
             }.sorted { $0.earliest < $1.earliest }
         }

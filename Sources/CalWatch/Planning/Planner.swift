@@ -31,7 +31,7 @@ public enum Planner {
             }
         }
         due += removedActivities(state: state, present: present.contains, now: now)
-        sortForEmission(&due)
+        due.sort(by: emittedBefore)
         return Plan(due: due, nextWake: wake)
     }
 
@@ -63,13 +63,27 @@ public enum Planner {
         }
     }
 
-    /// Puts the events of one planning step in emission order.
-    public static func sortForEmission(_ due: inout [PlannedEvent]) {
-        due.sort { a, b in
-            if a.time != b.time { return a.time < b.time }
-            if order(a.type) != order(b.type) { return order(a.type) < order(b.type) }
-            return a.id < b.id
+    /// Emission order within one planning step: by scheduled time, then ends before starts, then id.
+    public static func emittedBefore(_ a: PlannedEvent, _ b: PlannedEvent) -> Bool {
+        if a.time != b.time { return a.time < b.time }
+        if order(a.type) != order(b.type) { return order(a.type) < order(b.type) }
+        return a.id < b.id
+    }
+
+    /// The earliest instant at which anything can be due for an occurrence (a reminder, a calendar alarm, its live
+    /// activity, a flight entering the horizon): a caller may leave it unplanned until then.
+    public static func earliestEvent(
+        of occurrence: Occurrence, facts: PlanningFacts, configuration: PlannerConfiguration
+    ) -> Instant {
+        var earliest = Subject.anchor(occurrence, facts: facts, configuration: configuration).instant
+            .adding(seconds: -configuration.lookAhead)
+        if configuration.calendarAlarms, let alarm = AlarmExpander.triggers(of: occurrence).map(\.trigger).min() {
+            earliest = min(earliest, alarm)
         }
+        if facts.kind == .flight && facts.flightIdentity != nil {
+            earliest = min(earliest, occurrence.start.adding(seconds: -configuration.horizon))
+        }
+        return earliest
     }
 
     /// An occurrence prepared for planning: what does not change between two plans of it is computed once (its
@@ -97,11 +111,7 @@ public enum Planner {
         public init(_ occurrence: Occurrence, facts: PlanningFacts = .event, configuration: PlannerConfiguration) {
             self.occurrence = occurrence
             self.facts = facts
-            if configuration.anchors[facts.kind] == .leaveBy, let leaveBy = facts.leaveBy {
-                (anchorKind, anchor) = (.leaveBy, leaveBy)
-            } else {
-                (anchorKind, anchor) = (.start, occurrence.start)
-            }
+            (anchorKind, anchor) = Self.anchor(occurrence, facts: facts, configuration: configuration)
             key = OccurrenceKey(occurrence)
             seed = EventID.seed(key)
             var hasher = EventID.Hasher()
@@ -111,6 +121,14 @@ public enum Planner {
             hasher.feed(occurrence.status.map { "\($0)" } ?? "")
             fingerprint = hasher.id.high
             reminders = Self.reminders(occurrence, anchor: anchor, seed: seed, configuration: configuration)
+        }
+
+        /// A flight's leave-by when its kind is anchored there and it has one, else the start.
+        static func anchor(
+            _ occurrence: Occurrence, facts: PlanningFacts, configuration: PlannerConfiguration
+        ) -> (kind: ReminderDetail.Anchor, instant: Instant) {
+            if configuration.anchors[facts.kind] == .leaveBy, let leaveBy = facts.leaveBy { return (.leaveBy, leaveBy) }
+            return (.start, occurrence.start)
         }
 
         /// The configured offsets before the anchor, and the calendar's own alarms (relative to the start).
