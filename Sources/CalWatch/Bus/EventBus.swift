@@ -5,9 +5,9 @@ import Synchronization
 ///
 /// The journal is the buffer. A sink's stream holds at most `Policy.queueLimit` batches; when a sink lags
 /// further behind, newer batches are not queued for it, and it reads them back from the journal when it gets
-/// there (a gap in sequence numbers says so), rendered again by `render`. So a slow sink never delays the planner or another sink, nothing
-/// is dropped, and memory stays bounded however far a sink lags. A sink that fails keeps its cursor and is
-/// retried with a growing delay while the others go on.
+/// there (a gap in sequence numbers says so), rendered again by `render`. So a slow sink never delays another,
+/// nothing is dropped, and memory stays bounded however far a sink lags. A sink that fails keeps its cursor and
+/// is retried with a growing delay while the others go on.
 public final class EventBus: Sendable {
     /// How the bus queues and retries.
     public struct Policy: Sendable {
@@ -53,24 +53,28 @@ public final class EventBus: Sendable {
     /// instead of filling the journal for all of them. A sink that fails or whose reader went away is not waited
     /// for, so it never slows the others.
     private final class Pace: Sendable {
+        /// Whether a sink is waited for.
+        enum Health { case delivering, failing, closed }
+
         private struct State {
             var queued: [Int]
-            var excluded: [Bool]
-            var closed: [Bool]
+            var health: [Health]
             var waiter: CheckedContinuation<Void, Never>?
         }
         private let state: Mutex<State>
         private let limit: Int
 
         init(lanes: Int, limit: Int) {
-            let none = Array(repeating: false, count: lanes)
-            state = Mutex(State(queued: Array(repeating: 0, count: lanes), excluded: none, closed: none))
+            state = Mutex(
+                State(
+                    queued: Array(repeating: 0, count: lanes), health: Array(repeating: .delivering, count: lanes)))
             self.limit = limit
         }
 
+        /// Room when some delivering sink's queue is not full, or when no sink is delivering at all.
         private static func hasRoom(_ state: State, limit: Int) -> Bool {
-            state.queued.indices.allSatisfy { state.excluded[$0] }
-                || state.queued.indices.contains { !state.excluded[$0] && state.queued[$0] < limit }
+            let delivering = state.queued.indices.filter { state.health[$0] == .delivering }
+            return delivering.isEmpty || delivering.contains { state.queued[$0] < limit }
         }
 
         private func update(_ change: (inout State) -> Void) {
@@ -93,16 +97,8 @@ public final class EventBus: Sendable {
 
         func queued(_ lane: Int) { update { $0.queued[lane] += 1 } }
         func taken(_ lane: Int) { update { $0.queued[lane] -= 1 } }
-        /// A sink that fails or has closed is not waited for; one that delivers again is.
-        func exclude(_ lane: Int, _ excluded: Bool) { update { $0.excluded[lane] = excluded } }
-        /// The sink's reader went away for good.
-        func close(_ lane: Int) {
-            update {
-                $0.closed[lane] = true
-                $0.excluded[lane] = true
-            }
-        }
-        var allClosed: Bool { state.withLock { !$0.closed.isEmpty && !$0.closed.contains(false) } }
+        func set(_ lane: Int, _ health: Health) { update { $0.health[lane] = health } }
+        var allClosed: Bool { state.withLock { !$0.health.isEmpty && $0.health.allSatisfy { $0 == .closed } } }
     }
 
     private let lanes: [Lane]
@@ -164,6 +160,8 @@ public final class EventBus: Sendable {
         let problem: @Sendable (String) -> Void
         var cursor: Int64 = 0
         var delay: Duration
+        /// Failures since the last delivery that worked.
+        var streak = 0
         var report: SinkReport
 
         init(
@@ -234,22 +232,19 @@ public final class EventBus: Sendable {
                 try await sink.deliver(entries)
             } catch is DescriptorWriter.Closed {
                 report.closed = true
-                pace.close(lane)
-                return false
-            } catch let error as SinkError {
-                failed(error.reason)
-                await pause()
+                pace.set(lane, .closed)
                 return false
             } catch {
-                failed("\(error)")
+                failed((error as? SinkError)?.reason ?? "\(error)")
                 await pause()
                 return false
             }
-            if report.failures > 0 && delay > policy.retryDelay {
-                problem("\(sink.name): delivering again after \(report.failures) failed attempts")
+            if streak > 0 {
+                problem("\(sink.name): delivering again after \(streak) failed attempts")
+                streak = 0
+                delay = policy.retryDelay
+                pace.set(lane, .delivering)
             }
-            delay = policy.retryDelay
-            pace.exclude(lane, false)
             cursor = last
             report.delivered += entries.count
             if fromJournal { report.fromJournal += entries.count }
@@ -264,10 +259,13 @@ public final class EventBus: Sendable {
 
         mutating func failed(_ reason: String) {
             report.failures += 1
-            pace.exclude(lane, true)
-            // The first failure of a run of them is told; the rest only counted.
-            if delay == policy.retryDelay { problem("\(sink.name): \(reason) (retrying)") }
             report.lastFailure = reason
+            // The first failure of a run of them is told; the rest only counted.
+            if streak == 0 {
+                problem("\(sink.name): \(reason) (retrying)")
+                pace.set(lane, .failing)
+            }
+            streak += 1
         }
 
         mutating func pause() async {
