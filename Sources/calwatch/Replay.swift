@@ -16,7 +16,12 @@ extension CalwatchCommand {
                 the same input print the same events (apart from recordedtime) and the daemon's journal is never \
                 touched. With --state it continues where that journal stopped: a replay interrupted at any point and \
                 started again prints only the events it had not printed. SIGINT or SIGTERM stop it after the batch \
-                in hand, with everything committed printed (exit status 130).
+                in hand, with everything committed printed. A journal remembers how far it has handled time and \
+                forgets delivered events a day after they expire; a replay of an earlier window with it starts \
+                where it had got to, and says so.
+
+                Exit status: 0 done; 64 usage error; 65 no calendar could be read; 74 the journal or the output \
+                failed (events not delivered stay in the journal for the next run); 130 stopped by a signal.
 
                 Examples:
                   calwatch replay samples/calendars --from 2027-03-03 --to 2027-03-04 --tz Europe/Berlin

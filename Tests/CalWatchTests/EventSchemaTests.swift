@@ -144,11 +144,9 @@ import Testing
             occurrencesAt: { now in now < utc("2027-03-01T10:10:00Z") ? [kept, dropped] : [kept] }
         ) { event in
             sequence += 1
-            var writer = JSONLineWriter()
             let occurrence = [kept, dropped].first { OccurrenceKey($0) == event.key && event.type != .liveActivityEnd }
-            CloudEventJSON.write(
-                event, occurrence: occurrence, sequence: sequence, recordedTime: event.time, to: &writer)
-            lines.append(String(decoding: writer.bytes.dropLast(), as: UTF8.self))
+            lines.append(
+                CloudEventJSON.render(event, occurrence: occurrence, sequence: sequence, recordedTime: event.time))
         }
         return lines
     }

@@ -100,7 +100,7 @@ import Testing
         _ = try JournalStore(path: path)
         let connection = try SQLiteConnection(path: path)
         try connection.execute("PRAGMA user_version = 1")
-        #expect(throws: SQLiteError.self) { try JournalStore(path: path) }
+        #expect(throws: JournalStore.IncompatibleLayout.self) { try JournalStore(path: path) }
     }
 
     @Test func sinkCursorsSurviveAReopen() throws {

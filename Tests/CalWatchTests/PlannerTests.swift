@@ -33,9 +33,13 @@ import Testing
         return events
     }
 
-    static func run(from: String, to: String, _ occurrences: [Occurrence]) -> [PlannedEvent] {
+    /// Runs from a fresh state with a fixed calendar.
+    static func run(
+        from: String, to: String, configuration: PlannerConfiguration = .init(),
+        facts: (Occurrence) -> PlanningFacts = { _ in .event }, _ occurrences: [Occurrence]
+    ) -> [PlannedEvent] {
         var state = PlannerState()
-        return run(from: from, to: to, state: &state) { _ in occurrences }
+        return run(from: from, to: to, state: &state, configuration: configuration, facts: facts) { _ in occurrences }
     }
 
     /// `type time [detail]` lines, the way the assertions read.
@@ -242,7 +246,7 @@ extension PlannerTests {
 
 /// Flights and declined meetings: what classification tells the planner.
 extension PlannerTests {
-    /// BA987 departs 07:10 Berlin (06:10Z); leave by 03:25Z (3 h international lead and 45 min travel).
+    /// BA987 departs 07:10 Berlin (06:10Z); leave by 02:25Z (3 h international lead and 45 min travel).
     static let flight = PlannerTests.meeting("ba987", "2027-03-03T06:10:00Z", "2027-03-03T08:05:00Z")
     static func flightFacts(gate: String = "") -> PlanningFacts {
         PlanningFacts(
@@ -251,11 +255,8 @@ extension PlannerTests {
     }
 
     @Test func aFlightsRemindersAndLiveActivityHangOffLeaveBy() {
-        var state = PlannerState()
         let events = Self.run(
-            from: "2027-03-03T00:00:00Z", to: "2027-03-03T12:00:00Z", state: &state,
-            facts: { _ in Self.flightFacts() }
-        ) { _ in [Self.flight] }
+            from: "2027-03-03T00:00:00Z", to: "2027-03-03T12:00:00Z", facts: { _ in Self.flightFacts() }, [Self.flight])
         #expect(
             Self.lines(events, types: [.reminderDue, .liveActivityStart, .liveActivityEnd]) == [
                 "reminderDue 2027-03-03T01:55:00Z 30m before leaveBy",
@@ -271,11 +272,9 @@ extension PlannerTests {
         // With the anchor configured to the start, a flight is reminded like any event.
         var startAnchored = PlannerConfiguration()
         startAnchored.anchors[.flight] = .start
-        var fresh = PlannerState()
         let byStart = Self.run(
-            from: "2027-03-03T00:00:00Z", to: "2027-03-03T12:00:00Z", state: &fresh, configuration: startAnchored,
-            facts: { _ in Self.flightFacts() }
-        ) { _ in [Self.flight] }
+            from: "2027-03-03T00:00:00Z", to: "2027-03-03T12:00:00Z", configuration: startAnchored,
+            facts: { _ in Self.flightFacts() }, [Self.flight])
         #expect(Self.lines(byStart, types: [.reminderDue]).first == "reminderDue 2027-03-03T05:40:00Z 30m")
     }
 
@@ -300,18 +299,14 @@ extension PlannerTests {
 
     @Test func aDeclinedMeetingGetsNoRemindersUnlessConfigured() {
         let declined: (Occurrence) -> PlanningFacts = { _ in PlanningFacts(kind: .meeting, declined: true) }
-        var state = PlannerState()
         let events = Self.run(
-            from: "2027-03-01T09:00:00Z", to: "2027-03-01T12:00:00Z", state: &state, facts: declined
-        ) { _ in [self.standup] }
+            from: "2027-03-01T09:00:00Z", to: "2027-03-01T12:00:00Z", facts: declined, [standup])
         #expect(Self.lines(events, types: [.reminderDue]).isEmpty)
         var configuration = PlannerConfiguration()
         configuration.includeDeclined = true
-        var again = PlannerState()
         let included = Self.run(
-            from: "2027-03-01T09:00:00Z", to: "2027-03-01T12:00:00Z", state: &again, configuration: configuration,
-            facts: declined
-        ) { _ in [self.standup] }
+            from: "2027-03-01T09:00:00Z", to: "2027-03-01T12:00:00Z", configuration: configuration, facts: declined,
+            [standup])
         #expect(Self.lines(included, types: [.reminderDue]).count == 3)
     }
 }

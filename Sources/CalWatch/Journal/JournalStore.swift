@@ -88,7 +88,7 @@ public final class JournalStore: @unchecked Sendable {
             else { throw SQLiteError(code: 14, message: "cannot create \(path)") }
         }
         connection = try SQLiteConnection(path: path)
-        try Self.checkLayout(connection, path: path)
+        try Self.checkLayout(connection)
         try connection.execute(
             """
             PRAGMA journal_mode = WAL;
@@ -127,18 +127,24 @@ public final class JournalStore: @unchecked Sendable {
             """)
     }
 
+    /// A journal written with another layout of its tables.
+    public struct IncompatibleLayout: Error, CustomStringConvertible, Sendable {
+        public var found: Int64
+        public var description: String {
+            "it was written by another calwatch version (layout \(found); this one reads \(JournalStore.schemaVersion)); "
+                + "move it away or use another --state"
+        }
+    }
+
     /// Refuses a database written with another layout (an empty one is new and fine).
-    private static func checkLayout(_ connection: SQLiteConnection, path: String) throws {
+    private static func checkLayout(_ connection: SQLiteConnection) throws {
         let version = try connection.prepare("PRAGMA user_version")
         try version.step()
         let found = version.integer(0)
         let tables = try connection.prepare("SELECT count(*) FROM sqlite_master WHERE name = 'events'")
         try tables.step()
         guard found == schemaVersion || (found == 0 && tables.integer(0) == 0) else {
-            throw SQLiteError(
-                code: 26,
-                message: "\(path) is a journal of another calwatch version (layout \(found), this one reads "
-                    + "\(schemaVersion)); move it away, or use another --state")
+            throw IncompatibleLayout(found: found)
         }
     }
 
