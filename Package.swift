@@ -15,7 +15,8 @@ let package = Package(
         .library(name: "CalWatch", targets: ["CalWatch"]),
     ],
     dependencies: [
-        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2")
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
     ],
     targets: [
         .systemLibrary(
@@ -30,7 +31,7 @@ let package = Package(
         ),
         .target(
             name: "CalWatch",
-            dependencies: ["CICal", "CSQLite"],
+            dependencies: ["CICal", "CSQLite", .product(name: "Yams", package: "Yams")],
             swiftSettings: strictSettings
         ),
         .executableTarget(

@@ -4,7 +4,7 @@ import CalWatch
 /// The arguments every command that reads calendars takes: where they are, and the zone for their floating times.
 struct CalendarOptions: ParsableArguments {
     @Argument(help: "Calendar files, vdir or Radicale folders, CalDAV .xml exports, or - for standard input.")
-    var paths: [String]
+    var paths: [String] = []
 
     @Option(help: "Zone for floating and all-day values and for times without an offset (default: the system zone).")
     var tz: String?

@@ -12,6 +12,6 @@ struct CalwatchCommand: AsyncParsableCommand {
 
             Exit codes: 0 success, 64 usage error, 65 no calendar data could be read, 74 I/O error.
             """,
-        subcommands: [Scan.self, Replay.self]
+        subcommands: [Scan.self, Replay.self, Check.self]
     )
 }

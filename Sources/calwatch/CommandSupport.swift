@@ -34,6 +34,24 @@ enum CommandSupport {
         return InstantWindow(start: from, end: to)
     }
 
+    /// Opens the configured sinks; one that cannot be opened ends the command with exit status 74.
+    static func openSinks(_ settings: [SinkSettings]) throws -> [any EventSink] {
+        try settings.map { sink in
+            do {
+                let opened = try sink.open(now: { now }, log: { StandardStreams.error("calwatch: \($0)\n") })
+                if let file = opened as? JSONLinesSink, file.repairedBytes > 0 {
+                    StandardStreams.error(
+                        "calwatch: \(sink.name): cut off a partial last line (\(file.repairedBytes) bytes) left by an "
+                            + "interrupted write; its events are written again\n")
+                }
+                return opened
+            } catch {
+                StandardStreams.error("calwatch: \((error as? SinkError)?.description ?? "\(sink.name): \(error)")\n")
+                throw ExitCode(74)
+            }
+        }
+    }
+
     /// Problems on standard error, one per line.
     static func report(_ problems: [CalendarProblem]) {
         for problem in problems { StandardStreams.error("\(problem)\n") }

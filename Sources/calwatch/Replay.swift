@@ -12,6 +12,11 @@ extension CalwatchCommand {
                 before until the end, updated every minute) for every occurrence, commits each event to a journal, \
                 and prints it as a CloudEvents 1.0 JSON line on standard output. A summary goes to standard error.
 
+                With --config the replay takes its reminders, live activities, zone, calendars and sinks (JSON Lines \
+                files, SQLite, hooks) from that file; calendars named on the command line replace the configured \
+                ones, and --tz the configured zone. The configuration's `state` journal is the daemon's and is not \
+                used: pass --state to keep one.
+
                 Without --state the replay uses a fresh journal of its own, removed afterwards, so two replays of \
                 the same input print the same events (apart from recordedtime) and the daemon's journal is never \
                 touched. With --state it continues where that journal stopped: a replay interrupted at any point and \
@@ -26,10 +31,12 @@ extension CalwatchCommand {
                 Examples:
                   calwatch replay samples/calendars --from 2027-03-03 --to 2027-03-04 --tz Europe/Berlin
                   calwatch replay ~/.calendars --from today --to tomorrow | jq -c 'select(.type == "calwatch.reminderDue")'
+                  calwatch replay --config config.yml --from 2027-03-03 --to 2027-03-04
                 """
         )
 
         @OptionGroup var calendars: CalendarOptions
+        @OptionGroup var settings: ConfigurationOptions
 
         @Option(help: "Start of the virtual clock.")
         var from: String
@@ -41,6 +48,9 @@ extension CalwatchCommand {
         var state: String?
 
         func validate() throws {
+            if calendars.paths.isEmpty && settings.config == nil {
+                throw ValidationError("Name the calendars to replay, or a --config that lists them.")
+            }
             let zone = try calendars.zone()
             _ = try CommandSupport.window(
                 from: CommandSupport.instant(from, zone: zone), to: CommandSupport.instant(to, zone: zone))
@@ -48,16 +58,17 @@ extension CalwatchCommand {
 
         func run() async throws {
             let started = Date()
-            let zone = try calendars.zone()
+            let settings = try settings.loadOrExit(calendars: calendars, useDefaultFile: false)
+            let zone = try CommandSupport.zone(settings.timeZone)
             let window = try CommandSupport.window(
                 from: CommandSupport.instant(from, zone: zone), to: CommandSupport.instant(to, zone: zone))
-            let configuration = PlannerConfiguration()
+            let configuration = settings.planner
             // Occurrences whose events can fall inside the window: from the longest live activity before it to
             // the earliest reminder or calendar alarm after it.
             var options = ExpansionOptions(window: window, defaultZone: zone)
             options.lookBehind = configuration.liveActivityMaxDuration + 86_400
             options.lookAhead = max(configuration.lookAhead, 8 * 86_400)
-            let scan = CalendarScan(paths: calendars.paths, options: options).run()
+            let scan = CalendarScan(paths: settings.calendars, options: options).run()
             CommandSupport.report(scan.problems)
             if scan.nothingReadable { throw ExitCode(65) }
 
@@ -78,9 +89,10 @@ extension CalwatchCommand {
                 StandardStreams.error("calwatch: cannot open the journal \(path): \(error)\n")
                 throw ExitCode(74)
             }
+            let sinks = try CommandSupport.openSinks(settings.sinks)
             let replay = CalWatch.Replay(
                 occurrences: scan.occurrences, configuration: configuration, journal: journal,
-                sinks: [JSONLinesSink.standardOutput()], recordedTime: { CommandSupport.now },
+                sinks: sinks, recordedTime: { CommandSupport.now },
                 problem: { StandardStreams.error("calwatch: \($0)\n") })
             let summary: CalWatch.Replay.Summary
             StopSignals.install()
@@ -90,14 +102,19 @@ extension CalwatchCommand {
                 StandardStreams.error("calwatch: \(error)\n")
                 throw ExitCode(74)
             }
-            StandardStreams.error(Self.describe(summary, window: window, seconds: Date().timeIntervalSince(started)))
+            var hooks: [String: HookSink.Counts] = [:]
+            for case let hook as HookSink in sinks { hooks[hook.name] = await hook.counts }
+            StandardStreams.error(
+                Self.describe(summary, hooks: hooks, window: window, seconds: Date().timeIntervalSince(started)))
             if summary.sinks.allSatisfy(\.closed) { return }  // the reader went away (`| head`): a quiet end
             if StopSignals.received() { throw ExitCode(130) }
             if summary.sinks.contains(where: { $0.undelivered > 0 }) { throw ExitCode(74) }
         }
 
         /// The summary on standard error: events by type, each sink, time taken.
-        static func describe(_ summary: CalWatch.Replay.Summary, window: InstantWindow, seconds: Double) -> String {
+        static func describe(
+            _ summary: CalWatch.Replay.Summary, hooks: [String: HookSink.Counts], window: InstantWindow, seconds: Double
+        ) -> String {
             var text = ""
             if summary.start > window.start {
                 text += "calwatch replay: the journal had handled everything before \(summary.start); started there\n"
@@ -114,6 +131,12 @@ extension CalwatchCommand {
                 if sink.fromJournal > 0 { text += " (\(sink.fromJournal) read back from the journal)" }
                 if sink.failures > 0 { text += ", \(sink.failures) failed attempts" }
                 if sink.closed { text += ", reader went away" }
+                if let runs = hooks[sink.name] {
+                    text += " (\(runs.skipped) left out by its filters); runs: \(runs.succeeded) succeeded"
+                    if runs.failed > 0 { text += ", \(runs.failed) failed" }
+                    if runs.timedOut > 0 { text += " (\(runs.timedOut) timed out)" }
+                    if runs.retried > 0 { text += ", \(runs.retried) retries" }
+                }
                 if sink.undelivered > 0 {
                     text += ", \(sink.undelivered) not delivered (kept in the journal for the next run"
                     text += sink.lastFailure.map { "; last failure: \($0))" } ?? ")"

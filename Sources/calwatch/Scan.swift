@@ -44,6 +44,9 @@ extension CalwatchCommand {
         }
 
         func validate() throws {
+            if calendars.paths.isEmpty {
+                throw ValidationError("Name at least one calendar: a .ics file, a vdir folder, a CalDAV .xml export or -.")
+            }
             if alarms && format == .table {
                 throw ValidationError("--alarms prints JSON Lines only; leave out --format table.")
             }

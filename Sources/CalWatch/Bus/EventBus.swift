@@ -5,7 +5,7 @@ import Synchronization
 ///
 /// The journal is the buffer. A sink's stream holds at most `Policy.queueLimit` batches; when a sink lags
 /// further behind, newer batches are not queued for it, and it reads them back from the journal when it gets
-/// there (a gap in sequence numbers says so), rendered again by `render`. So a slow sink never delays another,
+/// there (a gap in sequence numbers says so), made into entries again by `entry`. So a slow sink never delays another,
 /// nothing is dropped, and memory stays bounded however far a sink lags. A sink that fails keeps its cursor and
 /// is retried with a growing delay while the others go on.
 public final class EventBus: Sendable {
@@ -104,11 +104,11 @@ public final class EventBus: Sendable {
     private let lanes: [Lane]
     private let pace: Pace
 
-    /// Starts one consumer per sink. Each first delivers what the journal holds beyond its cursor, rendered by
-    /// `render`. `problem` is told about failures and recoveries, worded for the user.
+    /// Starts one consumer per sink. Each first delivers what the journal holds beyond its cursor, joined to its
+    /// occurrence by `entry`. `problem` is told about failures and recoveries, worded for the user.
     public init(
         journal: JournalStore, sinks: [any EventSink], policy: Policy = Policy(),
-        render: @escaping @Sendable (JournalStore.Journaled) -> String,
+        entry: @escaping @Sendable (JournalStore.Journaled) -> JournalStore.Entry,
         problem: @escaping @Sendable (String) -> Void
     ) {
         let pace = Pace(lanes: sinks.count, limit: policy.queueLimit)
@@ -118,7 +118,7 @@ public final class EventBus: Sendable {
                 of: [JournalStore.Entry].self, bufferingPolicy: .bufferingOldest(policy.queueLimit))
             let task = Task {
                 var consumer = Consumer(
-                    sink: sink, lane: index, journal: journal, policy: policy, pace: pace, render: render,
+                    sink: sink, lane: index, journal: journal, policy: policy, pace: pace, entry: entry,
                     problem: problem)
                 return await consumer.run(stream)
             }
@@ -156,7 +156,7 @@ public final class EventBus: Sendable {
         let policy: Policy
         let lane: Int
         let pace: Pace
-        let render: @Sendable (JournalStore.Journaled) -> String
+        let entry: @Sendable (JournalStore.Journaled) -> JournalStore.Entry
         let problem: @Sendable (String) -> Void
         var cursor: Int64 = 0
         var delay: Duration
@@ -166,10 +166,10 @@ public final class EventBus: Sendable {
 
         init(
             sink: any EventSink, lane: Int, journal: JournalStore, policy: Policy, pace: Pace,
-            render: @escaping @Sendable (JournalStore.Journaled) -> String,
+            entry: @escaping @Sendable (JournalStore.Journaled) -> JournalStore.Entry,
             problem: @escaping @Sendable (String) -> Void
         ) {
-            self.render = render
+            self.entry = entry
             self.sink = sink
             self.journal = journal
             self.policy = policy
@@ -217,9 +217,7 @@ public final class EventBus: Sendable {
                 }
                 let wanted = rows.prefix { last == nil || $0.sequence <= last! }
                 if wanted.isEmpty { return true }
-                let entries = wanted.map { row in
-                    JournalStore.Entry(sequence: row.sequence, event: row.event, json: render(row))
-                }
+                let entries = wanted.map(entry)
                 guard await deliver(entries, fromJournal: true) else { return false }
             }
             return true

@@ -36,7 +36,7 @@ public struct OccurrenceKey: Hashable, Sendable, Comparable, CustomStringConvert
 /// What a reminder is about: how long before which anchor, and whether it comes late.
 public struct ReminderDetail: Hashable, Sendable {
     /// What the reminder counts back from.
-    public enum Anchor: String, Sendable { case start, leaveBy }
+    public enum Anchor: String, Sendable, CaseIterable { case start, leaveBy }
     /// Where the reminder comes from.
     public enum Source: String, Sendable { case offset, valarm }
 

@@ -23,44 +23,51 @@ public final class JournalStore: @unchecked Sendable {
     /// The layout of the tables; a journal of another layout is refused rather than misread.
     static let schemaVersion: Int64 = 2
 
-    /// One committed event as sinks receive it.
+    /// One committed event as sinks receive it: the event, the occurrence it is about as the calendars have it
+    /// now, and what classification found about it.
     public struct Entry: Sendable {
         public var sequence: Int64
         public var event: PlannedEvent
-        private let rendering: Rendering
+        /// `nil` when the occurrence is gone from the calendars (a live activity ended as `removed`).
+        public var occurrence: Occurrence?
+        public var facts: PlanningFacts
+        /// When the event was committed: its CloudEvents `recordedtime`.
+        public var recorded: Instant
+        private let rendering = Rendering()
 
-        /// The event as one JSON object, no newline; rendered once, by the first sink that asks.
-        public var json: String { rendering.json }
-
-        /// An entry whose JSON is made when a sink first asks: on that sink's task, not the planner's.
-        public init(sequence: Int64, event: PlannedEvent, render: @escaping @Sendable () -> String) {
+        public init(sequence: Int64, event: PlannedEvent, occurrence: Occurrence?, facts: PlanningFacts, recorded: Instant) {
             self.sequence = sequence
             self.event = event
-            rendering = Rendering(render)
+            self.occurrence = occurrence
+            self.facts = facts
+            self.recorded = recorded
         }
 
-        public init(sequence: Int64, event: PlannedEvent, json: String) {
-            self.init(sequence: sequence, event: event, render: { json })
+        /// The event as one CloudEvents JSON object, no newline; rendered once, by the first sink that asks, on
+        /// that sink's task rather than the planner's.
+        public var json: String {
+            rendering.once {
+                CloudEventJSON.render(event, occurrence: occurrence, sequence: sequence, recordedTime: recorded)
+            }
+        }
+
+        /// The CloudEvents `data` object alone, as JSON: the end of `json`. Every string before it is escaped, so
+        /// the first unescaped `,"data":` is its key.
+        public var dataJSON: Substring {
+            let json = json
+            guard let key = json.utf8.firstRange(of: #","data":"#.utf8) else { return "{}" }
+            return json[key.upperBound..<json.index(before: json.endIndex)]
         }
 
         private final class Rendering: Sendable {
-            private enum State {
-                case pending(@Sendable () -> String)
-                case done(String)
-            }
-            private let state: Mutex<State>
+            private let json = Mutex<String?>(nil)
 
-            init(_ render: @escaping @Sendable () -> String) { state = Mutex(.pending(render)) }
-
-            var json: String {
-                state.withLock { state in
-                    switch state {
-                    case .done(let json): return json
-                    case .pending(let render):
-                        let json = render()
-                        state = .done(json)
-                        return json
-                    }
+            func once(_ render: () -> String) -> String {
+                json.withLock { json in
+                    if let json { return json }
+                    let rendered = render()
+                    json = rendered
+                    return rendered
                 }
             }
         }
@@ -77,18 +84,9 @@ public final class JournalStore: @unchecked Sendable {
     /// Opens the journal at `path`, creating it (and its folders, mode 0700) with mode 0600 when missing.
     public init(path: String) throws {
         self.path = path
-        let folder = (path as NSString).deletingLastPathComponent
-        if !folder.isEmpty {
-            try FileManager.default.createDirectory(
-                atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        }
-        if !FileManager.default.fileExists(atPath: path) {
-            // Created here so that SQLite (and its -wal and -shm files, which copy the mode) never make it readable.
-            guard FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600])
-            else { throw SQLiteError(code: 14, message: "cannot create \(path)") }
-        }
+        try SQLiteConnection.createPrivately(path: path)
         connection = try SQLiteConnection(path: path)
-        try Self.checkLayout(connection)
+        if let found = try connection.otherLayout(than: Self.schemaVersion) { throw IncompatibleLayout(found: found) }
         try connection.execute(
             """
             PRAGMA journal_mode = WAL;
@@ -133,18 +131,6 @@ public final class JournalStore: @unchecked Sendable {
         public var description: String {
             "it was written by another calwatch version (layout \(found); this one reads \(JournalStore.schemaVersion)); "
                 + "move it away or use another --state"
-        }
-    }
-
-    /// Refuses a database written with another layout (an empty one is new and fine).
-    private static func checkLayout(_ connection: SQLiteConnection) throws {
-        let version = try connection.prepare("PRAGMA user_version")
-        try version.step()
-        let found = version.integer(0)
-        let tables = try connection.prepare("SELECT count(*) FROM sqlite_master WHERE name = 'events'")
-        try tables.step()
-        guard found == schemaVersion || (found == 0 && tables.integer(0) == 0) else {
-            throw IncompatibleLayout(found: found)
         }
     }
 

@@ -1,4 +1,5 @@
 import CSQLite
+import Foundation
 
 /// A failed SQLite call, with SQLite's own message and the statement.
 public struct SQLiteError: Error, CustomStringConvertible, Sendable {
@@ -30,6 +31,31 @@ final class SQLiteConnection {
 
     deinit {
         sqlite3_close_v2(handle)
+    }
+
+    /// Creates an empty database file with mode 0600 (and its folders with 0700) when there is none, so that
+    /// SQLite, whose -wal and -shm files copy the database's mode, never makes it readable to others.
+    static func createPrivately(path: String) throws {
+        let folder = (path as NSString).deletingLastPathComponent
+        if !folder.isEmpty {
+            try FileManager.default.createDirectory(
+                atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        }
+        if !FileManager.default.fileExists(atPath: path) {
+            guard FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600])
+            else { throw SQLiteError(code: 14, message: "cannot create \(path)") }
+        }
+    }
+
+    /// The layout (`PRAGMA user_version`) a database was written with when it is not `expected`; `nil` when it is,
+    /// or when the database is new (no `events` table yet).
+    func otherLayout(than expected: Int64) throws -> Int64? {
+        let version = try prepare("PRAGMA user_version")
+        try version.step()
+        let found = version.integer(0)
+        let tables = try prepare("SELECT count(*) FROM sqlite_master WHERE name = 'events'")
+        try tables.step()
+        return found == expected || (found == 0 && tables.integer(0) == 0) ? nil : found
     }
 
     /// Runs statements that take no values and return no rows (schema, pragmas, BEGIN/COMMIT).

@@ -62,7 +62,7 @@ public final class Replay {
     /// Replays `[from, to)`; `shouldStop` is asked between batches (a signal arrived).
     public func run(from: Instant, to: Instant, shouldStop: () -> Bool = { false }) async throws -> Summary {
         let bus = EventBus(
-            journal: journal, sinks: sinks, policy: options.bus, render: occurrences.render, problem: problem)
+            journal: journal, sinks: sinks, policy: options.bus, entry: occurrences.entry, problem: problem)
         var summary = Summary(start: from)
         do {
             try await produce(from: from, to: to, into: bus, summary: &summary, shouldStop: shouldStop)
@@ -195,23 +195,26 @@ public final class Replay {
             // Committed events come in the order given, some perhaps skipped as already journaled.
             while pending[index].event.id != event.id { index += 1 }
             let occurrence = pending[index].occurrence
-            return JournalStore.Entry(sequence: sequence, event: event) {
-                CloudEventJSON.render(event, occurrence: occurrence, sequence: sequence, recordedTime: recorded)
-            }
+            return JournalStore.Entry(
+                sequence: sequence, event: event, occurrence: occurrence, facts: occurrence.map(facts) ?? .event,
+                recorded: recorded)
         }
         await bus.publish(entries)
     }
 
-    /// The replay's occurrences: in order of their earliest possible event, and by key for rendering an event
-    /// again when a sink reads it back from the journal.
+    /// The replay's occurrences: in order of their earliest possible event, and by key for joining an event to its
+    /// occurrence again when a sink reads it back from the journal.
     private final class Occurrences: Sendable {
         let byEarliest: [(earliest: Instant, occurrence: Occurrence)]
+        let facts: @Sendable (Occurrence) -> PlanningFacts
         /// Built the first time a sink catches up, which most replays never need.
         private let byKey = Mutex<[OccurrenceKey: Occurrence]?>(nil)
 
         init(
-            _ occurrences: [Occurrence], facts: (Occurrence) -> PlanningFacts, configuration: PlannerConfiguration
+            _ occurrences: [Occurrence], facts: @escaping @Sendable (Occurrence) -> PlanningFacts,
+            configuration: PlannerConfiguration
         ) {
+            self.facts = facts
             byEarliest = occurrences.map { occurrence in
                 let earliest = Planner.earliestEvent(
                     of: occurrence, facts: facts(occurrence), configuration: configuration)
@@ -219,7 +222,7 @@ public final class Replay {
             }.sorted { $0.earliest < $1.earliest }
         }
 
-        @Sendable func render(_ journaled: JournalStore.Journaled) -> String {
+        @Sendable func entry(_ journaled: JournalStore.Journaled) -> JournalStore.Entry {
             let occurrence = byKey.withLock { index in
                 if index == nil {
                     index = Dictionary(
@@ -227,8 +230,9 @@ public final class Replay {
                 }
                 return index![journaled.event.key]
             }
-            return CloudEventJSON.render(
-                journaled.event, occurrence: occurrence, sequence: journaled.sequence, recordedTime: journaled.recorded)
+            return JournalStore.Entry(
+                sequence: journaled.sequence, event: journaled.event, occurrence: occurrence,
+                facts: occurrence.map(facts) ?? .event, recorded: journaled.recorded)
         }
     }
 }

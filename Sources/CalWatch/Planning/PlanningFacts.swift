@@ -1,5 +1,5 @@
-/// What classification found about an occurrence, as far as planning needs it (DESIGN §4 and §5): its kind, a
-/// flight's leave-by instant and identity, and whether the user declined it.
+/// What classification found about an occurrence, as far as planning and sinks need it (DESIGN §4 and §5): its
+/// kind, a flight's leave-by instant, identity and code, a meeting's join link, and whether the user declined it.
 ///
 /// The planner takes these as input, so it stays a pure function; the classifiers fill them in.
 public struct PlanningFacts: Sendable, Hashable {
@@ -13,12 +13,21 @@ public struct PlanningFacts: Sendable, Hashable {
     public var flightIdentity: String?
     /// The user's own PARTSTAT is DECLINED.
     public var declined: Bool
+    /// A flight's code (`BA286`), for hooks.
+    public var flightCode: String?
+    /// A meeting's join link, for hooks.
+    public var joinURL: String?
 
-    public init(kind: Kind = .event, leaveBy: Instant? = nil, flightIdentity: String? = nil, declined: Bool = false) {
+    public init(
+        kind: Kind = .event, leaveBy: Instant? = nil, flightIdentity: String? = nil, declined: Bool = false,
+        flightCode: String? = nil, joinURL: String? = nil
+    ) {
         self.kind = kind
         self.leaveBy = leaveBy
         self.flightIdentity = flightIdentity
         self.declined = declined
+        self.flightCode = flightCode
+        self.joinURL = joinURL
     }
 
     /// A plain event: what every occurrence is until classified.

@@ -1,0 +1,123 @@
+import ArgumentParser
+import CalWatch
+import Foundation
+
+extension CalwatchCommand {
+    /// `calwatch check`: the configuration and every calendar, with all problems reported at once.
+    struct Check: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Check the configuration, its sinks and every calendar, and report all problems at once.",
+            discussion: """
+                Reads the configuration (--config, else $XDG_CONFIG_HOME/calwatch/config.yml when it exists, else \
+                the defaults), checks that each sink can write where it is told to and that each hook program \
+                exists and is executable, then reads every calendar over the planning horizon. Problems are \
+                printed as FILE:LINE: error|warning: KEY: REASON, each with what to change; nothing is written.
+
+                Exit status: 0 all good (warnings allowed); 64 the configuration has errors; 65 a calendar has \
+                errors or none could be read.
+
+                Examples:
+                  calwatch check --config config.yml
+                  calwatch check ~/.calendars --tz Europe/Berlin
+                """
+        )
+
+        @OptionGroup var calendars: CalendarOptions
+        @OptionGroup var settings: ConfigurationOptions
+
+        func run() async throws {
+            var configurationErrors = 0
+            let file = settings.file(useDefaultFile: true)
+            let configuration: Configuration
+            do {
+                configuration = try settings.load(calendars: calendars, useDefaultFile: true)
+            } catch {
+                StandardStreams.error("\(error)\n")
+                configurationErrors += error.problems.count
+                guard !calendars.paths.isEmpty else {
+                    StandardStreams.error("calwatch check: \(error.problems.count) configuration problems; "
+                        + "calendars not checked (name them on the command line to check them anyway)\n")
+                    throw ExitCode(64)
+                }
+                var fallback = Configuration(home: NSHomeDirectory())
+                fallback.calendars = calendars.paths
+                fallback.timeZone = calendars.tz
+                configuration = fallback
+            }
+            let where_ = file ?? "defaults"
+            for problem in Self.sinkProblems(configuration) {
+                StandardStreams.error("\(where_): error: \(problem)\n")
+                configurationErrors += 1
+            }
+
+            let zone = try CommandSupport.zone(configuration.timeZone)
+            let now = CommandSupport.now
+            let window = InstantWindow(
+                start: now.adding(seconds: -86_400), end: now.adding(seconds: configuration.planner.horizon))
+            var calendarErrors = 0
+            var lines: [String] = []
+            for path in configuration.calendars {
+                let result = CalendarScan(paths: [path], options: ExpansionOptions(window: window, defaultZone: zone))
+                    .run()
+                CommandSupport.report(result.problems)
+                let errors = result.problems.filter { $0.severity == .error }.count
+                let warnings = result.problems.count - errors
+                if result.nothingReadable { calendarErrors += max(1, errors) } else { calendarErrors += errors }
+                lines.append(
+                    "  \(path): \(result.sourceCount) sources read, \(result.occurrences.count) occurrences in the "
+                        + "next \(DurationText.text(configuration.planner.horizon)), \(errors) errors, "
+                        + "\(warnings) warnings")
+            }
+            var report = "calwatch check: configuration \(where_): "
+            report += configurationErrors == 0 ? "OK" : "\(configurationErrors) errors"
+            report += "; sinks: " + configuration.sinks.map(\.name).joined(separator: ", ") + "\n"
+            report += lines.joined(separator: "\n") + "\n"
+            print(report, terminator: "")
+            if configurationErrors > 0 { throw ExitCode(64) }
+            if calendarErrors > 0 { throw ExitCode(65) }
+        }
+
+        /// What would keep a sink (or the journal) from working: folders that cannot be written, hook programs
+        /// that are missing or not executable.
+        static func sinkProblems(_ configuration: Configuration) -> [String] {
+            var problems: [String] = []
+            func writable(_ path: String, for what: String) {
+                let manager = FileManager.default
+                if manager.fileExists(atPath: path) {
+                    if !manager.isWritableFile(atPath: path) { problems.append("\(what): \(path) is not writable") }
+                    return
+                }
+                // The nearest folder that exists must let calwatch create the rest.
+                var folder = (path as NSString).deletingLastPathComponent
+                while !folder.isEmpty && folder != "/" && !manager.fileExists(atPath: folder) {
+                    folder = (folder as NSString).deletingLastPathComponent
+                }
+                if !manager.isWritableFile(atPath: folder.isEmpty ? "." : folder) {
+                    problems.append("\(what): cannot create \(path): the folder \(folder) is not writable")
+                }
+            }
+            writable(configuration.statePath, for: "state")
+            for sink in configuration.sinks {
+                switch sink.output {
+                case .jsonLines(path: nil): break
+                case .jsonLines(path: let path?), .sqlite(path: let path): writable(path, for: sink.name)
+                case .hook(let hook):
+                    let program = hook.run[0]
+                    let candidates =
+                        program.contains("/")
+                        ? [program]
+                        : (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":")
+                            .map { "\($0)/\(program)" }
+                    if !candidates.contains(where: { FileManager.default.isExecutableFile(atPath: $0) }) {
+                        let found = candidates.first { FileManager.default.fileExists(atPath: $0) }
+                        problems.append(
+                            found.map { "\(sink.name): \($0) is not executable (chmod +x \($0))" }
+                                ?? "\(sink.name): \(program) is not found"
+                                + (program.contains("/") ? "" : " in PATH; install it or give its full path"))
+                    }
+                }
+            }
+            return problems
+        }
+    }
+}
