@@ -64,18 +64,22 @@ extension CalwatchCommand {
                 let warnings = result.problems.count - errors
                 if result.nothingReadable { calendarErrors += max(1, errors) } else { calendarErrors += errors }
                 lines.append(
-                    "  \(path): \(result.sourceCount) sources read, \(result.occurrences.count) occurrences in the "
-                        + "next \(DurationText.text(configuration.planner.horizon)), \(errors) errors, "
-                        + "\(warnings) warnings")
+                    "  \(path): \(Self.count(result.sourceCount, "source")) read, "
+                        + "\(Self.count(result.occurrences.count, "occurrence")) in the next "
+                        + "\(DurationText.text(configuration.planner.horizon)), \(Self.count(errors, "error")), "
+                        + Self.count(warnings, "warning"))
             }
             var report = "calwatch check: configuration \(where_): "
-            report += configurationErrors == 0 ? "OK" : "\(configurationErrors) errors"
+            report += configurationErrors == 0 ? "OK" : "\(configurationErrors) error" + (configurationErrors == 1 ? "" : "s")
             report += "; sinks: " + configuration.sinks.map(\.name).joined(separator: ", ") + "\n"
             report += lines.joined(separator: "\n") + "\n"
             print(report, terminator: "")
             if configurationErrors > 0 { throw ExitCode(64) }
             if calendarErrors > 0 { throw ExitCode(65) }
         }
+
+        /// "1 error", "2 errors".
+        static func count(_ number: Int, _ noun: String) -> String { "\(number) \(noun)" + (number == 1 ? "" : "s") }
 
         /// What would keep a sink (or the journal) from working: folders that cannot be written, hook programs
         /// that are missing or not executable.

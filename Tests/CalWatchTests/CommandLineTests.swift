@@ -198,3 +198,97 @@ import Testing
         #expect((first + second).map(Self.id) == full)
     }
 }
+
+/// `calwatch replay` with the file and database sinks of a configuration, killed with SIGKILL part-way.
+@Suite(.serialized) struct SinkKillTests {
+    static let window = ["--from", "2027-01-01", "--to", "2032-01-01", "--tz", "Europe/Berlin"]
+
+    /// Runs a replay into `folder`'s sinks; with `killAfter`, SIGKILL once the JSONL file has that many lines.
+    static func replay(folder: String, killAfter: Int? = nil) throws -> Int32 {
+        let process = Process()
+        process.executableURL = CommandLineTests.executable
+        process.arguments =
+            ["replay", ReplayKillTests.samples] + window
+            + ["--config", folder + "/config.yml", "--state", folder + "/journal.db"]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        if let killAfter {
+            while process.isRunning {
+                let lines = (try? Data(contentsOf: URL(fileURLWithPath: folder + "/events.jsonl")))?
+                    .reduce(0) { $1 == 10 ? $0 + 1 : $0 } ?? 0
+                if lines >= killAfter {
+                    kill(process.processIdentifier, SIGKILL)
+                    break
+                }
+                usleep(500)
+            }
+        }
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
+    @Test func afterSIGKILLTheDatabaseHoldsEveryEventOnceAndTheFileAtMostOneTwice() throws {
+        let full = try ReplayKillTests.replay(state: nil, window: Self.window).map(ReplayKillTests.id)
+        #expect(full.count > 20_000)
+        for killAfter in [Int.random(in: 1000..<6000), Int.random(in: 6000..<15_000)] {
+            let folder = SinkFixtures.folder()
+            try "sinks:\n  - type: jsonl\n    path: events.jsonl\n  - type: sqlite\n    path: events.db\n"
+                .write(toFile: folder + "/config.yml", atomically: true, encoding: .utf8)
+            _ = try Self.replay(folder: folder, killAfter: killAfter)
+            let before = SinkFixtures.lines(folder + "/events.jsonl").count
+            #expect(before >= killAfter && before < full.count, "killed at \(killAfter): too late to test anything")
+            #expect(try Self.replay(folder: folder) == 0)
+
+            let stored = try SinkFixtures.rows(folder + "/events.db", "SELECT id FROM events")
+            let missing = Set(full).subtracting(stored).count
+            #expect(stored.count == full.count && missing == 0, "killed at \(killAfter): \(missing) missing")
+            let written = SinkFixtures.lines(folder + "/events.jsonl")
+            #expect(written.allSatisfy { $0.hasPrefix("{") && $0.hasSuffix("}") }, "a broken line was left")
+            let ids = written.map(ReplayKillTests.id)
+            let missingLines = Set(full).subtracting(ids).count
+            #expect(missingLines == 0 && Set(ids).count == full.count, "killed at \(killAfter): \(missingLines) missing")
+            #expect(ids.count - Set(ids).count <= 1, "killed at \(killAfter): \(ids.count - Set(ids).count) duplicates")
+        }
+    }
+}
+
+/// `calwatch check`: every problem at once, and an exit status that says which kind.
+@Suite struct CheckCommandTests {
+    let cli = CommandLineTests()
+
+    @Test func theShippedConfigurationChecksClean() throws {
+        let run = try cli.calwatch(["check", "--config", ConfigurationTests.repository + "/config.yml"])
+        #expect(run.status == 0, "\(run.errors)")
+        #expect(run.output.contains("configuration \(ConfigurationTests.repository)/config.yml: OK"))
+        #expect(run.output.contains("samples/calendars: "))
+    }
+
+    @Test func aBrokenConfigurationListsEveryProblemAndExits64() throws {
+        let folder = SinkFixtures.folder()
+        try "timezone: Nowhere/Else\nreminders:\n  offsets: [15]\nsinks:\n  - type: hook\n    run: [/nonexistent/hook]\n"
+            .write(toFile: folder + "/config.yml", atomically: true, encoding: .utf8)
+        let run = try cli.calwatch(["check", "--config", folder + "/config.yml", fixture("minimal.ics")])
+        #expect(run.status == 64)
+        let problems = run.errors.split(separator: "\n").filter { $0.contains(": error: ") }
+        #expect(problems.count == 2, "\(run.errors)")
+        #expect(problems.first?.hasPrefix(folder + "/config.yml:1: error: timezone:") == true)
+    }
+
+    @Test func aMissingHookProgramIsAProblem() throws {
+        let folder = SinkFixtures.folder()
+        try "sinks:\n  - type: hook\n    run: [/nonexistent/hook, \"{summary}\"]\n"
+            .write(toFile: folder + "/config.yml", atomically: true, encoding: .utf8)
+        let run = try cli.calwatch(["check", "--config", folder + "/config.yml", fixture("minimal.ics")])
+        #expect(run.status == 64)
+        #expect(run.errors.contains("/nonexistent/hook is not found"))
+    }
+
+    @Test func unreadableCalendarDataExits65() throws {
+        let empty = SinkFixtures.folder() + "/config.yml"
+        FileManager.default.createFile(atPath: empty, contents: nil)
+        let run = try cli.calwatch(["check", fixture("not-a-calendar.ics"), "--config", empty])
+        #expect(run.status == 65, "\(run.errors)")
+        #expect(run.errors.contains("not-a-calendar.ics"))
+    }
+}

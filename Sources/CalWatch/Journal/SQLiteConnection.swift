@@ -144,6 +144,9 @@ final class SQLiteStatement {
         return String(cString: pointer)
     }
 
+    /// The number of columns of a row.
+    var columns: Int32 { sqlite3_column_count(statement) }
+
     /// The number of rows the last step changed.
     var changes: Int32 { sqlite3_changes(sqlite3_db_handle(statement)) }
 }

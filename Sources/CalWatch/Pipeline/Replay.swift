@@ -174,7 +174,11 @@ public final class Replay {
             }
             if now.secondsSinceEpoch - lastPrune.secondsSinceEpoch >= 3600 {
                 state.forget(expiredBefore: now)
-                try journal.prune(expiredBefore: now.adding(seconds: -options.retention), sinks: sinks.map(\.name))
+                // The journal records the cut-off as handled, and a restart plans from there: it must not pass an
+                // event still waiting for its commit (in a sparse calendar a batch can span weeks).
+                var cutOff = now.adding(seconds: -options.retention)
+                if let waiting = pending.first?.event.time { cutOff = min(cutOff, waiting) }
+                try journal.prune(expiredBefore: cutOff, sinks: sinks.map(\.name))
                 lastPrune = now
             }
             let admission =

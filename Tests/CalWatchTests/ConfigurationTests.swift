@@ -1,0 +1,185 @@
+import Foundation
+import Testing
+
+@testable import CalWatch
+
+/// `config.yml` as users write it: the shipped example, every key's type, and problems reported with key and line.
+@Suite struct ConfigurationTests {
+    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().path
+    static let environment = ["HOME": "/home/ada", "CALS": "/srv/cals", "XDG_DATA_HOME": "/home/ada/.data"]
+
+    static func parse(_ text: String) throws(ConfigurationError) -> Configuration {
+        try ConfigurationLoader.parse(text, file: "config.yml", directory: "/etc/calwatch", environment: environment)
+    }
+
+    static func problems(_ text: String) -> [ConfigurationProblem] {
+        do {
+            _ = try parse(text)
+            return []
+        } catch {
+            return error.problems
+        }
+    }
+
+    @Test func theShippedExampleIsValidAndSaysWhatItDocuments() throws {
+        let configuration = try ConfigurationLoader.load(
+            path: Self.repository + "/config.yml", environment: Self.environment)
+        #expect(configuration.timeZone == "Europe/Berlin")
+        #expect(configuration.planner.reminderOffsets == [1800, 900, 300])
+        #expect(configuration.planner.horizon == 60 * 86_400)
+        #expect(configuration.planner.anchors[.flight] == .leaveBy)
+        #expect(configuration.flights.international == 3 * 3600)
+        // Relative paths are relative to the file, not to where calwatch was started.
+        #expect(configuration.calendars.first == Self.repository + "/samples/calendars")
+        #expect(configuration.statePath == "/home/ada/.local/state/calwatch/journal.db")
+        #expect(!configuration.sinks.isEmpty)
+    }
+
+    @Test func anEmptyFileGivesTheDocumentedDefaults() throws {
+        let configuration = try Self.parse("# nothing set\n")
+        #expect(configuration.calendars == ["/home/ada/.calendars"])
+        #expect(configuration.timeZone == nil)
+        #expect(configuration.planner == PlannerConfiguration())
+        #expect(configuration.sinks.map(\.name) == ["jsonl:-"])
+    }
+
+    @Test func everyKeyIsRead() throws {
+        let configuration = try Self.parse(
+            """
+            calendars: [~/cal, $CALS/work, "${CALS}/home", shared]
+            timezone: America/New_York
+            me: [Ada@Example.com, "mailto:ada@work.example"]
+            horizon: 30d
+            reminders:
+              offsets: [1h, 10m, 90s]
+              anchor: { flight: start, meeting: start, event: start }
+              allDay: true
+              cancelled: true
+              declined: true
+              calendarAlarms: false
+            liveActivity: { lead: 20m, updateEvery: 30s, maxDuration: 1h30m }
+            flights: { airportLead: { domestic: 90m, international: 4h }, travelTime: 1h }
+            state: $XDG_DATA_HOME/journal.db
+            sinks:
+              - type: jsonl
+                path: "-"
+              - type: jsonl
+                path: events.jsonl
+              - type: sqlite
+                path: ~/events.db
+              - type: hook
+                name: notify
+                run: [hooks/notify.sh, "{summary}", --, "{joinURL}"]
+                on: [reminderDue, calwatch.liveActivityStart]
+                kinds: [meeting]
+                offsets: [10m]
+                calendars: [work]
+                timeout: 5s
+                concurrency: 2
+            """)
+        #expect(
+            configuration.calendars == ["/home/ada/cal", "/srv/cals/work", "/srv/cals/home", "/etc/calwatch/shared"])
+        #expect(configuration.timeZone == "America/New_York")
+        #expect(configuration.me == ["ada@example.com", "ada@work.example"])
+        let planner = configuration.planner
+        #expect(planner.horizon == 30 * 86_400)
+        #expect(planner.reminderOffsets == [3600, 600, 90])
+        #expect(planner.anchors[.flight] == .start)
+        #expect(planner.includeAllDay && planner.includeCancelled && planner.includeDeclined)
+        #expect(!planner.calendarAlarms)
+        #expect(planner.liveActivityLead == 1200)
+        #expect(planner.liveActivityUpdateInterval == 30)
+        #expect(planner.liveActivityMaxDuration == 5400)
+        #expect(configuration.flights.domestic == 5400)
+        #expect(configuration.flights.international == 4 * 3600)
+        #expect(configuration.flights.travelTime == 3600)
+        #expect(configuration.statePath == "/home/ada/.data/journal.db")
+        #expect(
+            configuration.sinks.map(\.name) == [
+                "jsonl:-", "jsonl:/etc/calwatch/events.jsonl", "sqlite:/home/ada/events.db", "notify",
+            ])
+        guard case .hook(let hook) = configuration.sinks[3].output else {
+            Issue.record("not a hook")
+            return
+        }
+        #expect(hook.run == ["/etc/calwatch/hooks/notify.sh", "{summary}", "--", "{joinURL}"])
+        #expect(hook.events == [.reminderDue, .liveActivityStart])
+        #expect(hook.kinds == [.meeting])
+        #expect(hook.offsets == [600])
+        #expect(hook.calendars == ["work"])
+        #expect(hook.timeout == .seconds(5))
+        #expect(hook.concurrency == 2)
+    }
+
+    @Test func allProblemsOfAFileAreReportedAtOnceWithKeyAndLine() {
+        let problems = Self.problems(
+            """
+            calendars: [~/cal]
+            timezone: Mars/Olympus
+            horizn: 60d
+            reminders:
+              offsets: [30m, 15, 5x]
+              allDay: sometimes
+            liveActivity: { lead: 15m, updateEvery: 0s }
+            state: $NOPE/journal.db
+            sinks:
+              - type: hook
+                run: notify-send {summary}
+              - type: hook
+                run: [notify-send, "{sumary}"]
+                concurrency: 0
+              - type: webhook
+              - path: x
+            """)
+        let found = problems.map { "\($0.line ?? 0) \($0.key ?? "")" }
+        #expect(
+            found == [
+                "2 timezone", "3 horizn", "5 reminders.offsets[1]", "5 reminders.offsets[2]", "6 reminders.allDay",
+                "7 liveActivity.updateEvery", "8 state", "11 sinks[0].run", "13 sinks[1].run[1]",
+                "14 sinks[1].concurrency", "15 sinks[2].type", "16 sinks[3]",
+            ])
+        // Each says what to write instead.
+        #expect(problems[1].message.contains("did you mean `horizon`"))
+        #expect(problems[2].message.contains("write it like 45s, 30m"))
+        #expect(problems[6].message.contains("$NOPE"))
+        #expect(problems[7].message.contains("never run through a shell"))
+        #expect(problems[8].message.contains("{summary}"))
+    }
+
+    @Test func syntaxErrorsAndRepeatedKeysNameTheLine() {
+        let syntax = Self.problems("reminders:\n  offsets: [30m, 15m\nstate: x\n")
+        #expect(syntax.count == 1 && syntax[0].message.hasPrefix("not valid YAML"))
+        #expect(syntax[0].line != nil)
+        let repeated = Self.problems("horizon: 60d\ntimezone: UTC\nhorizon: 30d\n")
+        #expect(repeated.count == 1 && repeated[0].key == "horizon")
+        let wrongShape = Self.problems("- calendars\n- sinks\n")
+        #expect(wrongShape.count == 1 && wrongShape[0].message.contains("key: value"))
+    }
+
+    @Test func errorTextHasTheShapeEditorsJumpTo() {
+        do {
+            _ = try Self.parse("reminders:\n  offsets: [soon]\n")
+            Issue.record("accepted")
+        } catch {
+            #expect(
+                error.description
+                    == "config.yml:2: error: reminders.offsets[0]: 'soon' is not a duration; write it like 45s, 30m, 2h, 60d or 1h30m"
+            )
+        }
+    }
+
+    @Test func durations() {
+        #expect(DurationText.seconds("45s") == 45)
+        #expect(DurationText.seconds("30m") == 1800)
+        #expect(DurationText.seconds("2h") == 7200)
+        #expect(DurationText.seconds("60d") == 5_184_000)
+        #expect(DurationText.seconds("1h30m") == 5400)
+        #expect(DurationText.seconds("0") == 0)
+        for bad in ["", "30", "m", "1.5h", "-5m", "5 m", "1w", "99999999999999999999d"] {
+            #expect(DurationText.seconds(bad) == nil, "\(bad)")
+        }
+        #expect(DurationText.text(5400) == "1h30m")
+        #expect(DurationText.text(5_184_000) == "60d")
+    }
+}

@@ -1,0 +1,175 @@
+import Foundation
+import Testing
+
+@testable import CalWatch
+
+/// Test helpers shared by the sink suites: folders, the sample week's events as sinks receive them.
+enum SinkFixtures {
+    /// A new empty folder.
+    static func folder() -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("calwatch-sink-\(UUID().uuidString)")
+            .path
+        try! FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        return path
+    }
+
+    /// Keeps every entry it is given.
+    actor EntrySink: EventSink {
+        nonisolated let name = "entries"
+        var entries: [JournalStore.Entry] = []
+        func deliver(_ batch: [JournalStore.Entry]) { entries += batch }
+    }
+
+    /// Wednesday 2027-03-03 of the sample calendars, as the sinks get it from a replay.
+    static func wednesday() async throws -> [JournalStore.Entry] {
+        let sink = EntrySink()
+        try await ReplayTests.replay(
+            journal: try ReplayTests.journal(), sinks: [sink], from: "2027-03-03", to: "2027-03-04")
+        return await sink.entries
+    }
+
+    /// A hook script with `body`, executable.
+    static func script(_ body: String, in folder: String, name: String = "hook.sh") -> String {
+        let path = folder + "/" + name
+        FileManager.default.createFile(
+            atPath: path, contents: Data(("#!/bin/sh\n" + body + "\n").utf8), attributes: [.posixPermissions: 0o755])
+        return path
+    }
+
+    static func lines(_ path: String) -> [String] {
+        ((try? String(contentsOfFile: path, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+    }
+
+    static func mode(_ path: String) -> Int {
+        ((try? FileManager.default.attributesOfItem(atPath: path)[.posixPermissions]) as? Int) ?? -1
+    }
+
+    /// The rows of a query on a database, as text joined by `|`.
+    static func rows(_ path: String, _ sql: String) throws -> [String] {
+        let connection = try SQLiteConnection(path: path)
+        let statement = try connection.prepare(sql)
+        var rows: [String] = []
+        while try statement.step() {
+            rows.append((0..<statement.columns).map { statement.text($0) ?? "NULL" }.joined(separator: "|"))
+        }
+        return rows
+    }
+}
+
+/// The JSON Lines file sink: appends with mode 0600, repairs what a crash left, never writes an event twice.
+@Suite struct JSONLinesFileSinkTests {
+    @Test func appendsOneLinePerEventToAPrivateFile() async throws {
+        let entries = try await SinkFixtures.wednesday()
+        let path = SinkFixtures.folder() + "/new/events.jsonl"
+        let sink = try JSONLinesSink.file(path: path)
+        try await sink.deliver(Array(entries[..<10]))
+        try await sink.deliver(Array(entries[10...]))
+        #expect(SinkFixtures.lines(path) == entries.map(\.json))
+        #expect(SinkFixtures.mode(path) == 0o600)
+        #expect(SinkFixtures.mode((path as NSString).deletingLastPathComponent) == 0o700)
+    }
+
+    @Test func aPartialLastLineFromACrashIsCutOffAndItsEventsWrittenAgain() async throws {
+        let entries = try await SinkFixtures.wednesday()
+        let path = SinkFixtures.folder() + "/events.jsonl"
+        let complete = entries[..<3].map { $0.json + "\n" }.joined()
+        let cut = String(entries[3].json.prefix(40))
+        try (complete + cut).write(toFile: path, atomically: false, encoding: .utf8)
+        let sink = try JSONLinesSink.file(path: path)
+        #expect(sink.repairedBytes == cut.utf8.count)
+        // The journal redelivers from the cursor: the batch that was being written when the crash came.
+        try await sink.deliver(Array(entries[3..<8]))
+        #expect(SinkFixtures.lines(path) == entries[..<8].map(\.json))
+    }
+
+    @Test func eventsTheFileAlreadyEndsWithAreNotWrittenAgain() async throws {
+        let entries = try await SinkFixtures.wednesday()
+        let path = SinkFixtures.folder() + "/events.jsonl"
+        try await JSONLinesSink.file(path: path).deliver(Array(entries[..<20]))
+        // Killed before the cursor moved past 10..<20: the journal delivers them again, with more.
+        let restarted = try JSONLinesSink.file(path: path)
+        try await restarted.deliver(Array(entries[10..<30]))
+        try await restarted.deliver(Array(entries[30...]))
+        #expect(SinkFixtures.lines(path) == entries.map(\.json))
+    }
+
+    @Test func aFileWrittenFromAnotherJournalIsAppendedToNotSkipped() async throws {
+        // Same sequence numbers, other events: only lines with the same sequence and id count as written.
+        let entries = try await SinkFixtures.wednesday()
+        let path = SinkFixtures.folder() + "/events.jsonl"
+        try await JSONLinesSink.file(path: path).deliver(Array(entries[..<5]))
+        let other = entries[5..<10].enumerated().map { offset, entry in
+            JournalStore.Entry(
+                sequence: Int64(offset + 1), event: entry.event, occurrence: entry.occurrence, facts: entry.facts,
+                recorded: entry.recorded)
+        }
+        try await JSONLinesSink.file(path: path).deliver(other)
+        #expect(SinkFixtures.lines(path).count == 10)
+    }
+}
+
+/// The SQLite sink: a database users query while calwatch writes it.
+@Suite struct SQLiteSinkTests {
+    @Test func storesEveryEventOnceHoweverOftenItIsDelivered() async throws {
+        let entries = try await SinkFixtures.wednesday()
+        let path = SinkFixtures.folder() + "/data/events.db"
+        let sink = try SQLiteSink(path: path)
+        try await sink.deliver(Array(entries[..<50]))
+        try await sink.deliver(Array(entries[25..<100]))  // a redelivery after a crash overlaps
+        try await sink.deliver(Array(entries[100...]))
+        try await sink.deliver(Array(entries[100...]))
+        let rows = try SinkFixtures.rows(path, "SELECT id FROM events ORDER BY seq")
+        #expect(rows == entries.map(\.event.id.description))
+        #expect(SinkFixtures.mode(path) == 0o600)
+        let typed = try SinkFixtures.rows(
+            path,
+            """
+            SELECT type, summary, kind, calendar, json_extract(data, '$.reminder.minutesBefore') FROM events
+            WHERE type = 'reminderDue' ORDER BY seq LIMIT 1
+            """)
+        #expect(typed == ["reminderDue|BA987 BER to LHR|event|Travel|30"])
+    }
+
+    @Test func currentLiveActivitiesShowWhatIsRunning() async throws {
+        let entries = try await SinkFixtures.wednesday()
+        let path = SinkFixtures.folder() + "/events.db"
+        let sink = try SQLiteSink(path: path)
+        // Up to 10:35 Berlin: the standup (moved to 10:30 that day) is running.
+        let cut = entries.firstIndex { $0.event.time >= utc("2027-03-03T09:35:00Z") }!
+        try await sink.deliver(Array(entries[..<cut]))
+        let running = try SinkFixtures.rows(path, "SELECT summary, phase FROM current_live_activities")
+        #expect(running == ["Team standup (late start)|inProgress"])
+        try await sink.deliver(Array(entries[cut...]))
+        #expect(try SinkFixtures.rows(path, "SELECT summary FROM current_live_activities").isEmpty)
+        // The other views are valid SQL on the same data.
+        _ = try SinkFixtures.rows(path, "SELECT * FROM upcoming_reminders")
+        _ = try SinkFixtures.rows(path, "SELECT * FROM flights")
+    }
+
+    @Test func readersQueryWhileTheSinkWrites() async throws {
+        let entries = try await SinkFixtures.wednesday()
+        let path = SinkFixtures.folder() + "/events.db"
+        let sink = try SQLiteSink(path: path)
+        try await sink.deliver(Array(entries[..<100]))
+        // A reader in the middle of a read transaction, like a `sqlite3` shell with a query open.
+        let reader = try SQLiteConnection(path: path)
+        try reader.execute("BEGIN")
+        let count = try reader.prepare("SELECT count(*) FROM events")
+        try count.step()
+        #expect(count.integer(0) == 100)
+        try await sink.deliver(Array(entries[100...]))  // WAL: the writer does not wait for the reader
+        try reader.execute("COMMIT")
+        #expect(try SinkFixtures.rows(path, "SELECT count(*) FROM events") == ["\(entries.count)"])
+    }
+
+    @Test func aDatabaseOfAnotherLayoutIsRefusedWithTheFix() throws {
+        let path = SinkFixtures.folder() + "/events.db"
+        let connection = try SQLiteConnection(path: path)
+        try connection.execute("CREATE TABLE events (x); PRAGMA user_version = 7;")
+        #expect {
+            try SQLiteSink(path: path)
+        } throws: { error in
+            "\(error)".contains("layout 7") && "\(error)".contains("configure another path")
+        }
+    }
+}
