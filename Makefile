@@ -1,13 +1,13 @@
 # calwatch: `make demo` shows it working on the samples, `make test` runs every test, `make bench` measures.
 # Both install the Debian packages calwatch needs when they are missing (as root), or print the command.
 
-SYSTEM_PACKAGES := pkg-config libical-dev libsqlite3-dev libxml2
+SYSTEM_PACKAGES := pkg-config libical-dev libsqlite3-dev libxml2 sqlite3
 SWIFT_BUILD_FLAGS ?=
 DEMO_WINDOW := --from 2027-03-01 --to 2027-03-08 --tz Europe/Berlin
-DEMO_DAY := --from 2027-03-03 --to 2027-03-04 --tz Europe/Berlin
+DEMO_DAY := --from 2027-03-03 --to 2027-03-04
 DEMO_CALENDARS := samples/calendars samples/radicale/family samples/caldav/report.xml
 
-.PHONY: deps build demo test bench bench-replay format clean
+.PHONY: deps build demo test bench bench-replay bench-sinks format clean
 
 deps:
 	@missing=""; \
@@ -32,11 +32,19 @@ demo: build
 	@echo "== calwatch scan: the sample calendars, week of 2027-03-01 (Europe/Berlin) =="
 	@.build/debug/calwatch scan $(DEMO_CALENDARS) $(DEMO_WINDOW) --format table
 	@echo
-	@echo "== calwatch replay: the events of Wednesday 2027-03-03 as JSON Lines =="
+	@echo "== calwatch replay --config config.yml: the events of Wednesday 2027-03-03 =="
 	@echo "   (a flight, a Zoom standup moved by an override, a Meet 1:1, a cancelled Teams sync that gets no"
 	@echo "   reminders, an all-day trip that gets none either, an evening event; the minute-by-minute"
 	@echo "   liveActivityUpdate events are left out here: drop the grep to see them)"
-	@.build/debug/calwatch replay $(DEMO_CALENDARS) $(DEMO_DAY) | grep -v '"type":"calwatch.liveActivityUpdate"' || true
+	@rm -rf .build/demo
+	@.build/debug/calwatch replay --config config.yml $(DEMO_DAY) | grep -v '"type":"calwatch.liveActivityUpdate"' || true
+	@echo
+	@echo "== the same events in the SQLite sink, .build/demo/events.db =="
+	@sqlite3 -header -column .build/demo/events.db \
+		"SELECT type, count(*) AS events, min(time) AS first, max(time) AS last FROM events GROUP BY type ORDER BY first"
+	@echo
+	@echo "== what the hook samples/hooks/log.sh wrote, .build/demo/hooks.log (one run per reminder) =="
+	@cut -f1-3 .build/demo/hooks.log
 
 test: deps
 	swift test $(SWIFT_BUILD_FLAGS)
