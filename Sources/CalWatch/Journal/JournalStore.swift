@@ -51,14 +51,6 @@ public final class JournalStore: @unchecked Sendable {
             }
         }
 
-        /// The CloudEvents `data` object alone, as JSON: the end of `json`. Every string before it is escaped, so
-        /// the first unescaped `,"data":` is its key.
-        public var dataJSON: Substring {
-            let json = json
-            guard let key = json.utf8.firstRange(of: #","data":"#.utf8) else { return "{}" }
-            return json[key.upperBound..<json.index(before: json.endIndex)]
-        }
-
         private final class Rendering: Sendable {
             private let json = Mutex<String?>(nil)
 

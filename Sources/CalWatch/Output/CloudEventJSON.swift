@@ -11,6 +11,40 @@ public enum CloudEventJSON {
         return String(decoding: writer.bytes.dropLast(), as: UTF8.self)
     }
 
+    /// The event's own part of `data` (reminder, liveActivity, flight, meeting) as one JSON object: what the SQLite
+    /// sink stores, the occurrence being in its columns.
+    public static func details(_ event: PlannedEvent) -> String {
+        var writer = JSONLineWriter(capacity: 256)
+        writer.beginObject()
+        writeDetails(of: event, to: &writer)
+        writer.endObject()
+        return String(decoding: writer.bytes, as: UTF8.self)
+    }
+
+    private static func writeDetails(of event: PlannedEvent, to writer: inout JSONLineWriter) {
+        if let reminder = event.reminder {
+            writer.beginObject(field: "reminder")
+            writer.field("minutesBefore", Int(reminder.secondsBefore / 60))
+            writer.field("secondsBefore", Int(reminder.secondsBefore))
+            writer.field("anchor", reminder.anchor.rawValue)
+            writer.field("source", reminder.source.rawValue)
+            writer.field("late", reminder.late)
+            writer.field("lateness", Int(reminder.lateness))
+            writer.endObject()
+        }
+        if let activity = event.liveActivity {
+            writer.beginObject(field: "liveActivity")
+            writer.field("phase", activity.phase.rawValue)
+            writer.field("secondsToStart", Int(activity.secondsToStart))
+            writer.field("secondsToEnd", Int(activity.secondsToEnd))
+            writer.field("progress", activity.progress)
+            if let reason = activity.endReason { writer.field("reason", reason.rawValue) }
+            writer.endObject()
+        }
+        writer.nullField("flight")
+        writer.nullField("meeting")
+    }
+
     /// Appends one event. `occurrence` is the occurrence as planned (absent when it was deleted); `sequence`
     /// is the journal's; `recordedTime` is when the event was actually emitted.
     public static func write(
@@ -42,27 +76,7 @@ public enum CloudEventJSON {
             writer.field("end", event.occurrenceEnd)
             writer.endObject()
         }
-        if let reminder = event.reminder {
-            writer.beginObject(field: "reminder")
-            writer.field("minutesBefore", Int(reminder.secondsBefore / 60))
-            writer.field("secondsBefore", Int(reminder.secondsBefore))
-            writer.field("anchor", reminder.anchor.rawValue)
-            writer.field("source", reminder.source.rawValue)
-            writer.field("late", reminder.late)
-            writer.field("lateness", Int(reminder.lateness))
-            writer.endObject()
-        }
-        if let activity = event.liveActivity {
-            writer.beginObject(field: "liveActivity")
-            writer.field("phase", activity.phase.rawValue)
-            writer.field("secondsToStart", Int(activity.secondsToStart))
-            writer.field("secondsToEnd", Int(activity.secondsToEnd))
-            writer.field("progress", activity.progress)
-            if let reason = activity.endReason { writer.field("reason", reason.rawValue) }
-            writer.endObject()
-        }
-        writer.nullField("flight")
-        writer.nullField("meeting")
+        writeDetails(of: event, to: &writer)
         writer.endObject()
         writer.endObject(newline: true)
     }
