@@ -55,6 +55,9 @@ bench: deps
 bench-replay: deps
 	python3 benchmarks/run.py --replay
 
+bench-sinks: deps
+	python3 benchmarks/run.py --sinks
+
 format:
 	swift format --in-place --recursive Sources Tests
 

@@ -3,6 +3,7 @@
 
     make bench         (or: python3 benchmarks/run.py [--runs N])
     make bench-replay  (or: python3 benchmarks/run.py --replay): the one-year replay through the JSONL sink
+    make bench-sinks   (or: python3 benchmarks/run.py --sinks [--week]): the replay into a JSONL file and SQLite
 
 Builds calwatch in release mode and the C floor, generates the data once, then runs each case N times
 (default 5) and prints the median wall time, the ratios the targets are set on, the occurrence count and
@@ -58,6 +59,19 @@ def machine() -> str:
     return f"Machine: {cpu}, {os.cpu_count()} cores; {time.strftime('%Y-%m-%d')}"
 
 
+def timed_replay(command) -> tuple:
+    """Runs `calwatch replay` (Europe/Berlin); returns (events, seconds, peak RSS in MB) from its summary."""
+    started = time.perf_counter()
+    process = subprocess.Popen(command + ["--tz", "Europe/Berlin"], stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, cwd=ROOT)
+    _, status, usage = os.wait4(process.pid, 0)
+    elapsed = time.perf_counter() - started
+    summary = process.stderr.read().decode()
+    if os.waitstatus_to_exitcode(status) != 0:
+        sys.exit(f"replay failed: {summary}")
+    return int(summary.split(": ", 1)[1].split(" events", 1)[0]), elapsed, usage.ru_maxrss / 1024
+
+
 def replay(calwatch: str, calendar: str) -> None:
     """A week and the whole year through the JSON Lines sink to /dev/null: events per second and peak memory.
 
@@ -70,17 +84,35 @@ def replay(calwatch: str, calendar: str) -> None:
     print("| window | events | time | events/s | peak RSS |")
     print("|---|---:|---:|---:|---:|")
     for label, start, end in (("one week", "2024-06-03", "2024-06-10"), ("one year", *WINDOW)):
-        started = time.perf_counter()
-        process = subprocess.Popen([calwatch, "replay", calendar, "--from", start, "--to", end, "--tz",
-                                    "Europe/Berlin"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT)
-        _, status, usage = os.wait4(process.pid, 0)
-        elapsed = time.perf_counter() - started
-        summary = process.stderr.read().decode()
-        if os.waitstatus_to_exitcode(status) != 0:
-            sys.exit(f"replay failed: {summary}")
-        events = int(summary.split(": ", 1)[1].split(" events", 1)[0])
-        print(f"| {label} ({start}..{end}) | {events:,} | {elapsed:.1f} s | {events / elapsed:,.0f} | "
-              f"{usage.ru_maxrss / 1024:.0f} MB |")
+        events, elapsed, peak = timed_replay([calwatch, "replay", calendar, "--from", start, "--to", end])
+        print(f"| {label} ({start}..{end}) | {events:,} | {elapsed:.1f} s | {events / elapsed:,.0f} | {peak:.0f} MB |")
+
+
+def sinks(calwatch: str, calendar: str, week_only: bool) -> None:
+    """The replay into each file sink alone (a JSON Lines file, then the SQLite database), end to end: events per
+    second as a user sees them, with the size of what was written. Needs about 35 GB free for the year."""
+    out = os.path.join(DATA, "sinks")
+    os.makedirs(out, exist_ok=True)
+    print()
+    print(f"{machine()}; one run each.")
+    print()
+    print("| sink | window | events | time | events/s | written | peak RSS |")
+    print("|---|---|---:|---:|---:|---:|---:|")
+    windows = [("one week", "2024-06-03", "2024-06-10")] + ([] if week_only else [("one year", *WINDOW)])
+    for label, start, end in windows:
+        for sink, target in (("jsonl", "events.jsonl"), ("sqlite", "events.db")):
+            for name in os.listdir(out):
+                os.remove(os.path.join(out, name))
+            config = os.path.join(out, "config.yml")
+            with open(config, "w") as file:
+                file.write(f"sinks:\n  - type: {sink}\n    path: {target}\n")
+            events, elapsed, peak = timed_replay(
+                [calwatch, "replay", calendar, "--from", start, "--to", end, "--config", config])
+            size = sum(os.path.getsize(os.path.join(out, name)) for name in os.listdir(out) if name != "config.yml")
+            print(f"| {sink} | {label} | {events:,} | {elapsed:.1f} s | {events / elapsed:,.0f} | "
+                  f"{size / 1e9:.2f} GB | {peak:.0f} MB |", flush=True)
+    for name in os.listdir(out):
+        os.remove(os.path.join(out, name))
 
 
 def main() -> None:
@@ -90,6 +122,9 @@ def main() -> None:
                         help="also time recurring-ical-events once (pip install recurring-ical-events; ~30 s)")
     parser.add_argument("--replay", action="store_true",
                         help="time `calwatch replay` over a week and over the year instead (~5 minutes)")
+    parser.add_argument("--sinks", action="store_true",
+                        help="time the replay into a JSONL file and into SQLite instead (~10 minutes, ~35 GB)")
+    parser.add_argument("--week", action="store_true", help="with --sinks: the week only (~30 s)")
     args = parser.parse_args()
 
     subprocess.run(["swift", "build", "-c", "release", "--product", "calwatch"], cwd=ROOT, check=True)
@@ -104,6 +139,9 @@ def main() -> None:
     calwatch = os.path.join(ROOT, ".build", "release", "calwatch")
     if args.replay:
         replay(calwatch, os.path.join(DATA, "benchmark.ics"))
+        return
+    if args.sinks:
+        sinks(calwatch, os.path.join(DATA, "benchmark.ics"), args.week)
         return
     scan = [calwatch, "scan", "--from", WINDOW[0], "--to", WINDOW[1], "--tz", "Europe/Berlin"]
     single = os.path.join(DATA, "benchmark.ics")

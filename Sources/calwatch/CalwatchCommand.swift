@@ -5,12 +5,13 @@ import ArgumentParser
 struct CalwatchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "calwatch",
-        abstract: "Read calendars and turn them into exact occurrences, with absolute times for every instance.",
+        abstract: "Read calendars and turn them into reminders and live activities for JSON Lines, SQLite and hooks.",
         discussion: """
             Calendars are .ics files, vdir folders (vdirsyncer, khal), Radicale collections, CalDAV REPORT \
-            exports (.xml) or - for standard input.
+            exports (.xml) or - for standard input. config.yml documents the configuration that replay and \
+            check read with --config.
 
-            Exit codes: 0 success, 64 usage error, 65 no calendar data could be read, 74 I/O error.
+            Exit codes: 0 success, 64 usage or configuration error, 65 unreadable calendar data, 74 I/O error.
             """,
         subcommands: [Scan.self, Replay.self, Check.self]
     )
