@@ -35,7 +35,7 @@ extension CalwatchCommand {
                 StandardStreams.error("\(error)\n")
                 configurationErrors += error.problems.count
                 guard !calendars.paths.isEmpty else {
-                    StandardStreams.error("calwatch check: \(error.problems.count) configuration problems; "
+                    StandardStreams.error("calwatch check: \(Self.count(error.problems.count, "configuration problem")); "
                         + "calendars not checked (name them on the command line to check them anyway)\n")
                     throw ExitCode(64)
                 }
@@ -44,9 +44,9 @@ extension CalwatchCommand {
                 fallback.timeZone = calendars.tz
                 configuration = fallback
             }
-            let where_ = file ?? "defaults"
+            let source = file ?? "defaults"
             for problem in Self.sinkProblems(configuration) {
-                StandardStreams.error("\(where_): error: \(problem)\n")
+                StandardStreams.error("\(source): error: \(problem)\n")
                 configurationErrors += 1
             }
 
@@ -69,7 +69,7 @@ extension CalwatchCommand {
                         + "\(DurationText.text(configuration.planner.horizon)), \(Self.count(errors, "error")), "
                         + Self.count(warnings, "warning"))
             }
-            var report = "calwatch check: configuration \(where_): "
+            var report = "calwatch check: configuration \(source): "
             report += configurationErrors == 0 ? "OK" : "\(configurationErrors) error" + (configurationErrors == 1 ? "" : "s")
             report += "; sinks: " + configuration.sinks.map(\.name).joined(separator: ", ") + "\n"
             report += lines.joined(separator: "\n") + "\n"

@@ -284,6 +284,15 @@ import Testing
         #expect(run.errors.contains("/nonexistent/hook is not found"))
     }
 
+    @Test func aMissingConfigurationFileSaysSoAndExits64() throws {
+        let run = try cli.calwatch(["check", "--config", "/nonexistent/config.yml"])
+        #expect(run.status == 64)
+        #expect(run.errors.contains("/nonexistent/config.yml: error: does not exist; check the path given to --config"))
+        // /dev/null is an empty configuration: every default.
+        let empty = try cli.calwatch(["check", "--config", "/dev/null", fixture("minimal.ics")])
+        #expect(empty.status == 0, "\(empty.errors)")
+    }
+
     @Test func unreadableCalendarDataExits65() throws {
         let empty = SinkFixtures.folder() + "/config.yml"
         FileManager.default.createFile(atPath: empty, contents: nil)

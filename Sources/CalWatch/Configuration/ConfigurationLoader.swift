@@ -10,14 +10,14 @@ public enum ConfigurationLoader {
     public static func load(
         path: String, environment: [String: String]? = nil
     ) throws(ConfigurationError) -> Configuration {
-        let text: String
-        do {
-            text = try String(contentsOfFile: path, encoding: .utf8)
-        } catch {
-            throw ConfigurationError(
-                file: path,
-                problems: [ConfigurationProblem(line: nil, key: nil, message: "cannot be read (\(Self.reason(error)))")])
+        // A file handle reads what `contents(atPath:)` refuses: /dev/null, a pipe from process substitution.
+        guard let handle = FileHandle(forReadingAtPath: path), let data = try? handle.readToEnd() ?? Data() else {
+            let reason =
+                FileManager.default.fileExists(atPath: path)
+                ? "cannot be read; check its permissions" : "does not exist; check the path given to --config"
+            throw ConfigurationError(file: path, problems: [ConfigurationProblem(line: nil, key: nil, message: reason)])
         }
+        let text = String(decoding: data, as: UTF8.self)
         let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
         return try parse(text, file: path, directory: directory, environment: environment)
     }
@@ -58,11 +58,6 @@ public enum ConfigurationLoader {
         default:
             return ConfigurationProblem(line: nil, key: nil, message: "not valid YAML: \(error)")
         }
-    }
-
-    private static func reason(_ error: any Error) -> String {
-        ((error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError).map { String(cString: strerror(Int32($0.code))) }
-            ?? error.localizedDescription
     }
 }
 

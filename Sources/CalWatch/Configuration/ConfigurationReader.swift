@@ -135,18 +135,27 @@ struct ConfigurationReader {
         return sinks
     }
 
+    /// The keys each type of sink takes besides `type` and `name`.
+    private static let sinkKeys: KeyValuePairs<String, [String]> = [
+        "jsonl": ["path"], "sqlite": ["path"],
+        "hook": ["run", "on", "kinds", "offsets", "calendars", "timeout", "concurrency"],
+    ]
+
     private mutating func readSink(_ node: Node, at path: String) -> SinkSettings? {
-        let common = ["type", "name"]
-        guard let head = mapping(node, at: path, known: nil) else { return nil }
-        guard let typeNode = head["type"]?.value else {
+        guard let keys = mapping(node, at: path, known: nil) else { return nil }
+        guard let typeNode = keys["type"]?.value else {
             note(node, path, "has no `type:`; write one of jsonl, sqlite, hook")
             return nil
         }
         guard let type = string(typeNode, at: path + ".type") else { return nil }
-        let name = head["name"].flatMap { string($0.value, at: path + ".name") }
+        guard let allowed = Self.sinkKeys.first(where: { $0.key == type })?.value else {
+            note(typeNode, path + ".type", "'\(type)' is not a sink type; write one of jsonl, sqlite, hook")
+            return nil
+        }
+        rejectUnknown(keys, known: ["type", "name"] + allowed, at: path)
+        let name = keys["name"].flatMap { string($0.value, at: path + ".name") }
         switch type {
         case "jsonl":
-            guard let keys = mapping(node, at: path, known: common + ["path"]) else { return nil }
             var output: String? = nil
             if let pathNode = keys["path"]?.value, let text = string(pathNode, at: path + ".path"), text != "-" {
                 guard let expanded = self.path(pathNode, at: path + ".path") else { return nil }
@@ -154,23 +163,14 @@ struct ConfigurationReader {
             }
             return SinkSettings(name: name ?? "jsonl:" + (output ?? "-"), output: .jsonLines(path: output))
         case "sqlite":
-            guard let keys = mapping(node, at: path, known: common + ["path"]) else { return nil }
             guard let pathNode = keys["path"]?.value else {
                 note(node, path, "has no `path:` for the database (for example ~/.local/share/calwatch/events.db)")
                 return nil
             }
             guard let database = self.path(pathNode, at: path + ".path") else { return nil }
             return SinkSettings(name: name ?? "sqlite:" + database, output: .sqlite(path: database))
-        case "hook":
-            guard
-                let keys = mapping(
-                    node, at: path,
-                    known: common + ["run", "on", "kinds", "offsets", "calendars", "timeout", "concurrency"])
-            else { return nil }
-            return readHook(keys, node: node, at: path, name: name)
         default:
-            note(typeNode, path + ".type", "'\(type)' is not a sink type; write one of jsonl, sqlite, hook")
-            return nil
+            return readHook(keys, node: node, at: path, name: name)
         }
     }
 
@@ -265,15 +265,23 @@ struct ConfigurationReader {
         }
         var keys: [String: (key: Node, value: Node)] = [:]
         for (key, value) in mapping {
-            guard let name = key.string else { continue }
-            let full = path.map { $0 + "." + name } ?? name
-            if let known, !known.contains(name) {
-                note(key, full, "is not a known key here" + Self.suggestion(for: name, among: known))
-                continue
-            }
-            keys[name] = (key, value)
+            if let name = key.string { keys[name] = (key, value) }
         }
+        if let known { keys = rejectUnknown(keys, known: known, at: path) }
         return keys
+    }
+
+    /// Notes every key not in `known`, and returns the others.
+    @discardableResult
+    private mutating func rejectUnknown(
+        _ keys: [String: (key: Node, value: Node)], known: [String], at path: String?
+    ) -> [String: (key: Node, value: Node)] {
+        keys.filter { name, nodes in
+            if known.contains(name) { return true }
+            note(nodes.key, path.map { $0 + "." + name } ?? name,
+                 "is not a known key here" + Self.suggestion(for: name, among: known))
+            return false
+        }
     }
 
     /// "; did you mean X?" for a key one or two edits from a known one, or the list of known keys.
@@ -287,14 +295,15 @@ struct ConfigurationReader {
     private static func editDistance(_ a: String, _ b: String) -> Int {
         let a = Array(a)
         let b = Array(b)
+        // One row of the Levenshtein table at a time.
         var row = Array(0...b.count)
-        for i in 1...max(a.count, 1) where !a.isEmpty {
-            var previous = row[0]
-            row[0] = i
-            for j in 1...max(b.count, 1) where !b.isEmpty {
-                let saved = row[j]
-                row[j] = min(row[j] + 1, row[j - 1] + 1, previous + (a[i - 1] == b[j - 1] ? 0 : 1))
-                previous = saved
+        for (i, x) in a.enumerated() {
+            var diagonal = row[0]
+            row[0] = i + 1
+            for (j, y) in b.enumerated() {
+                let above = row[j + 1]
+                row[j + 1] = min(above + 1, row[j] + 1, diagonal + (x == y ? 0 : 1))
+                diagonal = above
             }
         }
         return row[b.count]

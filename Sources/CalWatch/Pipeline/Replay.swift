@@ -91,8 +91,8 @@ public final class Replay {
         var slotOf: [OccurrenceKey: Int] = [:]
         var agenda = Agenda()
         // The events of the current instant, then those waiting for the next commit.
-        var step: [(event: PlannedEvent, occurrence: Occurrence?)] = []
-        var pending: [(event: PlannedEvent, occurrence: Occurrence?)] = []
+        var step: [Emitted] = []
+        var pending: [Emitted] = []
 
         func admit(_ occurrence: Occurrence) -> Int {
             let subject = Planner.Subject(occurrence, facts: facts(occurrence), configuration: configuration)
@@ -118,7 +118,7 @@ public final class Replay {
                 wake = Planner.plan(subject, state: state, configuration: configuration, now: now, into: &due)
                 for event in due {
                     state.apply(event)
-                    step.append((event, subject.occurrence))
+                    step.append(Emitted(event: event, occurrence: subject.occurrence, facts: subject.facts))
                 }
             } while !due.isEmpty
             slots[index]!.wake = wake
@@ -141,7 +141,7 @@ public final class Replay {
             }
             for event in Planner.removedActivities(state: state, present: present.contains, now: start) {
                 state.apply(event)
-                step.append((event, nil))
+                step.append(Emitted(event: event, occurrence: nil, facts: .event))
             }
         }
 
@@ -190,7 +190,15 @@ public final class Replay {
     }
 
     /// Journals events, then hands what was committed to the bus.
-    private func commit(_ pending: [(event: PlannedEvent, occurrence: Occurrence?)], to bus: EventBus) async throws {
+    /// A planned event with the occurrence and facts it was planned from (taken from its `Planner.Subject`, so
+    /// nothing is classified again per event); `nil` and `.event` for an occurrence that is gone.
+    private struct Emitted {
+        var event: PlannedEvent
+        var occurrence: Occurrence?
+        var facts: PlanningFacts
+    }
+
+    private func commit(_ pending: [Emitted], to bus: EventBus) async throws {
         guard !pending.isEmpty else { return }
         let recorded = recordedTime()
         let committed = try journal.append(pending.map(\.event), recorded: recorded)
@@ -198,9 +206,8 @@ public final class Replay {
         let entries = committed.map { sequence, event in
             // Committed events come in the order given, some perhaps skipped as already journaled.
             while pending[index].event.id != event.id { index += 1 }
-            let occurrence = pending[index].occurrence
             return JournalStore.Entry(
-                sequence: sequence, event: event, occurrence: occurrence, facts: occurrence.map(facts) ?? .event,
+                sequence: sequence, event: event, occurrence: pending[index].occurrence, facts: pending[index].facts,
                 recorded: recorded)
         }
         await bus.publish(entries)

@@ -172,17 +172,11 @@ struct HookProcess {
             if waitpid(pid, &status, WNOHANG) == pid { exited = true }
         }
         if input >= 0 { close(input) }
-        var outcome: Outcome
-        if exited {
-            outcome = Self.outcome(status)
-        } else {
-            outcome = .timedOut
-            stop(group: pid)
-        }
+        if !exited { stop(group: pid) }
+        let outcome = exited ? Self.outcome(status) : .timedOut
         readErrors()
         if errors >= 0 { close(errors) }
         let text = String(decoding: tail.suffix(Self.tailLimit), as: UTF8.self)
-        if case .signaled(SIGKILL) = outcome, !exited { outcome = .timedOut }
         return Result(outcome: outcome, standardErrorTail: text.trimmingCharacters(in: .whitespacesAndNewlines))
     }
 

@@ -32,6 +32,14 @@ public actor HookSink: EventSink {
         public var timedOut = 0
         /// Events the filters left out.
         public var skipped = 0
+
+        mutating func add(_ other: Counts) {
+            succeeded += other.succeeded
+            failed += other.failed
+            retried += other.retried
+            timedOut += other.timedOut
+            skipped += other.skipped
+        }
     }
 
     public nonisolated let name: String
@@ -64,26 +72,21 @@ public actor HookSink: EventSink {
     public func deliver(_ batch: [JournalStore.Entry]) async {
         let wanted = batch.filter { settings.accepts($0) }
         counts.skipped += batch.count - wanted.count
-        let results = await withTaskGroup(of: Counts.self, returning: [Counts].self) { group in
+        let runs = await withTaskGroup(of: Counts.self, returning: Counts.self) { group in
             var running = 0
-            var results: [Counts] = []
+            var total = Counts()
             for entry in wanted {
                 if running == settings.concurrency, let done = await group.next() {
-                    results.append(done)
+                    total.add(done)
                     running -= 1
                 }
                 group.addTask { await self.settle(entry) }
                 running += 1
             }
-            for await done in group { results.append(done) }
-            return results
+            for await done in group { total.add(done) }
+            return total
         }
-        for result in results {
-            counts.succeeded += result.succeeded
-            counts.failed += result.failed
-            counts.retried += result.retried
-            counts.timedOut += result.timedOut
-        }
+        counts.add(runs)
     }
 
     /// Runs the hook for one event until it succeeds, fails, or stops asking for a retry.

@@ -56,7 +56,7 @@ public actor JSONLinesSink: EventSink {
                 repairedBytes: repaired)
         } catch {
             close(descriptor)
-            throw SinkError(sink: name, reason: "cannot read the end of \(path): \((error as? SinkError)?.reason ?? "\(error)")")
+            throw SinkError(sink: name, reason: "cannot read the end of \(path): \(error)")
         }
     }
 
@@ -95,6 +95,11 @@ public actor JSONLinesSink: EventSink {
         if let last = batch.last?.sequence, last >= tailEnd { tail = [] }
     }
 
+    /// A file whose last line cannot be told apart from what a crash left: not a JSON Lines file calwatch wrote.
+    struct LineTooLong: Error, CustomStringConvertible {
+        var description: String { "its last line is longer than 4 MB; is this a calwatch JSON Lines file?" }
+    }
+
     /// How much of a file's end is read for the lines a crash may have left: more than a batch of events.
     static let tailWindow = 4 << 20
 
@@ -120,7 +125,7 @@ public actor JSONLinesSink: EventSink {
         if bytes.last != 10 {
             // The last line was cut short. Its events come again, since the cursor never moved past them.
             let keep = bytes.lastIndex(of: 10).map { $0 + 1 } ?? (start == 0 ? 0 : -1)
-            guard keep >= 0 else { throw SinkError(sink: "", reason: "its last line is longer than 4 MB") }
+            guard keep >= 0 else { throw LineTooLong() }
             repaired = bytes.count - keep
             guard ftruncate(descriptor, off_t(start + keep)) == 0 else { throw DescriptorWriter.Failure(code: errno) }
             bytes.removeLast(repaired)
