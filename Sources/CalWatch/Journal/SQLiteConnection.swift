@@ -15,8 +15,9 @@ final class SQLiteConnection {
 
     /// Opens (creating) the database at `path` with the given file mode for a new file.
     init(path: String) throws {
+        _ = Self.configured
         var handle: OpaquePointer?
-        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX
+        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
         let result = sqlite3_open_v2(path, &handle, flags, nil)
         guard result == SQLITE_OK, let handle else {
             let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open \(path)"
@@ -32,6 +33,9 @@ final class SQLiteConnection {
     deinit {
         sqlite3_close_v2(handle)
     }
+
+    /// Process-wide settings, made once before the first connection opens.
+    private static let configured: Void = { _ = calwatch_sqlite3_disable_memstatus() }()
 
     /// Creates an empty database file with mode 0600 (and its folders with 0700) when there is none, so that
     /// SQLite, whose -wal and -shm files copy the database's mode, never makes it readable to others.
@@ -126,6 +130,32 @@ final class SQLiteStatement {
         }
     }
 
+    /// Binds `row` to `?1`, `?2`, … and steps once (an INSERT or UPDATE): `true` when it changed a row. The texts
+    /// are bound from the row's buffer without a copy and unbound before this returns.
+    @discardableResult
+    func run(_ row: borrowing SQLiteRow) throws -> Bool {
+        sqlite3_reset(statement)
+        return try row.buffer.bytes.withUnsafeBufferPointer { bytes in
+            defer { sqlite3_clear_bindings(statement) }
+            // The buffer always holds its leading byte, so the base address is never nil (nil binds NULL).
+            let base = bytes.baseAddress!.withMemoryRebound(to: CChar.self, capacity: bytes.count) { $0 }
+            for (offset, value) in row.values.enumerated() {
+                let index = Int32(offset + 1)
+                let result: Int32
+                switch value {
+                case .integer(let number): result = sqlite3_bind_int64(statement, index, number)
+                case .text(let range):
+                    // A nil destructor is SQLITE_STATIC: SQLite reads the bytes in place until they are unbound.
+                    result = sqlite3_bind_text(statement, index, base + range.lowerBound, Int32(range.count), nil)
+                case .null: result = sqlite3_bind_null(statement, index)
+                }
+                guard result == SQLITE_OK else { throw connection.error(result) }
+            }
+            try step()
+            return sqlite3_changes(connection.handle) > 0
+        }
+    }
+
     /// Steps once: `true` when a row is available.
     @discardableResult
     func step() throws -> Bool {
@@ -149,6 +179,46 @@ final class SQLiteStatement {
 
     /// The number of rows the last step changed.
     var changes: Int32 { sqlite3_changes(sqlite3_db_handle(statement)) }
+}
+
+/// The values of one row to insert, kept for the next row: texts are written into one byte buffer that
+/// `SQLiteStatement.run` binds in place, so an insert allocates nothing. Values go to `?1`, `?2`, … in the order
+/// they are appended.
+struct SQLiteRow: ~Copyable {
+    fileprivate var buffer = JSONLineWriter(capacity: 4096)
+    fileprivate var values: [Value] = []
+
+    fileprivate enum Value {
+        case integer(Int64)
+        case text(Range<Int>)
+        case null
+    }
+
+    init() { reset() }
+
+    /// Empties the row for the next one, keeping its memory.
+    mutating func reset() {
+        buffer.reset()
+        buffer.append(text: " ")
+        values.removeAll(keepingCapacity: true)
+    }
+
+    mutating func append(_ number: Int64) { values.append(.integer(number)) }
+
+    mutating func append(_ text: String?) {
+        guard let text else { return values.append(.null) }
+        appendText { $0.append(text: text) }
+    }
+
+    /// `2027-03-01T08:30:00Z`.
+    mutating func append(_ instant: Instant) { appendText { $0.append(instant: instant) } }
+
+    /// A text made by `write` (a JSON object, say) straight into the buffer.
+    mutating func appendText(_ write: (inout JSONLineWriter) -> Void) {
+        let start = buffer.bytes.count
+        write(&buffer)
+        values.append(.text(start..<buffer.bytes.count))
+    }
 }
 
 /// A value bound to a statement.

@@ -13,12 +13,10 @@ public enum CloudEventJSON {
 
     /// The event's own part of `data` (reminder, liveActivity, flight, meeting) as one JSON object: what the SQLite
     /// sink stores, the occurrence being in its columns.
-    public static func details(_ event: PlannedEvent) -> String {
-        var writer = JSONLineWriter(capacity: 256)
+    static func writeDetails(_ event: PlannedEvent, to writer: inout JSONLineWriter) {
         writer.beginObject()
         writeDetails(of: event, to: &writer)
         writer.endObject()
-        return String(decoding: writer.bytes, as: UTF8.self)
     }
 
     private static func writeDetails(of event: PlannedEvent, to writer: inout JSONLineWriter) {

@@ -42,6 +42,12 @@ public struct JSONLineWriter {
         needsComma = true
     }
 
+    /// Appends text as it is, unquoted and unescaped: for buffers that are not JSON (`SQLiteRow`).
+    mutating func append(text: String) {
+        var text = text
+        text.withUTF8 { bytes.append(contentsOf: $0) }
+    }
+
     /// Closes an object; `newline` ends the JSON Lines record.
     public mutating func endObject(newline: Bool = false) {
         bytes.append(UInt8(ascii: "}"))

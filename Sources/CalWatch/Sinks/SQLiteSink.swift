@@ -15,6 +15,8 @@ public actor SQLiteSink: EventSink {
     public nonisolated let path: String
     private let connection: SQLiteConnection
     private let insert: SQLiteStatement
+    /// The row being inserted, its memory kept from one to the next.
+    private var row = SQLiteRow()
 
     /// The layout of the tables and views; a database of another layout is refused rather than misread.
     static let schemaVersion: Int64 = 1
@@ -132,17 +134,24 @@ public actor SQLiteSink: EventSink {
             try connection.transaction {
                 for entry in batch {
                     let event = entry.event
-                    try insert.bind([
-                        .text(event.id.description), .integer(entry.sequence), .text(event.type.rawValue),
-                        .text(event.time.description), .text(event.subject), .text(event.key.calendar),
-                        .text(event.key.uid), event.key.recurrenceID.map { .text($0.description) } ?? .null,
-                        .text(entry.facts.kind.rawValue), entry.occurrence?.summary.map { .text($0) } ?? .null,
-                        entry.occurrence?.location.map { .text($0) } ?? .null,
-                        .text(event.occurrenceStart.description), .text(event.occurrenceEnd.description),
-                        .text(entry.recorded.description), .text(event.expiry.description),
-                        .text(CloudEventJSON.details(event)),
-                    ])
-                    try insert.step()
+                    row.reset()
+                    row.append(event.id.description)
+                    row.append(entry.sequence)
+                    row.append(event.type.rawValue)
+                    row.append(event.time)
+                    row.append(event.subject)
+                    row.append(event.key.calendar)
+                    row.append(event.key.uid)
+                    row.append(event.key.recurrenceID?.description)
+                    row.append(entry.facts.kind.rawValue)
+                    row.append(entry.occurrence?.summary)
+                    row.append(entry.occurrence?.location)
+                    row.append(event.occurrenceStart)
+                    row.append(event.occurrenceEnd)
+                    row.append(entry.recorded)
+                    row.append(event.expiry)
+                    row.appendText { CloudEventJSON.writeDetails(event, to: &$0) }
+                    try insert.run(row)
                 }
             }
         } catch let error as SQLiteError {
