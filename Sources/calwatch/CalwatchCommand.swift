@@ -13,6 +13,6 @@ struct CalwatchCommand: AsyncParsableCommand {
 
             Exit codes: 0 success, 64 usage or configuration error, 65 unreadable calendar data, 74 I/O error.
             """,
-        subcommands: [Scan.self, Replay.self, Check.self]
+        subcommands: [Scan.self, Explain.self, Replay.self, Check.self]
     )
 }

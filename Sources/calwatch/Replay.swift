@@ -64,10 +64,10 @@ extension CalwatchCommand {
                 from: CommandSupport.instant(from, zone: zone), to: CommandSupport.instant(to, zone: zone))
             let configuration = settings.planner
             // Occurrences whose events can fall inside the window: from the longest live activity before it to
-            // the earliest reminder or calendar alarm after it.
+            // the earliest reminder or calendar alarm after it, and a flight detected a horizon ahead.
             var options = ExpansionOptions(window: window, defaultZone: zone)
             options.lookBehind = configuration.liveActivityMaxDuration + 86_400
-            options.lookAhead = max(configuration.lookAhead, 8 * 86_400)
+            options.lookAhead = max(configuration.lookAhead, configuration.horizon, 8 * 86_400)
             let scan = CalendarScan(paths: settings.calendars, options: options).run()
             CommandSupport.report(scan.problems)
             if scan.nothingReadable { throw ExitCode(65) }
@@ -90,8 +90,10 @@ extension CalwatchCommand {
                 throw ExitCode(74)
             }
             let sinks = try CommandSupport.openSinks(settings.sinks)
+            let classifier = Classifier(settings)
             let replay = CalWatch.Replay(
-                occurrences: scan.occurrences, configuration: configuration, journal: journal,
+                occurrences: scan.occurrences, facts: classifier.facts(for:), configuration: configuration,
+                journal: journal,
                 sinks: sinks, recordedTime: { CommandSupport.now },
                 problem: { StandardStreams.error("calwatch: \($0)\n") })
             let summary: CalWatch.Replay.Summary

@@ -79,7 +79,7 @@ extension CalwatchCommand {
             } else if format == .table {
                 output.write(Array(OccurrenceTable.render(result.occurrences, zone: zone).utf8))
             } else {
-                OccurrenceJSON.writeLines(result.occurrences, flush: output.write)
+                OccurrenceJSON.writeLines(result.occurrences, classifier: Classifier(), flush: output.write)
             }
             if result.nothingReadable {
                 throw ExitCode(65)

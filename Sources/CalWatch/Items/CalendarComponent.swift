@@ -40,6 +40,14 @@ public struct CalendarComponent: Sendable {
     public var problems: [String]
     /// The line of the file where the component begins, when known.
     public var line: Int?
+    /// `ATTENDEE`s, as the meeting classifier needs them.
+    public var attendees: [Attendee] = []
+    /// The `ORGANIZER`'s address, without `mailto:`, lower case.
+    public var organizer: String?
+    /// The properties join links are read from besides LOCATION and DESCRIPTION, in file order: `CONFERENCE`,
+    /// `URL`, `X-GOOGLE-CONFERENCE`, `X-MICROSOFT-SKYPETEAMSMEETINGURL`, `X-MICROSOFT-ONLINEMEETING*`, and
+    /// the HTML description `X-ALT-DESC`.
+    public var linkProperties: [NamedText] = []
 
     /// Creates an empty component of a kind; the reader fills it property by property.
     public init(kind: Kind, uid: String = "") {
@@ -102,5 +110,32 @@ public struct Alarm: Hashable, Sendable {
         self.repeatCount = repeatCount
         self.repeatInterval = repeatInterval
         self.description = description
+    }
+}
+
+/// One `ATTENDEE`.
+public struct Attendee: Hashable, Sendable {
+    /// The address without `mailto:`, lower case.
+    public var address: String
+    /// `CN`.
+    public var name: String?
+    /// `PARTSTAT`, upper case (`ACCEPTED`, `DECLINED`, …), `nil` when absent.
+    public var participation: String?
+
+    public init(address: String, name: String? = nil, participation: String? = nil) {
+        self.address = address
+        self.name = name
+        self.participation = participation
+    }
+}
+
+/// A property's name and text value.
+public struct NamedText: Hashable, Sendable {
+    public var name: String
+    public var value: String
+
+    public init(name: String, value: String) {
+        self.name = name
+        self.value = value
     }
 }

@@ -47,7 +47,8 @@ public final class JournalStore: @unchecked Sendable {
         /// that sink's task rather than the planner's.
         public var json: String {
             rendering.once {
-                CloudEventJSON.render(event, occurrence: occurrence, sequence: sequence, recordedTime: recorded)
+                CloudEventJSON.render(
+                    event, occurrence: occurrence, facts: facts, sequence: sequence, recordedTime: recorded)
             }
         }
 

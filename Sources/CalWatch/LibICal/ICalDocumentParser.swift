@@ -188,6 +188,15 @@ enum ICalDocumentParser {
                     item.rangeThisAndFuture = icalparameter_get_range(range) == ICAL_RANGE_THISANDFUTURE
                 }
             case ICAL_XLICERROR_PROPERTY: readError(property, into: &item)
+            case ICAL_ATTENDEE_PROPERTY: item.attendees.append(attendee(property))
+            case ICAL_ORGANIZER_PROPERTY: item.organizer = address(rawValue(property))
+            case ICAL_CONFERENCE_PROPERTY, ICAL_URL_PROPERTY:
+                item.linkProperties.append(NamedText(name: propertyName(property), value: rawValue(property)))
+            case ICAL_X_PROPERTY:
+                let name = LibICal.string(icalproperty_get_x_name(property))?.uppercased() ?? ""
+                if Self.linkPropertyNames.contains(name) || name.hasPrefix("X-MICROSOFT-ONLINEMEETING") {
+                    item.linkProperties.append(NamedText(name: name, value: textValue(property)))
+                }
             default: break
             }
         }
@@ -198,6 +207,34 @@ enum ICalDocumentParser {
             }
         }
         return item
+    }
+
+    /// Extension properties that carry join links (besides `X-MICROSOFT-ONLINEMEETING*`).
+    private static let linkPropertyNames: Set<String> = [
+        "X-GOOGLE-CONFERENCE", "X-MICROSOFT-SKYPETEAMSMEETINGURL", "X-ALT-DESC", "X-MS-OLK-CONFERENCEURL",
+    ]
+
+    private static func attendee(_ property: OpaquePointer) -> Attendee {
+        var attendee = Attendee(address: address(rawValue(property)))
+        if let name = icalproperty_get_first_parameter(property, ICAL_CN_PARAMETER) {
+            attendee.name = LibICal.string(icalparameter_get_cn(name))
+        }
+        if let status = icalproperty_get_first_parameter(property, ICAL_PARTSTAT_PARAMETER) {
+            attendee.participation = LibICal.string(icalparameter_get_xvalue(status))?.uppercased()
+                ?? LibICal.string(icalparameter_enum_to_string(Int32(icalparameter_get_partstat(status).rawValue)))
+        }
+        return attendee
+    }
+
+    /// A CAL-ADDRESS without `mailto:`, lower case.
+    private static func address(_ value: String) -> String {
+        var text = Substring(value)
+        if text.lowercased().hasPrefix("mailto:") { text = text.dropFirst(7) }
+        return text.lowercased()
+    }
+
+    private static func propertyName(_ property: OpaquePointer) -> String {
+        LibICal.string(icalproperty_kind_to_string(icalproperty_isa(property))) ?? ""
     }
 
     /// Turns libical's `X-LIC-ERROR` into a user-facing problem, repairing a dropped RRULE where possible.

@@ -4,22 +4,23 @@
 public enum CloudEventJSON {
     /// One event as a JSON object, without the newline.
     public static func render(
-        _ event: PlannedEvent, occurrence: Occurrence?, sequence: Int64, recordedTime: Instant
+        _ event: PlannedEvent, occurrence: Occurrence?, facts: PlanningFacts = .event, sequence: Int64,
+        recordedTime: Instant
     ) -> String {
         var writer = JSONLineWriter(capacity: 2048)
-        write(event, occurrence: occurrence, sequence: sequence, recordedTime: recordedTime, to: &writer)
+        write(event, occurrence: occurrence, facts: facts, sequence: sequence, recordedTime: recordedTime, to: &writer)
         return String(decoding: writer.bytes.dropLast(), as: UTF8.self)
     }
 
     /// The event's own part of `data` (reminder, liveActivity, flight, meeting) as one JSON object: what the SQLite
     /// sink stores, the occurrence being in its columns.
-    static func writeDetails(_ event: PlannedEvent, to writer: inout JSONLineWriter) {
+    static func writeDetails(_ event: PlannedEvent, facts: PlanningFacts, to writer: inout JSONLineWriter) {
         writer.beginObject()
-        writeDetails(of: event, to: &writer)
+        writeDetails(of: event, facts: facts, to: &writer)
         writer.endObject()
     }
 
-    private static func writeDetails(of event: PlannedEvent, to writer: inout JSONLineWriter) {
+    private static func writeDetails(of event: PlannedEvent, facts: PlanningFacts, to writer: inout JSONLineWriter) {
         if let reminder = event.reminder {
             writer.beginObject(field: "reminder")
             writer.field("minutesBefore", Int(reminder.secondsBefore / 60))
@@ -39,15 +40,17 @@ public enum CloudEventJSON {
             if let reason = activity.endReason { writer.field("reason", reason.rawValue) }
             writer.endObject()
         }
-        writer.nullField("flight")
-        writer.nullField("meeting")
+        ClassificationJSON.writeFlight(
+            facts.flight, departure: event.occurrenceStart, arrival: event.occurrenceEnd, leaveBy: facts.leaveBy,
+            to: &writer)
+        ClassificationJSON.writeMeeting(facts.meeting, to: &writer)
     }
 
     /// Appends one event. `occurrence` is the occurrence as planned (absent when it was deleted); `sequence`
     /// is the journal's; `recordedTime` is when the event was actually emitted.
     public static func write(
-        _ event: PlannedEvent, occurrence: Occurrence?, sequence: Int64, recordedTime: Instant,
-        to writer: inout JSONLineWriter
+        _ event: PlannedEvent, occurrence: Occurrence?, facts: PlanningFacts = .event, sequence: Int64,
+        recordedTime: Instant, to writer: inout JSONLineWriter
     ) {
         writer.beginObject()
         writer.field("specversion", "1.0")
@@ -64,7 +67,7 @@ public enum CloudEventJSON {
         if let occurrence {
             // The occurrence object is the one `calwatch scan` prints.
             writer.key("occurrence")
-            OccurrenceJSON.write(occurrence, to: &writer, newline: false)
+            OccurrenceJSON.write(occurrence, facts: facts, to: &writer, newline: false)
         } else {
             writer.beginObject(field: "occurrence")
             writer.field("uid", event.key.uid)
@@ -74,7 +77,7 @@ public enum CloudEventJSON {
             writer.field("end", event.occurrenceEnd)
             writer.endObject()
         }
-        writeDetails(of: event, to: &writer)
+        writeDetails(of: event, facts: facts, to: &writer)
         writer.endObject()
         writer.endObject(newline: true)
     }

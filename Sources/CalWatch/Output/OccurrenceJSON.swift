@@ -1,9 +1,10 @@
 /// The JSON shape of an occurrence printed by `calwatch scan` (DESIGN §7).
 public enum OccurrenceJSON {
-    /// Writes occurrences as JSON Lines, handing `flush` about 64 KiB at a time.
+    /// Writes occurrences as JSON Lines, handing `flush` about 64 KiB at a time, each with what `classifier`
+    /// found (plain events without one).
     ///
     /// The fields that are the same for every occurrence of a component are rendered once per component.
-    public static func writeLines(_ occurrences: [Occurrence], flush: ([UInt8]) -> Void) {
+    public static func writeLines(_ occurrences: [Occurrence], classifier: Classifier? = nil, flush: ([UInt8]) -> Void) {
         var writer = JSONLineWriter()
         var fragments: [ObjectIdentifier: Fragments] = [:]
         for index in occurrences.indices {
@@ -13,10 +14,11 @@ public enum OccurrenceJSON {
             if let cached = fragments[id] {
                 shared = cached
             } else {
-                shared = Fragments(occurrence)
+                shared = Fragments(occurrence, classification: classifier?.classification(of: occurrence))
                 fragments[id] = shared
             }
-            write(occurrence, shared: shared, to: &writer)
+            let leaveBy = shared.flight.flatMap { classifier?.leaveBy($0, departure: occurrence.start) }
+            write(occurrence, shared: shared, leaveBy: leaveBy, to: &writer)
             if writer.bytes.count >= 1 << 16 {
                 flush(writer.bytes)
                 writer.reset()
@@ -25,9 +27,17 @@ public enum OccurrenceJSON {
         if !writer.bytes.isEmpty { flush(writer.bytes) }
     }
 
-    /// Appends one occurrence as a JSON Lines record, or (`newline: false`) as an object inside another.
-    public static func write(_ occurrence: Occurrence, to writer: inout JSONLineWriter, newline: Bool = true) {
-        write(occurrence, shared: Fragments(occurrence), to: &writer, newline: newline)
+    /// Appends one occurrence with its classification as a JSON Lines record, or (`newline: false`) as an object
+    /// inside another.
+    public static func write(
+        _ occurrence: Occurrence, facts: PlanningFacts = .event, to writer: inout JSONLineWriter, newline: Bool = true
+    ) {
+        let classification = Classification(
+            kind: facts.kind, confidence: facts.confidence ?? 0.5, flight: facts.flight, meeting: facts.meeting,
+            declined: facts.declined)
+        write(
+            occurrence, shared: Fragments(occurrence, classification: facts.confidence == nil ? nil : classification),
+            leaveBy: facts.leaveBy, to: &writer, newline: newline)
     }
 
     /// The rendered fields every occurrence of one component shares, in output order around the per-instance ones.
@@ -36,10 +46,14 @@ public enum OccurrenceJSON {
         var head: [UInt8]
         /// `"calendar":…,"summary":…` (then the times follow).
         var middle: [UInt8]
-        /// `"allDay":…` up to `"location":…` (closing the record).
+        /// `"allDay":…` up to `"confidence":…` (then the flight follows).
+        var classified: [UInt8]
+        /// A flight, written per occurrence: its departure and leave-by are the occurrence's.
+        var flight: FlightFacts?
+        /// `"meeting":…,"location":…` (closing the record).
         var tail: [UInt8]
 
-        init(_ occurrence: Occurrence) {
+        init(_ occurrence: Occurrence, classification: Classification?) {
             var writer = JSONLineWriter(capacity: 256)
             writer.field("uid", occurrence.uid)
             head = Array(writer.bytes)
@@ -52,17 +66,21 @@ public enum OccurrenceJSON {
             writer.continueObject()
             writer.field("allDay", occurrence.allDay)
             writer.field("status", statusText(occurrence.status))
-            writer.field("kind", "event")
-            writer.field("confidence", nil as Double?)
-            writer.field("flight", nil as String?)
-            writer.field("meeting", nil as String?)
+            writer.field("kind", (classification?.kind ?? .event).rawValue)
+            writer.field("confidence", classification.map { ($0.confidence * 100).rounded() / 100 })
+            classified = Array(writer.bytes)
+            flight = classification?.flight
+            writer.reset()
+            writer.continueObject()
+            ClassificationJSON.writeMeeting(classification?.meeting, to: &writer)
             writer.field("location", occurrence.location)
             tail = Array(writer.bytes)
         }
     }
 
     private static func write(
-        _ occurrence: Occurrence, shared: Fragments, to writer: inout JSONLineWriter, newline: Bool = true
+        _ occurrence: Occurrence, shared: Fragments, leaveBy: Instant?, to writer: inout JSONLineWriter,
+        newline: Bool = true
     ) {
         writer.beginObject()
         writer.append(raw: shared.head)
@@ -73,6 +91,9 @@ public enum OccurrenceJSON {
         writer.field(
             "startLocal", local: occurrence.startLocal, offset: occurrence.displayZone.offset(at: occurrence.start))
         writer.field("timeZone", occurrence.timeZone?.identifier)
+        writer.append(raw: shared.classified)
+        ClassificationJSON.writeFlight(
+            shared.flight, departure: occurrence.start, arrival: occurrence.end, leaveBy: leaveBy, to: &writer)
         writer.append(raw: shared.tail)
         writer.endObject(newline: newline)
     }

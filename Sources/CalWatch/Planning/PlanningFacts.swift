@@ -13,22 +13,30 @@ public struct PlanningFacts: Sendable, Hashable {
     public var flightIdentity: String?
     /// The user's own PARTSTAT is DECLINED.
     public var declined: Bool
-    /// A flight's code (`BA286`), for hooks.
-    public var flightCode: String?
-    /// A meeting's join link, for hooks.
-    public var joinURL: String?
+    /// A flight's facts (code, route, terminal, …); its departure and arrival are the occurrence's start and end.
+    public var flight: FlightFacts?
+    /// A meeting's join link and details.
+    public var meeting: MeetingFacts?
+    /// How sure classification is of `kind`.
+    public var confidence: Double?
 
     public init(
         kind: Kind = .event, leaveBy: Instant? = nil, flightIdentity: String? = nil, declined: Bool = false,
-        flightCode: String? = nil, joinURL: String? = nil
+        flight: FlightFacts? = nil, meeting: MeetingFacts? = nil, confidence: Double? = nil
     ) {
         self.kind = kind
         self.leaveBy = leaveBy
         self.flightIdentity = flightIdentity
         self.declined = declined
-        self.flightCode = flightCode
-        self.joinURL = joinURL
+        self.flight = flight
+        self.meeting = meeting
+        self.confidence = confidence
     }
+
+    /// A flight's code (`BA286`), for hooks.
+    public var flightCode: String? { flight?.code }
+    /// A meeting's join link, for hooks.
+    public var joinURL: String? { meeting?.joinURL }
 
     /// A plain event: what every occurrence is until classified.
     public static let event = PlanningFacts()

@@ -150,7 +150,7 @@ public actor SQLiteSink: EventSink {
                     row.append(event.occurrenceEnd)
                     row.append(entry.recorded)
                     row.append(event.expiry)
-                    row.appendText { CloudEventJSON.writeDetails(event, to: &$0) }
+                    row.appendText { CloudEventJSON.writeDetails(event, facts: entry.facts, to: &$0) }
                     try insert.run(row)
                 }
             }

@@ -1,0 +1,63 @@
+import Synchronization
+
+/// Classifies occurrences (DESIGN §4): the flight classifier, then the meeting classifier, once per calendar
+/// item however many occurrences it has; then per occurrence the facts planning needs (a flight's leave-by from
+/// its departure).
+public final class Classifier: Sendable {
+    let classifiers: [any ItemClassifier]
+    let leads: FlightLeads
+    /// Results by the item's `OccurrenceSource`, which the entry keeps alive so its identifier is never reused.
+    private let cache = Mutex<[ObjectIdentifier: (source: OccurrenceSource, result: Classification)]>([:])
+
+    /// The classifiers for a configuration: `me` tells the user's attendee entries apart, `leads` times leave-by.
+    public init(me: [String] = [], leads: FlightLeads = FlightLeads()) {
+        classifiers = [FlightClassifier(), MeetingClassifier(me: me)]
+        self.leads = leads
+    }
+
+    public convenience init(_ configuration: Configuration) {
+        self.init(me: configuration.me, leads: configuration.flights)
+    }
+
+    /// What the classifiers find about one item whose occurrences last `duration` seconds (`nil`: all day).
+    public func classify(_ component: CalendarComponent, duration: Double?) -> Classification {
+        let input = ClassifierInput(component: component, duration: duration)
+        var result = Classification()
+        for classifier in classifiers { classifier.classify(input, into: &result) }
+        return result
+    }
+
+    /// The classification of an occurrence's item, worked out on first use.
+    public func classification(of occurrence: Occurrence) -> Classification {
+        let key = ObjectIdentifier(occurrence.source)
+        if let cached = cache.withLock({ $0[key]?.result }) { return cached }
+        let duration = occurrence.allDay ? nil : Double(occurrence.end.secondsSinceEpoch - occurrence.start.secondsSinceEpoch)
+        let result = classify(occurrence.source.component, duration: duration)
+        cache.withLock { $0[key] = (occurrence.source, result) }
+        return result
+    }
+
+    /// What planning and the sinks need about one occurrence.
+    public func facts(for occurrence: Occurrence) -> PlanningFacts {
+        let classification = classification(of: occurrence)
+        var facts = PlanningFacts(
+            kind: classification.kind, declined: classification.declined, flight: classification.flight,
+            meeting: classification.meeting, confidence: classification.confidence)
+        if let flight = classification.flight {
+            facts.leaveBy = leaveBy(flight, departure: occurrence.start)
+            // What makes the flight detected again when it changes (DESIGN §5).
+            facts.flightIdentity = [
+                flight.code ?? "", flight.origin?.code ?? "", flight.destination?.code ?? "",
+                occurrence.start.description, occurrence.end.description, flight.gate ?? "", flight.terminal ?? "",
+            ].joined(separator: " ")
+        }
+        return facts
+    }
+
+    /// Departure − airport lead (international when either end is abroad or unknown: better early than late)
+    /// − travel time.
+    public func leaveBy(_ flight: FlightFacts, departure: Instant) -> Instant {
+        let lead = flight.international == false ? leads.domestic : leads.international
+        return Instant(secondsSinceEpoch: departure.secondsSinceEpoch - lead - leads.travelTime)
+    }
+}

@@ -1,0 +1,185 @@
+import Foundation
+
+/// An airport of the database: what a flight's origin and destination resolve to.
+public struct Airport: Sendable, Hashable {
+    /// The IATA code, `LHR`.
+    public var code: String
+    public var name: String
+    public var city: String
+    /// ISO 3166 country code, `GB`.
+    public var country: String
+    public var latitude: Double
+    public var longitude: Double
+    /// The IANA zone, `Europe/London`.
+    public var zone: String
+
+    /// Great-circle distance in kilometres.
+    public func distance(to other: Airport) -> Double {
+        let radians = Double.pi / 180
+        let (a, b) = (latitude * radians, other.latitude * radians)
+        let deltaLatitude = b - a
+        let deltaLongitude = (other.longitude - longitude) * radians
+        let h = sin(deltaLatitude / 2) * sin(deltaLatitude / 2) + cos(a) * cos(b) * sin(deltaLongitude / 2)
+            * sin(deltaLongitude / 2)
+        return 2 * 6371 * asin(min(1, h.squareRoot()))
+    }
+
+    /// Roughly how long a scheduled flight over this distance is blocked for: cruise at 800 km/h plus half an
+    /// hour on the ground. Used to tell a London in England from one in Ontario by the event's length.
+    func typicalFlightSeconds(to other: Airport) -> Double { distance(to: other) / 800 * 3600 + 1800 }
+}
+
+/// Every airport with an IATA code (7,884, from the airportsdata package, MIT licence), found by code or by city.
+public final class AirportDatabase: Sendable {
+    public static let shared = AirportDatabase()
+
+    private let byCode: [String: Airport]
+    /// Folded city name (`new york`, `munchen`) to the codes of its airports, metropolitan-area airports included.
+    private let byCity: [String: [String]]
+    /// Codes listed in IATA's metropolitan areas (LON, NYC, PAR…): the airports people mean by the city.
+    private let metropolitan: Set<String>
+
+    /// The airport travellers mean when they name a city with several (or a city named like a smaller one
+    /// elsewhere): the main international airport. Chosen by hand; used only to break a tie.
+    static let primary: [String: String] = [
+        "london": "LHR", "new york": "JFK", "paris": "CDG", "tokyo": "HND", "milan": "MXP", "rome": "FCO",
+        "moscow": "SVO", "chicago": "ORD", "washington": "IAD", "sao paulo": "GRU", "stockholm": "ARN",
+        "berlin": "BER", "osaka": "KIX", "seoul": "ICN", "shanghai": "PVG", "beijing": "PEK", "bangkok": "BKK",
+        "buenos aires": "EZE", "istanbul": "IST", "houston": "IAH", "dallas": "DFW", "toronto": "YYZ",
+        "montreal": "YUL", "rio de janeiro": "GIG", "jakarta": "CGK", "dubai": "DXB", "tehran": "IKA",
+        "taipei": "TPE", "manila": "MNL", "kuala lumpur": "KUL", "johannesburg": "JNB", "brussels": "BRU",
+        "oslo": "OSL", "frankfurt": "FRA", "frankfurt am main": "FRA", "munich": "MUC", "hamburg": "HAM",
+        "barcelona": "BCN", "madrid": "MAD", "lisbon": "LIS", "amsterdam": "AMS", "vienna": "VIE",
+        "zurich": "ZRH", "geneva": "GVA", "dublin": "DUB", "copenhagen": "CPH", "helsinki": "HEL",
+        "warsaw": "WAW", "prague": "PRG", "budapest": "BUD", "athens": "ATH", "los angeles": "LAX",
+        "san francisco": "SFO", "seattle": "SEA", "boston": "BOS", "miami": "MIA", "atlanta": "ATL",
+        "denver": "DEN", "vancouver": "YVR", "mexico city": "MEX", "bogota": "BOG", "lima": "LIM",
+        "santiago": "SCL", "sydney": "SYD", "melbourne": "MEL", "auckland": "AKL", "singapore": "SIN",
+        "hong kong": "HKG", "delhi": "DEL", "new delhi": "DEL", "mumbai": "BOM", "bangalore": "BLR",
+        "bengaluru": "BLR", "doha": "DOH", "abu dhabi": "AUH", "cairo": "CAI", "nairobi": "NBO",
+        "cape town": "CPT", "tel aviv": "TLV", "belfast": "BFS", "glasgow": "GLA", "manchester": "MAN",
+        "edinburgh": "EDI", "nice": "NCE", "lyon": "LYS", "stuttgart": "STR", "cologne": "CGN",
+        "dusseldorf": "DUS", "orlando": "MCO", "las vegas": "LAS", "phoenix": "PHX", "detroit": "DTW",
+        "minneapolis": "MSP", "philadelphia": "PHL", "portland": "PDX", "san diego": "SAN", "honolulu": "HNL",
+        "reykjavik": "KEF", "venice": "VCE", "naples": "NAP", "palma": "PMI", "malaga": "AGP", "porto": "OPO",
+        "krakow": "KRK", "riga": "RIX", "tallinn": "TLL", "vilnius": "VNO", "kyiv": "KBP", "bucharest": "OTP",
+        "sofia": "SOF", "belgrade": "BEG", "zagreb": "ZAG", "tenerife": "TFS", "gran canaria": "LPA",
+    ]
+
+    /// City names as often written in German, French, Spanish or Italian calendars, folded, to the name the
+    /// database uses.
+    static let cityAliases: [String: String] = [
+        "munchen": "munich", "koln": "cologne", "wien": "vienna", "rom": "rome", "roma": "rome",
+        "mailand": "milan", "milano": "milan", "lissabon": "lisbon", "lisboa": "lisbon", "genf": "geneva",
+        "geneve": "geneva", "zurich flughafen": "zurich", "bruxelles": "brussels", "brussel": "brussels",
+        "brussel airport": "brussels", "londres": "london", "londra": "london", "nueva york": "new york",
+        "new york city": "new york", "nyc": "new york", "nizza": "nice", "venedig": "venice", "venezia": "venice",
+        "neapel": "naples", "napoli": "naples", "kopenhagen": "copenhagen", "prag": "prague", "warschau": "warsaw",
+        "athen": "athens", "moskau": "moscow", "peking": "beijing", "tokio": "tokyo", "kairo": "cairo",
+        "sevilla": "seville", "san francisco bay area": "san francisco", "frankfurt/main": "frankfurt",
+        "duesseldorf": "dusseldorf", "muenchen": "munich", "koeln": "cologne", "nurnberg": "nuremberg",
+        "nuernberg": "nuremberg", "washington dc": "washington", "washington d.c.": "washington",
+        "sao paulo": "sao paulo", "mexiko-stadt": "mexico city", "ciudad de mexico": "mexico city",
+    ]
+
+    init() {
+        var byCode: [String: Airport] = [:]
+        var byCity: [String: [String]] = [:]
+        byCode.reserveCapacity(8192)
+        for line in Self.airportTable.split(separator: "\n") {
+            let fields = line.split(separator: "|", omittingEmptySubsequences: false)
+            guard fields.count == 7, let latitude = Double(fields[4]), let longitude = Double(fields[5]) else { continue }
+            let airport = Airport(
+                code: String(fields[0]), name: String(fields[1]), city: String(fields[2]), country: String(fields[3]),
+                latitude: latitude, longitude: longitude, zone: String(fields[6]))
+            byCode[airport.code] = airport
+            byCity[Self.fold(airport.city), default: []].append(airport.code)
+        }
+        var metropolitan: Set<String> = []
+        for line in Self.metroTable.split(separator: "\n") {
+            let fields = line.split(separator: "|")
+            guard fields.count == 3 else { continue }
+            let city = Self.fold(String(fields[1]))
+            let code = String(fields[2])
+            metropolitan.insert(code)
+            if !(byCity[city]?.contains(code) ?? false) { byCity[city, default: []].append(code) }
+        }
+        self.byCode = byCode
+        self.byCity = byCity
+        self.metropolitan = metropolitan
+    }
+
+    /// The airport with this IATA code.
+    public func airport(_ code: some StringProtocol) -> Airport? { byCode[String(code)] }
+
+    /// Lower case without accents or extra spaces, as city names are compared: `München` → `munchen`.
+    static func fold(_ text: String) -> String {
+        text.folding(options: [.diacriticInsensitive, .caseInsensitive], locale: nil).lowercased()
+            .split(whereSeparator: { $0 == " " || $0 == "\u{a0}" }).joined(separator: " ")
+    }
+
+    /// Whether `name` names a city with an airport.
+    func isCity(_ name: String) -> Bool { !airports(inCity: name).isEmpty }
+
+    /// The airports of a city named `name` (any language the aliases know), best first for a flight from
+    /// `origin` that takes `duration` seconds; without those, the city's main airport first.
+    func airports(inCity name: String, from origin: Airport? = nil, duration: Double? = nil) -> [Airport] {
+        var key = Self.fold(name)
+        if let alias = Self.cityAliases[key] { key = alias }
+        guard let codes = byCity[key] else { return [] }
+        let candidates = codes.compactMap { byCode[$0] }
+        func prior(_ airport: Airport) -> Int {
+            if Self.primary[key] == airport.code { return 0 }
+            if metropolitan.contains(airport.code) { return 1 }
+            let name = airport.name.lowercased()
+            if name.contains("international") || name.contains(" intl") { return 2 }
+            if name.contains("heliport") || name.contains("air base") || name.contains("raf ")
+                || name.contains("seaplane") || name.contains("air force")
+            {
+                return 4
+            }
+            return 3
+        }
+        guard let origin, let duration, duration > 0 else {
+            return candidates.sorted { (prior($0), $0.code) < (prior($1), $1.code) }
+        }
+        // How far the event's length is from a typical flight to each; within an hour of the best, the
+        // airport people mean wins (London Heathrow over Stansted).
+        func miss(_ airport: Airport) -> Double { abs(origin.typicalFlightSeconds(to: airport) - duration) }
+        let best = candidates.map(miss).min() ?? 0
+        return candidates.sorted { a, b in
+            let (nearA, nearB) = (miss(a) <= best + 3600, miss(b) <= best + 3600)
+            if nearA != nearB { return nearA }
+            if nearA { return (prior(a), a.code) < (prior(b), b.code) }
+            return miss(a) < miss(b)
+        }
+    }
+}
+
+/// Airlines by two-character IATA designator (hand-compiled table, CC0).
+public final class AirlineTable: Sendable {
+    public static let shared = AirlineTable()
+
+    /// A carrier that sells seats under a designator.
+    public struct Carrier: Sendable, Hashable {
+        public var designator: String
+        public var name: String
+        /// A railway (Amtrak 2V, DB 2A): its numbers are trains.
+        public var isRail: Bool
+    }
+
+    private let carriers: [String: Carrier]
+
+    init() {
+        var carriers: [String: Carrier] = [:]
+        for line in Self.table.split(separator: "\n") {
+            let fields = line.trimmingCharacters(in: .whitespaces).split(separator: "|")
+            guard fields.count >= 2 else { continue }
+            carriers[String(fields[0])] = Carrier(
+                designator: String(fields[0]), name: String(fields[1]), isRail: fields.count > 2 && fields[2] == "rail")
+        }
+        self.carriers = carriers
+    }
+
+    public func carrier(_ designator: some StringProtocol) -> Carrier? { carriers[String(designator)] }
+}

@@ -1,0 +1,653 @@
+import Foundation
+
+/// Finds flights (DESIGN §4): a flight number of a known airline, a route between two airports of the
+/// database, and flight words in several languages, in the shapes producers write (Google's "Flight to London
+/// (BA 286)" at "San Francisco SFO", TripIt's "UA123 SFO to EWR", airline exports with "Flight number:",
+/// hand-typed "✈️ FRA-JFK"); and vetoes what only looks like one (trains sold with airline numbers, airport
+/// pickups, hotels, parking, rental cars, "book flights", flight lessons, office codes, prices, issue keys).
+///
+/// Only the summary and location decide; the description adds labelled facts ("Flight number: LH 400",
+/// "Terminal: 1", "Seat: 14A") and a route, but its free text (booking boilerplate, directions) never makes an
+/// item a flight by itself.
+public struct FlightClassifier: ItemClassifier {
+    let airports: AirportDatabase
+    let airlines: AirlineTable
+
+    public init(airports: AirportDatabase = .shared, airlines: AirlineTable = .shared) {
+        self.airports = airports
+        self.airlines = airlines
+    }
+
+    // MARK: Words
+
+    /// "Flight" in the languages calendars are written in.
+    static let flightWords: Set<String> = [
+        "flight", "flights", "flug", "fluge", "vol", "vols", "vuelo", "vuelos", "volo", "voli", "voo", "voos",
+        "vlucht", "flyg", "flyget", "lento", "lot", "рейс", "перелет", "航班", "フライト", "비행",
+    ]
+    /// Words that mean the item is on the ground or on rails: a veto, with what it is.
+    static let groundWords: [String: String] = [
+        "train": "train", "trains": "train", "rail": "train", "railway": "train", "railjet": "train",
+        "bahn": "train", "zug": "train", "tgv": "train", "thalys": "train", "eurostar": "train", "amtrak": "train",
+        "sncf": "train", "renfe": "train", "trenitalia": "train", "intercity": "train", "hbf": "train",
+        "hauptbahnhof": "train", "bahnhof": "train", "gleis": "train", "gare": "train", "airail": "train",
+        "tren": "train", "treno": "train", "trein": "train", "ice": "train",
+        "bus": "bus", "coach": "bus", "flixbus": "bus", "greyhound": "bus", "megabus": "bus", "shuttle": "bus",
+        "ferry": "ferry", "ferries": "ferry", "fahre": "ferry", "faehre": "ferry", "cruise": "ferry",
+        "boat": "ferry", "ship": "ferry", "hovercraft": "ferry", "traghetto": "ferry", "ferri": "ferry",
+        "pickup": "airport pickup", "abholen": "airport pickup", "abholung": "airport pickup",
+        "dropoff": "airport drop-off", "collect": "airport pickup", "fetch": "airport pickup",
+        "hotel": "hotel", "inn": "hotel", "hilton": "hotel", "marriott": "hotel", "hyatt": "hotel",
+        "sheraton": "hotel", "westin": "hotel", "ibis": "hotel", "novotel": "hotel", "radisson": "hotel",
+        "motel": "hotel", "hostel": "hotel", "airbnb": "hotel", "hampton": "hotel",
+        "parking": "parking", "parken": "parking", "parkplatz": "parking", "valet": "parking",
+        "rental": "rental car", "mietwagen": "rental car", "hertz": "rental car", "avis": "rental car",
+        "sixt": "rental car", "europcar": "rental car", "alamo": "rental car", "autovermietung": "rental car",
+        "taxi": "taxi", "uber": "taxi", "lyft": "taxi", "cab": "taxi",
+        "lesson": "flight lesson", "lessons": "flight lesson", "school": "flight lesson",
+        "training": "flight lesson", "instructor": "flight lesson", "cessna": "general aviation",
+        "piper": "general aviation", "glider": "general aviation", "gliding": "general aviation",
+        "segelflug": "general aviation", "paragliding": "general aviation", "skydiving": "general aviation",
+        "simulator": "flight lesson", "checkride": "flight lesson", "flugstunde": "flight lesson",
+        "rundflug": "general aviation", "scenic": "general aviation", "balloon": "general aviation",
+        "drone": "general aviation", "helicopter": "general aviation",
+    ]
+    /// Two-word phrases that veto: `pick up`, `car hire`, `wine flight`.
+    static let groundPhrases: [(String, String, String)] = [
+        ("pick", "up", "airport pickup"), ("drop", "off", "airport drop-off"), ("car", "hire", "rental car"),
+        ("hire", "car", "rental car"), ("rent", "a", "rental car"), ("express", "rail", "train"),
+        ("wine", "flight", "tasting"), ("beer", "flight", "tasting"), ("tasting", "flight", "tasting"),
+        ("whisky", "flight", "tasting"), ("flight", "of", "not travel"), ("flight", "club", "bar"),
+        ("flight", "review", "flight lesson"), ("discovery", "flight", "flight lesson"),
+        ("test", "flight", "general aviation"), ("flight", "deal", "a price"), ("flight", "deals", "a price"),
+        ("flight", "prices", "a price"), ("cheap", "flights", "a price"), ("cheap", "flight", "a price"),
+        ("park", "fly", "parking"), ("flight", "sim", "flight lesson"),
+    ]
+    /// Verbs that make "flights" a task, not a trip: "Book flights to Lisbon".
+    static let planningVerbs: Set<String> = [
+        "buy", "book", "search", "compare", "find", "research", "look", "price", "buchen", "suchen", "reservar",
+        "reserver", "prenotare", "kaufen", "cancel", "change", "rebook", "umbuchen", "refund",
+    ]
+    /// Words of meetings: with an airport code but no flight word or number, the code is an office.
+    static let meetingWords: Set<String> = [
+        "standup", "stand", "sync", "offsite", "onsite", "team", "hands", "review", "retro", "planning",
+        "meeting", "call", "workshop", "office", "interview", "demo", "kickoff", "lunch", "dinner", "breakfast",
+        "coffee", "party", "huddle", "townhall", "meetup", "conference", "summit", "training", "1", "weekly",
+        "daily", "besprechung", "termin",
+    ]
+    /// Three-letter upper-case words that are also airport codes but usually mean something else; they count
+    /// as airports only next to a flight word or number.
+    static let commonCodes: Set<String> = [
+        "THE", "ALL", "AND", "FOR", "NEW", "CAN", "OFF", "BUS", "CAR", "SUN", "MON", "TUE", "WED", "THU", "FRI",
+        "SAT", "JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC", "CEO", "CTO",
+        "CFO", "COO", "API", "MAX", "MIN", "USA", "OUT", "END", "BAD", "FUN", "TBD", "TBA", "ETA", "FYI", "VIP",
+        "DOC", "DEV", "OPS", "APP", "WEB", "WIN", "MAC", "PHP", "SQL", "AWS", "GCP", "CPU", "RAM", "SSD", "LAN",
+        "NET", "ORG", "COM", "BIZ", "ANY", "ONE", "TWO", "SIX", "TEN", "BIG", "HOT", "RED", "JOB", "LAB", "GYM",
+        "SPA", "BAR", "PUB", "ZOO", "ART", "AIR", "SEA", "SKY", "POS", "ROI", "KPI", "OKR", "QBR", "PTO", "OOO",
+        "WFH", "EOD", "EOW", "UTC", "GMT", "CET", "EST", "PST", "CST", "MST", "IST", "BST", "AST", "HST", "AKT",
+        "PDF", "XML", "CSV", "IOS", "GIT", "NAS", "DNS", "VPN", "SSH", "SDK", "CLI", "GUI", "UX", "MBA", "PHD",
+        "RSVP", "LOL", "OMG", "WTF", "BTW", "IMO", "TIL", "ASAP", "ADD", "SUB", "DIV", "MUL", "NOT", "XOR",
+        "BOX", "CUP", "HAM", "EGG", "TEA", "ICE", "GAS", "OIL", "TAX", "LAW", "ERP", "CRM", "HRM", "SAP", "IBM",
+        "CAT", "DOG", "PET", "VET", "MED", "DAD", "MOM", "SON", "KID", "BOY", "MAN", "GUY", "HER", "HIM", "HIS",
+        "OUR", "YOU", "WHO", "WHY", "HOW", "YES", "BUT", "NOR", "YET", "ASK", "GET", "PUT", "RUN", "SET", "USE",
+        "FIX", "MIX", "POP", "TOP", "LOW", "DUE", "PRE", "POST", "QA", "BBQ", "CPR", "DIY", "AGM", "OPEN",
+    ]
+    /// Upper-case two-letter words that are also airline designators: a number after them is a flight only
+    /// written together (`AS123`) or next to a flight word or route.
+    static let wordLikeDesignators: Set<String> = [
+        "AS", "AT", "AM", "AN", "BE", "DE", "IN", "IT", "ME", "MY", "NO", "OF", "OK", "ON", "OR", "SO", "TO", "UP",
+        "US", "WE", "HA", "PR", "SA", "LA", "CA", "CM", "KM", "MS", "OS", "PC", "TV", "UK", "VA", "IB", "EN",
+    ]
+    /// Words after which a number is a room, gate, seat or ticket, never a flight.
+    static let numberContexts: Set<String> = [
+        "room", "rm", "raum", "salle", "sala", "zimmer", "floor", "etage", "building", "bldg", "gate", "seat",
+        "terminal", "platform", "gleis", "track", "ticket", "order", "invoice", "ref", "suite", "level", "stock",
+        "haus", "apt", "unit", "bus", "tram", "train", "zug", "line", "linie", "route", "highway", "exit",
+        "pier", "dock", "box", "version", "v", "release", "sprint", "week", "kw", "issue", "bug", "ticket", "pr",
+        "jira", "task", "step", "part", "chapter", "kapitel", "vol", "no", "nr", "nummer", "number",
+    ]
+    /// Words that join a route's two ends: "SFO to EWR", "nach", "à".
+    static let routeWords: Set<String> = ["to", "nach", "a", "à", "para", "naar", "till", "til", "per", "do", "vers"]
+    /// Words that introduce a destination ("Flight to London") or an origin ("from SFO").
+    static let toWords: Set<String> = ["to", "nach", "a", "à", "para", "naar", "till", "til", "vers", "pour"]
+    static let fromWords: Set<String> = ["from", "von", "ab", "de", "desde", "da", "van", "fran"]
+    /// Description labels and what they hold.
+    static let numberLabels: Set<String> = [
+        "flight", "flight number", "flight no", "flight nr", "flight #", "flightnumber", "flug", "flugnummer",
+        "flug nr", "flug-nr", "vol", "numero de vol", "n° de vol", "no de vol", "vuelo", "numero de vuelo",
+        "volo", "numero volo", "voo", "numero do voo", "vluchtnummer", "flight code",
+    ]
+    static let originLabels: Set<String> = [
+        "from", "departure airport", "departs", "departing", "origin", "von", "abflug", "abflughafen", "depart",
+        "departure", "de", "desde", "salida", "origen", "partenza", "da", "vertrek", "aeroport de depart",
+    ]
+    static let destinationLabels: Set<String> = [
+        "to", "arrival airport", "arrives", "arriving", "destination", "nach", "ankunft", "zielflughafen",
+        "arrival", "a", "hasta", "llegada", "destino", "arrivee", "arrivo", "aankomst", "aeroport d'arrivee",
+    ]
+    static let bookingLabels: Set<String> = [
+        "booking reference", "booking ref", "booking code", "booking number", "confirmation",
+        "confirmation code", "confirmation number", "confirmation #", "confirmation no", "record locator", "pnr",
+        "reservation code", "reservation number", "buchungscode", "buchungsnummer", "buchungsreferenz",
+        "reference de reservation", "reference", "localizador", "codigo de reserva", "codice di prenotazione",
+        "codice prenotazione", "reserveringscode", "airline confirmation", "airline reference",
+    ]
+    static let terminalLabels: Set<String> = ["terminal", "departure terminal", "abflugterminal"]
+    static let gateLabels: Set<String> = ["gate", "flugsteig", "porte", "puerta", "departure gate"]
+    static let seatLabels: Set<String> = ["seat", "seats", "sitz", "sitzplatz", "siege", "asiento", "posto", "stoel"]
+    static let airlineLabels: Set<String> = ["airline", "carrier", "fluggesellschaft", "compagnie", "aerolinea"]
+
+    // MARK: Classification
+
+    public func classify(_ input: ClassifierInput, into classification: inout Classification) {
+        var scan = Scan(input: input, classifier: self)
+        scan.run()
+        guard let flight = scan.result() else {
+            classification.evidence += scan.evidence
+            return
+        }
+        classification.kind = .flight
+        classification.confidence = scan.confidence
+        classification.flight = flight
+        classification.evidence += scan.evidence
+    }
+
+    /// A flight number found in text.
+    struct FlightNumber {
+        var designator: String
+        var number: Int
+        var text: String
+        var known: Bool
+    }
+
+    /// One pass over an item: the signals found, then the decision.
+    struct Scan {
+        let input: ClassifierInput
+        let classifier: FlightClassifier
+        let summary: TextTokens
+        let location: TextTokens
+        let fields: LabelledFields
+        var evidence: [Evidence] = []
+        var keyword: String?
+        var number: FlightNumber?
+        var route: (origin: Airport, destination: Airport)?
+        var origin: Airport?
+        var destination: Airport?
+        var destinationCity: String?
+        var veto: String?
+        var confidence = 0.0
+
+        init(input: ClassifierInput, classifier: FlightClassifier) {
+            self.input = input
+            self.classifier = classifier
+            summary = TextTokens(input.summary)
+            location = TextTokens(input.location)
+            fields = LabelledFields(input.description)
+        }
+
+        mutating func run() {
+            findKeyword()
+            findNumber()
+            findRoute()
+            findVetoes()
+        }
+
+        // MARK: Signals
+
+        private mutating func findKeyword() {
+            for (property, tokens) in [("SUMMARY", summary), ("LOCATION", location)] {
+                for (index, token) in tokens.tokens.enumerated() {
+                    if token.isPlane {
+                        keyword = String(token.text)
+                    } else if token.kind == .word, FlightClassifier.flightWords.contains(token.folded) {
+                        // "Vol. 3" is a volume; "LOT" shouts, "lot" is Polish for flight only before a number.
+                        let next = tokens.at(index + 1)
+                        if next?.kind == .punctuation && next?.text == "." { continue }
+                        if token.folded == "lot" && !(next.map { $0.kind == .word && $0.isUpper } ?? false) { continue }
+                        keyword = String(token.text)
+                    } else {
+                        continue
+                    }
+                    evidence.append(Evidence(.flight, "flight word", in: property, text: keyword!))
+                    return
+                }
+            }
+        }
+
+        private mutating func findNumber() {
+            if let found = flightNumber(in: summary, property: "SUMMARY") {
+                number = found
+                return
+            }
+            if let value = fields.value(FlightClassifier.numberLabels),
+                let found = flightNumber(in: TextTokens(value), property: "DESCRIPTION", labelled: true)
+            {
+                number = found
+                return
+            }
+            if let found = flightNumber(in: location, property: "LOCATION") { number = found }
+        }
+
+        /// The first flight number in `tokens`: `BA286`, `BA 286`, `U2 1234`, `6E2013`, `LH0400`, or after a
+        /// flight word also `LH-400`.
+        private mutating func flightNumber(in tokens: TextTokens, property: String, labelled: Bool = false)
+            -> FlightNumber?
+        {
+            var unknown: FlightNumber?
+            for index in tokens.tokens.indices {
+                let token = tokens[index]
+                let previous = tokens.at(index - 1)
+                if let previous, FlightClassifier.numberContexts.contains(previous.folded), !labelled { continue }
+                if let previous, previous.kind == .other, previous.text == "#" { continue }
+                let afterKeyword = labelled
+                    || (previous.map { FlightClassifier.flightWords.contains($0.folded) || $0.isPlane } ?? false)
+                var candidate: (String, Substring, String)?
+                if token.kind == .mixed, token.text.count >= 3, token.text.count <= 7, token.isUpper {
+                    let designator = token.text.prefix(2)
+                    let digits = token.text.dropFirst(2)
+                    if designator.contains(where: \.isLetter), digits.allSatisfy(\.isNumber), !digits.isEmpty,
+                        digits.count <= 4
+                    {
+                        candidate = (String(designator), digits, String(token.text))
+                    }
+                } else if token.kind == .word || token.kind == .mixed, token.text.count == 2, token.isUpper,
+                    let next = tokens.at(index + 1), next.kind == .digits, next.text.count <= 4
+                {
+                    if next.spaceBefore || afterKeyword {
+                        candidate = (String(token.text), next.text, "\(token.text) \(next.text)")
+                    }
+                } else if token.kind == .word || token.kind == .mixed, token.text.count == 2, token.isUpper,
+                    afterKeyword, let dash = tokens.at(index + 1), dash.kind == .dash, !dash.spaceBefore,
+                    let next = tokens.at(index + 2), next.kind == .digits, next.text.count <= 4, !next.spaceBefore
+                {
+                    candidate = (String(token.text), next.text, "\(token.text)-\(next.text)")
+                }
+                guard let (designator, digits, text) = candidate, let value = Int(digits), value > 0 else { continue }
+                // "AB-1234" is an issue key, "10 EUR" a price: a number glued to a dash, or followed by a
+                // currency or unit, is not a flight.
+                let after = tokens.at(index + (text.contains(" ") || text.contains("-") ? 2 : 1))
+                if let after, !after.spaceBefore, after.kind == .dash, !afterKeyword { continue }
+                if let after, FlightClassifier.currencies.contains(after.folded) { continue }
+                if !afterKeyword, text.contains(" "), FlightClassifier.wordLikeDesignators.contains(designator) {
+                    // "AT 10", "DE 2024": a word and a number, unless a flight word or a route says otherwise.
+                    if unknown == nil { unknown = FlightNumber(designator: designator, number: value, text: text, known: false) }
+                    continue
+                }
+                guard let carrier = classifier.airlines.carrier(designator) else {
+                    if unknown == nil && afterKeyword {
+                        unknown = FlightNumber(designator: designator, number: value, text: text, known: false)
+                    }
+                    continue
+                }
+                if carrier.isRail {
+                    veto = "train (\(carrier.name) sells rail seats under \(designator))"
+                    evidence.append(Evidence(.notFlight, "rail designator", in: property, text: text))
+                    return nil
+                }
+                evidence.append(Evidence(.flight, "flight number of \(carrier.name)", in: property, text: text))
+                return FlightNumber(designator: designator, number: value, text: text, known: true)
+            }
+            return unknown
+        }
+
+        private mutating func findRoute() {
+            for (property, tokens) in [("SUMMARY", summary), ("LOCATION", location)] {
+                if let found = route(in: tokens) {
+                    route = found
+                    evidence.append(
+                        Evidence(.flight, "route between two airports", in: property,
+                                 text: "\(found.origin.code) → \(found.destination.code)"))
+                    break
+                }
+            }
+            if route == nil {
+                for line in input.description.split(whereSeparator: \.isNewline).prefix(60) {
+                    if let found = route(in: TextTokens(String(line))) {
+                        route = found
+                        evidence.append(
+                            Evidence(.fact, "route in the description", in: "DESCRIPTION",
+                                     text: "\(found.origin.code) → \(found.destination.code)"))
+                        break
+                    }
+                }
+            }
+            // Origin: the location (Google writes "San Francisco SFO", TripIt "San Francisco (SFO)"), else a
+            // labelled field; destination: a labelled field, else "to <city>" in the summary.
+            if route == nil {
+                if let airport = labelledAirport(FlightClassifier.originLabels) ?? airportIn(location, property: "LOCATION") {
+                    origin = airport
+                }
+                if let airport = labelledAirport(FlightClassifier.destinationLabels) {
+                    destination = airport
+                } else if let city = cityAfter(FlightClassifier.toWords, in: summary) {
+                    destinationCity = city
+                } else if origin == nil, let airport = airportIn(summary, property: "SUMMARY") {
+                    // "✈ LHR" or "Flight (LHR)": one airport in the summary is where the flight goes.
+                    destination = airport
+                }
+                if origin == nil, let city = cityAfter(FlightClassifier.fromWords, in: summary) {
+                    origin = classifier.airports.airports(inCity: city).first
+                }
+            }
+        }
+
+        /// `FRA-JFK`, `SFO to EWR`, `MUC → LIS`, `Frankfurt (FRA) – New York (JFK)`, `London ✈ Paris`.
+        private func route(in tokens: TextTokens) -> (origin: Airport, destination: Airport)? {
+            let strong = keyword != nil || number != nil
+            for index in tokens.tokens.indices {
+                let separator = tokens[index]
+                let joins =
+                    separator.kind == .dash || separator.kind == .arrow || separator.kind == .slash
+                    || (separator.kind == .word && FlightClassifier.routeWords.contains(separator.folded))
+                guard joins else { continue }
+                guard let left = code(before: index, in: tokens), let right = code(after: index, in: tokens),
+                    left.code != right.code
+                else {
+                    // Cities on both sides of an arrow or plane: "Frankfurt → New York".
+                    if separator.kind == .arrow, let left = city(before: index, in: tokens),
+                        let right = city(after: index, in: tokens)
+                    {
+                        let origin = classifier.airports.airports(inCity: left).first
+                        let destination = origin.flatMap {
+                            classifier.airports.airports(inCity: right, from: $0, duration: input.duration).first
+                        }
+                        if let origin, let destination, origin.code != destination.code {
+                            return (origin, destination)
+                        }
+                    }
+                    continue
+                }
+                if !strong, FlightClassifier.commonCodes.contains(left.code) || FlightClassifier.commonCodes.contains(right.code) {
+                    continue
+                }
+                // A slash or a bare "to" between codes needs a flight word or number: "SFO/LHR office".
+                if !strong, separator.kind == .slash { continue }
+                return (left, right)
+            }
+            return nil
+        }
+
+        /// An airport code just before `index`, possibly in parentheses: `FRA`, `(FRA)`, `Frankfurt (FRA)`.
+        private func code(before index: Int, in tokens: TextTokens) -> Airport? {
+            var at = index - 1
+            if tokens.at(at)?.kind == .close { at -= 1 }
+            guard let token = tokens.at(at), token.kind == .word, token.text.count == 3, token.isUpper else { return nil }
+            return classifier.airports.airport(token.text)
+        }
+
+        private func code(after index: Int, in tokens: TextTokens) -> Airport? {
+            var at = index + 1
+            if tokens.at(at)?.kind == .open { at += 1 }
+            if let token = tokens.at(at), token.kind == .word, token.text.count == 3, token.isUpper {
+                return classifier.airports.airport(token.text)
+            }
+            // "Frankfurt (FRA) – New York (JFK)": the code follows the city.
+            var look = at
+            while let token = tokens.at(look), token.kind == .word, look - at < 4 {
+                if token.text.count == 3, token.isUpper, let airport = classifier.airports.airport(token.text) {
+                    return airport
+                }
+                look += 1
+                if tokens.at(look)?.kind == .open { look += 1 }
+            }
+            return nil
+        }
+
+        /// Up to three words before `index` naming a city with an airport (longest first).
+        private func city(before index: Int, in tokens: TextTokens) -> String? {
+            for length in stride(from: 3, through: 1, by: -1) where index - length >= 0 {
+                let words = (index - length..<index).map { tokens[$0] }
+                guard words.allSatisfy({ $0.kind == .word }) else { continue }
+                let name = words.map { String($0.text) }.joined(separator: " ")
+                if classifier.airports.isCity(name) { return name }
+            }
+            return nil
+        }
+
+        private func city(after index: Int, in tokens: TextTokens) -> String? {
+            for length in stride(from: 3, through: 1, by: -1) where index + length < tokens.count {
+                let words = (index + 1...index + length).map { tokens[$0] }
+                guard words.allSatisfy({ $0.kind == .word }) else { continue }
+                let name = words.map { String($0.text) }.joined(separator: " ")
+                if classifier.airports.isCity(name) { return name }
+            }
+            return nil
+        }
+
+        /// The city after "to"/"nach"/… in `tokens`: "Flight to London (BA 286)" → "London".
+        private func cityAfter(_ words: Set<String>, in tokens: TextTokens) -> String? {
+            for index in tokens.tokens.indices where tokens[index].kind == .word && words.contains(tokens[index].folded) {
+                if let name = city(after: index, in: tokens) { return name }
+            }
+            return nil
+        }
+
+        /// An airport named in `tokens` with what confirms it is one: `(SFO)`, or the code after its own city
+        /// (`San Francisco SFO`), or a code beside the word "airport".
+        private mutating func airportIn(_ tokens: TextTokens, property: String) -> Airport? {
+            for index in tokens.tokens.indices {
+                let token = tokens[index]
+                guard token.kind == .word, token.text.count == 3, token.isUpper,
+                    let airport = classifier.airports.airport(token.text)
+                else { continue }
+                let parenthesized = tokens.at(index - 1)?.kind == .open && tokens.at(index + 1)?.kind == .close
+                let cityBefore = city(before: index - (tokens.at(index - 1)?.kind == .open ? 1 : 0), in: tokens)
+                    .map { AirportDatabase.fold($0) == AirportDatabase.fold(airport.city)
+                        || classifier.airports.airports(inCity: $0).contains(airport) } ?? false
+                let airportWord = tokens.tokens.contains { ["airport", "flughafen", "aeroport", "aeropuerto", "aeroporto", "luchthaven"].contains($0.folded) }
+                let common = FlightClassifier.commonCodes.contains(airport.code)
+                if cityBefore || (parenthesized && !common) || (airportWord && !common)
+                    || (!common && (keyword != nil || number != nil))
+                {
+                    evidence.append(Evidence(.fact, "airport \(airport.name)", in: property, text: String(token.text)))
+                    return airport
+                }
+            }
+            return nil
+        }
+
+        private mutating func labelledAirport(_ labels: Set<String>) -> Airport? {
+            guard let value = fields.value(labels) else { return nil }
+            let tokens = TextTokens(value)
+            for token in tokens.tokens where token.kind == .word && token.text.count == 3 && token.isUpper {
+                if let airport = classifier.airports.airport(token.text) {
+                    evidence.append(Evidence(.fact, "labelled airport", in: "DESCRIPTION", text: value))
+                    return airport
+                }
+            }
+            // "From: Frankfurt" names a city.
+            let words = tokens.tokens.prefix { $0.kind == .word }.prefix(3).map { String($0.text) }
+            for length in stride(from: words.count, through: 1, by: -1) {
+                if let airport = classifier.airports.airports(inCity: words.prefix(length).joined(separator: " ")).first {
+                    evidence.append(Evidence(.fact, "labelled city", in: "DESCRIPTION", text: value))
+                    return airport
+                }
+            }
+            return nil
+        }
+
+        private mutating func findVetoes() {
+            for (property, tokens) in [("SUMMARY", summary), ("LOCATION", location)] {
+                let words = tokens.tokens.filter { $0.kind == .word || $0.kind == .mixed }
+                let folded = words.map(\.folded)
+                for (index, word) in folded.enumerated() {
+                    // "ICE" is a train in capitals only ("ice cream" is not).
+                    if word == "ice" && !words[index].isUpper { continue }
+                    if let what = FlightClassifier.groundWords[word] {
+                        if ["lesson", "lessons", "school", "training", "instructor", "simulator", "scenic"].contains(word),
+                            keyword == nil
+                        {
+                            continue
+                        }
+                        return vetoed(what, property: property, text: String(words[index].text))
+                    }
+                }
+                for (first, second, what) in FlightClassifier.groundPhrases {
+                    for index in folded.indices.dropLast() where folded[index] == first && folded[index + 1] == second {
+                        return vetoed(what, property: property, text: "\(words[index].text) \(words[index + 1].text)")
+                    }
+                }
+                if property == "SUMMARY" {
+                    for (index, word) in folded.enumerated() where FlightClassifier.planningVerbs.contains(word) {
+                        if folded[(index + 1)...].prefix(3).contains(where: { $0 == "flight" || $0 == "flights" || $0 == "flug" || $0 == "fluge" || $0 == "vuelos" || $0 == "vols" }) {
+                            return vetoed("a task about flights, not a flight", property: property, text: String(words[index].text))
+                        }
+                    }
+                    if let price = priceText(tokens) { return vetoed("a price", property: property, text: price) }
+                }
+            }
+        }
+
+        private mutating func vetoed(_ what: String, property: String, text: String) {
+            veto = what
+            evidence.append(Evidence(.notFlight, "veto: \(what)", in: property, text: text))
+        }
+
+        /// "ab 380 EUR", "€99", "from $420", "-30%".
+        private func priceText(_ tokens: TextTokens) -> String? {
+            for index in tokens.tokens.indices {
+                let token = tokens[index]
+                let isCurrency = FlightClassifier.currencies.contains(token.folded)
+                    || ["€", "$", "£", "¥", "%"].contains(token.text)
+                guard isCurrency else { continue }
+                if tokens.at(index - 1)?.kind == .digits || tokens.at(index + 1)?.kind == .digits {
+                    return String(token.text)
+                }
+            }
+            return nil
+        }
+
+        // MARK: Decision
+
+        /// The flight, or `nil` with the reason in `evidence`.
+        mutating func result() -> FlightFacts? {
+            let anything = keyword != nil || number != nil || route != nil
+            guard anything else { return nil }
+            if veto != nil { return nil }
+            guard let duration = input.duration else {
+                evidence.append(Evidence(.notFlight, "all-day item: no departure time", in: "DTSTART", text: "all day"))
+                return nil
+            }
+            if duration < 15 * 60 || duration > 22 * 3600 {
+                evidence.append(
+                    Evidence(.notFlight, "no flight lasts \(Int(duration / 60)) minutes", in: "DTEND", text: "duration"))
+                return nil
+            }
+            let knownNumber = number?.known == true
+            let inSummary = keyword != nil
+            var tier: Int
+            if route != nil && (inSummary || number != nil) {
+                tier = 1
+                confidence = knownNumber ? 0.99 : 0.97
+            } else if let route {
+                // A route alone ("SFO → JFK") must also be flown at a plausible speed.
+                let speed = route.origin.distance(to: route.destination) / (duration / 3600)
+                guard speed <= 1100, route.origin.distance(to: route.destination) >= 50 else {
+                    evidence.append(
+                        Evidence(.notFlight, "no airliner covers that distance in that time", in: "DTEND",
+                                 text: "\(Int(route.origin.distance(to: route.destination))) km in \(Int(duration / 60)) min"))
+                    return nil
+                }
+                tier = 1
+                confidence = 0.88
+            } else if inSummary {
+                tier = 2
+                confidence = number != nil || destinationCity != nil || destination != nil || origin != nil ? 0.93 : 0.85
+                if (origin != nil || destination != nil), number != nil { tier = 1 }
+            } else if let number, number.known {
+                // A flight number alone: the summary must be about little else ("UA 123", "LH400 Denver").
+                let words = summary.tokens.filter { $0.kind == .word || $0.kind == .mixed || $0.kind == .digits }
+                let meeting = words.contains { FlightClassifier.meetingWords.contains($0.folded) }
+                guard words.count <= 6, !meeting else {
+                    evidence.append(
+                        Evidence(.notFlight, "a flight number in text about something else", in: "SUMMARY",
+                                 text: number.text))
+                    return nil
+                }
+                tier = (origin != nil || destination != nil) ? 1 : 3
+                confidence = tier == 1 ? 0.95 : 0.75
+            } else {
+                return nil
+            }
+            var flight = FlightFacts(tier: tier)
+            if let number, number.known || inSummary {
+                flight.designator = number.designator
+                flight.number = number.number
+                flight.airline = classifier.airlines.carrier(number.designator)?.name
+            }
+            if let airline = fields.value(FlightClassifier.airlineLabels), flight.airline == nil {
+                flight.airline = airline
+            }
+            flight.origin = route?.origin ?? origin
+            flight.destination = route?.destination ?? destination
+            if flight.destination == nil, let city = destinationCity {
+                let candidates = classifier.airports.airports(inCity: city, from: flight.origin, duration: duration)
+                flight.destination = candidates.first { $0.code != flight.origin?.code }
+                if let airport = flight.destination {
+                    evidence.append(
+                        Evidence(.fact, "destination city resolved to \(airport.code) (\(airport.name))",
+                                 in: "SUMMARY", text: city))
+                }
+            }
+            extractDetails(into: &flight)
+            return flight
+        }
+
+        private mutating func extractDetails(into flight: inout FlightFacts) {
+            flight.bookingReference = fields.value(FlightClassifier.bookingLabels).flatMap(Self.bookingCode)
+            flight.terminal = fields.value(FlightClassifier.terminalLabels).flatMap(Self.shortCode)
+                ?? afterWord(["terminal"], maxLength: 3)
+            flight.gate = fields.value(FlightClassifier.gateLabels).flatMap(Self.shortCode)
+                ?? afterWord(["gate", "flugsteig"], maxLength: 4)
+            flight.seat = fields.value(FlightClassifier.seatLabels).flatMap(Self.seatCode)
+                ?? afterWord(["seat", "sitzplatz", "sitz"], maxLength: 4).flatMap(Self.seatCode)
+        }
+
+        /// The short code after a word in the summary, location or description: "Terminal 2E", "Gate B12".
+        private func afterWord(_ words: Set<String>, maxLength: Int) -> String? {
+            for text in [input.summary, input.location, input.description] where !text.isEmpty {
+                let tokens = TextTokens(text)
+                for index in tokens.tokens.indices where words.contains(tokens[index].folded) {
+                    if let next = tokens.at(index + 1), next.kind != .colon, let code = Self.shortCode(String(next.text)),
+                        code.count <= maxLength
+                    {
+                        return code
+                    }
+                }
+            }
+            return nil
+        }
+
+        /// `1`, `2E`, `B12`, `A`: a terminal or gate.
+        static func shortCode(_ value: String) -> String? {
+            let first = value.split(whereSeparator: { $0 == " " || $0 == "," || $0 == ";" || $0 == "(" }).first.map(String.init) ?? ""
+            guard !first.isEmpty, first.count <= 4, first.allSatisfy({ $0.isLetter || $0.isNumber }),
+                first.contains(where: \.isNumber) || first.count == 1
+            else { return nil }
+            return first.uppercased()
+        }
+
+        /// `14A`.
+        static func seatCode(_ value: String) -> String? {
+            let first = value.split(whereSeparator: { $0 == " " || $0 == "," || $0 == ";" || $0 == "(" }).first.map(String.init) ?? ""
+            guard (2...4).contains(first.count), first.last?.isLetter == true,
+                first.dropLast().allSatisfy(\.isNumber)
+            else { return nil }
+            return first.uppercased()
+        }
+
+        /// `ABC123`: 5 to 8 letters and digits, upper case.
+        static func bookingCode(_ value: String) -> String? {
+            let first = value.split(whereSeparator: { $0 == " " || $0 == "," || $0 == ";" || $0 == "(" }).first.map(String.init) ?? ""
+            guard (5...8).contains(first.count), first.allSatisfy({ ($0.isLetter && $0.isUppercase) || $0.isNumber })
+            else { return nil }
+            return first
+        }
+    }
+
+    /// Currency words and signs after which a number is a price.
+    static let currencies: Set<String> = [
+        "eur", "euro", "euros", "usd", "gbp", "chf", "jpy", "cad", "aud", "sek", "nok", "dkk", "pln", "czk",
+        "dollars", "dollar", "pounds", "€", "$", "£", "%", "km", "kg", "min", "h", "mph",
+    ]
+}

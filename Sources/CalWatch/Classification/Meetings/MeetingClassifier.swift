@@ -1,0 +1,137 @@
+import Foundation
+
+/// Finds meetings (DESIGN §4): a join link of a known service, read from the item's properties in a fixed order,
+/// or attendees besides the user. Also reports whether the user declined.
+public struct MeetingClassifier: ItemClassifier {
+    /// The user's own addresses (`me` in the configuration), lower case.
+    let me: Set<String>
+
+    public init(me: [String] = []) {
+        self.me = Set(me.map { $0.lowercased().replacingOccurrences(of: "mailto:", with: "") })
+    }
+
+    /// The properties join links are read from, first wins (DESIGN §4).
+    static let linkOrder: [String] = [
+        "CONFERENCE", "X-GOOGLE-CONFERENCE", "X-MICROSOFT-SKYPETEAMSMEETINGURL", "X-MICROSOFT-ONLINEMEETINGCONFLINK",
+        "X-MICROSOFT-ONLINEMEETINGEXTERNALLINK", "X-MS-OLK-CONFERENCEURL", "URL", "LOCATION", "DESCRIPTION",
+        "X-ALT-DESC",
+    ]
+
+    public func classify(_ input: ClassifierInput, into classification: inout Classification) {
+        let component = input.component
+        if let mine = component.attendees.first(where: { me.contains($0.address) }), mine.participation == "DECLINED" {
+            classification.declined = true
+            classification.evidence.append(Evidence(.fact, "you declined", in: "ATTENDEE", text: mine.address))
+        }
+        var meeting: MeetingFacts?
+        search: for property in Self.linkOrder {
+            for (text, html) in texts(of: property, in: input) {
+                for link in JoinLinkText.links(in: text, html: html) {
+                    guard let service = Self.service(of: link) else { continue }
+                    var found = MeetingFacts(service: service, joinURL: link.text)
+                    found.meetingID = Self.meetingID(in: link, service: service)
+                    if service == "teams", let passcode = link.parameter("p") { found.passcode = passcode }
+                    classification.evidence.append(Evidence(.meeting, "\(service) join link", in: property, text: link.text))
+                    meeting = found
+                    break search
+                }
+            }
+        }
+        let others = Set(component.attendees.map(\.address) + [component.organizer].compactMap { $0 })
+            .subtracting(me).filter { !$0.isEmpty }
+        let hasOthers = me.isEmpty ? others.count >= 2 : !others.isEmpty
+        if meeting == nil && hasOthers {
+            meeting = MeetingFacts()
+            classification.evidence.append(
+                Evidence(.meeting, "attendees besides you", in: "ATTENDEE", text: others.sorted().prefix(3).joined(separator: ", ")))
+        }
+        guard var meeting else { return }
+        Self.readDetails(input, into: &meeting)
+        classification.meeting = meeting
+        guard classification.kind == .event else { return }
+        classification.kind = .meeting
+        classification.confidence = meeting.joinURL != nil ? 0.97 : 0.8
+    }
+
+    private func texts(of property: String, in input: ClassifierInput) -> [(String, Bool)] {
+        switch property {
+        case "LOCATION": [(input.location, false)]
+        case "DESCRIPTION": [(input.description, false)]
+        default:
+            input.component.linkProperties.filter { $0.name == property || (property == "X-MICROSOFT-ONLINEMEETINGCONFLINK" && $0.name.hasPrefix("X-MICROSOFT-ONLINEMEETING") && !Self.linkOrder.contains($0.name)) }
+                .map { ($0.value, property == "X-ALT-DESC") }
+        }
+    }
+
+    /// The service a link joins, or `nil` for help, dial-in and start pages and unknown hosts.
+    static func service(of link: WebLink) -> String? {
+        if MeetingProvider.helpHostPrefixes.contains(where: { link.host.hasPrefix($0) }) { return nil }
+        let path = link.path.lowercased()
+        let pathAndQuery = link.query.isEmpty ? path : path + "?" + link.query.lowercased()
+        for provider in MeetingProvider.all where provider.hosts.contains(where: link.isHost) {
+            if provider.notJoin.contains(where: { path.hasPrefix($0) }) { continue }
+            if provider.join.isEmpty {
+                if path.count >= 2 { return provider.id }
+            } else if provider.join.contains(where: { pathAndQuery.hasPrefix($0) }) {
+                return provider.id
+            }
+        }
+        return nil
+    }
+
+    /// The meeting's id as the link carries it: Zoom's number or personal name, a Meet code, a Teams id.
+    static func meetingID(in link: WebLink, service: String) -> String? {
+        let parts = link.path.split(separator: "/").map(String.init)
+        switch service {
+        case "zoom", "zoomgov":
+            if let index = parts.firstIndex(where: { ["j", "my", "w"].contains($0) }), index + 1 < parts.count {
+                return parts[index + 1]
+            }
+        case "meet", "teams", "webex", "gotomeeting", "chime", "bluejeans", "jitsi", "whereby", "lifesize", "vonage":
+            if service == "teams", !(parts.first == "meet" || parts.first == "l" && parts.dropFirst().first == "meet") { return nil }
+            if service == "gotomeeting", link.parameter("meetingId") != nil { return link.parameter("meetingId") }
+            return parts.last
+        default: break
+        }
+        return nil
+    }
+
+    static let idLabels: Set<String> = [
+        "meeting id", "meeting-id", "meetingid", "besprechungs-id", "besprechungs id", "id de reunion",
+        "id de la reunion", "id de reunion", "meeting number", "meeting number (access code)", "access code",
+        "id riunione", "conference id",
+    ]
+    static let passcodeLabels: Set<String> = [
+        "passcode", "password", "meeting password", "kenncode", "code secret", "codigo de acceso", "pass code",
+        "meeting passcode", "passwort", "mot de passe", "contrasena", "code",
+    ]
+
+    /// Meeting id, passcode and dial-in from the description's labelled lines and its `tel:` links.
+    static func readDetails(_ input: ClassifierInput, into meeting: inout MeetingFacts) {
+        let fields = LabelledFields(input.description)
+        if meeting.meetingID == nil, let value = fields.value(idLabels) {
+            meeting.meetingID = value.filter { $0.isNumber || $0.isLetter || $0 == "-" }.isEmpty ? nil
+                : value.trimmingCharacters(in: .whitespaces)
+        }
+        if meeting.passcode == nil, let value = fields.value(passcodeLabels) {
+            meeting.passcode = value.split(separator: " ").first.map(String.init)
+        }
+        let texts = [input.description] + input.component.linkProperties.filter { $0.name == "X-ALT-DESC" }.map(\.value)
+        for text in texts {
+            if let range = text.range(of: "tel:", options: .caseInsensitive) {
+                let number = text[range.upperBound...].prefix { $0.isNumber || $0 == "+" || $0 == "," || $0 == "#" || $0 == "*" || $0 == ";" }
+                if number.filter(\.isNumber).count >= 6 {
+                    meeting.dialIn = String(number)
+                    return
+                }
+            }
+        }
+        for (key, value) in fields.fields where key.contains("dial") || key.contains("phone") || key.contains("telefon") {
+            let number = value.drop { $0 != "+" && !$0.isNumber }.prefix { $0.isNumber || $0 == "+" || $0 == " " || $0 == "-" || $0 == "(" || $0 == ")" }
+            if number.filter(\.isNumber).count >= 8 {
+                meeting.dialIn = number.trimmingCharacters(in: .whitespaces)
+                return
+            }
+        }
+    }
+}

@@ -1,0 +1,107 @@
+/// A video-meeting service and how its join links look: the hosts it serves (a host matches itself and its
+/// subdomains: `zoom.us` covers `acme.zoom.us` and `us02web.zoom.us`, never `zoom.us.evil.example`), the paths
+/// that join a meeting, and paths that look alike but only help, list dial-in numbers or start the meeting as
+/// host.
+struct MeetingProvider: Sendable {
+    /// The lower-case id `scan` prints: `zoom`, `teams`, `meet`.
+    var id: String
+    var hosts: [String]
+    /// Prefixes (lower case) of a join link's path and query (`/j/`, `/?meetingid=`); empty: any path with
+    /// something after the slash.
+    var join: [String] = []
+    /// Path prefixes (lower case) that are not join links.
+    var notJoin: [String] = []
+}
+
+extension MeetingProvider {
+    /// The services calwatch knows, as data. Order matters only where hosts overlap (none do).
+    static let all: [MeetingProvider] = [
+        MeetingProvider(
+            id: "zoom", hosts: ["zoom.us", "zoom.com", "zoom.com.cn", "zoom.de"],
+            join: ["/j/", "/my/", "/w/", "/wc/join/", "/wc/", "/ev/", "/e/"],
+            notJoin: ["/s/", "/u/", "/zoomconference", "/support", "/meeting/schedule", "/signin"]),
+        MeetingProvider(id: "zoomgov", hosts: ["zoomgov.com"], join: ["/j/", "/my/", "/w/", "/wc/join/"], notJoin: ["/s/", "/u/"]),
+        MeetingProvider(
+            id: "teams",
+            hosts: ["teams.microsoft.com", "teams.live.com", "teams.microsoft.us", "gov.teams.microsoft.us",
+                    "dod.teams.microsoft.us", "teams.cloud.microsoft"],
+            join: ["/l/meetup-join/", "/meet/", "/l/meet/", "/_#/l/meetup-join/", "/dl/launcher/"],
+            notJoin: ["/meetingoptions", "/l/meeting-options"]),
+        MeetingProvider(id: "meet", hosts: ["meet.google.com"], notJoin: ["/new", "/landing", "/_meet", "/about"]),
+        MeetingProvider(id: "hangouts", hosts: ["hangouts.google.com"], join: ["/call/", "/hangouts/_/"]),
+        MeetingProvider(
+            id: "webex", hosts: ["webex.com", "webex.com.cn", "webex.ca"],
+            join: ["/meet/", "/join/", "/j.php", "/wbxmjs/joinservice/", "/webappng/sites/", "/m/", "/weblink/"],
+            notJoin: ["/cmp3300/webcomponents/widget/globalcallin", "/globalcallin", "/start", "/support"]),
+        MeetingProvider(id: "gotomeeting", hosts: ["gotomeeting.com"], join: ["/join/", "/?meetingid="]),
+        MeetingProvider(
+            id: "gotomeeting", hosts: ["meet.goto.com", "gotomeet.me", "joingo.co"],
+            notJoin: ["/dial", "/install", "/support"]),
+        MeetingProvider(id: "gotowebinar", hosts: ["gotowebinar.com"], join: ["/join/", "/register/"]),
+        MeetingProvider(id: "jitsi", hosts: ["meet.jit.si", "jitsi.member.fsf.org", "meet.ffmuc.net"]),
+        MeetingProvider(id: "8x8", hosts: ["8x8.vc", "video.8x8.vc"]),
+        MeetingProvider(id: "whereby", hosts: ["whereby.com", "appear.in"], notJoin: ["/information", "/user", "/org"]),
+        MeetingProvider(id: "chime", hosts: ["chime.aws", "app.chime.aws"], notJoin: ["/download", "/dialinnumbers"]),
+        MeetingProvider(id: "slack", hosts: ["app.slack.com", "slack.com"], join: ["/huddle/"]),
+        MeetingProvider(id: "discord", hosts: ["discord.gg"]),
+        MeetingProvider(id: "discord", hosts: ["discord.com", "discordapp.com"], join: ["/invite/", "/channels/"]),
+        MeetingProvider(id: "facetime", hosts: ["facetime.apple.com"], join: ["/join"]),
+        MeetingProvider(
+            id: "ringcentral", hosts: ["meetings.ringcentral.com", "v.ringcentral.com", "video.ringcentral.com"],
+            join: ["/j/", "/join/", "/conf/"]),
+        MeetingProvider(id: "skype", hosts: ["join.skype.com", "meet.lync.com"]),
+        MeetingProvider(
+            id: "zoho", hosts: ["meeting.zoho.com", "meeting.zoho.eu", "meeting.zoho.in", "meeting.zoho.com.au"],
+            notJoin: ["/api", "/help"]),
+        MeetingProvider(id: "bluejeans", hosts: ["bluejeans.com"], notJoin: ["/downloads", "/numbers"]),
+        MeetingProvider(id: "lifesize", hosts: ["call.lifesizecloud.com", "lifesizecloud.com"]),
+        MeetingProvider(id: "vonage", hosts: ["meetings.vonage.com"]),
+        MeetingProvider(id: "dialpad", hosts: ["meetings.dialpad.com", "uberconference.com"]),
+        MeetingProvider(id: "pexip", hosts: ["pexip.me"]),
+        MeetingProvider(id: "livestorm", hosts: ["app.livestorm.co"]),
+        MeetingProvider(id: "streamyard", hosts: ["streamyard.com"]),
+        MeetingProvider(id: "riverside", hosts: ["riverside.fm"], join: ["/studio/"]),
+        MeetingProvider(id: "around", hosts: ["around.co"], join: ["/r/"]),
+        MeetingProvider(id: "gather", hosts: ["app.gather.town", "gather.town"], join: ["/app/", "/invite"]),
+        MeetingProvider(id: "clickmeeting", hosts: ["clickmeeting.com"]),
+        MeetingProvider(id: "adobeconnect", hosts: ["adobeconnect.com"]),
+        MeetingProvider(id: "element", hosts: ["call.element.io"]),
+        MeetingProvider(id: "whatsapp", hosts: ["call.whatsapp.com"], join: ["/video/", "/voice/"]),
+        MeetingProvider(id: "signal", hosts: ["signal.link"], join: ["/call/"]),
+        MeetingProvider(id: "tencent", hosts: ["meeting.tencent.com", "voovmeeting.com"], join: ["/dm/", "/p/", "/s/"]),
+        MeetingProvider(id: "feishu", hosts: ["vc.feishu.cn"], join: ["/j/"]),
+        MeetingProvider(id: "lark", hosts: ["vc.larksuite.com"], join: ["/j/"]),
+        MeetingProvider(id: "dingtalk", hosts: ["meeting.dingtalk.com"], join: ["/j/"]),
+        MeetingProvider(id: "telemost", hosts: ["telemost.yandex.ru", "telemost.yandex.com", "telemost.360.yandex.ru"], join: ["/j/"]),
+        MeetingProvider(id: "vkcalls", hosts: ["vk.com", "vk.ru"], join: ["/call/join/"]),
+        MeetingProvider(id: "daily", hosts: ["daily.co"]),
+        MeetingProvider(id: "talky", hosts: ["talky.io"]),
+        MeetingProvider(id: "freeconferencecall", hosts: ["join.freeconferencecall.com"]),
+        MeetingProvider(id: "joinme", hosts: ["join.me"]),
+        MeetingProvider(id: "demio", hosts: ["event.demio.com", "my.demio.com"]),
+        MeetingProvider(id: "bigmarker", hosts: ["bigmarker.com"]),
+        MeetingProvider(id: "hopin", hosts: ["hopin.com", "app.hopin.com"], join: ["/events/"]),
+        MeetingProvider(id: "airmeet", hosts: ["airmeet.com"], join: ["/e/"]),
+        MeetingProvider(id: "butter", hosts: ["butter.us", "app.butter.us"]),
+        MeetingProvider(id: "tuple", hosts: ["tuple.app"], join: ["/c/"]),
+        MeetingProvider(id: "mmhmm", hosts: ["ooo.mmhmm.app"]),
+        MeetingProvider(id: "kumospace", hosts: ["kumospace.com"]),
+        MeetingProvider(id: "huddle01", hosts: ["app.huddle01.com", "huddle01.app"]),
+        MeetingProvider(id: "livekit", hosts: ["meet.livekit.io"]),
+        MeetingProvider(id: "vowel", hosts: ["app.vowel.com"]),
+        MeetingProvider(id: "pop", hosts: ["pop.com"], join: ["/j/"]),
+        MeetingProvider(id: "starleaf", hosts: ["meet.starleaf.com"]),
+        MeetingProvider(id: "avaya", hosts: ["spaces.avayacloud.com", "accounts.avayacloud.com"], join: ["/spaces/"]),
+        MeetingProvider(id: "teamviewer", hosts: ["go.teamviewer.com"], join: ["/m"]),
+        MeetingProvider(id: "alfaview", hosts: ["app.alfaview.com"]),
+        MeetingProvider(id: "wire", hosts: ["app.wire.com", "account.wire.com"], join: ["/join", "/conversation-join"]),
+        MeetingProvider(id: "jamkazam", hosts: ["jamkazam.com"], join: ["/client"]),
+        MeetingProvider(id: "eyeson", hosts: ["app.eyeson.team"]),
+        MeetingProvider(id: "webinargeek", hosts: ["webinargeek.com"], join: ["/watch/"]),
+        MeetingProvider(id: "zohoshowtime", hosts: ["showtime.zoho.com"]),
+        MeetingProvider(id: "brightcove", hosts: ["brightcove.com"], join: ["/live/"]),
+    ]
+
+    /// Hosts that only ever serve help, status or dial-in pages.
+    static let helpHostPrefixes = ["support.", "help.", "docs.", "community.", "status.", "dialin.", "aka.ms"]
+}

@@ -1,0 +1,121 @@
+import Foundation
+
+/// A text cut into words, numbers and the symbols between them, for rules that look at a word's neighbours
+/// ("BA 286", "FRA → JFK", "Terminal 2E", "Room 101").
+struct TextTokens {
+    struct Token {
+        enum Kind: Equatable {
+            /// Letters only.
+            case word
+            /// Digits only.
+            case digits
+            /// Letters and digits: `BA286`, `U2`, `14A`.
+            case mixed
+            /// A dash of any kind: `-`, `–`, `—`.
+            case dash
+            /// An arrow (`→`, `->`, `>`, `⇒`, `»`) or a plane (`✈`, `🛫`): a route's separator.
+            case arrow
+            case slash
+            case open, close, colon
+            /// `.`, `,`, `;`, `!`, `?`
+            case punctuation
+            case other
+        }
+
+        var text: Substring
+        var kind: Kind
+        /// Whether white space came before it.
+        var spaceBefore: Bool
+
+        /// The text lower case, without accents: `Flüge` → `fluge`.
+        var folded: String { AirportDatabase.fold(String(text)) }
+        var isUpper: Bool { text.allSatisfy { !$0.isLetter || $0.isUppercase } }
+        var isPlane: Bool { text.first.map { Self.planes.contains($0) } ?? false }
+
+        static let planes: Set<Character> = ["✈", "✈️", "🛫", "🛬", "🛩", "🛩️"]
+    }
+
+    let text: String
+    let tokens: [Token]
+
+    init(_ text: String) {
+        self.text = text
+        var tokens: [Token] = []
+        var index = text.startIndex
+        var space = false
+        while index < text.endIndex {
+            let character = text[index]
+            if character.isWhitespace {
+                space = true
+                index = text.index(after: index)
+                continue
+            }
+            if character.isLetter || character.isNumber {
+                var end = text.index(after: index)
+                var letters = character.isLetter
+                var digits = character.isNumber
+                while end < text.endIndex, text[end].isLetter || text[end].isNumber {
+                    letters = letters || text[end].isLetter
+                    digits = digits || text[end].isNumber
+                    end = text.index(after: end)
+                }
+                let kind: Token.Kind = letters && digits ? .mixed : letters ? .word : .digits
+                tokens.append(Token(text: text[index..<end], kind: kind, spaceBefore: space))
+                index = end
+                space = false
+                continue
+            }
+            let next = text.index(after: index)
+            var kind: Token.Kind
+            switch character {
+            case "-", "‐", "‑", "‒", "–", "—", "―", "−": kind = .dash
+            case "→", "⟶", "➔", "➜", "➝", "➞", "➙", "⇒", "⇨", "↦", ">", "»", "›", "⟹": kind = .arrow
+            case "/": kind = .slash
+            case "(", "[", "{": kind = .open
+            case ")", "]", "}": kind = .close
+            case ":", "：": kind = .colon
+            case ".", ",", ";", "!", "?": kind = .punctuation
+            default: kind = Token.Kind.other
+            }
+            if Token.planes.contains(character) { kind = .arrow }
+            // `->` and `=>` are one arrow.
+            if kind == .arrow, !space, let last = tokens.last, last.kind == .dash || last.text == "=" {
+                tokens.removeLast()
+                let start = last.text.startIndex
+                tokens.append(Token(text: text[start..<next], kind: .arrow, spaceBefore: last.spaceBefore))
+            } else {
+                tokens.append(Token(text: text[index..<next], kind: kind, spaceBefore: space))
+            }
+            index = next
+            space = false
+        }
+        self.tokens = tokens
+    }
+
+    var count: Int { tokens.count }
+    subscript(index: Int) -> Token { tokens[index] }
+
+    /// The token at `index`, or `nil` past either end.
+    func at(_ index: Int) -> Token? { tokens.indices.contains(index) ? tokens[index] : nil }
+
+    /// The folded words, for keyword look-ups.
+    var foldedWords: [String] { tokens.filter { $0.kind == .word || $0.kind == .mixed }.map(\.folded) }
+}
+
+/// `Key: value` lines of a description, keys folded (`Flight number`, `Booking reference`, `Terminal`).
+struct LabelledFields {
+    private(set) var fields: [(key: String, value: String)] = []
+
+    init(_ text: String) {
+        for line in text.split(whereSeparator: \.isNewline) {
+            guard let colon = line.firstIndex(where: { $0 == ":" || $0 == "：" }) else { continue }
+            let key = AirportDatabase.fold(String(line[..<colon]).trimmingCharacters(in: .whitespaces.union(.punctuationCharacters)))
+            let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            guard !key.isEmpty, key.count <= 40, !value.isEmpty, !value.hasPrefix("//") else { continue }
+            fields.append((key, value))
+        }
+    }
+
+    /// The value of the first field whose key is one of `keys`.
+    func value(_ keys: Set<String>) -> String? { fields.first { keys.contains($0.key) }?.value }
+}

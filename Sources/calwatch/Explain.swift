@@ -1,0 +1,108 @@
+import ArgumentParser
+import CalWatch
+import Foundation
+
+extension CalwatchCommand {
+    /// `calwatch explain`: why each item is a flight, a meeting or a plain event.
+    struct Explain: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Show, for people, why each calendar item is a flight, a meeting or a plain event.",
+            discussion: """
+                For every item (a series once) it prints the kind and confidence, each rule that fired on which \
+                text (+ for, − against, · a fact taken), and the flight's or meeting's facts: code, airports, \
+                leave-by, join link.
+
+                `me` (your addresses, to find your own RSVP and tell other attendees apart) and the flight leads \
+                come from the configuration: --config, else the default file when it exists.
+
+                Examples:
+                  calwatch explain trip.ics
+                  calwatch explain ~/.calendars/work --uid 040000008200E00074C5B7101A82E008
+                """
+        )
+
+        @OptionGroup var calendars: CalendarOptions
+        @OptionGroup var settings: ConfigurationOptions
+
+        @Option(help: "Explain only the item with this UID.")
+        var uid: String?
+
+        func validate() throws {
+            if calendars.paths.isEmpty {
+                throw ValidationError("Name a calendar: a .ics file, a vdir folder, a CalDAV .xml export or -.")
+            }
+            _ = try calendars.zone()
+        }
+
+        func run() async throws {
+            let configuration = try settings.loadOrExit(calendars: calendars, useDefaultFile: true)
+            let zone = try CommandSupport.zone(configuration.timeZone)
+            // Every occurrence from 1970 to 2100, to find each item's first one (what a series is classified by).
+            let window = InstantWindow(
+                start: Instant(secondsSinceEpoch: 0), end: Instant(secondsSinceEpoch: 4_102_444_800))
+            let scan = CalendarScan(paths: configuration.calendars, options: ExpansionOptions(window: window, defaultZone: zone)).run()
+            CommandSupport.report(scan.problems)
+            if scan.nothingReadable { throw ExitCode(65) }
+            let classifier = Classifier(configuration)
+            var seen: Set<ObjectIdentifier> = []
+            var text = ""
+            for occurrence in scan.occurrences where uid == nil || occurrence.uid == uid {
+                guard seen.insert(ObjectIdentifier(occurrence.source)).inserted else { continue }
+                text += Self.explanation(of: occurrence, classifier: classifier) + "\n"
+            }
+            if seen.isEmpty {
+                StandardStreams.error(uid.map { "calwatch: no item with UID \($0) in \(configuration.calendars.joined(separator: ", "))\n" } ?? "calwatch: no items found\n")
+                throw ExitCode(65)
+            }
+            StandardStreams.Output().write(Array(text.utf8))
+        }
+
+        static func explanation(of occurrence: Occurrence, classifier: Classifier) -> String {
+            let result = classifier.classification(of: occurrence)
+            let facts = classifier.facts(for: occurrence)
+            var lines: [String] = []
+            let line = occurrence.source.component.line.map { ", line \($0)" } ?? ""
+            lines.append("\(occurrence.summary.map { "\"\($0)\"" } ?? "(no summary)")  [\(occurrence.calendar)\(line), UID \(occurrence.uid)]")
+            let when = occurrence.allDay ? "all day" : "\(Int((occurrence.end.secondsSinceEpoch - occurrence.start.secondsSinceEpoch) / 60)) min"
+            lines.append("  first occurrence \(occurrence.start) (\(when))")
+            var kind = "  kind: \(result.kind.rawValue), confidence \(String(format: "%.2f", result.confidence))"
+            if let tier = result.flight?.tier { kind += ", tier \(tier)" }
+            if result.declined { kind += ", declined by you" }
+            lines.append(kind)
+            if result.evidence.isEmpty {
+                lines.append("  no rule fired: nothing in it reads as a flight, a join link or other attendees")
+            }
+            for evidence in result.evidence {
+                let sign = switch evidence.effect {
+                case .flight, .meeting: "+"
+                case .notFlight: "−"
+                case .fact: "·"
+                }
+                lines.append("    \(sign) \(evidence.rule): \(evidence.property) \"\(evidence.text.prefix(120))\"")
+            }
+            if let flight = result.flight {
+                let route = "\(flight.origin?.code ?? "?") → \(flight.destination?.code ?? "?")"
+                var text = "  flight: \(flight.code ?? "no number")"
+                if let airline = flight.airline { text += " (\(airline))" }
+                text += ", \(route)"
+                if let international = flight.international { text += international ? ", international" : ", domestic" }
+                lines.append(text)
+                if let leaveBy = facts.leaveBy {
+                    lines.append("  leave by \(leaveBy) (departure \(occurrence.start) − airport lead − travel time)")
+                }
+                let details = [("terminal", flight.terminal), ("gate", flight.gate), ("seat", flight.seat),
+                               ("booking", flight.bookingReference)].compactMap { name, value in value.map { "\(name) \($0)" } }
+                if !details.isEmpty { lines.append("  " + details.joined(separator: ", ")) }
+            }
+            if let meeting = result.meeting {
+                var text = "  meeting: \(meeting.service ?? "no join link")"
+                if let url = meeting.joinURL { text += " \(url)" }
+                lines.append(text)
+                let details = [("id", meeting.meetingID), ("passcode", meeting.passcode), ("dial-in", meeting.dialIn)]
+                    .compactMap { name, value in value.map { "\(name) \($0)" } }
+                if !details.isEmpty { lines.append("  " + details.joined(separator: ", ")) }
+            }
+            return lines.joined(separator: "\n") + "\n"
+        }
+    }
+}
