@@ -109,7 +109,9 @@ struct LabelledFields {
     init(_ text: String) {
         for line in text.split(whereSeparator: \.isNewline) {
             guard let colon = line.firstIndex(where: { $0 == ":" || $0 == "：" }) else { continue }
-            let key = AirportDatabase.fold(String(line[..<colon]).trimmingCharacters(in: .whitespaces.union(.punctuationCharacters)))
+            // "• Meeting ID", "- Seat": list bullets are not part of the label.
+            let key = AirportDatabase.fold(
+                String(line[..<colon]).trimmingCharacters(in: .whitespaces.union(CharacterSet(charactersIn: "•*-–·>"))))
             let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
             guard !key.isEmpty, key.count <= 40, !value.isEmpty, !value.hasPrefix("//") else { continue }
             fields.append((key, value))

@@ -118,6 +118,13 @@ public final class AirportDatabase: Sendable {
             .split(whereSeparator: { $0 == " " || $0 == "\u{a0}" }).joined(separator: " ")
     }
 
+    /// The airport of `city` whose name contains `qualifier`: "London Luton" → LTN, "Paris Orly" → ORY.
+    func airport(inCity city: String, named qualifier: String) -> Airport? {
+        let word = Self.fold(qualifier)
+        guard word.count >= 3 else { return nil }
+        return airports(inCity: city).first { Self.fold($0.name).split(separator: " ").contains { $0.hasPrefix(word) } }
+    }
+
     /// Whether `name` names a city with an airport.
     func isCity(_ name: String) -> Bool { !airports(inCity: name).isEmpty }
 
@@ -126,7 +133,8 @@ public final class AirportDatabase: Sendable {
     func airports(inCity name: String, from origin: Airport? = nil, duration: Double? = nil) -> [Airport] {
         var key = Self.fold(name)
         if let alias = Self.cityAliases[key] { key = alias }
-        guard let codes = byCity[key] else { return [] }
+        // A city the database names otherwise ("Frankfurt am Main", "Bangalore") is known by its main airport.
+        guard let codes = byCity[key] ?? Self.primary[key].map({ [$0] }) else { return [] }
         let candidates = codes.compactMap { byCode[$0] }
         func prior(_ airport: Airport) -> Int {
             if Self.primary[key] == airport.code { return 0 }
@@ -143,12 +151,13 @@ public final class AirportDatabase: Sendable {
         guard let origin, let duration, duration > 0 else {
             return candidates.sorted { (prior($0), $0.code) < (prior($1), $1.code) }
         }
-        // How far the event's length is from a typical flight to each; within an hour of the best, the
-        // airport people mean wins (London Heathrow over Stansted).
+        // How far the event's length is from a typical flight to each; within a quarter of the length (at least
+        // 20 minutes) of the best, the airport people mean wins (London Heathrow over Stansted).
         func miss(_ airport: Airport) -> Double { abs(origin.typicalFlightSeconds(to: airport) - duration) }
         let best = candidates.map(miss).min() ?? 0
+        let tolerance = max(1200, duration / 4)
         return candidates.sorted { a, b in
-            let (nearA, nearB) = (miss(a) <= best + 3600, miss(b) <= best + 3600)
+            let (nearA, nearB) = (miss(a) <= best + tolerance, miss(b) <= best + tolerance)
             if nearA != nearB { return nearA }
             if nearA { return (prior(a), a.code) < (prior(b), b.code) }
             return miss(a) < miss(b)

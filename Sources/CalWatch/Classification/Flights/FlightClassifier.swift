@@ -43,7 +43,9 @@ public struct FlightClassifier: ItemClassifier {
         "parking": "parking", "parken": "parking", "parkplatz": "parking", "valet": "parking",
         "rental": "rental car", "mietwagen": "rental car", "hertz": "rental car", "avis": "rental car",
         "sixt": "rental car", "europcar": "rental car", "alamo": "rental car", "autovermietung": "rental car",
-        "taxi": "taxi", "uber": "taxi", "lyft": "taxi", "cab": "taxi",
+        "taxi": "taxi", "uber": "taxi", "lyft": "taxi", "cab": "taxi", "car": "car", "drive": "car",
+        "driving": "car", "road": "car", "roadtrip": "car", "autofahrt": "car", "walk": "on foot", "hike": "on foot",
+        "bike": "bicycle", "cycling": "bicycle",
         "lesson": "flight lesson", "lessons": "flight lesson", "school": "flight lesson",
         "training": "flight lesson", "instructor": "flight lesson", "cessna": "general aviation",
         "piper": "general aviation", "glider": "general aviation", "gliding": "general aviation",
@@ -348,7 +350,12 @@ public struct FlightClassifier: ItemClassifier {
                         let right = city(after: index, in: tokens)
                     {
                         let origin = classifier.airports.airports(inCity: left).first
-                        let destination = origin.flatMap {
+                        // "London Luton": a word after the city that names one of its airports.
+                        let rightWords = right.split(separator: " ").count
+                        let qualifier = tokens.at(index + 1 + rightWords).flatMap {
+                            $0.kind == .word ? classifier.airports.airport(inCity: right, named: String($0.text)) : nil
+                        }
+                        let destination = qualifier ?? origin.flatMap {
                             classifier.airports.airports(inCity: right, from: $0, duration: input.duration).first
                         }
                         if let origin, let destination, origin.code != destination.code {
@@ -528,10 +535,19 @@ public struct FlightClassifier: ItemClassifier {
                 evidence.append(Evidence(.notFlight, "all-day item: no departure time", in: "DTSTART", text: "all day"))
                 return nil
             }
-            if duration < 15 * 60 || duration > 22 * 3600 {
+            // The longest scheduled services with a stop (Sydney–London) take about 24 hours.
+            if duration < 15 * 60 || duration > 30 * 3600 {
                 evidence.append(
                     Evidence(.notFlight, "no flight lasts \(Int(duration / 60)) minutes", in: "DTEND", text: "duration"))
                 return nil
+            }
+            // "AS 331" is Alaska, not "as", when a route or a flight word says the item is a flight.
+            if var found = number, !found.known, route != nil || keyword != nil,
+                let carrier = classifier.airlines.carrier(found.designator), !carrier.isRail
+            {
+                found.known = true
+                number = found
+                evidence.append(Evidence(.flight, "flight number of \(carrier.name)", in: "SUMMARY", text: found.text))
             }
             let knownNumber = number?.known == true
             let inSummary = keyword != nil
@@ -541,11 +557,14 @@ public struct FlightClassifier: ItemClassifier {
                 confidence = knownNumber ? 0.99 : 0.97
             } else if let route {
                 // A route alone ("SFO → JFK") must also be flown at a plausible speed.
-                let speed = route.origin.distance(to: route.destination) / (duration / 3600)
-                guard speed <= 1100, route.origin.distance(to: route.destination) >= 50 else {
-                    evidence.append(
-                        Evidence(.notFlight, "no airliner covers that distance in that time", in: "DTEND",
-                                 text: "\(Int(route.origin.distance(to: route.destination))) km in \(Int(duration / 60)) min"))
+                let distance = route.origin.distance(to: route.destination)
+                let span = "\(Int(distance)) km in \(Int(duration / 60)) min"
+                guard distance / (duration / 3600) <= 1100, distance >= 50 else {
+                    evidence.append(Evidence(.notFlight, "no airliner covers that distance in that time", in: "DTEND", text: span))
+                    return nil
+                }
+                guard duration <= 2 * route.origin.typicalFlightSeconds(to: route.destination) + 3600 else {
+                    evidence.append(Evidence(.notFlight, "far too slow for a flight", in: "DTEND", text: span))
                     return nil
                 }
                 tier = 1

@@ -72,28 +72,32 @@ public struct MeetingClassifier: ItemClassifier {
             if provider.notJoin.contains(where: { path.hasPrefix($0) }) { continue }
             if provider.join.isEmpty {
                 if path.count >= 2 { return provider.id }
-            } else if provider.join.contains(where: { pathAndQuery.hasPrefix($0) }) {
+            } else if provider.join.contains(where: {
+                $0.hasPrefix("*") ? pathAndQuery.contains($0.dropFirst()) : pathAndQuery.hasPrefix($0)
+            }) {
                 return provider.id
             }
         }
         return nil
     }
 
-    /// The meeting's id as the link carries it: Zoom's number or personal name, a Meet code, a Teams id.
+    /// The meeting's id as the link carries it: Zoom's number or personal name, a Meet code, a Teams or GoTo
+    /// number, a personal room's name; `nil` where the link holds only an opaque token.
     static func meetingID(in link: WebLink, service: String) -> String? {
         let parts = link.path.split(separator: "/").map(String.init)
-        switch service {
-        case "zoom", "zoomgov":
-            if let index = parts.firstIndex(where: { ["j", "my", "w"].contains($0) }), index + 1 < parts.count {
-                return parts[index + 1]
-            }
-        case "meet", "teams", "webex", "gotomeeting", "chime", "bluejeans", "jitsi", "whereby", "lifesize", "vonage":
-            if service == "teams", !(parts.first == "meet" || parts.first == "l" && parts.dropFirst().first == "meet") { return nil }
-            if service == "gotomeeting", link.parameter("meetingId") != nil { return link.parameter("meetingId") }
-            return parts.last
-        default: break
+        func after(_ names: Set<String>) -> String? {
+            guard let index = parts.firstIndex(where: { names.contains($0.lowercased()) }), index + 1 < parts.count
+            else { return nil }
+            return parts[index + 1]
         }
-        return nil
+        switch service {
+        case "zoom", "zoomgov": return after(["j", "my", "w"])
+        case "teams", "webex": return after(["meet"])
+        case "gotomeeting": return link.parameter("meetingId") ?? after(["join"]) ?? (parts.count == 1 ? parts[0] : nil)
+        case "chime": return link.parameter("meetingId") ?? (parts.count == 1 ? parts[0] : nil)
+        case "meet", "jitsi", "whereby", "bluejeans", "lifesize", "vonage": return parts.last
+        default: return nil
+        }
     }
 
     static let idLabels: Set<String> = [
@@ -106,6 +110,39 @@ public struct MeetingClassifier: ItemClassifier {
         "meeting passcode", "passwort", "mot de passe", "contrasena", "code",
     ]
 
+    /// How to join by phone: a `tel:` link, else a one-tap line (`+16465588656,,86462134759#`), else the first
+    /// number on or just after a line about dialling in.
+    static func dialIn(in input: ClassifierInput) -> String? {
+        let htmlTexts = input.component.linkProperties.filter { $0.name == "X-ALT-DESC" }.map(\.value)
+        for text in [input.description] + htmlTexts {
+            if let range = text.range(of: "tel:", options: .caseInsensitive) {
+                let number = text[range.upperBound...].prefix { $0.isNumber || "+,#*;".contains($0) }
+                if number.filter(\.isNumber).count >= 6 { return String(number) }
+            }
+        }
+        let lines = input.description.split(whereSeparator: \.isNewline).map(String.init)
+        func phone(in line: String) -> String? {
+            let start = line.drop { $0 != "+" }
+            let number = start.prefix { $0.isNumber || "+ -().,#*".contains($0) }
+                .trimmingCharacters(in: CharacterSet(charactersIn: " -(.,"))
+            return number.filter(\.isNumber).count >= 8 ? number : nil
+        }
+        if let oneTap = lines.first(where: { $0.contains(",,") }).flatMap(phone) { return oneTap }
+        for (index, line) in lines.enumerated() {
+            let folded = line.lowercased()
+            guard folded.contains("dial") || folded.contains("phone") || folded.contains("telefon")
+                || folded.contains("call in") || folded.contains("einwahl")
+            else { continue }
+            for candidate in lines[index..<min(lines.count, index + 3)] {
+                if let number = phone(in: candidate) {
+                    // "+1 318-555-0147 PIN: 263#": the number ends where the words begin.
+                    return number.split(separator: " ").prefix { !$0.contains(where: \.isLetter) }.joined(separator: " ")
+                }
+            }
+        }
+        return nil
+    }
+
     /// Meeting id, passcode and dial-in from the description's labelled lines and its `tel:` links.
     static func readDetails(_ input: ClassifierInput, into meeting: inout MeetingFacts) {
         let fields = LabelledFields(input.description)
@@ -116,22 +153,6 @@ public struct MeetingClassifier: ItemClassifier {
         if meeting.passcode == nil, let value = fields.value(passcodeLabels) {
             meeting.passcode = value.split(separator: " ").first.map(String.init)
         }
-        let texts = [input.description] + input.component.linkProperties.filter { $0.name == "X-ALT-DESC" }.map(\.value)
-        for text in texts {
-            if let range = text.range(of: "tel:", options: .caseInsensitive) {
-                let number = text[range.upperBound...].prefix { $0.isNumber || $0 == "+" || $0 == "," || $0 == "#" || $0 == "*" || $0 == ";" }
-                if number.filter(\.isNumber).count >= 6 {
-                    meeting.dialIn = String(number)
-                    return
-                }
-            }
-        }
-        for (key, value) in fields.fields where key.contains("dial") || key.contains("phone") || key.contains("telefon") {
-            let number = value.drop { $0 != "+" && !$0.isNumber }.prefix { $0.isNumber || $0 == "+" || $0 == " " || $0 == "-" || $0 == "(" || $0 == ")" }
-            if number.filter(\.isNumber).count >= 8 {
-                meeting.dialIn = number.trimmingCharacters(in: .whitespaces)
-                return
-            }
-        }
+        meeting.dialIn = dialIn(in: input)
     }
 }

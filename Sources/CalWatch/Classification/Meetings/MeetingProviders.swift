@@ -6,8 +6,9 @@ struct MeetingProvider: Sendable {
     /// The lower-case id `scan` prints: `zoom`, `teams`, `meet`.
     var id: String
     var hosts: [String]
-    /// Prefixes (lower case) of a join link's path and query (`/j/`, `/?meetingid=`); empty: any path with
-    /// something after the slash.
+    /// Prefixes (lower case) of a join link's path and query (`/j/`, `/?meetingid=`), or with a leading `*` a
+    /// part anywhere in it (Webex puts the site first: `/acme/j.php`); empty: any path with something after the
+    /// slash.
     var join: [String] = []
     /// Path prefixes (lower case) that are not join links.
     var notJoin: [String] = []
@@ -31,7 +32,7 @@ extension MeetingProvider {
         MeetingProvider(id: "hangouts", hosts: ["hangouts.google.com"], join: ["/call/", "/hangouts/_/"]),
         MeetingProvider(
             id: "webex", hosts: ["webex.com", "webex.com.cn", "webex.ca"],
-            join: ["/meet/", "/join/", "/j.php", "/wbxmjs/joinservice/", "/webappng/sites/", "/m/", "/weblink/"],
+            join: ["/meet/", "/join/", "*/j.php", "/wbxmjs/joinservice/", "*/webappng/sites/", "/m/", "*/meet/", "/weblink/"],
             notJoin: ["/cmp3300/webcomponents/widget/globalcallin", "/globalcallin", "/start", "/support"]),
         MeetingProvider(id: "gotomeeting", hosts: ["gotomeeting.com"], join: ["/join/", "/?meetingid="]),
         MeetingProvider(
