@@ -178,17 +178,40 @@ public final class AirlineTable: Sendable {
     }
 
     private let carriers: [String: Carrier]
+    /// Airline names as people write them before a number ("Delta 1234", "Southwest Airlines 88"), folded word
+    /// by word, to the designator.
+    private let names: [[String]: String]
+
+    /// First words of airline names too common to stand for the airline on their own ("United 2024").
+    static let ambiguousFirstWords: Set<String> = [
+        "air", "china", "royal", "hong", "all", "sun", "spring", "jet", "united", "american", "british", "gulf",
+        "oman", "virgin", "czech", "malaysia", "middle", "south", "caribbean", "world2fly", "azores", "bulgaria",
+        "olympic", "kenya", "kuwait", "saudia", "shanghai", "shenzhen", "sichuan", "hainan", "xiamen", "japan",
+        "korean", "singapore", "philippine", "thai", "vietnam", "turkish", "pakistan", "biman", "fiji",
+    ]
 
     init() {
         var carriers: [String: Carrier] = [:]
+        var names: [[String]: String] = [:]
         for line in Self.table.split(separator: "\n") {
             let fields = line.trimmingCharacters(in: .whitespaces).split(separator: "|")
             guard fields.count >= 2 else { continue }
-            carriers[String(fields[0])] = Carrier(
+            let carrier = Carrier(
                 designator: String(fields[0]), name: String(fields[1]), isRail: fields.count > 2 && fields[2] == "rail")
+            carriers[carrier.designator] = carrier
+            let words = AirportDatabase.fold(carrier.name).split(whereSeparator: { !$0.isLetter && !$0.isNumber })
+                .map(String.init)
+            names[words] = carrier.designator
+            if words.count > 1, words[0].count >= 5, !Self.ambiguousFirstWords.contains(words[0]) {
+                names[[words[0]]] = carrier.designator
+            }
         }
         self.carriers = carriers
+        self.names = names
     }
 
     public func carrier(_ designator: some StringProtocol) -> Carrier? { carriers[String(designator)] }
+
+    /// The carrier named by `words` exactly (folded): ["delta", "air", "lines"], ["southwest"].
+    func carrier(named words: [String]) -> Carrier? { names[words].flatMap { carriers[$0] } }
 }

@@ -52,7 +52,8 @@ public struct FlightClassifier: ItemClassifier {
         "segelflug": "general aviation", "paragliding": "general aviation", "skydiving": "general aviation",
         "simulator": "flight lesson", "checkride": "flight lesson", "flugstunde": "flight lesson",
         "rundflug": "general aviation", "scenic": "general aviation", "balloon": "general aviation",
-        "drone": "general aviation", "helicopter": "general aviation",
+        "drone": "general aviation", "helicopter": "general aviation", "arrivals": "airport pickup",
+        "cargo": "cargo", "shipment": "cargo", "freight": "cargo", "parcel": "cargo", "delivery": "cargo",
     ]
     /// Two-word phrases that veto: `pick up`, `car hire`, `wine flight`.
     static let groundPhrases: [(String, String, String)] = [
@@ -63,7 +64,8 @@ public struct FlightClassifier: ItemClassifier {
         ("flight", "review", "flight lesson"), ("discovery", "flight", "flight lesson"),
         ("test", "flight", "general aviation"), ("flight", "deal", "a price"), ("flight", "deals", "a price"),
         ("flight", "prices", "a price"), ("cheap", "flights", "a price"), ("cheap", "flight", "a price"),
-        ("park", "fly", "parking"), ("flight", "sim", "flight lesson"),
+        ("park", "fly", "parking"), ("flight", "sim", "flight lesson"), ("flights", "of", "not travel"),
+        ("online", "check", "a check-in reminder"),
     ]
     /// Verbs that make "flights" a task, not a trip: "Book flights to Lisbon".
     static let planningVerbs: Set<String> = [
@@ -75,7 +77,8 @@ public struct FlightClassifier: ItemClassifier {
         "standup", "stand", "sync", "offsite", "onsite", "team", "hands", "review", "retro", "planning",
         "meeting", "call", "workshop", "office", "interview", "demo", "kickoff", "lunch", "dinner", "breakfast",
         "coffee", "party", "huddle", "townhall", "meetup", "conference", "summit", "training", "1", "weekly",
-        "daily", "besprechung", "termin",
+        "daily", "besprechung", "termin", "meet", "analysis", "report", "launch", "strategy", "budget", "project",
+        "roadmap", "update", "visit", "kickoff", "recap", "plan",
     ]
     /// Three-letter upper-case words that are also airport codes but usually mean something else; they count
     /// as airports only next to a flight word or number.
@@ -217,7 +220,7 @@ public struct FlightClassifier: ItemClassifier {
         }
 
         private mutating func findNumber() {
-            if let found = flightNumber(in: summary, property: "SUMMARY") {
+            if let found = flightNumber(in: summary, property: "SUMMARY") ?? namedNumber(in: summary) {
                 number = found
                 return
             }
@@ -228,6 +231,26 @@ public struct FlightClassifier: ItemClassifier {
                 return
             }
             if let found = flightNumber(in: location, property: "LOCATION") { number = found }
+        }
+
+        /// A number after an airline's name: "Delta Air Lines Flight 1234", "Southwest 1234".
+        private mutating func namedNumber(in tokens: TextTokens) -> FlightNumber? {
+            let words = tokens.tokens.map(\.folded)
+            for start in words.indices {
+                for length in stride(from: 4, through: 1, by: -1) where start + length <= words.count {
+                    guard let carrier = classifier.airlines.carrier(named: Array(words[start..<start + length])) else { continue }
+                    var next = start + length
+                    if next < words.count, FlightClassifier.flightWords.contains(words[next]) { next += 1 }
+                    if next < words.count, tokens[next].kind == .other, tokens[next].text == "#" { next += 1 }
+                    guard next < tokens.count, tokens[next].kind == .digits, tokens[next].text.count <= 4,
+                        let value = Int(tokens[next].text), value > 0, !carrier.isRail
+                    else { continue }
+                    let text = tokens.tokens[start...next].map(\.text).joined(separator: " ")
+                    evidence.append(Evidence(.flight, "flight number of \(carrier.name)", in: "SUMMARY", text: text))
+                    return FlightNumber(designator: carrier.designator, number: value, text: text, known: true)
+                }
+            }
+            return nil
         }
 
         /// The first flight number in `tokens`: `BA286`, `BA 286`, `U2 1234`, `6E2013`, `LH0400`, or after a
@@ -304,8 +327,13 @@ public struct FlightClassifier: ItemClassifier {
             }
             if route == nil {
                 for line in input.description.split(whereSeparator: \.isNewline).prefix(60) {
-                    if let found = route(in: TextTokens(String(line))) {
+                    let tokens = TextTokens(String(line))
+                    if let found = route(in: tokens) {
                         route = found
+                        // "United Airlines UA 1234 ORD → DEN": the number on the route's line is the flight's.
+                        if number == nil, let found = flightNumber(in: tokens, property: "DESCRIPTION"), found.known {
+                            number = found
+                        }
                         evidence.append(
                             Evidence(.fact, "route in the description", in: "DESCRIPTION",
                                      text: "\(found.origin.code) → \(found.destination.code)"))
@@ -345,8 +373,10 @@ public struct FlightClassifier: ItemClassifier {
                 guard let left = code(before: index, in: tokens), let right = code(after: index, in: tokens),
                     left.code != right.code
                 else {
-                    // Cities on both sides of an arrow or plane: "Frankfurt → New York".
-                    if separator.kind == .arrow, let left = city(before: index, in: tokens),
+                    // Cities on both sides of an arrow or plane ("Frankfurt → New York"), or of a dash when a flight
+                    // word or number says it is a flight ("Vuelo IB 3011 Madrid – Lisboa").
+                    if separator.kind == .arrow || (separator.kind == .dash && strong),
+                        let left = city(before: index, in: tokens),
                         let right = city(after: index, in: tokens)
                     {
                         let origin = classifier.airports.airports(inCity: left).first
@@ -369,25 +399,48 @@ public struct FlightClassifier: ItemClassifier {
                 }
                 // A slash or a bare "to" between codes needs a flight word or number: "SFO/LHR office".
                 if !strong, separator.kind == .slash { continue }
-                return (left, right)
+                // "FRA-SIN-SYD": the trip ends at the last code of the chain.
+                var destination = right
+                var next = index + 2
+                while let more = tokens.at(next), more.kind == .dash || more.kind == .arrow,
+                    let further = code(after: next, in: tokens), further.code != destination.code
+                {
+                    destination = further
+                    next += 2
+                }
+                return (left, destination)
             }
             return nil
         }
 
-        /// An airport code just before `index`, possibly in parentheses: `FRA`, `(FRA)`, `Frankfurt (FRA)`.
+        /// An airport code just before `index`, possibly in parentheses or followed by a time: `FRA`, `(FRA)`,
+        /// `Frankfurt (FRA)`, `CDG 10:30`.
         private func code(before index: Int, in tokens: TextTokens) -> Airport? {
             var at = index - 1
+            if tokens.at(at)?.kind == .word, ["am", "pm", "h", "uhr"].contains(tokens[at].folded) { at -= 1 }
+            if tokens.at(at)?.kind == .digits, tokens.at(at - 1)?.kind == .colon, tokens.at(at - 2)?.kind == .digits {
+                at -= 3
+            }
             if tokens.at(at)?.kind == .close { at -= 1 }
-            guard let token = tokens.at(at), token.kind == .word, token.text.count == 3, token.isUpper else { return nil }
-            return classifier.airports.airport(token.text)
+            guard let token = tokens.at(at) else { return nil }
+            return airportCode(token, beside: tokens.at(index))
+        }
+
+        /// A token that is an airport code: three capitals, or after a flight word also three small letters
+        /// glued to a dash or arrow ("flight sfo-jfk").
+        private func airportCode(_ token: TextTokens.Token, beside separator: TextTokens.Token?) -> Airport? {
+            guard token.kind == .word, token.text.count == 3 else { return nil }
+            if token.isUpper { return classifier.airports.airport(token.text) }
+            guard keyword != nil, let separator, separator.kind == .dash || separator.kind == .arrow,
+                token.text.allSatisfy(\.isLowercase)
+            else { return nil }
+            return classifier.airports.airport(token.text.uppercased())
         }
 
         private func code(after index: Int, in tokens: TextTokens) -> Airport? {
             var at = index + 1
             if tokens.at(at)?.kind == .open { at += 1 }
-            if let token = tokens.at(at), token.kind == .word, token.text.count == 3, token.isUpper {
-                return classifier.airports.airport(token.text)
-            }
+            if let token = tokens.at(at), let airport = airportCode(token, beside: tokens.at(index)) { return airport }
             // "Frankfurt (FRA) – New York (JFK)": the code follows the city.
             var look = at
             while let token = tokens.at(look), token.kind == .word, look - at < 4 {
@@ -570,6 +623,12 @@ public struct FlightClassifier: ItemClassifier {
                 tier = 1
                 confidence = 0.88
             } else if inSummary {
+                // "Flight planning for Q3": a flight word about work, with no number or airport, is not a trip.
+                let work = summary.tokens.first { FlightClassifier.meetingWords.contains($0.folded) }
+                if number == nil, origin == nil, destination == nil, destinationCity == nil, let work {
+                    evidence.append(Evidence(.notFlight, "a flight word in text about work", in: "SUMMARY", text: String(work.text)))
+                    return nil
+                }
                 tier = 2
                 confidence = number != nil || destinationCity != nil || destination != nil || origin != nil ? 0.93 : 0.85
                 if (origin != nil || destination != nil), number != nil { tier = 1 }

@@ -33,7 +33,9 @@ struct WebLink: Hashable {
             query = String(remainder[remainder.index(after: mark)...])
             remainder = remainder[..<mark]
         }
-        self.text = text
+        // Scheme and host in lower case (`HTTPS://Whereby.com/Team` joins `https://whereby.com/Team`); the
+        // path, query and fragment as written.
+        self.text = scheme + "://" + authority.lowercased() + rest[authorityEnd...]
         self.host = host
         self.path = remainder.isEmpty ? "/" : String(remainder)
         self.query = query

@@ -60,7 +60,7 @@ extension MeetingProvider {
         MeetingProvider(id: "dialpad", hosts: ["meetings.dialpad.com", "uberconference.com"]),
         MeetingProvider(id: "pexip", hosts: ["pexip.me"]),
         MeetingProvider(id: "livestorm", hosts: ["app.livestorm.co"]),
-        MeetingProvider(id: "streamyard", hosts: ["streamyard.com"]),
+        MeetingProvider(id: "streamyard", hosts: ["streamyard.com"], notJoin: ["/watch"]),
         MeetingProvider(id: "riverside", hosts: ["riverside.fm"], join: ["/studio/"]),
         MeetingProvider(id: "around", hosts: ["around.co"], join: ["/r/"]),
         MeetingProvider(id: "gather", hosts: ["app.gather.town", "gather.town"], join: ["/app/", "/invite"]),
