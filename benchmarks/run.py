@@ -151,10 +151,12 @@ def main() -> None:
          subprocess.PIPE),
         ("calwatch scan benchmark.ics > /dev/null", scan[:2] + [single] + scan[2:], subprocess.DEVNULL),
         ("calwatch scan vdir/ (10,000 files) > /dev/null", scan[:2] + [vdir] + scan[2:], subprocess.DEVNULL),
+        ("calwatch scan benchmark.ics --no-classify > /dev/null", scan[:2] + [single] + scan[2:] + ["--no-classify"],
+         subprocess.DEVNULL),
     ], args.runs)
     count = subprocess.run(scan[:2] + [single] + scan[2:], capture_output=True, cwd=ROOT).stdout.count(b"\n")
     vdir_count = subprocess.run(scan[:2] + [vdir] + scan[2:], capture_output=True, cwd=ROOT).stdout.count(b"\n")
-    floor_time, single_time, vdir_time = (r["median"] for r in results)
+    floor_time, single_time, vdir_time, unclassified_time = (r["median"] for r in results)
 
     print()
     print(f"{machine()}; {args.runs} runs each, median.")
@@ -168,6 +170,8 @@ def main() -> None:
     print()
     print(f"- single file / floor: **{single_time / floor_time:.2f}x** (target <= 1.5x)")
     print(f"- vdir / single file: **{vdir_time / single_time:.2f}x** (target <= 2x)")
+    print(f"- classification (flights, meetings) adds **{(single_time / unclassified_time - 1) * 100:.0f}%** "
+          f"to the scan (target < 25%)")
     print(f"- peak memory: **{max(r['peak'] for r in results[1:]):.0f} MB** (target < 100 MB)")
     if args.python:
         reference = measure([("recurring-ical-events (Python)", [sys.executable, os.path.join(ROOT, "benchmarks",

@@ -36,6 +36,9 @@ extension CalwatchCommand {
         @Flag(help: "Include VTODOs that have a DUE time, as occurrences at the instant they are due.")
         var todos = false
 
+        @Flag(help: "Print every occurrence as a plain event, without looking for flights and meetings.")
+        var noClassify = false
+
         @Option(help: "Output format: jsonl (one JSON object per line) or table (for people).")
         var format: OutputFormat = .jsonl
 
@@ -79,7 +82,8 @@ extension CalwatchCommand {
             } else if format == .table {
                 output.write(Array(OccurrenceTable.render(result.occurrences, zone: zone).utf8))
             } else {
-                OccurrenceJSON.writeLines(result.occurrences, classifier: Classifier(), flush: output.write)
+                OccurrenceJSON.writeLines(
+                    result.occurrences, classifier: noClassify ? nil : Classifier(), flush: output.write)
             }
             if result.nothingReadable {
                 throw ExitCode(65)

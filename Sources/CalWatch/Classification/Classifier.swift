@@ -24,6 +24,10 @@ public final class Classifier: Sendable {
         let input = ClassifierInput(component: component, duration: duration)
         var result = Classification()
         for classifier in classifiers { classifier.classify(input, into: &result) }
+        if result.kind == .event {
+            // Sure of a plain event when nothing looked otherwise; less when a rule fired and was overruled.
+            result.confidence = result.evidence.contains { $0.effect != .fact } ? 0.7 : 0.9
+        }
         return result
     }
 

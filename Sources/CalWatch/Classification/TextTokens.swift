@@ -26,9 +26,15 @@ struct TextTokens {
         var kind: Kind
         /// Whether white space came before it.
         var spaceBefore: Bool
+        /// The text lower case, without accents (`Flüge` → `fluge`), worked out once: rules compare it often.
+        let folded: String
 
-        /// The text lower case, without accents: `Flüge` → `fluge`.
-        var folded: String { AirportDatabase.fold(String(text)) }
+        init(text: Substring, kind: Kind, spaceBefore: Bool) {
+            self.text = text
+            self.kind = kind
+            self.spaceBefore = spaceBefore
+            folded = kind == .word || kind == .mixed ? AirportDatabase.fold(String(text)) : String(text)
+        }
         var isUpper: Bool { text.allSatisfy { !$0.isLetter || $0.isUppercase } }
         var isPlane: Bool { text.first.map { Self.planes.contains($0) } ?? false }
 
@@ -107,6 +113,7 @@ struct LabelledFields {
     private(set) var fields: [(key: String, value: String)] = []
 
     init(_ text: String) {
+        guard text.unicodeScalars.contains(where: { $0 == ":" || $0 == "：" }) else { return }
         for line in text.split(whereSeparator: \.isNewline) {
             guard let colon = line.firstIndex(where: { $0 == ":" || $0 == "：" }) else { continue }
             // "• Meeting ID", "- Seat": list bullets are not part of the label.

@@ -174,7 +174,10 @@ struct HookFields {
         ("startLocal", "CALWATCH_START_LOCAL", { $0.occurrence?.startLocal.description }),
         ("minutesBefore", "CALWATCH_MINUTES_BEFORE", { $0.event.reminder.map { String($0.secondsBefore / 60) } }),
         ("joinURL", "CALWATCH_JOIN_URL", { $0.facts.joinURL }),
+        ("service", "CALWATCH_SERVICE", { $0.facts.meeting?.service }),
         ("flight", "CALWATCH_FLIGHT", { $0.facts.flightCode }),
+        ("origin", "CALWATCH_ORIGIN", { $0.facts.flight?.origin?.code }),
+        ("destination", "CALWATCH_DESTINATION", { $0.facts.flight?.destination?.code }),
         ("leaveBy", "CALWATCH_LEAVE_BY", { $0.facts.leaveBy?.description }),
     ]
 

@@ -10,13 +10,11 @@ import Foundation
 /// "Terminal: 1", "Seat: 14A") and a route, but its free text (booking boilerplate, directions) never makes an
 /// item a flight by itself.
 public struct FlightClassifier: ItemClassifier {
-    let airports: AirportDatabase
-    let airlines: AirlineTable
+    /// The tables, loaded on first use: most calendars have items that never need the airports.
+    var airports: AirportDatabase { .shared }
+    var airlines: AirlineTable { .shared }
 
-    public init(airports: AirportDatabase = .shared, airlines: AirlineTable = .shared) {
-        self.airports = airports
-        self.airlines = airlines
-    }
+    public init() {}
 
     // MARK: Words
 
@@ -193,8 +191,14 @@ public struct FlightClassifier: ItemClassifier {
         mutating func run() {
             findKeyword()
             findNumber()
+            // Most items have neither a flight word nor a number, nor a code or an arrow that could make a route:
+            // they are done here, before the costlier look-ups.
+            let couldRoute = [summary, location].contains { tokens in
+                tokens.tokens.contains { $0.kind == .arrow || ($0.kind == .word && $0.text.count == 3 && $0.isUpper) }
+            }
+            guard keyword != nil || number != nil || couldRoute else { return }
             findRoute()
-            findVetoes()
+            if keyword != nil || number != nil || route != nil { findVetoes() }
         }
 
         // MARK: Signals
@@ -235,6 +239,7 @@ public struct FlightClassifier: ItemClassifier {
 
         /// A number after an airline's name: "Delta Air Lines Flight 1234", "Southwest 1234".
         private mutating func namedNumber(in tokens: TextTokens) -> FlightNumber? {
+            guard tokens.tokens.contains(where: { $0.kind == .digits }) else { return nil }
             let words = tokens.tokens.map(\.folded)
             for start in words.indices {
                 for length in stride(from: 4, through: 1, by: -1) where start + length <= words.count {
@@ -325,7 +330,7 @@ public struct FlightClassifier: ItemClassifier {
                     break
                 }
             }
-            if route == nil {
+            if route == nil, keyword != nil || number != nil {
                 for line in input.description.split(whereSeparator: \.isNewline).prefix(60) {
                     let tokens = TextTokens(String(line))
                     if let found = route(in: tokens) {
@@ -485,6 +490,8 @@ public struct FlightClassifier: ItemClassifier {
         /// An airport named in `tokens` with what confirms it is one: `(SFO)`, or the code after its own city
         /// (`San Francisco SFO`), or a code beside the word "airport".
         private mutating func airportIn(_ tokens: TextTokens, property: String) -> Airport? {
+            let airportWords: Set<String> = ["airport", "flughafen", "aeroport", "aeropuerto", "aeroporto", "luchthaven"]
+            let airportWord = tokens.tokens.contains { $0.kind == .word && airportWords.contains($0.folded) }
             for index in tokens.tokens.indices {
                 let token = tokens[index]
                 guard token.kind == .word, token.text.count == 3, token.isUpper,
@@ -494,7 +501,6 @@ public struct FlightClassifier: ItemClassifier {
                 let cityBefore = city(before: index - (tokens.at(index - 1)?.kind == .open ? 1 : 0), in: tokens)
                     .map { AirportDatabase.fold($0) == AirportDatabase.fold(airport.city)
                         || classifier.airports.airports(inCity: $0).contains(airport) } ?? false
-                let airportWord = tokens.tokens.contains { ["airport", "flughafen", "aeroport", "aeropuerto", "aeroporto", "luchthaven"].contains($0.folded) }
                 let common = FlightClassifier.commonCodes.contains(airport.code)
                 if cityBefore || (parenthesized && !common) || (airportWord && !common)
                     || (!common && (keyword != nil || number != nil))

@@ -74,6 +74,7 @@ enum JoinLinkText {
             index = end
         }
         // Links written without a scheme, to services people type by hand.
+        guard source.utf8.contains(UInt8(ascii: "/")) else { return found }
         for word in source.split(whereSeparator: { $0.isWhitespace || $0 == "<" || $0 == ">" || $0 == "\"" || $0 == "(" })
         where !word.contains("://") && word.contains("/") && word.contains(".") {
             let text = trimmed(String(word))
@@ -91,12 +92,17 @@ enum JoinLinkText {
         "chime.aws/", "join.skype.com/", "discord.gg/", "bluejeans.com/", "meet.goto.com/",
     ]
 
+    /// Where the next `http://` or `https://` (any case) begins.
     private static func nextScheme(in text: String, from index: String.Index) -> String.Index? {
-        var search = index
-        while let found = text.range(of: "http", options: .caseInsensitive, range: search..<text.endIndex) {
-            let after = text[found.upperBound...]
-            if after.hasPrefix("s://") || after.hasPrefix("S://") || after.hasPrefix("://") { return found.lowerBound }
-            search = found.upperBound
+        let utf8 = text.utf8
+        var position = index.samePosition(in: utf8) ?? utf8.startIndex
+        func lower(_ byte: UInt8) -> UInt8 { byte >= 65 && byte <= 90 ? byte + 32 : byte }
+        while let h = utf8[position...].firstIndex(where: { $0 == UInt8(ascii: "h") || $0 == UInt8(ascii: "H") }) {
+            let rest = utf8[h...].prefix(8).map(lower)
+            if rest.starts(with: Array("https://".utf8)) || rest.starts(with: Array("http://".utf8)) {
+                return h
+            }
+            position = utf8.index(after: h)
         }
         return nil
     }

@@ -67,13 +67,18 @@ public struct MeetingClassifier: ItemClassifier {
     static func service(of link: WebLink) -> String? {
         if MeetingProvider.helpHostPrefixes.contains(where: { link.host.hasPrefix($0) }) { return nil }
         let path = link.path.lowercased()
-        let pathAndQuery = link.query.isEmpty ? path : path + "?" + link.query.lowercased()
+        // FaceTime keeps the meeting in the fragment (`/join#v=1&p=…`).
+        let pathAndQuery = path + (link.query.isEmpty ? "" : "?" + link.query.lowercased())
+            + (link.fragment.isEmpty ? "" : "#" + link.fragment)
         for provider in MeetingProvider.all where provider.hosts.contains(where: link.isHost) {
             if provider.notJoin.contains(where: { path.hasPrefix($0) }) { continue }
             if provider.join.isEmpty {
                 if path.count >= 2 { return provider.id }
-            } else if provider.join.contains(where: {
-                $0.hasPrefix("*") ? pathAndQuery.contains($0.dropFirst()) : pathAndQuery.hasPrefix($0)
+            } else if provider.join.contains(where: { prefix in
+                // Something must follow the prefix: `https://zoom.us/j/` names no meeting.
+                prefix.hasPrefix("*")
+                    ? pathAndQuery.contains(prefix.dropFirst())
+                    : pathAndQuery.hasPrefix(prefix) && pathAndQuery.count > prefix.count
             }) {
                 return provider.id
             }

@@ -1,0 +1,126 @@
+import Foundation
+import Testing
+
+@testable import CalWatch
+
+/// The classifiers on single items, for what the corpus cannot show one by one: links that only look right,
+/// leave-by with the configured leads, the user's own RSVP, and classification reaching events and hooks.
+@Suite struct ClassifierTests {
+    static func item(
+        summary: String = "Sync", location: String? = nil, description: String? = nil, attendees: [Attendee] = [],
+        links: [NamedText] = []
+    ) -> CalendarComponent {
+        var component = CalendarComponent(kind: .event, uid: "test")
+        component.summary = summary
+        component.location = location
+        component.description = description
+        component.attendees = attendees
+        component.linkProperties = links
+        return component
+    }
+
+    @Test(arguments: [
+        "https://zoom.us.evil.example/j/123456789",  // a look-alike host
+        "https://zoom.us@evil.example/j/123456789",  // user information before the real host
+        "https://evil.example@zoom.us/j/123456789",  // and the other way round: refused too
+        "https://evil.example/zoom.us/j/123456789",  // the service's name in the path
+        "https://support.zoom.us/hc/en-us/articles/201362193",  // a help page
+        "https://zoom.us/s/123456789?zak=eyJ0eXAi",  // the host's start link
+        "https://dialin.teams.microsoft.com/8551f4c1?id=123456",  // a dial-in look-up
+        "https://tel.meet/abc-defg-hij?pin=263748915",  // Meet's phone numbers page
+        "https://aka.ms/JoinTeamsMeeting",  // Teams' help
+        "javascript:alert(1)//zoom.us/j/1",
+        "https://zoom.us/j/",  // no meeting in it
+    ])
+    func linksThatOnlyLookLikeJoinLinksAreRefused(link: String) {
+        let result = Classifier().classify(Self.item(location: link, description: "Join: \(link)"), duration: 1800)
+        #expect(result.kind == .event)
+        #expect(result.meeting == nil, "\(link) read as \(String(describing: result.meeting))")
+    }
+
+    @Test func aLinkWrappedTwiceIsUnwrappedAndTrimmed() {
+        // Outlook SafeLinks around Google's redirect around the Zoom link, at the end of a sentence.
+        let inner = "https://www.google.com/url?q=https://acme.zoom.us/j/111222333?pwd%3Dabc&sa=D"
+        let wrapped = "https://eur03.safelinks.protection.outlook.com/?url="
+            + inner.addingPercentEncoding(withAllowedCharacters: .alphanumerics)! + "&data=05%7C02&reserved=0"
+        let result = Classifier().classify(Self.item(description: "Join here (\(wrapped))."), duration: 1800)
+        #expect(result.meeting?.service == "zoom")
+        #expect(result.meeting?.joinURL == "https://acme.zoom.us/j/111222333?pwd=abc")
+        #expect(result.meeting?.meetingID == "111222333")
+    }
+
+    @Test func theFirstPropertyInDesignOrderWins() {
+        // CONFERENCE before LOCATION before DESCRIPTION, whatever the file's order.
+        let result = Classifier().classify(
+            Self.item(
+                location: "https://whereby.com/location-room", description: "https://zoom.us/j/5556667778",
+                links: [NamedText(name: "CONFERENCE", value: "https://meet.google.com/abc-defg-hij")]),
+            duration: 1800)
+        #expect(result.meeting?.joinURL == "https://meet.google.com/abc-defg-hij")
+    }
+
+    @Test func attendeesBesidesTheUserMakeAMeetingAndTheUsersDeclineIsSeen() {
+        let me = Attendee(address: "me@example.com", participation: "DECLINED")
+        let other = Attendee(address: "ada@example.org", participation: "ACCEPTED")
+        let classifier = Classifier(me: ["ME@example.com"])
+        let result = classifier.classify(Self.item(summary: "Lunch", attendees: [me, other]), duration: 3600)
+        #expect(result.kind == .meeting)
+        #expect(result.meeting?.joinURL == nil)
+        #expect(result.declined)
+        // Only the user on the list: not a meeting.
+        let alone = classifier.classify(Self.item(summary: "Focus", attendees: [me]), duration: 3600)
+        #expect(alone.kind == .event)
+        #expect(alone.confidence == 0.9)
+    }
+
+    @Test func leaveByUsesTheConfiguredLeadsAndTheOriginAirportsClock() throws {
+        var leads = FlightLeads()
+        leads.domestic = 3600
+        leads.international = 7200
+        leads.travelTime = 1800
+        let classifier = Classifier(leads: leads)
+        let departure = utc("2027-05-10T16:00:00Z")
+        for (summary, expected) in [
+            ("AS 331 SEA → ANC", "2027-05-10T14:30:00Z"),  // domestic: 1 h + 30 min
+            ("LH 455 SFO → FRA", "2027-05-10T13:30:00Z"),  // international: 2 h + 30 min
+            ("flight home (DL 89)", "2027-05-10T13:30:00Z"),  // destination unknown: the longer lead
+        ] {
+            let flight = try #require(classifier.classify(Self.item(summary: summary), duration: 10_800).flight)
+            #expect(classifier.leaveBy(flight, departure: departure).description == expected, "\(summary)")
+        }
+        // In scan output leave-by is also shown where the traveller is: Seattle, UTC−7 in May.
+        let path = SinkFixtures.folder() + "/trip.ics"
+        try """
+            BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//test//EN\r\nBEGIN:VEVENT\r\nUID:as331\r\nDTSTAMP:20270101T000000Z\r
+            DTSTART:20270510T160000Z\r\nDTEND:20270510T193500Z\r\nSUMMARY:AS 331 SEA → ANC\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n
+            """.write(toFile: path, atomically: true, encoding: .utf8)
+        let result = scan([path], from: "2027-05-01", to: "2027-06-01", zone: "UTC")
+        var output = ""
+        OccurrenceJSON.writeLines(result.occurrences, classifier: classifier) { output += String(decoding: $0, as: UTF8.self) }
+        #expect(output.contains("\"leaveBy\":\"2027-05-10T14:30:00Z\",\"leaveByLocal\":\"2027-05-10T07:30:00-07:00\""))
+        #expect(output.contains("\"kind\":\"flight\",\"confidence\":0.99"))
+    }
+
+    @Test func aReplayDetectsTheSampleFlightAndRemindsBeforeLeaveBy() async throws {
+        let sink = SinkFixtures.EntrySink()
+        let classifier = Classifier()
+        let replay = Replay(
+            occurrences: ReplayTests.occurrences, facts: classifier.facts(for:), configuration: PlannerConfiguration(),
+            journal: try ReplayTests.journal(), sinks: [sink], recordedTime: { Instant(secondsSinceEpoch: 0) })
+        _ = try await replay.run(from: utc("2027-02-28T00:00:00Z"), to: utc("2027-03-04T00:00:00Z"), shouldStop: { false })
+        let flight = await sink.entries.filter { $0.facts.flightCode == "BA987" }
+        let detected = try #require(flight.first { $0.event.type == .flightDetected })
+        #expect(detected.json.contains("\"code\":\"BA987\",\"designator\":\"BA\",\"number\":987"))
+        #expect(detected.json.contains("\"origin\":\"BER\",\"destination\":\"LHR\""))
+        // BER–LHR is international: 3 h + 45 min before the 06:10 UTC departure.
+        let leaveBy = try #require(detected.facts.leaveBy)
+        #expect(leaveBy.description == "2027-03-03T02:25:00Z")
+        let reminders = flight.filter { $0.event.type == .reminderDue }.map { $0.event.time.description }
+        #expect(reminders == ["2027-03-03T01:55:00Z", "2027-03-03T02:10:00Z", "2027-03-03T02:20:00Z"])
+        // And hooks get the meeting's link and the flight's code in their environment.
+        let meeting = try #require(await sink.entries.first { $0.facts.meeting?.service == "meet" })
+        #expect(HookFields(meeting).environment.contains("CALWATCH_JOIN_URL=\(meeting.facts.joinURL!)"))
+        #expect(HookFields(detected).environment.contains("CALWATCH_FLIGHT=BA987"))
+        #expect(HookFields(detected).environment.contains("CALWATCH_DESTINATION=LHR"))
+    }
+}
