@@ -7,7 +7,7 @@ DEMO_WINDOW := --from 2027-03-01 --to 2027-03-08 --tz Europe/Berlin
 DEMO_DAY := --from 2027-03-03 --to 2027-03-04
 DEMO_CALENDARS := samples/calendars samples/radicale/family samples/caldav/report.xml
 
-.PHONY: deps build demo test bench bench-replay bench-sinks format clean
+.PHONY: deps build demo test corpus bench bench-replay bench-sinks format clean
 
 deps:
 	@missing=""; \
@@ -43,11 +43,21 @@ demo: build
 	@sqlite3 -header -column .build/demo/events.db \
 		"SELECT type, count(*) AS events, min(time) AS first, max(time) AS last FROM events GROUP BY type ORDER BY first"
 	@echo
+	@echo "== the flights view: the sample flight with when to leave for the airport =="
+	@sqlite3 -header -column .build/demo/events.db "SELECT code, origin, destination, departure, leave_by FROM flights"
+	@echo
 	@echo "== what the hook samples/hooks/log.sh wrote, .build/demo/hooks.log (one run per reminder) =="
 	@cut -f1-3 .build/demo/hooks.log
+	@echo
+	@echo "== calwatch explain: why the travel calendar's items are what they are =="
+	@.build/debug/calwatch explain samples/calendars/travel --tz Europe/Berlin
 
 test: deps
 	swift test $(SWIFT_BUILD_FLAGS)
+
+# The labelled classification corpus: precision, recall and field accuracy (Tests/CalWatchTests/Fixtures/corpus).
+corpus: deps
+	swift test $(SWIFT_BUILD_FLAGS) --filter ClassificationCorpusTests
 
 bench: deps
 	python3 benchmarks/run.py
