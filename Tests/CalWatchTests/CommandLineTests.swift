@@ -301,3 +301,38 @@ import Testing
         #expect(run.errors.contains("not-a-calendar.ics"))
     }
 }
+
+/// `calwatch explain`: the kind of each item and the rules behind it, for people.
+@Suite struct ExplainCommandTests {
+    let cli = CommandLineTests()
+
+    @Test func explainsTheSampleFlightRuleByRule() throws {
+        let run = try cli.calwatch([
+            "explain", ConfigurationTests.repository + "/samples/calendars/travel", "--config", "/dev/null", "--tz", "UTC",
+        ])
+        #expect(run.status == 0, "\(run.errors)")
+        #expect(run.output.contains("\"BA987 BER to LHR\""))
+        #expect(run.output.contains("kind: flight, confidence 0.99, tier 1"))
+        #expect(run.output.contains("+ flight number of British Airways: SUMMARY \"BA987\""))
+        #expect(run.output.contains("+ route between two airports: SUMMARY \"BER → LHR\""))
+        #expect(run.output.contains("leave by 2027-03-03T02:25:00Z"))
+        // The all-day trip beside it is a plain event, and says why.
+        #expect(run.output.contains("\"London, March 2027\""))
+        #expect(run.output.contains("kind: event, confidence 0.90"))
+    }
+
+    @Test func aVetoIsShownAgainstTheRuleItOverrules() throws {
+        let run = try cli.calwatch(
+            ["explain", fixture("corpus/not-flights.ics"), "--uid", "n04@x", "--config", "/dev/null"])
+        #expect(run.status == 0, "\(run.errors)")
+        #expect(run.output.contains("+ flight number of Lufthansa: SUMMARY \"LH 3412\""))
+        #expect(run.output.contains("− veto: train: SUMMARY \"Rail\""))
+        #expect(run.output.contains("kind: event"))
+    }
+
+    @Test func anUnknownUIDIsAnErrorThatNamesIt() throws {
+        let run = try cli.calwatch(["explain", fixture("minimal.ics"), "--uid", "nope", "--config", "/dev/null"])
+        #expect(run.status == 65)
+        #expect(run.errors.contains("no item with UID nope"))
+    }
+}
