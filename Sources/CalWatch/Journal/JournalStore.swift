@@ -17,6 +17,8 @@ public final class JournalStore: @unchecked Sendable {
     private let lock = NSLock()
     private let connection: SQLiteConnection
     private let insert: SQLiteStatement
+    /// The row being inserted, its memory kept from one to the next (used under `lock`).
+    private var row = SQLiteRow()
     /// The path of the database file.
     public let path: String
 
@@ -142,21 +144,24 @@ public final class JournalStore: @unchecked Sendable {
                 var committed: [(Int64, PlannedEvent)] = []
                 committed.reserveCapacity(events.count)
                 for event in events {
-                    try insert.bind([
-                        .integer(next), .text(event.id.description), .text(event.type.rawValue),
-                        .text(event.key.calendar), .text(event.key.uid),
-                        event.key.recurrenceID.map { .text($0.description) } ?? .null,
-                        .integer(event.occurrenceStart.secondsSinceEpoch),
-                        .integer(event.occurrenceEnd.secondsSinceEpoch), .integer(event.time.secondsSinceEpoch),
-                        .integer(event.expiry.secondsSinceEpoch), .integer(Int64(bitPattern: event.fingerprint)),
-                        .integer(recorded.secondsSinceEpoch),
-                        event.reminder.map { .integer($0.secondsBefore) } ?? .null,
-                        event.reminder.map { .text($0.source.rawValue) } ?? .null,
-                        event.reminder.map { .integer($0.late ? $0.lateness : -1) } ?? .null,
-                        event.liveActivity?.endReason.map { .text($0.rawValue) } ?? .null,
-                    ])
-                    try insert.step()
-                    guard insert.changes == 1 else { continue }  // already journaled: never twice
+                    row.reset()
+                    row.append(next)
+                    row.append(event.id.description)
+                    row.append(event.type.rawValue)
+                    row.append(event.key.calendar)
+                    row.append(event.key.uid)
+                    row.append(event.key.recurrenceID?.description)
+                    row.append(event.occurrenceStart.secondsSinceEpoch)
+                    row.append(event.occurrenceEnd.secondsSinceEpoch)
+                    row.append(event.time.secondsSinceEpoch)
+                    row.append(event.expiry.secondsSinceEpoch)
+                    row.append(Int64(bitPattern: event.fingerprint))
+                    row.append(recorded.secondsSinceEpoch)
+                    row.append(event.reminder?.secondsBefore)
+                    row.append(event.reminder?.source.rawValue)
+                    row.append(event.reminder.map { $0.late ? $0.lateness : -1 })
+                    row.append(event.liveActivity?.endReason?.rawValue)
+                    guard try insert.run(row) else { continue }  // already journaled: never twice
                     committed.append((next, event))
                     next += 1
                 }

@@ -203,7 +203,7 @@ struct SQLiteRow: ~Copyable {
         values.removeAll(keepingCapacity: true)
     }
 
-    mutating func append(_ number: Int64) { values.append(.integer(number)) }
+    mutating func append(_ number: Int64?) { values.append(number.map { .integer($0) } ?? .null) }
 
     mutating func append(_ text: String?) {
         guard let text else { return values.append(.null) }
