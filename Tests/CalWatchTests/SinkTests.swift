@@ -162,7 +162,7 @@ enum SinkFixtures {
         #expect(try SinkFixtures.rows(path, "SELECT count(*) FROM events") == ["\(entries.count)"])
     }
 
-    @Test func aDatabaseOfTheFirstLayoutKeepsItsRowsAndGetsTheNewIndex() async throws {
+    @Test func aDatabaseOfTheFirstLayoutIsKeptBesideTheNewTables() async throws {
         let path = SinkFixtures.folder() + "/events.db"
         let old = try SQLiteConnection(path: path)
         try old.execute(
@@ -179,10 +179,11 @@ enum SinkFixtures {
             PRAGMA user_version = 1;
             """)
         let sink = try SQLiteSink(path: path)
-        try await sink.deliver(try await SinkFixtures.wednesday())
-        #expect(try SinkFixtures.rows(path, "SELECT summary FROM events WHERE id = 'kept'") == ["Old row"])
-        #expect(try SinkFixtures.rows(path, "PRAGMA user_version") == ["2"])
-        #expect(try SinkFixtures.rows(path, "SELECT name FROM pragma_index_info('events_by_occurrence')") == ["start", "subject"])
+        let entries = try await SinkFixtures.wednesday()
+        try await sink.deliver(entries)
+        #expect(try SinkFixtures.rows(path, "SELECT summary FROM events_before_layout3 WHERE id = 'kept'") == ["Old row"])
+        #expect(try SinkFixtures.rows(path, "PRAGMA user_version") == ["3"])
+        #expect(try SinkFixtures.rows(path, "SELECT count(*) FROM events") == ["\(entries.count)"])
     }
 
     @Test func aDatabaseOfAnotherLayoutIsRefusedWithTheFix() throws {

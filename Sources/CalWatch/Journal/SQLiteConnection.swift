@@ -134,9 +134,24 @@ final class SQLiteStatement {
     /// are bound from the row's buffer without a copy and unbound before this returns.
     @discardableResult
     func run(_ row: borrowing SQLiteRow) throws -> Bool {
+        try withBound(row) {
+            try step()
+            return sqlite3_changes(connection.handle) > 0
+        }
+    }
+
+    /// Binds `row` and returns the first column of the first result row, if any.
+    func firstInteger(_ row: borrowing SQLiteRow) throws -> Int64? {
+        try withBound(row) { try step() ? integer(0) : nil }
+    }
+
+    private func withBound<T>(_ row: borrowing SQLiteRow, _ body: () throws -> T) throws -> T {
         sqlite3_reset(statement)
         return try row.buffer.bytes.withUnsafeBufferPointer { bytes in
-            defer { sqlite3_clear_bindings(statement) }
+            defer {
+                sqlite3_reset(statement)
+                sqlite3_clear_bindings(statement)
+            }
             // The buffer always holds its leading byte, so the base address is never nil (nil binds NULL).
             let base = bytes.baseAddress!.withMemoryRebound(to: CChar.self, capacity: bytes.count) { $0 }
             for (offset, value) in row.values.enumerated() {
@@ -151,8 +166,7 @@ final class SQLiteStatement {
                 }
                 guard result == SQLITE_OK else { throw connection.error(result) }
             }
-            try step()
-            return sqlite3_changes(connection.handle) > 0
+            return try body()
         }
     }
 
@@ -212,6 +226,30 @@ struct SQLiteRow: ~Copyable {
 
     /// `2027-03-01T08:30:00Z`.
     mutating func append(_ instant: Instant) { appendText { $0.append(instant: instant) } }
+
+    /// A 64-bit FNV-1a hash of the values, to tell rows of different content apart.
+    var contentHash: Int64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        func feed(_ byte: UInt8) {
+            hash ^= UInt64(byte)
+            hash &*= 0x100_0000_01b3
+        }
+        buffer.bytes.withUnsafeBufferPointer { bytes in
+            for value in values {
+                switch value {
+                case .integer(let number):
+                    feed(1)
+                    for shift in stride(from: 0, to: 64, by: 8) { feed(UInt8(truncatingIfNeeded: number >> Int64(shift))) }
+                case .text(let range):
+                    feed(2)
+                    for byte in bytes[range] { feed(byte) }
+                    feed(0)
+                case .null: feed(3)
+                }
+            }
+        }
+        return Int64(bitPattern: hash)
+    }
 
     /// A text made by `write` (a JSON object, say) straight into the buffer.
     mutating func appendText(_ write: (inout JSONLineWriter) -> Void) {

@@ -14,13 +14,17 @@ public enum CloudEventJSON {
 
     /// The event's own part of `data` (reminder, liveActivity, flight, meeting) as one JSON object: what the SQLite
     /// sink stores, the occurrence being in its columns.
-    static func writeDetails(_ event: PlannedEvent, facts: PlanningFacts, to writer: inout JSONLineWriter) {
+    static func writeDetails(
+        _ event: PlannedEvent, facts: PlanningFacts, flightAndMeeting: Bool = true, to writer: inout JSONLineWriter
+    ) {
         writer.beginObject()
-        writeDetails(of: event, facts: facts, to: &writer)
+        writeDetails(of: event, facts: facts, flightAndMeeting: flightAndMeeting, to: &writer)
         writer.endObject()
     }
 
-    private static func writeDetails(of event: PlannedEvent, facts: PlanningFacts, to writer: inout JSONLineWriter) {
+    private static func writeDetails(
+        of event: PlannedEvent, facts: PlanningFacts, flightAndMeeting: Bool = true, to writer: inout JSONLineWriter
+    ) {
         if let reminder = event.reminder {
             writer.beginObject(field: "reminder")
             writer.field("minutesBefore", Int(reminder.secondsBefore / 60))
@@ -40,6 +44,7 @@ public enum CloudEventJSON {
             if let reason = activity.endReason { writer.field("reason", reason.rawValue) }
             writer.endObject()
         }
+        guard flightAndMeeting else { return }
         ClassificationJSON.writeFlight(
             facts.flight, departure: event.occurrenceStart, arrival: event.occurrenceEnd, leaveBy: facts.leaveBy,
             to: &writer)

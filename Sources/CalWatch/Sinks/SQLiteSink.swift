@@ -1,31 +1,52 @@
 import Foundation
 
-/// Writes events into a user-facing SQLite database (DESIGN §6): an `events` table and views for upcoming
-/// reminders, flights and current live activities, meant to be read with the `sqlite3` shell or any SQLite
-/// library while calwatch runs.
+/// Writes events into a user-facing SQLite database (DESIGN §6), meant to be read with the `sqlite3` shell or any
+/// SQLite library while calwatch runs: an `events` view with every event (id, seq, type, time, subject, calendar,
+/// uid, kind, summary, start, end, data as JSON, …) and views for upcoming reminders, flights and current live
+/// activities.
 ///
-/// A row holds the occurrence in columns and the event's own details (reminder, live activity, flight, meeting) as
-/// JSON in `data`, not the whole CloudEvents object: repeating the occurrence in every row tripled the database
-/// and the work of writing it. Each batch is one transaction. An event is stored once however often it is delivered (a redelivery after a
-/// crash is ignored), so the database holds every event exactly once. WAL lets readers query while calwatch
-/// writes. Values are always bound, never formatted into SQL.
+/// Underneath, each occurrence is stored once (`occurrences`, a new row when it changes) and each event as a
+/// short row pointing to it (`event_log`): repeating the occurrence in every event, twenty times an hour for a
+/// live activity, made the database three times larger and its writing the slowest part of a replay. Each batch
+/// is one transaction. An event is stored once however often it is delivered (a redelivery after a crash is
+/// ignored), so the database holds every event exactly once. WAL lets readers query while calwatch writes.
+/// Values are always bound, never formatted into SQL.
 public actor SQLiteSink: EventSink {
     public nonisolated let name: String
     /// The database file.
     public nonisolated let path: String
     private let connection: SQLiteConnection
-    private let insert: SQLiteStatement
+    private let insertEvent: SQLiteStatement
+    private let insertOccurrence: SQLiteStatement
+    private let findOccurrence: SQLiteStatement
     /// The row being inserted, its memory kept from one to the next.
     private var row = SQLiteRow()
+    /// Occurrence rows already stored, by the occurrence as planned. An entry keeps its occurrence's source alive,
+    /// so no other source can take its identifier; emptied when it grows large (a miss only looks the row up).
+    private var occurrenceRows: [OccurrenceRowKey: (source: OccurrenceSource?, id: Int64)] = [:]
+
+    private struct OccurrenceRowKey: Hashable {
+        var source: ObjectIdentifier?
+        var start: Int64
+        var end: Int64
+        var kind: PlanningFacts.Kind
+        /// Only for an occurrence gone from the calendars (no source): its calendar and UID.
+        var calendar = ""
+        var uid = ""
+    }
 
     /// The layout of the tables and views; a database of another layout is refused rather than misread, except
-    /// layout 1, whose occurrence index is rebuilt (`migrations`).
-    static let schemaVersion: Int64 = 2
+    /// layouts 1 and 2 (one wide `events` table), which are kept as `events_before_layout3` beside the new tables.
+    static let schemaVersion: Int64 = 3
 
     /// What turns an older layout into this one, by the layout it starts from.
     static let migrations: [Int64: String] = [
-        1: "DROP INDEX IF EXISTS events_by_occurrence;"
+        1: keepOldEvents, 2: keepOldEvents,
     ]
+    private static let keepOldEvents = """
+        DROP VIEW IF EXISTS upcoming_reminders; DROP VIEW IF EXISTS flights; DROP VIEW IF EXISTS current_live_activities;
+        ALTER TABLE events RENAME TO events_before_layout3;
+        """
 
     /// Opens the database at `path`, creating it (mode 0600, its folders 0700) and its tables when missing.
     public init(path: String, name: String? = nil) throws {
@@ -43,12 +64,18 @@ public actor SQLiteSink: EventSink {
             try connection.execute(migration)
         }
         try connection.execute(Self.schema)
-        insert = try connection.prepare(
+        insertEvent = try connection.prepare(
             """
-            INSERT OR IGNORE INTO events (id, seq, type, time, subject, calendar, uid, recurrence_id, kind, summary,
-                location, start, "end", recorded, expiry, data)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)
+            INSERT OR IGNORE INTO event_log (id, seq, type, time, occurrence, recorded, expiry, details)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
             """)
+        insertOccurrence = try connection.prepare(
+            """
+            INSERT OR IGNORE INTO occurrences (subject, version, calendar, uid, recurrence_id, kind, summary, location,
+                start, "end", flight, meeting)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, json_extract(?11, '$.flight'), json_extract(?11, '$.meeting'))
+            """)
+        findOccurrence = try connection.prepare("SELECT id FROM occurrences WHERE subject = ?1 AND version = ?2")
     }
 
     /// The tables and views. Times are ISO 8601 UTC text (`2027-03-01T08:30:00Z`): readable in the shell, sorted
@@ -57,86 +84,105 @@ public actor SQLiteSink: EventSink {
         PRAGMA journal_mode = WAL;
         PRAGMA synchronous = NORMAL;
         PRAGMA user_version = \(schemaVersion);
-        CREATE TABLE IF NOT EXISTS events (
-            id TEXT NOT NULL,              -- the CloudEvents id: the same event always has the same id
-            seq INTEGER NOT NULL,          -- the journal's sequence number
-            type TEXT NOT NULL,            -- flightDetected, reminderDue, liveActivityStart/Update/End
-            time TEXT NOT NULL,            -- when the event was due
-            subject TEXT NOT NULL,         -- <uid>/<occurrence start>: one occurrence
+        -- Each occurrence as the calendars had it when an event about it was emitted; a changed one (moved,
+        -- renamed, reclassified) is a new row.
+        CREATE TABLE IF NOT EXISTS occurrences (
+            id INTEGER PRIMARY KEY,
+            subject TEXT NOT NULL,         -- <uid>/<occurrence start or RECURRENCE-ID>
+            version INTEGER NOT NULL,      -- a hash of the columns below
             calendar TEXT NOT NULL,
             uid TEXT NOT NULL,
             recurrence_id TEXT,
             kind TEXT NOT NULL,            -- flight, meeting, event
             summary TEXT,
             location TEXT,
-            start TEXT NOT NULL,           -- the occurrence's start and end
+            start TEXT NOT NULL,
             "end" TEXT NOT NULL,
+            flight TEXT,                   -- the flight object of the event data, as JSON, or NULL
+            meeting TEXT                   -- the meeting object, as JSON, or NULL
+        );
+        CREATE UNIQUE INDEX IF NOT EXISTS occurrences_once ON occurrences (subject, version);
+        CREATE TABLE IF NOT EXISTS event_log (
+            id TEXT NOT NULL,              -- the CloudEvents id: the same event always has the same id
+            seq INTEGER NOT NULL,          -- the journal's sequence number
+            type TEXT NOT NULL,            -- flightDetected, reminderDue, liveActivityStart/Update/End
+            time TEXT NOT NULL,            -- when the event was due
+            occurrence INTEGER NOT NULL,   -- occurrences.id
             recorded TEXT NOT NULL,        -- when calwatch emitted it
             expiry TEXT NOT NULL,          -- after this the event is stale
-            data TEXT NOT NULL             -- reminder, liveActivity, flight, meeting as JSON (use json_extract);
-                                           -- the occurrence part of the CloudEvents data is in the columns above;
-                                           -- liveActivityUpdate rows have flight and meeting null
+            details TEXT NOT NULL          -- {"reminder":{…}} or {"liveActivity":{…}} or {}
         );
         -- One row per event. Keyed by time first, the index grows at its end as time passes (an index on the id,
         -- a hash, alone would cost a random page per event); every id belongs to one scheduled time.
-        CREATE UNIQUE INDEX IF NOT EXISTS events_once ON events (time, id);
-        -- The views find an occurrence's events through this index. Keyed by start first, it grows near its end
-        -- as time passes (keyed by subject, a random place per row, it cost an eighth of the speed); it leaves
-        -- out the minute-by-minute updates, nineteen rows in twenty, which the views reach by time instead.
-        CREATE INDEX IF NOT EXISTS events_by_occurrence ON events (start, subject)
+        CREATE UNIQUE INDEX IF NOT EXISTS event_log_once ON event_log (time, id);
+        -- The views find an occurrence's events through this index, which grows at its end too; it leaves out
+        -- the minute-by-minute updates, nineteen rows in twenty, which the views reach by time instead.
+        CREATE INDEX IF NOT EXISTS event_log_by_occurrence ON event_log (occurrence)
             WHERE type <> 'liveActivityUpdate';
+
+        -- Every event with its occurrence, `data` as in the CloudEvents object (reminder or liveActivity, flight,
+        -- meeting; the occurrence itself is in the columns).
+        CREATE VIEW IF NOT EXISTS events AS
+            SELECT e.id, e.seq, e.type, e.time, o.subject, o.calendar, o.uid, o.recurrence_id, o.kind, o.summary,
+                   o.location, o.start, o."end", e.recorded, e.expiry,
+                   json_insert(e.details, '$.flight', json(o.flight), '$.meeting', json(o.meeting)) AS data,
+                   e.occurrence
+            FROM event_log AS e JOIN occurrences AS o ON o.id = e.occurrence;
 
         -- The latest reminder of each occurrence that has not started yet.
         CREATE VIEW IF NOT EXISTS upcoming_reminders AS
-            SELECT start, summary, kind, calendar, location,
-                   json_extract(data, '$.reminder.minutesBefore') AS minutes_before,
-                   json_extract(data, '$.meeting.joinURL') AS join_url,
-                   time AS reminded_at, subject, id
-            FROM events
-            WHERE type = 'reminderDue' AND type <> 'liveActivityUpdate'
-              AND start > strftime('%Y-%m-%dT%H:%M:%SZ', 'now')
-              AND seq = (SELECT MAX(seq) FROM events AS later
-                         WHERE later.subject = events.subject AND later.start = events.start
-                           AND later.type = 'reminderDue' AND later.type <> 'liveActivityUpdate')
-            ORDER BY start;
+            SELECT o.start, o.summary, o.kind, o.calendar, o.location,
+                   json_extract(e.details, '$.reminder.minutesBefore') AS minutes_before,
+                   json_extract(o.meeting, '$.joinURL') AS join_url,
+                   e.time AS reminded_at, o.subject, e.id
+            FROM event_log AS e JOIN occurrences AS o ON o.id = e.occurrence
+            WHERE e.type = 'reminderDue' AND e.type <> 'liveActivityUpdate'
+              AND o.start > strftime('%Y-%m-%dT%H:%M:%SZ', 'now')
+              AND e.seq = (SELECT MAX(later.seq) FROM occurrences AS version
+                           JOIN event_log AS later ON later.occurrence = version.id
+                           WHERE version.subject = o.subject AND version.start = o.start
+                             AND later.type = 'reminderDue' AND later.type <> 'liveActivityUpdate')
+            ORDER BY o.start;
 
         -- Each detected flight as last detected, with when to leave for the airport.
         CREATE VIEW IF NOT EXISTS flights AS
-            SELECT json_extract(data, '$.flight.code') AS code,
-                   json_extract(data, '$.flight.origin') AS origin,
-                   json_extract(data, '$.flight.destination') AS destination,
-                   COALESCE(json_extract(data, '$.flight.departure'), start) AS departure,
-                   json_extract(data, '$.flight.arrival') AS arrival,
-                   json_extract(data, '$.flight.leaveBy') AS leave_by,
-                   json_extract(data, '$.flight.terminal') AS terminal,
-                   json_extract(data, '$.flight.gate') AS gate,
-                   summary, calendar, subject, time AS detected_at
-            FROM events
-            WHERE type = 'flightDetected' AND type <> 'liveActivityUpdate'
-              AND seq = (SELECT MAX(seq) FROM events AS later
-                         WHERE later.subject = events.subject AND later.start = events.start
-                           AND later.type = 'flightDetected' AND later.type <> 'liveActivityUpdate')
+            SELECT json_extract(o.flight, '$.code') AS code,
+                   json_extract(o.flight, '$.origin') AS origin,
+                   json_extract(o.flight, '$.destination') AS destination,
+                   COALESCE(json_extract(o.flight, '$.departure'), o.start) AS departure,
+                   json_extract(o.flight, '$.arrival') AS arrival,
+                   json_extract(o.flight, '$.leaveBy') AS leave_by,
+                   json_extract(o.flight, '$.terminal') AS terminal,
+                   json_extract(o.flight, '$.gate') AS gate,
+                   o.summary, o.calendar, o.subject, e.time AS detected_at
+            FROM event_log AS e JOIN occurrences AS o ON o.id = e.occurrence
+            WHERE e.type = 'flightDetected' AND e.type <> 'liveActivityUpdate'
+              AND e.seq = (SELECT MAX(later.seq) FROM occurrences AS version
+                           JOIN event_log AS later ON later.occurrence = version.id
+                           WHERE version.subject = o.subject
+                             AND later.type = 'flightDetected' AND later.type <> 'liveActivityUpdate')
             ORDER BY departure;
 
         -- Live activities started and not yet ended, with their last reported state.
         CREATE VIEW IF NOT EXISTS current_live_activities AS
-            SELECT started.start, started."end", started.summary, started.kind, started.calendar,
-                   json_extract(latest.data, '$.liveActivity.phase') AS phase,
-                   json_extract(latest.data, '$.liveActivity.progress') AS progress,
-                   json_extract(latest.data, '$.liveActivity.secondsToStart') AS seconds_to_start,
-                   json_extract(latest.data, '$.liveActivity.secondsToEnd') AS seconds_to_end,
-                   latest.time AS updated_at, started.subject
-            FROM events AS started
-            JOIN events AS latest ON latest.rowid = (
-                SELECT rowid FROM events AS state
-                WHERE state.time >= started.time AND state.subject = started.subject
-                  AND state.start = started.start AND state.type IN ('liveActivityStart', 'liveActivityUpdate')
+            SELECT o.start, o."end", o.summary, o.kind, o.calendar,
+                   json_extract(latest.details, '$.liveActivity.phase') AS phase,
+                   json_extract(latest.details, '$.liveActivity.progress') AS progress,
+                   json_extract(latest.details, '$.liveActivity.secondsToStart') AS seconds_to_start,
+                   json_extract(latest.details, '$.liveActivity.secondsToEnd') AS seconds_to_end,
+                   latest.time AS updated_at, o.subject
+            FROM event_log AS started JOIN occurrences AS o ON o.id = started.occurrence
+            JOIN event_log AS latest ON latest.rowid = (
+                SELECT state.rowid FROM event_log AS state
+                WHERE state.time >= started.time AND state.type IN ('liveActivityStart', 'liveActivityUpdate')
+                  AND state.occurrence IN (SELECT id FROM occurrences WHERE subject = o.subject AND start = o.start)
                 ORDER BY state.time DESC, state.rowid DESC LIMIT 1)
             WHERE started.type = 'liveActivityStart' AND started.type <> 'liveActivityUpdate'
-              AND NOT EXISTS (SELECT 1 FROM events AS ended
-                              WHERE ended.subject = started.subject AND ended.start = started.start
+              AND NOT EXISTS (SELECT 1 FROM occurrences AS version
+                              JOIN event_log AS ended ON ended.occurrence = version.id
+                              WHERE version.subject = o.subject AND version.start = o.start
                                 AND ended.type = 'liveActivityEnd' AND ended.type <> 'liveActivityUpdate')
-            ORDER BY started.start;
+            ORDER BY o.start;
         """
 
     /// Stores a batch in one transaction; events already stored are skipped.
@@ -145,31 +191,71 @@ public actor SQLiteSink: EventSink {
             try connection.transaction {
                 for entry in batch {
                     let event = entry.event
+                    let occurrence = try occurrenceRow(entry)
                     row.reset()
                     row.append(event.id.description)
                     row.append(entry.sequence)
                     row.append(event.type.rawValue)
                     row.append(event.time)
-                    row.append(event.subject)
-                    row.append(event.key.calendar)
-                    row.append(event.key.uid)
-                    row.append(event.key.recurrenceID?.description)
-                    row.append(entry.facts.kind.rawValue)
-                    row.append(entry.occurrence?.summary)
-                    row.append(entry.occurrence?.location)
-                    row.append(event.occurrenceStart)
-                    row.append(event.occurrenceEnd)
+                    row.append(occurrence)
                     row.append(entry.recorded)
                     row.append(event.expiry)
-                    // An update, one a minute, carries its live activity only; the occurrence's flight and meeting
-                    // are on its other rows (repeating a Teams link every minute would double the database).
-                    let facts = event.type == .liveActivityUpdate ? PlanningFacts.event : entry.facts
-                    row.appendText { CloudEventJSON.writeDetails(event, facts: facts, to: &$0) }
-                    try insert.run(row)
+                    row.appendText { CloudEventJSON.writeDetails(event, facts: .event, flightAndMeeting: false, to: &$0) }
+                    try insertEvent.run(row)
                 }
             }
         } catch let error as SQLiteError {
             throw SinkError(sink: name, reason: "cannot write \(path): \(error.message)")
         }
+    }
+
+    /// The `occurrences` row of an entry's occurrence as planned, stored when new.
+    private func occurrenceRow(_ entry: JournalStore.Entry) throws -> Int64 {
+        let event = entry.event
+        var key = OccurrenceRowKey(
+            source: entry.occurrence.map { ObjectIdentifier($0.source) },
+            start: event.occurrenceStart.secondsSinceEpoch, end: event.occurrenceEnd.secondsSinceEpoch,
+            kind: entry.facts.kind)
+        if entry.occurrence == nil {
+            key.calendar = event.key.calendar
+            key.uid = event.key.uid
+        }
+        if let stored = occurrenceRows[key] { return stored.id }
+        let subject = event.subject
+        func appendOccurrence() {
+            row.append(event.key.calendar)
+            row.append(event.key.uid)
+            row.append(event.key.recurrenceID?.description)
+            row.append(entry.facts.kind.rawValue)
+            row.append(entry.occurrence?.summary)
+            row.append(entry.occurrence?.location)
+            row.append(event.occurrenceStart)
+            row.append(event.occurrenceEnd)
+            row.appendText { writer in
+                writer.beginObject()
+                ClassificationJSON.writeFlight(
+                    entry.facts.flight, departure: event.occurrenceStart, arrival: event.occurrenceEnd,
+                    leaveBy: entry.facts.leaveBy, to: &writer)
+                ClassificationJSON.writeMeeting(entry.facts.meeting, to: &writer)
+                writer.endObject()
+            }
+        }
+        row.reset()
+        appendOccurrence()
+        let version = row.contentHash
+        row.reset()
+        row.append(subject)
+        row.append(version)
+        appendOccurrence()
+        try insertOccurrence.run(row)
+        row.reset()
+        row.append(subject)
+        row.append(version)
+        guard let id = try findOccurrence.firstInteger(row) else {
+            throw SQLiteError(code: 0, message: "the occurrence row of \(subject) was not stored")
+        }
+        if occurrenceRows.count >= 50_000 { occurrenceRows.removeAll(keepingCapacity: true) }
+        occurrenceRows[key] = (entry.occurrence?.source, id)
+        return id
     }
 }
