@@ -354,6 +354,8 @@ public struct FlightClassifier: ItemClassifier {
                 }
                 if let airport = labelledAirport(FlightClassifier.destinationLabels) {
                     destination = airport
+                } else if let airport = codeAfter(FlightClassifier.toWords, in: summary) {
+                    destination = airport
                 } else if let city = cityAfter(FlightClassifier.toWords, in: summary) {
                     destinationCity = city
                 } else if origin == nil, let airport = airportIn(summary, property: "SUMMARY") {
@@ -475,6 +477,24 @@ public struct FlightClassifier: ItemClassifier {
                 guard words.allSatisfy({ $0.kind == .word }) else { continue }
                 let name = words.map { String($0.text) }.joined(separator: " ")
                 if classifier.airports.isCity(name) { return name }
+            }
+            return nil
+        }
+
+        /// The airport code after "to"/"nach"/… in `tokens`: "Flight to AMS", and after a flight word also
+        /// "flight to ams".
+        private func codeAfter(_ words: Set<String>, in tokens: TextTokens) -> Airport? {
+            for index in tokens.tokens.indices where tokens[index].kind == .word && words.contains(tokens[index].folded) {
+                guard let next = tokens.at(index + 1), next.kind == .word, next.text.count == 3 else { continue }
+                if next.isUpper, !FlightClassifier.commonCodes.contains(String(next.text)) {
+                    return classifier.airports.airport(next.text)
+                }
+                // Small letters only as the summary's last word: "flight to see grandma" is not Gillespie Field.
+                let last = tokens.at(index + 2).map { $0.kind != .word && $0.kind != .mixed } ?? true
+                let code = next.text.uppercased()
+                if keyword != nil, last, next.text.allSatisfy(\.isLowercase), !FlightClassifier.commonCodes.contains(code) {
+                    return classifier.airports.airport(code)
+                }
             }
             return nil
         }
