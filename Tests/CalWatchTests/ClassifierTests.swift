@@ -124,3 +124,52 @@ import Testing
         #expect(HookFields(detected).environment.contains("CALWATCH_DESTINATION=LHR"))
     }
 }
+
+/// Calendar text is written by strangers: the classifiers must take anything without trapping, and give the same
+/// answer twice.
+@Suite struct ClassifierFuzzTests {
+    /// Pieces that reach the classifiers' edge cases, glued at random.
+    static let pieces = [
+        "BA", "286", " ", "-", "–", "→", "->", ">", "✈️", "(", ")", "[", "]", ":", "：", "/", "#", "@", "%", "€",
+        "LHR", "FRA", "jfk", "THE", "to", "nach", "Flight", "flug", "vol", ".", ",", "\n", "\t", "https://",
+        "http://", "zoom.us/j/", "meet.google.com/", "?pwd=", "&amp;", "url=", "%3A%2F%2F", "__;", "u=https-3A__",
+        "tel:+", "Passcode", "Meeting ID", "é", "ü", "日本", "🛫", "\u{0}", "\u{FEFF}", "a", "Z", "0", "00000",
+        "London", "New York", "Room", "Gate", "Seat", "Terminal", "Confirmation", "Delta", "Air", "Lines",
+    ]
+
+    @Test(arguments: 0..<4)
+    func randomTextNeverTrapsAndIsClassifiedAlike(seed: Int) {
+        var generator = SplitMix(seed: UInt64(seed) &* 0x9E37_79B9_7F4A_7C15 &+ 1)
+        let classifier = Classifier(me: ["me@example.com"])
+        for _ in 0..<400 {
+            func text() -> String {
+                (0..<Int(generator.next() % 40)).map { _ in Self.pieces[Int(generator.next() % UInt64(Self.pieces.count))] }
+                    .joined()
+            }
+            var item = CalendarComponent(kind: .event, uid: "fuzz")
+            item.summary = text()
+            item.location = text()
+            item.description = text()
+            item.linkProperties = [NamedText(name: "X-ALT-DESC", value: text()), NamedText(name: "URL", value: text())]
+            let duration = generator.next() % 3 == 0 ? nil : Double(generator.next() % 200_000)
+            let first = classifier.classify(item, duration: duration)
+            let second = classifier.classify(item, duration: duration)
+            #expect(first == second, "\(item.summary ?? "")")
+            if let code = first.flight?.code { #expect(code.range(of: "^[A-Z0-9]{2}[1-9][0-9]{0,3}$", options: .regularExpression) != nil) }
+            if let link = first.meeting?.joinURL { #expect(link.hasPrefix("https://") || link.hasPrefix("http://")) }
+        }
+    }
+
+    /// A small deterministic generator, so a failure can be replayed from its seed.
+    struct SplitMix {
+        var state: UInt64
+        init(seed: UInt64) { state = seed }
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+}
