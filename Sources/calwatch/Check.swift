@@ -104,7 +104,7 @@ extension CalwatchCommand {
             for sink in configuration.sinks {
                 switch sink.output {
                 case .jsonLines(path: nil): break
-                case .jsonLines(path: let path?), .sqlite(path: let path): writable(path, for: sink.name)
+                case .jsonLines(path: let path?), .sqlite(path: let path, _): writable(path, for: sink.name)
                 case .hook(let hook):
                     let program = hook.run[0]
                     let candidates =

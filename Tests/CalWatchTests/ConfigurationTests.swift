@@ -68,6 +68,7 @@ import Testing
                 path: events.jsonl
               - type: sqlite
                 path: ~/events.db
+                keep: 90d
               - type: hook
                 name: notify
                 run: [hooks/notify.sh, "{summary}", --, "{joinURL}"]
@@ -99,6 +100,7 @@ import Testing
             configuration.sinks.map(\.name) == [
                 "jsonl:-", "jsonl:/etc/calwatch/events.jsonl", "sqlite:/home/ada/events.db", "notify",
             ])
+        #expect(configuration.sinks[2].output == .sqlite(path: "/home/ada/events.db", keep: 90 * 86_400))
         guard case .hook(let hook) = configuration.sinks[3].output else {
             Issue.record("not a hook")
             return

@@ -162,6 +162,29 @@ enum SinkFixtures {
         #expect(try SinkFixtures.rows(path, "SELECT count(*) FROM events") == ["\(entries.count)"])
     }
 
+    @Test func withKeepOnlyTheRecentEventsStayAndTheViewsStillWork() async throws {
+        let path = SinkFixtures.folder() + "/events.db"
+        let sink = try SQLiteSink(path: path, keep: 3 * 3600)
+        let entries = try await SinkFixtures.wednesday()
+        // Delivered as a replay delivers them: in batches, as time goes by.
+        for start in stride(from: 0, to: entries.count, by: 64) {
+            try await sink.deliver(Array(entries[start..<min(entries.count, start + 64)]))
+        }
+        let newest = entries.map(\.event.time.secondsSinceEpoch).max()!
+        let kept = entries.filter { $0.event.time.secondsSinceEpoch >= newest - 3 * 3600 - 3600 }
+        let rows = try SinkFixtures.rows(path, "SELECT count(*), min(time) FROM events")
+        let stored = Int(rows[0].split(separator: "|")[0])!
+        // Trimmed an hour of event time apart: between 3 and 4 hours stay, and nothing older.
+        #expect(stored < entries.count)
+        #expect(stored <= kept.count)
+        #expect(String(rows[0].split(separator: "|")[1]) >= Instant(secondsSinceEpoch: newest - 4 * 3600).description)
+        // No event lost its occurrence, and no occurrence is left without events.
+        #expect(try SinkFixtures.rows(path, "SELECT count(*) FROM event_log") == ["\(stored)"])
+        #expect(
+            try SinkFixtures.rows(
+                path, "SELECT count(*) FROM occurrences WHERE id NOT IN (SELECT occurrence FROM event_log)") == ["0"])
+    }
+
     @Test func aDatabaseOfTheFirstLayoutIsKeptBesideTheNewTables() async throws {
         let path = SinkFixtures.folder() + "/events.db"
         let old = try SQLiteConnection(path: path)

@@ -44,8 +44,9 @@ public struct SinkSettings: Sendable, Hashable {
     public enum Output: Sendable, Hashable {
         /// JSON Lines to a file, or to standard output when `path` is `nil` (`path: "-"`).
         case jsonLines(path: String?)
-        /// The user-facing SQLite database.
-        case sqlite(path: String)
+        /// The user-facing SQLite database; events older than `keep` seconds (before the newest one) are
+        /// deleted, `nil`: kept for ever.
+        case sqlite(path: String, keep: Int64? = nil)
         /// A program run for each event.
         case hook(HookSettings)
     }

@@ -137,7 +137,7 @@ struct ConfigurationReader {
 
     /// The keys each type of sink takes besides `type` and `name`.
     private static let sinkKeys: KeyValuePairs<String, [String]> = [
-        "jsonl": ["path"], "sqlite": ["path"],
+        "jsonl": ["path"], "sqlite": ["path", "keep"],
         "hook": ["run", "on", "kinds", "offsets", "calendars", "timeout", "concurrency"],
     ]
 
@@ -168,7 +168,8 @@ struct ConfigurationReader {
                 return nil
             }
             guard let database = self.path(pathNode, at: path + ".path") else { return nil }
-            return SinkSettings(name: name ?? "sqlite:" + database, output: .sqlite(path: database))
+            let keep = keys["keep"].flatMap { duration($0.value, at: path + ".keep", positive: true) }
+            return SinkSettings(name: name ?? "sqlite:" + database, output: .sqlite(path: database, keep: keep))
         default:
             return readHook(keys, node: node, at: path, name: name)
         }

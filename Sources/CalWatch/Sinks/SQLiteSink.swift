@@ -49,10 +49,19 @@ public actor SQLiteSink: EventSink {
         ALTER TABLE events RENAME TO events_before_layout3;
         """
 
+    /// How long events are kept, counted back from the newest stored (`nil`: for ever).
+    private let keep: Int64?
+    private let trimEvents: SQLiteStatement
+    private let trimOccurrences: SQLiteStatement
+    /// The newest event time at the last trim; trims come an hour of event time apart.
+    private var trimmedAt: Int64?
+
     /// Opens the database at `path`, creating it (mode 0600, its folders 0700) and its tables when missing.
-    public init(path: String, name: String? = nil) throws {
+    /// With `keep`, events older than that many seconds before the newest are deleted as new ones come.
+    public init(path: String, name: String? = nil, keep: Int64? = nil) throws {
         self.path = path
         self.name = name ?? "sqlite:" + path
+        self.keep = keep
         try SQLiteConnection.createPrivately(path: path)
         connection = try SQLiteConnection(path: path)
         if let found = try connection.otherLayout(than: Self.schemaVersion) {
@@ -77,6 +86,10 @@ public actor SQLiteSink: EventSink {
             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, json_extract(?11, '$.flight'), json_extract(?11, '$.meeting'))
             """)
         findOccurrence = try connection.prepare("SELECT id FROM occurrences WHERE subject = ?1 AND version = ?2")
+        trimEvents = try connection.prepare("DELETE FROM event_log WHERE time < ?1")
+        // Every event of an occurrence is due by its end (reminders and detection before the start, the live
+        // activity's end at the end), so an occurrence that ended before the cut-off has no events left.
+        trimOccurrences = try connection.prepare(#"DELETE FROM occurrences WHERE "end" < ?1"#)
     }
 
     /// The tables and views. Times are ISO 8601 UTC text (`2027-03-01T08:30:00Z`): readable in the shell, sorted
@@ -103,6 +116,7 @@ public actor SQLiteSink: EventSink {
             meeting TEXT                   -- the meeting object, as JSON, or NULL
         );
         CREATE UNIQUE INDEX IF NOT EXISTS occurrences_once ON occurrences (subject, version);
+        CREATE INDEX IF NOT EXISTS occurrences_by_end ON occurrences ("end");
         CREATE TABLE IF NOT EXISTS event_log (
             id TEXT NOT NULL,              -- the CloudEvents id: the same event always has the same id
             seq INTEGER NOT NULL,          -- the journal's sequence number
@@ -204,10 +218,27 @@ public actor SQLiteSink: EventSink {
                     row.appendText { CloudEventJSON.writeDetails(event, facts: .event, flightAndMeeting: false, to: &$0) }
                     try insertEvent.run(row)
                 }
+                if let keep, let newest = batch.last?.event.time.secondsSinceEpoch,
+                    trimmedAt.map({ newest - $0 >= 3600 }) ?? true
+                {
+                    try trim(before: Instant(secondsSinceEpoch: newest - keep))
+                    trimmedAt = newest
+                }
             }
         } catch let error as SQLiteError {
             throw SinkError(sink: name, reason: "cannot write \(path): \(error.message)")
         }
+    }
+
+    /// Deletes the events due before `cutOff` and the occurrences that ended before it, in the batch's
+    /// transaction.
+    private func trim(before cutOff: Instant) throws {
+        row.reset()
+        row.append(cutOff)
+        try trimEvents.run(row)
+        try trimOccurrences.run(row)
+        // A cached row may be gone now.
+        occurrenceRows.removeAll(keepingCapacity: true)
     }
 
     /// The `occurrences` row of an entry's occurrence as planned, stored when new.
