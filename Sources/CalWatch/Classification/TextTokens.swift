@@ -44,6 +44,19 @@ struct TextTokens {
     let text: String
     let tokens: [Token]
 
+    /// The text with its links (`https://…`, `www.…` up to the next space) blanked out: a meeting link's
+    /// `…?pwd=Z292` is not flight Z2 92.
+    static func withoutLinks(_ text: String) -> String {
+        // Only text with a slash or "www." can hold a link; checked on bytes, as most summaries have neither.
+        let bytes = text.utf8
+        guard bytes.contains(UInt8(ascii: "/")) || bytes.contains(UInt8(ascii: "w")) else { return text }
+        return text.split(separator: " ", omittingEmptySubsequences: false).map { word in
+            guard word.utf8.contains(UInt8(ascii: "/")) || word.utf8.contains(UInt8(ascii: ".")) else { return String(word) }
+            let lower = word.lowercased()
+            return lower.contains("://") || lower.hasPrefix("www.") ? "" : String(word)
+        }.joined(separator: " ")
+    }
+
     init(_ text: String) {
         self.text = text
         var tokens: [Token] = []

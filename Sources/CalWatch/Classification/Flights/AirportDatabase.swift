@@ -202,6 +202,9 @@ public final class AirlineTable: Sendable {
         "oman", "virgin", "czech", "malaysia", "middle", "south", "caribbean", "world2fly", "azores", "bulgaria",
         "olympic", "kenya", "kuwait", "saudia", "shanghai", "shenzhen", "sichuan", "hainan", "xiamen", "japan",
         "korean", "singapore", "philippine", "thai", "vietnam", "turkish", "pakistan", "biman", "fiji",
+        "peach", "breeze", "flair", "porter", "wings", "spirit", "frontier", "discover", "horizon", "republic",
+        "envoy", "alliance", "atlantic", "precision", "lucky", "indonesia", "philippines", "danish", "thai",
+        "tigerair", "batik", "beijing", "cathay",
     ]
 
     init() {
@@ -215,8 +218,10 @@ public final class AirlineTable: Sendable {
             carriers[carrier.designator] = carrier
             let words = AirportDatabase.fold(carrier.name).split(whereSeparator: { !$0.isLetter && !$0.isNumber })
                 .map(String.init)
-            names[words] = carrier.designator
-            if words.count > 1, words[0].count >= 5, !Self.ambiguousFirstWords.contains(words[0]) {
+            // The whole name, and a distinctive first word alone ("Delta"); never a common word ("Spirit 2024"),
+            // and a first word that starts several names ("Lufthansa CityLine") stands for its own airline only.
+            if words.count > 1 || !Self.ambiguousFirstWords.contains(words[0]) { names[words] = carrier.designator }
+            if words.count > 1, words[0].count >= 5, !Self.ambiguousFirstWords.contains(words[0]), names[[words[0]]] == nil {
                 names[[words[0]]] = carrier.designator
             }
         }

@@ -100,6 +100,7 @@ public struct FlightClassifier: ItemClassifier {
     static let wordLikeDesignators: Set<String> = [
         "AS", "AT", "AM", "AN", "BE", "DE", "IN", "IT", "ME", "MY", "NO", "OF", "OK", "ON", "OR", "SO", "TO", "UP",
         "US", "WE", "HA", "PR", "SA", "LA", "CA", "CM", "KM", "MS", "OS", "PC", "TV", "UK", "VA", "IB", "EN",
+        "ID", "EU", "MO", "BY", "DO", "GO", "HE", "IF", "IS", "CL", "EC", "DS", "SC", "TC", "TM", "QA", "PM",
     ]
     /// Words after which a number is a room, gate, seat or ticket, never a flight.
     static let numberContexts: Set<String> = [
@@ -183,8 +184,8 @@ public struct FlightClassifier: ItemClassifier {
         init(input: ClassifierInput, classifier: FlightClassifier) {
             self.input = input
             self.classifier = classifier
-            summary = TextTokens(input.summary)
-            location = TextTokens(input.location)
+            summary = TextTokens(TextTokens.withoutLinks(input.summary))
+            location = TextTokens(TextTokens.withoutLinks(input.location))
             fields = LabelledFields(input.description)
         }
 
@@ -332,7 +333,7 @@ public struct FlightClassifier: ItemClassifier {
             }
             if route == nil, keyword != nil || number != nil {
                 for line in input.description.split(whereSeparator: \.isNewline).prefix(60) {
-                    let tokens = TextTokens(String(line))
+                    let tokens = TextTokens(TextTokens.withoutLinks(String(line)))
                     if let found = route(in: tokens) {
                         route = found
                         // "United Airlines UA 1234 ORD → DEN": the number on the route's line is the flight's.
