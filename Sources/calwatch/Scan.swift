@@ -80,7 +80,10 @@ extension CalwatchCommand {
             if alarms {
                 AlarmJSON.writeLines(AlarmExpander.triggers(of: result.occurrences, in: window), flush: output.write)
             } else if format == .table {
-                output.write(Array(OccurrenceTable.render(result.occurrences, zone: zone).utf8))
+                output.write(
+                    Array(
+                        OccurrenceTable.render(result.occurrences, zone: zone, classifier: noClassify ? nil : Classifier())
+                            .utf8))
             } else {
                 OccurrenceJSON.writeLines(
                     result.occurrences, classifier: noClassify ? nil : Classifier(), flush: output.write)

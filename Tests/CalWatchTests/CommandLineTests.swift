@@ -111,6 +111,19 @@ import Testing
         #expect(run.output.hasSuffix("1 occurrence\n"))
     }
 
+    @Test func theTableSaysWhichAreFlightsAndMeetings() throws {
+        let samples = ConfigurationTests.repository + "/samples/calendars"
+        let arguments = ["scan", samples, "--from", "2027-03-03", "--to", "2027-03-04", "--tz", "Europe/Berlin", "--format", "table"]
+        let run = try calwatch(arguments)
+        #expect(run.status == 0, "\(run.errors)")
+        let lines = run.output.split(separator: "\n")
+        #expect(lines.first?.contains("SUMMARY                    KIND") == true, "\(run.output)")
+        #expect(lines.contains { $0.contains("BA987 BER to LHR") && $0.contains("flight BA987 BER→LHR") })
+        #expect(lines.contains { $0.contains("1:1 Maya / me") && $0.contains("meeting meet") })
+        let plain = try calwatch(arguments + ["--no-classify"])
+        #expect(!plain.output.contains("flight BA987"))
+    }
+
     @Test func aConsumerThatStopsReadingEndsTheScanQuietly() throws {
         let run = try calwatch(
             ["scan", fixture("pathological.ics"), "--from", "2025-03-01T00:00Z", "--to", "2025-03-01T12:00Z"],

@@ -1,9 +1,10 @@
 /// A plain-text table of occurrences for people (`calwatch scan --format table`), in the user's zone.
 public enum OccurrenceTable {
-    /// The rendered table, one line per occurrence under a header, ending with a count.
-    public static func render(_ occurrences: [Occurrence], zone: ZoneRules) -> String {
+    /// The rendered table, one line per occurrence under a header, ending with a count; with a classifier, a
+    /// KIND column says which are flights (with their code and route) and meetings (with their service).
+    public static func render(_ occurrences: [Occurrence], zone: ZoneRules, classifier: Classifier? = nil) -> String {
         let weekdays = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"]
-        var rows: [[String]] = [["WHEN (\(zone.identifier))", "", "CALENDAR", "SUMMARY", "STATUS"]]
+        var rows: [[String]] = [["WHEN (\(zone.identifier))", "", "CALENDAR", "SUMMARY", "KIND", "STATUS"]]
         for occurrence in occurrences {
             let start = zone.wallClock(at: occurrence.start)
             let end = zone.wallClock(at: occurrence.end)
@@ -20,9 +21,11 @@ public enum OccurrenceTable {
                 time = clock(start) + "-" + end.date.description + " " + clock(end)
             }
             let status = OccurrenceJSON.statusText(occurrence.status) ?? ""
-            rows.append([day, time, occurrence.calendar, oneLine(occurrence.summary ?? "(no title)"), status])
+            rows.append(
+                [day, time, occurrence.calendar, oneLine(occurrence.summary ?? "(no title)"),
+                 classifier.map { kind($0.classification(of: occurrence)) } ?? "", status])
         }
-        var widths = [Int](repeating: 0, count: 5)
+        var widths = [Int](repeating: 0, count: 6)
         for row in rows { for (index, cell) in row.enumerated() { widths[index] = max(widths[index], cell.count) } }
         var text = ""
         for row in rows {
@@ -35,6 +38,18 @@ public enum OccurrenceTable {
         }
         text += "\(occurrences.count) occurrence\(occurrences.count == 1 ? "" : "s")\n"
         return text
+    }
+
+    /// `flight BA987 BER→LHR`, `meeting zoom`, `meeting`, or nothing for a plain event.
+    private static func kind(_ classification: Classification) -> String {
+        switch classification.kind {
+        case .flight:
+            let flight = classification.flight
+            let route = flight.map { "\($0.origin?.code ?? "?")→\($0.destination?.code ?? "?")" } ?? ""
+            return ["flight", flight?.code ?? "", route].filter { !$0.isEmpty }.joined(separator: " ")
+        case .meeting: return ["meeting", classification.meeting?.service ?? ""].filter { !$0.isEmpty }.joined(separator: " ")
+        case .event: return ""
+        }
     }
 
     private static func clock(_ time: LocalDateTime) -> String {
