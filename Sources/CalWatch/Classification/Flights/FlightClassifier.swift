@@ -632,9 +632,18 @@ public struct FlightClassifier: ItemClassifier {
             let knownNumber = number?.known == true
             let inSummary = keyword != nil
             var tier: Int
-            if route != nil && (inSummary || number != nil) {
+            if let route, inSummary || number != nil {
                 tier = 1
                 confidence = knownNumber ? 0.99 : 0.97
+                // A flight word or number outweighs an odd length (a one-hour placeholder for FRA–JFK), but the
+                // evidence says so and the confidence drops.
+                let distance = route.origin.distance(to: route.destination)
+                if distance / (duration / 3600) > 1100 {
+                    confidence -= 0.15
+                    evidence.append(
+                        Evidence(.fact, "shorter than any flight over that distance: a placeholder length?",
+                                 in: "DTEND", text: "\(Int(distance)) km in \(Int(duration / 60)) min"))
+                }
             } else if let route {
                 // A route alone ("SFO → JFK") must also be flown at a plausible speed.
                 let distance = route.origin.distance(to: route.destination)
