@@ -53,13 +53,19 @@ public struct MeetingClassifier: ItemClassifier {
         classification.confidence = meeting.joinURL != nil ? 0.97 : 0.8
     }
 
+    /// The texts of `property` in the item, each with whether it is HTML.
     private func texts(of property: String, in input: ClassifierInput) -> [(String, Bool)] {
         switch property {
-        case "LOCATION": [(input.location, false)]
-        case "DESCRIPTION": [(input.description, false)]
+        case "LOCATION": return [(input.location, false)]
+        case "DESCRIPTION": return [(input.description, false)]
         default:
-            input.component.linkProperties.filter { $0.name == property || (property == "X-MICROSOFT-ONLINEMEETINGCONFLINK" && $0.name.hasPrefix("X-MICROSOFT-ONLINEMEETING") && !Self.linkOrder.contains($0.name)) }
-                .map { ($0.value, property == "X-ALT-DESC") }
+            // Outlook's other X-MICROSOFT-ONLINEMEETING* properties take their turn with the conference link's.
+            func matches(_ name: String) -> Bool {
+                name == property
+                    || (property == "X-MICROSOFT-ONLINEMEETINGCONFLINK" && name.hasPrefix("X-MICROSOFT-ONLINEMEETING")
+                        && !Self.linkOrder.contains(name))
+            }
+            return input.component.linkProperties.filter { matches($0.name) }.map { ($0.value, property == "X-ALT-DESC") }
         }
     }
 
