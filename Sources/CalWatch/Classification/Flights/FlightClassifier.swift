@@ -70,13 +70,24 @@ public struct FlightClassifier: ItemClassifier {
         "buy", "book", "search", "compare", "find", "research", "look", "price", "buchen", "suchen", "reservar",
         "reserver", "prenotare", "kaufen", "cancel", "change", "rebook", "umbuchen", "refund",
     ]
-    /// Words of meetings: with an airport code but no flight word or number, the code is an office.
+    /// Words of meetings, work, study and errands: beside an airport code, a route or a number with nothing else
+    /// to say "flight" ("SFO team offsite", "SFO-LAX pricing sync", "AI 101 lecture", "Book LH 400 seats"), the
+    /// item is about something else.
     static let meetingWords: Set<String> = [
         "standup", "stand", "sync", "offsite", "onsite", "team", "hands", "review", "retro", "planning",
         "meeting", "call", "workshop", "office", "interview", "demo", "kickoff", "lunch", "dinner", "breakfast",
         "coffee", "party", "huddle", "townhall", "meetup", "conference", "summit", "training", "1", "weekly",
         "daily", "besprechung", "termin", "meet", "analysis", "report", "launch", "strategy", "budget", "project",
-        "roadmap", "update", "visit", "kickoff", "recap", "plan",
+        "roadmap", "update", "visit", "recap", "plan", "roadshow", "pricing", "lecture", "class", "course",
+        "exam", "seminar", "tutorial", "homework", "lab", "quiz", "midterm", "vorlesung", "ubung", "klausur",
+        "book", "buy", "cancel", "rebook", "refund", "check", "track", "status", "email", "pay", "upgrade",
+        "points", "miles", "account", "invoice", "order",
+    ]
+    /// Words after a number that make it a count or a quantity, not a flight: "Lufthansa 5 years".
+    static let quantityWords: Set<String> = [
+        "years", "year", "jahre", "jahr", "days", "day", "tage", "hours", "hour", "stunden", "min", "minutes",
+        "pm", "am", "uhr", "people", "pax", "guests", "percent", "star", "stars", "k", "km", "kg", "times", "x",
+        "weeks", "week", "months", "month", "points", "miles",
     ]
     /// Three-letter upper-case words that are also airport codes but usually mean something else; they count
     /// as airports only next to a flight word or number.
@@ -249,7 +260,9 @@ public struct FlightClassifier: ItemClassifier {
                     if next < words.count, FlightClassifier.flightWords.contains(words[next]) { next += 1 }
                     if next < words.count, tokens[next].kind == .other, tokens[next].text == "#" { next += 1 }
                     guard next < tokens.count, tokens[next].kind == .digits, tokens[next].text.count <= 4,
-                        let value = Int(tokens[next].text), value > 0, !carrier.isRail
+                        let value = Int(tokens[next].text), value > 0, !carrier.isRail,
+                        !(tokens.at(next + 1).map { FlightClassifier.quantityWords.contains($0.folded) || $0.kind == .dash }
+                            ?? false)
                     else { continue }
                     let text = tokens.tokens[start...next].map(\.text).joined(separator: " ")
                     evidence.append(Evidence(.flight, "flight number of \(carrier.name)", in: "SUMMARY", text: text))
@@ -299,6 +312,7 @@ public struct FlightClassifier: ItemClassifier {
                 let after = tokens.at(index + (text.contains(" ") || text.contains("-") ? 2 : 1))
                 if let after, !after.spaceBefore, after.kind == .dash, !afterKeyword { continue }
                 if let after, FlightClassifier.currencies.contains(after.folded) { continue }
+                if let after, FlightClassifier.quantityWords.contains(after.folded) { continue }
                 if !afterKeyword, text.contains(" "), FlightClassifier.wordLikeDesignators.contains(designator) {
                     // "AT 10", "DE 2024": a word and a number, unless a flight word or a route says otherwise.
                     if unknown == nil { unknown = FlightNumber(designator: designator, number: value, text: text, known: false) }
@@ -654,6 +668,10 @@ public struct FlightClassifier: ItemClassifier {
                 }
                 guard duration <= 2 * route.origin.typicalFlightSeconds(to: route.destination) + 3600 else {
                     evidence.append(Evidence(.notFlight, "far too slow for a flight", in: "DTEND", text: span))
+                    return nil
+                }
+                if let work = summary.tokens.first(where: { FlightClassifier.meetingWords.contains($0.folded) }) {
+                    evidence.append(Evidence(.notFlight, "a route in text about work", in: "SUMMARY", text: String(work.text)))
                     return nil
                 }
                 tier = 1
