@@ -192,7 +192,6 @@ public final class Replay {
         try await commit(pending, to: bus)
     }
 
-    /// Journals events, then hands what was committed to the bus.
     /// A planned event with the occurrence and facts it was planned from (taken from its `Planner.Subject`, so
     /// nothing is classified again per event); `nil` and `.event` for an occurrence that is gone.
     private struct Emitted {
@@ -201,6 +200,7 @@ public final class Replay {
         var facts: PlanningFacts
     }
 
+    /// Journals events, then hands what was committed to the bus.
     private func commit(_ pending: [Emitted], to bus: EventBus) async throws {
         guard !pending.isEmpty else { return }
         let recorded = recordedTime()
