@@ -56,6 +56,8 @@ extension CalwatchCommand {
                 start: now.adding(seconds: -86_400), end: now.adding(seconds: configuration.planner.horizon))
             var calendarErrors = 0
             var lines: [String] = []
+            let classifier = Classifier(configuration)
+            var attendeesSeen = false
             for path in configuration.calendars {
                 let result = CalendarScan(paths: [path], options: ExpansionOptions(window: window, defaultZone: zone))
                     .run()
@@ -63,11 +65,20 @@ extension CalwatchCommand {
                 let errors = result.problems.filter { $0.severity == .error }.count
                 let warnings = result.problems.count - errors
                 if result.nothingReadable { calendarErrors += max(1, errors) } else { calendarErrors += errors }
+                let kinds = result.occurrences.map { classifier.classification(of: $0).kind }
+                attendeesSeen = attendeesSeen || result.occurrences.contains { !$0.source.component.attendees.isEmpty }
                 lines.append(
                     "  \(path): \(Self.count(result.sourceCount, "source")) read, "
                         + "\(Self.count(result.occurrences.count, "occurrence")) in the next "
-                        + "\(DurationText.text(configuration.planner.horizon)), \(Self.count(errors, "error")), "
-                        + Self.count(warnings, "warning"))
+                        + "\(DurationText.text(configuration.planner.horizon)) ("
+                        + "\(Self.count(kinds.filter { $0 == .flight }.count, "flight")), "
+                        + "\(Self.count(kinds.filter { $0 == .meeting }.count, "meeting"))), "
+                        + "\(Self.count(errors, "error")), " + Self.count(warnings, "warning"))
+            }
+            if configuration.me.isEmpty && attendeesSeen {
+                lines.append(
+                    "  note: `me` is not set, so your own RSVP cannot be read (declined meetings still get reminders) "
+                        + "and attendees make a meeting only when there are two or more; set `me: [you@example.com]`")
             }
             var report = "calwatch check: configuration \(source): "
             report += configurationErrors == 0 ? "OK" : "\(configurationErrors) error" + (configurationErrors == 1 ? "" : "s")
