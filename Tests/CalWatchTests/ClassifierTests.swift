@@ -120,6 +120,7 @@ import Testing
         // And hooks get the meeting's link and the flight's code in their environment.
         let meeting = try #require(await sink.entries.first { $0.facts.meeting?.service == "meet" })
         #expect(HookFields(meeting).environment.contains("CALWATCH_JOIN_URL=\(meeting.facts.joinURL!)"))
+        #expect(HookFields(meeting).environment.contains("CALWATCH_MEETING_ID=\(meeting.facts.meeting!.meetingID!)"))
         #expect(HookFields(detected).environment.contains("CALWATCH_FLIGHT=BA987"))
         #expect(HookFields(detected).environment.contains("CALWATCH_DESTINATION=LHR"))
     }
