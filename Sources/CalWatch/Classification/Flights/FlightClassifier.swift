@@ -81,7 +81,8 @@ public struct FlightClassifier: ItemClassifier {
         "roadmap", "update", "visit", "recap", "plan", "roadshow", "pricing", "lecture", "class", "course",
         "exam", "seminar", "tutorial", "homework", "lab", "quiz", "midterm", "vorlesung", "ubung", "klausur",
         "book", "buy", "cancel", "rebook", "refund", "check", "track", "status", "email", "pay", "upgrade",
-        "points", "miles", "account", "invoice", "order",
+        "points", "miles", "account", "invoice", "order", "concert", "tour", "show", "gig", "festival", "game",
+        "match", "movie", "cinema", "screening", "birthday", "wedding", "release", "launch", "sale",
     ]
     /// Words after a number that make it a count or a quantity, not a flight: "Lufthansa 5 years".
     static let quantityWords: Set<String> = [
@@ -687,10 +688,12 @@ public struct FlightClassifier: ItemClassifier {
                 confidence = number != nil || destinationCity != nil || destination != nil || origin != nil ? 0.93 : 0.85
                 if (origin != nil || destination != nil), number != nil { tier = 1 }
             } else if let number, number.known {
-                // A flight number alone: the summary must be about little else ("UA 123", "LH400 Denver").
+                // A flight number alone: the summary must be about little else ("UA 123", "LH400 Denver"), and a
+                // one-digit number glued to its designator reads as a product ("PS5") more often than a flight.
                 let words = summary.tokens.filter { $0.kind == .word || $0.kind == .mixed || $0.kind == .digits }
                 let meeting = words.contains { FlightClassifier.meetingWords.contains($0.folded) }
-                guard words.count <= 6, !meeting else {
+                let productLike = number.number < 10 && !number.text.contains(" ")
+                guard words.count <= 6, !meeting, !productLike else {
                     evidence.append(
                         Evidence(.notFlight, "a flight number in text about something else", in: "SUMMARY",
                                  text: number.text))
