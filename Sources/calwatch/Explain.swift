@@ -72,14 +72,7 @@ extension CalwatchCommand {
             if result.evidence.isEmpty {
                 lines.append("  no rule fired: nothing in it reads as a flight, a join link or other attendees")
             }
-            for evidence in result.evidence {
-                let sign = switch evidence.effect {
-                case .flight, .meeting: "+"
-                case .notFlight: "−"
-                case .fact: "·"
-                }
-                lines.append("    \(sign) \(evidence.rule): \(evidence.property) \"\(evidence.text.prefix(120))\"")
-            }
+            lines += result.evidence.map { "    \($0)" }
             if let flight = result.flight {
                 let route = "\(flight.origin?.code ?? "?") → \(flight.destination?.code ?? "?")"
                 var text = "  flight: \(flight.code ?? "no number")"

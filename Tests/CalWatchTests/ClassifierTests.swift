@@ -140,11 +140,12 @@ import Testing
 
     @Test(arguments: 0..<4)
     func randomTextNeverTrapsAndIsClassifiedAlike(seed: Int) {
-        var generator = SplitMix(seed: UInt64(seed) &* 0x9E37_79B9_7F4A_7C15 &+ 1)
+        // Seeded, so a failure can be replayed.
+        var generator = SimpleRecurrenceTests.SplitMix(state: UInt64(seed) &* 0x9E37_79B9_7F4A_7C15 &+ 1)
         let classifier = Classifier(me: ["me@example.com"])
         for _ in 0..<400 {
             func text() -> String {
-                (0..<Int(generator.next() % 40)).map { _ in Self.pieces[Int(generator.next() % UInt64(Self.pieces.count))] }
+                (0..<Int.random(in: 0..<40, using: &generator)).map { _ in Self.pieces.randomElement(using: &generator)! }
                     .joined()
             }
             var item = CalendarComponent(kind: .event, uid: "fuzz")
@@ -152,25 +153,12 @@ import Testing
             item.location = text()
             item.description = text()
             item.linkProperties = [NamedText(name: "X-ALT-DESC", value: text()), NamedText(name: "URL", value: text())]
-            let duration = generator.next() % 3 == 0 ? nil : Double(generator.next() % 200_000)
+            let duration = Bool.random(using: &generator) ? nil : Double.random(in: 0..<200_000, using: &generator)
             let first = classifier.classify(item, duration: duration)
             let second = classifier.classify(item, duration: duration)
             #expect(first == second, "\(item.summary ?? "")")
             if let code = first.flight?.code { #expect(code.range(of: "^[A-Z0-9]{2}[1-9][0-9]{0,3}$", options: .regularExpression) != nil) }
             if let link = first.meeting?.joinURL { #expect(link.hasPrefix("https://") || link.hasPrefix("http://")) }
-        }
-    }
-
-    /// A small deterministic generator, so a failure can be replayed from its seed.
-    struct SplitMix {
-        var state: UInt64
-        init(seed: UInt64) { state = seed }
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
         }
     }
 }

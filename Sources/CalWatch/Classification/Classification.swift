@@ -47,7 +47,15 @@ public struct Evidence: Sendable, Hashable, CustomStringConvertible {
         self.text = text
     }
 
-    public var description: String { "\(effect.rawValue): \(rule) — \(property) \"\(text)\"" }
+    /// `+ flight number of British Airways: SUMMARY "BA286"`: + for the result, − against it, · a fact taken.
+    public var description: String {
+        let sign = switch effect {
+        case .flight, .meeting: "+"
+        case .notFlight: "−"
+        case .fact: "·"
+        }
+        return "\(sign) \(rule): \(property) \"\(text.prefix(120))\""
+    }
 }
 
 /// A flight's facts that are the same for every occurrence of its calendar item.
@@ -97,20 +105,18 @@ public struct MeetingFacts: Sendable, Hashable {
 
 /// The text of a calendar item that classifiers read, each field with its property name.
 public struct ClassifierInput: Sendable {
-    public var summary: String
-    public var location: String
-    public var description: String
+    public var component: CalendarComponent
     /// Seconds from start to end of an occurrence (the first one of a series); `nil` for all-day items.
     public var duration: Double?
-    public var component: CalendarComponent
 
     public init(component: CalendarComponent, duration: Double?) {
         self.component = component
-        summary = component.summary ?? ""
-        location = component.location ?? ""
-        description = component.description ?? ""
         self.duration = duration
     }
+
+    public var summary: String { component.summary ?? "" }
+    public var location: String { component.location ?? "" }
+    public var description: String { component.description ?? "" }
 }
 
 /// A classifier of calendar items: flights, meetings, and later trains, hotels or user rules.

@@ -41,7 +41,6 @@ struct TextTokens {
         static let planes: Set<Character> = ["✈", "✈️", "🛫", "🛬", "🛩", "🛩️"]
     }
 
-    let text: String
     let tokens: [Token]
 
     /// The text with its links (`https://…`, `www.…` up to the next space) blanked out: a meeting link's
@@ -58,7 +57,6 @@ struct TextTokens {
     }
 
     init(_ text: String) {
-        self.text = text
         var tokens: [Token] = []
         var index = text.startIndex
         var space = false
@@ -116,9 +114,6 @@ struct TextTokens {
 
     /// The token at `index`, or `nil` past either end.
     func at(_ index: Int) -> Token? { tokens.indices.contains(index) ? tokens[index] : nil }
-
-    /// The folded words, for keyword look-ups.
-    var foldedWords: [String] { tokens.filter { $0.kind == .word || $0.kind == .mixed }.map(\.folded) }
 }
 
 /// `Key: value` lines of a description, keys folded (`Flight number`, `Booking reference`, `Terminal`).

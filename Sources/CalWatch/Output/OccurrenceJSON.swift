@@ -14,7 +14,7 @@ public enum OccurrenceJSON {
             if let cached = fragments[id] {
                 shared = cached
             } else {
-                shared = Fragments(occurrence, classification: classifier?.classification(of: occurrence))
+                shared = Fragments(occurrence, facts: classifier?.facts(for: occurrence) ?? .event)
                 fragments[id] = shared
             }
             let leaveBy = shared.flight.flatMap { classifier?.leaveBy($0, departure: occurrence.start) }
@@ -32,12 +32,7 @@ public enum OccurrenceJSON {
     public static func write(
         _ occurrence: Occurrence, facts: PlanningFacts = .event, to writer: inout JSONLineWriter, newline: Bool = true
     ) {
-        let classification = Classification(
-            kind: facts.kind, confidence: facts.confidence ?? 0.5, flight: facts.flight, meeting: facts.meeting,
-            declined: facts.declined)
-        write(
-            occurrence, shared: Fragments(occurrence, classification: facts.confidence == nil ? nil : classification),
-            leaveBy: facts.leaveBy, to: &writer, newline: newline)
+        write(occurrence, shared: Fragments(occurrence, facts: facts), leaveBy: facts.leaveBy, to: &writer, newline: newline)
     }
 
     /// The rendered fields every occurrence of one component shares, in output order around the per-instance ones.
@@ -53,7 +48,9 @@ public enum OccurrenceJSON {
         /// `"meeting":…,"location":…` (closing the record).
         var tail: [UInt8]
 
-        init(_ occurrence: Occurrence, classification: Classification?) {
+        /// `facts` of any occurrence of the component: kind, confidence, flight and meeting are the component's
+        /// (`.event`, with no confidence, when it was not classified).
+        init(_ occurrence: Occurrence, facts: PlanningFacts) {
             var writer = JSONLineWriter(capacity: 256)
             writer.field("uid", occurrence.uid)
             head = Array(writer.bytes)
@@ -66,13 +63,13 @@ public enum OccurrenceJSON {
             writer.continueObject()
             writer.field("allDay", occurrence.allDay)
             writer.field("status", statusText(occurrence.status))
-            writer.field("kind", (classification?.kind ?? .event).rawValue)
-            writer.field("confidence", classification.map { ($0.confidence * 100).rounded() / 100 })
+            writer.field("kind", facts.kind.rawValue)
+            writer.field("confidence", facts.confidence.map { ($0 * 100).rounded() / 100 })
             classified = Array(writer.bytes)
-            flight = classification?.flight
+            flight = facts.flight
             writer.reset()
             writer.continueObject()
-            ClassificationJSON.writeMeeting(classification?.meeting, to: &writer)
+            ClassificationJSON.writeMeeting(facts.meeting, to: &writer)
             writer.field("location", occurrence.location)
             tail = Array(writer.bytes)
         }

@@ -43,15 +43,19 @@ public struct FlightClassifier: ItemClassifier {
         "sixt": "rental car", "europcar": "rental car", "alamo": "rental car", "autovermietung": "rental car",
         "taxi": "taxi", "uber": "taxi", "lyft": "taxi", "cab": "taxi", "car": "car", "drive": "car",
         "driving": "car", "road": "car", "roadtrip": "car", "autofahrt": "car", "walk": "on foot", "hike": "on foot",
-        "bike": "bicycle", "cycling": "bicycle",
-        "lesson": "flight lesson", "lessons": "flight lesson", "school": "flight lesson",
-        "training": "flight lesson", "instructor": "flight lesson", "cessna": "general aviation",
+        "bike": "bicycle", "cycling": "bicycle", "cessna": "general aviation",
         "piper": "general aviation", "glider": "general aviation", "gliding": "general aviation",
         "segelflug": "general aviation", "paragliding": "general aviation", "skydiving": "general aviation",
-        "simulator": "flight lesson", "checkride": "flight lesson", "flugstunde": "flight lesson",
-        "rundflug": "general aviation", "scenic": "general aviation", "balloon": "general aviation",
+        "checkride": "flight lesson", "flugstunde": "flight lesson", "rundflug": "general aviation",
+        "balloon": "general aviation",
         "drone": "general aviation", "helicopter": "general aviation", "arrivals": "airport pickup",
         "cargo": "cargo", "shipment": "cargo", "freight": "cargo", "parcel": "cargo", "delivery": "cargo",
+    ]
+    /// Words that veto only beside a flight word: "Flight lesson", "Scenic flight" (a "training" alone says
+    /// nothing about flying).
+    static let lessonWords: [String: String] = [
+        "lesson": "flight lesson", "lessons": "flight lesson", "school": "flight lesson", "training": "flight lesson",
+        "instructor": "flight lesson", "simulator": "flight lesson", "scenic": "general aviation",
     ]
     /// Two-word phrases that veto: `pick up`, `car hire`, `wine flight`.
     static let groundPhrases: [(String, String, String)] = [
@@ -84,11 +88,16 @@ public struct FlightClassifier: ItemClassifier {
         "points", "miles", "account", "invoice", "order", "concert", "tour", "show", "gig", "festival", "game",
         "match", "movie", "cinema", "screening", "birthday", "wedding", "release", "launch", "sale",
     ]
+    /// Currencies (and `%`): beside a number they make a price ("ab 380 EUR", "€99", "-30%").
+    static let currencies: Set<String> = [
+        "eur", "euro", "euros", "usd", "gbp", "chf", "jpy", "cad", "aud", "sek", "nok", "dkk", "pln", "czk",
+        "dollars", "dollar", "pounds", "€", "$", "£", "¥", "%",
+    ]
     /// Words after a number that make it a count or a quantity, not a flight: "Lufthansa 5 years".
     static let quantityWords: Set<String> = [
         "years", "year", "jahre", "jahr", "days", "day", "tage", "hours", "hour", "stunden", "min", "minutes",
         "pm", "am", "uhr", "people", "pax", "guests", "percent", "star", "stars", "k", "km", "kg", "times", "x",
-        "weeks", "week", "months", "month", "points", "miles",
+        "weeks", "week", "months", "month", "points", "miles", "h", "mph",
     ]
     /// Three-letter upper-case words that are also airport codes but usually mean something else; they count
     /// as airports only next to a flight word or number.
@@ -575,12 +584,9 @@ public struct FlightClassifier: ItemClassifier {
                 for (index, word) in folded.enumerated() {
                     // "ICE" is a train in capitals only ("ice cream" is not).
                     if word == "ice" && !words[index].isUpper { continue }
-                    if let what = FlightClassifier.groundWords[word] {
-                        if ["lesson", "lessons", "school", "training", "instructor", "simulator", "scenic"].contains(word),
-                            keyword == nil
-                        {
-                            continue
-                        }
+                    if let what = FlightClassifier.groundWords[word]
+                        ?? (keyword != nil ? FlightClassifier.lessonWords[word] : nil)
+                    {
                         return vetoed(what, property: property, text: String(words[index].text))
                     }
                 }
@@ -609,9 +615,7 @@ public struct FlightClassifier: ItemClassifier {
         private func priceText(_ tokens: TextTokens) -> String? {
             for index in tokens.tokens.indices {
                 let token = tokens[index]
-                let isCurrency = FlightClassifier.currencies.contains(token.folded)
-                    || ["€", "$", "£", "¥", "%"].contains(token.text)
-                guard isCurrency else { continue }
+                guard FlightClassifier.currencies.contains(token.folded) else { continue }
                 if tokens.at(index - 1)?.kind == .digits || tokens.at(index + 1)?.kind == .digits {
                     return String(token.text)
                 }
@@ -753,9 +757,14 @@ public struct FlightClassifier: ItemClassifier {
             return nil
         }
 
+        /// A labelled value's first word: "5 (arrivals)" → "5".
+        static func firstWord(of value: String) -> String {
+            value.split(whereSeparator: { $0 == " " || $0 == "," || $0 == ";" || $0 == "(" }).first.map(String.init) ?? ""
+        }
+
         /// `1`, `2E`, `B12`, `A`: a terminal or gate.
         static func shortCode(_ value: String) -> String? {
-            let first = value.split(whereSeparator: { $0 == " " || $0 == "," || $0 == ";" || $0 == "(" }).first.map(String.init) ?? ""
+            let first = firstWord(of: value)
             guard !first.isEmpty, first.count <= 4, first.allSatisfy({ $0.isLetter || $0.isNumber }),
                 first.contains(where: \.isNumber) || first.count == 1
             else { return nil }
@@ -764,7 +773,7 @@ public struct FlightClassifier: ItemClassifier {
 
         /// `14A`.
         static func seatCode(_ value: String) -> String? {
-            let first = value.split(whereSeparator: { $0 == " " || $0 == "," || $0 == ";" || $0 == "(" }).first.map(String.init) ?? ""
+            let first = firstWord(of: value)
             guard (2...4).contains(first.count), first.last?.isLetter == true,
                 first.dropLast().allSatisfy(\.isNumber)
             else { return nil }
@@ -773,16 +782,10 @@ public struct FlightClassifier: ItemClassifier {
 
         /// `ABC123`: 5 to 8 letters and digits, upper case.
         static func bookingCode(_ value: String) -> String? {
-            let first = value.split(whereSeparator: { $0 == " " || $0 == "," || $0 == ";" || $0 == "(" }).first.map(String.init) ?? ""
+            let first = firstWord(of: value)
             guard (5...8).contains(first.count), first.allSatisfy({ ($0.isLetter && $0.isUppercase) || $0.isNumber })
             else { return nil }
             return first
         }
     }
-
-    /// Currency words and signs after which a number is a price.
-    static let currencies: Set<String> = [
-        "eur", "euro", "euros", "usd", "gbp", "chf", "jpy", "cad", "aud", "sek", "nok", "dkk", "pln", "czk",
-        "dollars", "dollar", "pounds", "€", "$", "£", "%", "km", "kg", "min", "h", "mph",
-    ]
 }
