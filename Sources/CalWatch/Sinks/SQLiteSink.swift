@@ -81,9 +81,9 @@ public actor SQLiteSink: EventSink {
             """)
         insertOccurrence = try connection.prepare(
             """
-            INSERT OR IGNORE INTO occurrences (subject, version, calendar, uid, recurrence_id, kind, summary, location,
-                start, "end", flight, meeting)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, json_extract(?11, '$.flight'), json_extract(?11, '$.meeting'))
+            INSERT OR IGNORE INTO occurrences (calendar, uid, recurrence_id, kind, summary, location, start, "end",
+                flight, meeting, subject, version)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, json_extract(?9, '$.flight'), json_extract(?9, '$.meeting'), ?10, ?11)
             """)
         findOccurrence = try connection.prepare("SELECT id FROM occurrences WHERE subject = ?1 AND version = ?2")
         trimEvents = try connection.prepare("DELETE FROM event_log WHERE time < ?1")
@@ -254,31 +254,27 @@ public actor SQLiteSink: EventSink {
         }
         if let stored = occurrenceRows[key] { return stored.id }
         let subject = event.subject
-        func appendOccurrence() {
-            row.append(event.key.calendar)
-            row.append(event.key.uid)
-            row.append(event.key.recurrenceID?.description)
-            row.append(entry.facts.kind.rawValue)
-            row.append(entry.occurrence?.summary)
-            row.append(entry.occurrence?.location)
-            row.append(event.occurrenceStart)
-            row.append(event.occurrenceEnd)
-            row.appendText { writer in
-                writer.beginObject()
-                ClassificationJSON.writeFlight(
-                    entry.facts.flight, departure: event.occurrenceStart, arrival: event.occurrenceEnd,
-                    leaveBy: entry.facts.leaveBy, to: &writer)
-                ClassificationJSON.writeMeeting(entry.facts.meeting, to: &writer)
-                writer.endObject()
-            }
+        row.reset()
+        row.append(event.key.calendar)
+        row.append(event.key.uid)
+        row.append(event.key.recurrenceID?.description)
+        row.append(entry.facts.kind.rawValue)
+        row.append(entry.occurrence?.summary)
+        row.append(entry.occurrence?.location)
+        row.append(event.occurrenceStart)
+        row.append(event.occurrenceEnd)
+        row.appendText { writer in
+            writer.beginObject()
+            ClassificationJSON.writeFlight(
+                entry.facts.flight, departure: event.occurrenceStart, arrival: event.occurrenceEnd,
+                leaveBy: entry.facts.leaveBy, to: &writer)
+            ClassificationJSON.writeMeeting(entry.facts.meeting, to: &writer)
+            writer.endObject()
         }
-        row.reset()
-        appendOccurrence()
+        // The version is the hash of the columns so far; the subject follows from them.
         let version = row.contentHash
-        row.reset()
         row.append(subject)
         row.append(version)
-        appendOccurrence()
         try insertOccurrence.run(row)
         row.reset()
         row.append(subject)
