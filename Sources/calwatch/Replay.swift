@@ -8,9 +8,11 @@ extension CalwatchCommand {
         static let configuration = CommandConfiguration(
             abstract: "Run the event pipeline over a time window on a virtual clock, as fast as the machine allows.",
             discussion: """
-                Plans reminders (30, 15 and 5 minutes before each start) and live activities (from 15 minutes \
-                before until the end, updated every minute) for every occurrence, commits each event to a journal, \
-                and prints it as a CloudEvents 1.0 JSON line on standard output. A summary goes to standard error.
+                Finds flights and meetings (see `calwatch explain`), then plans reminders (30, 15 and 5 minutes \
+                before each start, or before the time to leave for a flight's airport), flightDetected 60 days \
+                ahead, and live activities (from 15 minutes before until the end, updated every minute) for every \
+                occurrence, commits each event to a journal, and prints it as a CloudEvents 1.0 JSON line on \
+                standard output. A summary goes to standard error.
 
                 With --config the replay takes its reminders, live activities, zone, calendars and sinks (JSON Lines \
                 files, SQLite, hooks) from that file; calendars named on the command line replace the configured \
