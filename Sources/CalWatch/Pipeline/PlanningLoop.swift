@@ -1,0 +1,229 @@
+/// The planner driven over time for a changing set of occurrences: what `replay` runs on a virtual clock and
+/// `watch` on the real one.
+///
+/// Each occurrence waits, unplanned, until its earliest possible event (`Planner.earliestEvent`); then it is
+/// admitted into a slot and planned only at the instants it asks for (the `Agenda`), so the cost follows the
+/// number of events, not the number of occurrences times the number of minutes. Occurrences come in groups named
+/// by an origin (a file); replacing a group plans what changed at once: new reminders for a moved meeting, an end
+/// for the live activity of one that was deleted or cancelled, a new `flightDetected` for a flight whose time
+/// changed. The loop applies what it plans to its `PlannerState`; committing the events is the caller's part.
+public struct PlanningLoop {
+    /// A planned event with the occurrence and facts it was planned from (taken from its `Planner.Subject`, so
+    /// nothing is classified again per event); `nil` and `.event` for an occurrence that is gone.
+    public struct Emitted: Sendable {
+        public var event: PlannedEvent
+        public var occurrence: Occurrence?
+        public var facts: PlanningFacts
+    }
+
+    /// A group of occurrences replaced together.
+    public typealias Origin = Int32
+
+    public let configuration: PlannerConfiguration
+    private let facts: (Occurrence) -> PlanningFacts
+    /// What has been emitted, as planning sees it.
+    public private(set) var state: PlannerState
+
+    /// An admitted occurrence, in a slot the agenda refers to.
+    private struct Slot {
+        var subject: Planner.Subject
+        var wake: Instant?
+        var origin: Origin
+    }
+    private var slots: [Slot?] = []
+    private var freeSlots: [Int] = []
+    private var slotOf: [OccurrenceKey: Int] = [:]
+    private var agenda = Agenda()
+    private var waiting = WaitingQueue()
+    /// Bumped when an origin is replaced, so its occurrences still waiting are skipped when they come up.
+    private var generations: [Origin: Int32] = [:]
+    /// The events of the current step, in the order planned.
+    private var step: [Emitted] = []
+
+    /// A loop that continues from `state` (rebuilt from the journal).
+    public init(
+        configuration: PlannerConfiguration, facts: @escaping (Occurrence) -> PlanningFacts, state: PlannerState
+    ) {
+        self.configuration = configuration
+        self.facts = facts
+        self.state = state
+    }
+
+    /// The next instant at which something is due or an occurrence is admitted (`nil`: nothing ever will be).
+    public var nextInstant: Instant? {
+        switch (agenda.next, waiting.next?.earliest) {
+        case (let a?, let b?): min(a, b)
+        case (let a?, nil): a
+        case (nil, let b?): b
+        case (nil, nil): nil
+        }
+    }
+
+    /// Occurrences admitted and being planned.
+    public var admittedCount: Int { slotOf.count }
+
+    /// Adds occurrences under `origin`. Those whose earliest event has come, or whose live activity is running,
+    /// are planned at `now` at once (their events come with the next `step`); the rest wait.
+    public mutating func add(_ occurrences: [Occurrence], origin: Origin = 0, now: Instant) {
+        let generation = generations[origin, default: 0]
+        var later: [WaitingQueue.Entry] = []
+        for occurrence in occurrences {
+            let earliest = Planner.earliestEvent(of: occurrence, facts: facts(occurrence), configuration: configuration)
+            if earliest <= now || state.active[OccurrenceKey(occurrence)] != nil {
+                plan(admit(occurrence, origin: origin), at: now)
+            } else {
+                later.append(.init(earliest: earliest, occurrence: occurrence, origin: origin, generation: generation))
+            }
+        }
+        waiting.add(later)
+    }
+
+    /// Forgets every occurrence added under `origin` (those another origin has replaced since stay). A running
+    /// live activity whose occurrence does not come back ends at the next `endRemovedActivities`.
+    public mutating func remove(origin: Origin) {
+        generations[origin, default: 0] &+= 1
+        for index in slots.indices where slots[index]?.origin == origin {
+            slotOf[slots[index]!.subject.key] = nil
+            slots[index] = nil
+            freeSlots.append(index)
+        }
+    }
+
+    /// Ends, with reason `removed`, every running live activity whose occurrence is no longer admitted: call it
+    /// after a set of changes (a file renamed is removed and added in one set, and its activities go on).
+    public mutating func endRemovedActivities(at now: Instant) {
+        guard state.active.count > 0 else { return }
+        for event in Planner.removedActivities(state: state, present: { slotOf[$0] != nil }, now: now) {
+            state.apply(event)
+            step.append(Emitted(event: event, occurrence: nil, facts: .event))
+        }
+    }
+
+    /// Plans everything due at `now`: occurrences whose earliest event has come are admitted, those whose wake has
+    /// come are planned. Returns the events of this step and of any `add` since the last one, in emission order.
+    public mutating func step(at now: Instant) -> [Emitted] {
+        while let next = waiting.next, next.earliest <= now {
+            let entry = waiting.pop()
+            guard generations[entry.origin, default: 0] == entry.generation else { continue }
+            plan(admit(entry.occurrence, origin: entry.origin), at: now)
+        }
+        while let next = agenda.next, next <= now {
+            let (instant, index) = agenda.pop()!
+            if slots[index]?.wake == instant { plan(index, at: now) }
+        }
+        step.sort { Planner.emittedBefore($0.event, $1.event) }
+        defer { step.removeAll(keepingCapacity: true) }
+        return step
+    }
+
+    /// Drops the ids of events that expired before `instant` (see `PlannerState.forget`).
+    public mutating func forget(expiredBefore instant: Instant) {
+        state.forget(expiredBefore: instant)
+    }
+
+    private mutating func admit(_ occurrence: Occurrence, origin: Origin) -> Int {
+        let subject = Planner.Subject(occurrence, facts: facts(occurrence), configuration: configuration)
+        if let index = slotOf[subject.key] {
+            slots[index]!.subject = subject
+            slots[index]!.origin = origin
+            return index
+        }
+        let index = freeSlots.popLast() ?? slots.count
+        if index == slots.count { slots.append(nil) }
+        slots[index] = Slot(subject: subject, wake: nil, origin: origin)
+        slotOf[subject.key] = index
+        return index
+    }
+
+    /// Plans one occurrence until nothing more is due at `now` (a start can make an update due at once), then files
+    /// its next wake, or lets it go when nothing more will happen to it.
+    private mutating func plan(_ index: Int, at now: Instant) {
+        guard let subject = slots[index]?.subject else { return }
+        var wake: Instant?
+        var due: [PlannedEvent] = []
+        repeat {
+            due.removeAll(keepingCapacity: true)
+            wake = Planner.plan(subject, state: state, configuration: configuration, now: now, into: &due)
+            for event in due {
+                state.apply(event)
+                step.append(Emitted(event: event, occurrence: subject.occurrence, facts: subject.facts))
+            }
+        } while !due.isEmpty
+        slots[index]!.wake = wake
+        if let wake {
+            agenda.push(wake, slot: index)
+        } else if state.active[subject.key] == nil {
+            slots[index] = nil
+            slotOf[subject.key] = nil
+            freeSlots.append(index)
+        }
+    }
+}
+
+/// Occurrences not yet admitted, by earliest event: a sorted run (a replay's whole input, sorted once) and a heap
+/// for what comes later (a daemon's changed files), popped in one order.
+private struct WaitingQueue {
+    struct Entry {
+        var earliest: Instant
+        var occurrence: Occurrence
+        var origin: PlanningLoop.Origin
+        var generation: Int32
+    }
+    private var run: [Entry] = []
+    private var runIndex = 0
+    private var heap: [Entry] = []
+
+    var next: Entry? {
+        let fromRun = runIndex < run.count ? run[runIndex] : nil
+        guard let top = heap.first else { return fromRun }
+        guard let fromRun else { return top }
+        return fromRun.earliest <= top.earliest ? fromRun : top
+    }
+
+    mutating func add(_ entries: [Entry]) {
+        guard !entries.isEmpty else { return }
+        if runIndex >= run.count && heap.isEmpty {
+            run = entries.sorted { $0.earliest < $1.earliest }
+            runIndex = 0
+            return
+        }
+        for entry in entries { push(entry) }
+    }
+
+    mutating func pop() -> Entry {
+        let top = next!
+        if runIndex < run.count && (heap.isEmpty || run[runIndex].earliest <= heap[0].earliest) {
+            runIndex += 1
+            if runIndex == run.count {
+                run = []
+                runIndex = 0
+            }
+            return top
+        }
+        heap.swapAt(0, heap.count - 1)
+        heap.removeLast()
+        var parent = 0
+        while true {
+            let left = 2 * parent + 1
+            let right = left + 1
+            var first = parent
+            if left < heap.count && heap[left].earliest < heap[first].earliest { first = left }
+            if right < heap.count && heap[right].earliest < heap[first].earliest { first = right }
+            guard first != parent else { break }
+            heap.swapAt(parent, first)
+            parent = first
+        }
+        return top
+    }
+
+    private mutating func push(_ entry: Entry) {
+        heap.append(entry)
+        var child = heap.count - 1
+        while child > 0 {
+            let parent = (child - 1) / 2
+            guard heap[child].earliest < heap[parent].earliest else { break }
+            heap.swapAt(child, parent)
+            child = parent
+        }
+    }
+}
