@@ -41,6 +41,13 @@ public final class Classifier: Sendable {
         return result
     }
 
+    /// Forgets the results for items no longer read (a daemon re-reads changed files and makes new items).
+    public func forget(_ sources: some Sequence<OccurrenceSource>) {
+        cache.withLock { cache in
+            for source in sources { cache[ObjectIdentifier(source)] = nil }
+        }
+    }
+
     /// What planning and the sinks need about one occurrence.
     public func facts(for occurrence: Occurrence) -> PlanningFacts {
         let classification = classification(of: occurrence)

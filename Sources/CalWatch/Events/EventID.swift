@@ -33,6 +33,11 @@ public struct EventID: Hashable, Sendable, Comparable, CustomStringConvertible {
             }
         }
 
+        /// Adds raw bytes (a file's content).
+        mutating func feed(bytes: [UInt8]) {
+            for byte in bytes { feed(byte: byte) }
+        }
+
         var id: EventID { EventID(high: first, low: second) }
     }
 

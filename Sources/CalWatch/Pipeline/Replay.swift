@@ -96,7 +96,7 @@ public final class Replay {
                 pending += step
             }
             if pending.count >= options.batchSize {
-                try await Self.commit(pending, journal: journal, bus: bus, recorded: recordedTime())
+                try await bus.publish(pending, committingTo: journal, recorded: recordedTime())
                 pending.removeAll(keepingCapacity: true)
                 if shouldStop() || bus.allSinksClosed {
                     summary.stopped = true
@@ -115,24 +115,7 @@ public final class Replay {
             guard let next = loop.nextInstant else { break }
             now = next
         }
-        try await Self.commit(pending, journal: journal, bus: bus, recorded: recordedTime())
-    }
-
-    /// Journals events, then hands what was committed to the bus: sinks only ever see committed events.
-    static func commit(
-        _ pending: [PlanningLoop.Emitted], journal: JournalStore, bus: EventBus, recorded: Instant
-    ) async throws {
-        guard !pending.isEmpty else { return }
-        let committed = try journal.append(pending.map(\.event), recorded: recorded)
-        var index = 0
-        let entries = committed.map { sequence, event in
-            // Committed events come in the order given, some perhaps skipped as already journaled.
-            while pending[index].event.id != event.id { index += 1 }
-            return JournalStore.Entry(
-                sequence: sequence, event: event, occurrence: pending[index].occurrence, facts: pending[index].facts,
-                recorded: recorded)
-        }
-        await bus.publish(entries)
+        try await bus.publish(pending, committingTo: journal, recorded: recordedTime())
     }
 
     /// The replay's occurrences, and an index by key for joining an event to its occurrence again when a sink reads

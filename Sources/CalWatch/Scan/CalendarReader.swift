@@ -35,6 +35,12 @@ public enum CalendarReader {
                 CalendarProblem(severity: .error, path: source.path, message: "cannot read the file (\(error))"))
             return result
         }
+        return read(source, bytes: bytes)
+    }
+
+    /// Reads a source's bytes, already in hand.
+    public static func read(_ source: CalendarSource, bytes: [UInt8]) -> Result {
+        var result = Result()
         switch source.format {
         case .iCalendar:
             readICalendar(bytes, origin: source.path, source: source, into: &result)

@@ -102,13 +102,23 @@ public struct CalendarScan: Sendable {
         let read = CalendarReader.read(source, standardInput: { input })
         if read.failed { failed += 1 }
         problems += read.problems
-        for calendar in read.calendars {
+        problems += Self.expand(read.calendars, of: source, options: options, into: &occurrences)
+    }
+
+    /// Expands the calendars read from one source; returns the problems found, with file and line.
+    public static func expand(
+        _ calendars: [CalendarReader.ReadCalendar], of source: CalendarSource, options: ExpansionOptions,
+        into occurrences: inout [Occurrence]
+    ) -> [CalendarProblem] {
+        var problems: [CalendarProblem] = []
+        for calendar in calendars {
             let expansionProblems = OccurrenceExpander.expand(
                 calendar.calendar, calendarName: calendar.name, options: options, into: &occurrences)
             if !expansionProblems.isEmpty {
-                problems += Self.locate(expansionProblems, origin: calendar.origin, source: source)
+                problems += locate(expansionProblems, origin: calendar.origin, source: source)
             }
         }
+        return problems
     }
 
     /// Start, then uid, then calendar, then end, then recurrence id: a total order, so output is reproducible.

@@ -16,18 +16,29 @@ public enum SourceDiscovery {
 
     /// The sources under each path, in a stable order, and the paths that could not be used.
     public static func sources(for paths: [String]) -> (sources: [CalendarSource], failures: [Failure]) {
+        let found = survey(paths)
+        return (found.sources, found.failures)
+    }
+
+    /// The sources under each path, the paths that could not be used, and every directory that was searched:
+    /// the collections and roots a watcher must follow (for a file, the folder holding it, since editors and
+    /// sync tools replace a file by renaming another over it).
+    public static func survey(_ paths: [String]) -> (
+        sources: [CalendarSource], failures: [Failure], directories: [String]
+    ) {
         var sources: [CalendarSource] = []
         var failures: [Failure] = []
+        var directories: [String] = []
         for path in paths {
             do {
-                sources += try discover(path)
+                sources += try discover(path, directories: &directories)
             } catch let failure as Failure {
                 failures.append(failure)
             } catch {
                 failures.append(Failure(path: path, reason: "\(error)"))
             }
         }
-        return (sources, failures)
+        return (sources, failures, directories)
     }
 
     /// The directories among `paths` under which no source was found (said once, so an empty scan is explained).
@@ -44,6 +55,39 @@ public enum SourceDiscovery {
 
     /// The sources under one path.
     public static func discover(_ path: String) throws -> [CalendarSource] {
+        var directories: [String] = []
+        return try discover(path, directories: &directories)
+    }
+
+    /// The source a file under one of `roots` is, if it is one: a vdir or Radicale item in a folder that is not
+    /// hidden, or a root itself. How a watcher tells an item from a temporary file without listing its folder.
+    public static func item(at path: String, under roots: [String]) -> CalendarSource? {
+        for root in roots {
+            if path == root { return try? discover(path).first }
+            let prefix = root.hasSuffix("/") ? root : root + "/"
+            guard path.hasPrefix(prefix) else { continue }
+            let parts = path.dropFirst(prefix.count).split(separator: "/")
+            guard parts.count <= 9, !parts.contains(where: { $0.hasPrefix(".") }), let name = parts.last else {
+                return nil
+            }
+            let directory = (path as NSString).deletingLastPathComponent
+            let isRadicale = FileManager.default.fileExists(atPath: directory + "/.Radicale.props")
+            guard name.lowercased().hasSuffix(".ics") || (isRadicale && name != "displayname" && name != "color")
+            else { return nil }
+            let metadata = isRadicale ? radicaleMetadata(directory) : vdirMetadata(directory)
+            return CalendarSource(
+                path: path, format: .iCalendar, collectionName: metadata.name, collectionColor: metadata.color,
+                fallbackName: (directory as NSString).lastPathComponent)
+        }
+        return nil
+    }
+
+    /// Files whose change renames or recolours a whole collection.
+    public static func isCollectionMetadata(_ name: some StringProtocol) -> Bool {
+        name == "displayname" || name == "color" || name == ".Radicale.props"
+    }
+
+    private static func discover(_ path: String, directories: inout [String]) throws -> [CalendarSource] {
         if path == "-" { return [CalendarSource(path: "-", format: .iCalendar, fallbackName: "stdin")] }
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
@@ -53,6 +97,7 @@ public enum SourceDiscovery {
                     + "folder, a CalDAV .xml export, or - for standard input")
         }
         if !isDirectory.boolValue {
+            directories.append((path as NSString).deletingLastPathComponent)
             let name = (path as NSString).lastPathComponent
             let isXML = name.lowercased().hasSuffix(".xml")
             return [
@@ -62,12 +107,15 @@ public enum SourceDiscovery {
             ]
         }
         var result: [CalendarSource] = []
-        try collect(directory: path, depth: 0, into: &result)
+        try collect(directory: path, depth: 0, into: &result, directories: &directories)
         return result
     }
 
     /// A directory with `.Radicale.props` or items is a collection; otherwise its subdirectories are searched.
-    private static func collect(directory: String, depth: Int, into result: inout [CalendarSource]) throws {
+    private static func collect(
+        directory: String, depth: Int, into result: inout [CalendarSource], directories: inout [String]
+    ) throws {
+        directories.append(directory)
         let entries: [String]
         do {
             entries = try FileManager.default.contentsOfDirectory(atPath: directory).sorted()
@@ -95,7 +143,7 @@ public enum SourceDiscovery {
         // vdir roots hold collections one level down; deeper nesting is allowed but bounded.
         guard depth < 8 else { return }
         for subdirectory in subdirectories {
-            try collect(directory: subdirectory, depth: depth + 1, into: &result)
+            try collect(directory: subdirectory, depth: depth + 1, into: &result, directories: &directories)
         }
     }
 

@@ -21,6 +21,13 @@ public enum TimeZoneDatabase {
             let name = tz.hasPrefix(":") ? String(tz.dropFirst()) : tz
             if rules(named: name) != nil { return name }
         }
+        // Read afresh: Foundation keeps the zone it found first, and a daemon must see the system's zone change.
+        if let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/etc/localtime"),
+            let range = target.range(of: "zoneinfo/")
+        {
+            let name = String(target[range.upperBound...])
+            if rules(named: name) != nil { return name }
+        }
         return TimeZone.current.identifier
     }
 

@@ -1,0 +1,124 @@
+import ArgumentParser
+import CalWatch
+import Foundation
+import Logging
+import ServiceLifecycle
+import UnixSignals
+
+extension CalwatchCommand {
+    /// `calwatch watch`: the daemon.
+    struct Watch: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Follow the calendars and emit reminders, flights and live activities as they come due.",
+            discussion: """
+                Reads every configured calendar (or the paths given), then follows them with inotify: a file \
+                written, renamed into place, hard-linked or deleted (the way vdirsyncer, khal and Radicale write) \
+                is read again within a fraction of a second, and only that file. A new meeting gets its reminders, \
+                a moved one gets new ones and none of the old, a deleted or cancelled one ends its live activity \
+                (reason removed or cancelled), a flight whose time changes is detected again. Events are committed \
+                to the journal (`state:`) and then handed to the configured sinks.
+
+                A file caught half-written is given two seconds to settle; one that stays broken is reported once \
+                and the version read before stays in effect until it is repaired. Every folder is looked at again \
+                on a new folder, when inotify loses events, and every --rescan-every as a safety net.
+
+                Time: calwatch sleeps until the next event in chunks of at most a minute on a clock that counts \
+                suspended time, re-plans at once when the wall clock is set, and follows a change of the system \
+                zone. After a suspend or a restart a missed reminder whose anchor has not passed comes once, \
+                marked late (several missed offsets collapse into the latest); a live activity still running is \
+                started.
+
+                Signals: SIGTERM and SIGINT stop it gracefully (sinks finish what was committed, hooks in flight get \
+                their timeout); SIGHUP reads the configuration again, and keeps the one in use when the new one has \
+                problems. Logs go to standard error.
+
+                Exit status: 0 stopped by a signal; 64 usage or configuration error; 74 the journal or a sink \
+                cannot be opened.
+
+                Examples:
+                  calwatch watch                                   # ~/.config/calwatch/config.yml, else ~/.calendars
+                  calwatch watch --config config.yml --log-level debug
+                  calwatch watch ~/.calendars --tz Europe/Berlin --state /tmp/journal.db
+                  systemctl --user start calwatch                  # samples/calwatch.service
+                """
+        )
+
+        @OptionGroup var calendars: CalendarOptions
+        @OptionGroup var settings: ConfigurationOptions
+
+        @Option(help: "The journal (default: the configuration's state, ~/.local/state/calwatch/journal.db).")
+        var state: String?
+
+        @Option(
+            help: ArgumentHelp(
+                "How much to log on standard error: trace, debug, info (each change and wake), notice, warning, error.",
+                valueName: "level"))
+        var logLevel: String = "info"
+
+        @Option(help: ArgumentHelp("How often every folder is looked at again (safety net).", valueName: "duration"))
+        var rescanEvery: String = "10m"
+
+        @Option(help: ArgumentHelp("Quiet time after a file's last change before it is read.", valueName: "ms"))
+        var debounceMs: Int = 100
+
+        func validate() throws {
+            guard Logger.Level(rawValue: logLevel) != nil else {
+                throw ValidationError(
+                    "--log-level '\(logLevel)' is not one of trace, debug, info, notice, warning, error, critical.")
+            }
+            guard let seconds = DurationText.seconds(rescanEvery), seconds > 0 else {
+                throw ValidationError("--rescan-every '\(rescanEvery)' is not a duration; write it like 10m or 1h.")
+            }
+            guard (0...10_000).contains(debounceMs) else {
+                throw ValidationError("--debounce-ms must be between 0 and 10000.")
+            }
+            _ = try calendars.zone()
+        }
+
+        func run() async throws {
+            let level = Logger.Level(rawValue: logLevel)!
+            LoggingSystem.bootstrap { label in
+                var handler = StreamLogHandler.standardError(label: label)
+                handler.logLevel = level
+                return handler
+            }
+            let logger = Logger(label: "calwatch")
+            // Read once here, so that a configuration with problems is a usage error before anything starts.
+            let initial = try settings.loadOrExit(calendars: calendars, useDefaultFile: true)
+            let settings = settings
+            let calendars = calendars
+            let state = state
+            // Only a watch without a configured zone follows the system's.
+            let followsSystemZone = initial.timeZone == nil
+            let setup: WatchService.Setup = { now in
+                let configuration = try settings.load(calendars: calendars, useDefaultFile: true)
+                let zone = try CommandSupport.zone(configuration.timeZone)
+                let journal = try JournalStore(path: state ?? configuration.statePath)
+                let sinks = try configuration.sinks.map { sink in
+                    try sink.open(now: { CommandSupport.now }, log: { logger.warning("\($0)") })
+                }
+                return try CalendarWatch(
+                    configuration: configuration, zone: zone, journal: journal, sinks: sinks, now: now,
+                    recordedTime: { CommandSupport.now }, problem: { logger.warning("\($0)") })
+            }
+            var options = WatchService.Options()
+            options.rescanEvery = .seconds(DurationText.seconds(rescanEvery)!)
+            options.debounce = .milliseconds(debounceMs)
+            let service = WatchService(
+                setup: setup, options: options, logger: logger,
+                systemZone: {
+                    followsSystemZone ? TimeZoneDatabase.rules(named: TimeZoneDatabase.systemZoneName) : nil
+                })
+            let group = ServiceGroup(
+                configuration: .init(
+                    services: [.init(service: service)], gracefulShutdownSignals: [.sigterm, .sigint],
+                    logger: logger))
+            do {
+                try await group.run()
+            } catch {
+                logger.critical("\(error)")
+                throw ExitCode(74)
+            }
+        }
+    }
+}
