@@ -54,7 +54,6 @@ public final class DirectoryWatcher: Sendable {
 
     deinit {
         thread.stop()
-        close(descriptor)
     }
 
     /// Follows exactly these folders: watches are added for new ones and dropped for those no longer listed.
@@ -170,8 +169,9 @@ public final class WallClockChanges: Sendable {
         guard descriptor >= 0 else { throw WatchError(operation: "timerfd_create", code: errno) }
         self.descriptor = descriptor
         guard Self.arm(descriptor) else {
+            let code = errno
             close(descriptor)
-            throw WatchError(operation: "timerfd_settime", code: errno)
+            throw WatchError(operation: "timerfd_settime", code: code)
         }
         thread = try PollThread(descriptor: descriptor, name: "calwatch-clock") {
             var expirations: UInt64 = 0
@@ -184,7 +184,6 @@ public final class WallClockChanges: Sendable {
 
     deinit {
         thread.stop()
-        close(descriptor)
     }
 
     /// Arms the timer at the far future, so it only ever wakes when cancelled by a clock change.
@@ -203,13 +202,20 @@ public struct WatchError: Error, CustomStringConvertible {
 }
 
 /// A thread blocked in `poll` on one descriptor and a stop pipe: calls `readable` each time the descriptor has data.
+///
+/// The thread owns the descriptor and closes it when it stops: closed by another thread while still being read,
+/// its number could be reused by a new watcher whose events this thread would then take.
 final class PollThread: Sendable {
     private let stopWrite: Int32
     private let stopRead: Int32
 
     init(descriptor: Int32, name: String, readable: @escaping @Sendable () -> Void) throws {
         var ends: [Int32] = [0, 0]
-        guard pipe(&ends) == 0 else { throw WatchError(operation: "pipe", code: errno) }
+        guard pipe(&ends) == 0 else {
+            let code = errno
+            close(descriptor)
+            throw WatchError(operation: "pipe", code: code)
+        }
         for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
         stopRead = ends[0]
         stopWrite = ends[1]
@@ -226,6 +232,7 @@ final class PollThread: Sendable {
                 if descriptors[0].revents != 0 { readable() }
             }
             close(stop)
+            close(descriptor)
         }
         thread.name = name
         thread.start()

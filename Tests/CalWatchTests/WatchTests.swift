@@ -1,0 +1,323 @@
+import Foundation
+import Testing
+
+@testable import CalWatch
+
+/// The daemon's pipeline on real folders written the way vdirsyncer, khal and Radicale write, with real inotify
+/// notices and real SQLite journals, on a manual clock: each step says at which instant it happens.
+@Suite struct WatchTests {
+    /// A calendar folder, its journal, a watcher on it and a daemon pipeline over it.
+    final class Bench {
+        let root: String
+        let journalPath: String
+        let sink = ReplayTests.CollectingSink()
+        let watcher: DirectoryWatcher
+        var watch: CalendarWatch!
+        var configuration: Configuration
+        var options = CalendarWatch.Options()
+
+        init(collections: [String] = ["work"]) throws {
+            root = NSTemporaryDirectory() + "calwatch-watch-\(UUID().uuidString)"
+            for collection in collections {
+                try FileManager.default.createDirectory(atPath: root + "/" + collection, withIntermediateDirectories: true)
+            }
+            journalPath = root + ".journal.db"
+            configuration = Configuration(home: root)
+            configuration.calendars = [root]
+            configuration.timeZone = "UTC"
+            watcher = try DirectoryWatcher {}
+        }
+
+        deinit {
+            try? FileManager.default.removeItem(atPath: root)
+            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: journalPath + suffix) }
+        }
+
+        /// Starts (or restarts, on the same journal) the pipeline at `now`.
+        @discardableResult
+        func start(at now: String) async throws -> CalendarWatch.Report {
+            watch = try CalendarWatch(
+                configuration: configuration, zone: .utc, journal: JournalStore(path: journalPath), sinks: [sink],
+                now: utc(now), options: options, recordedTime: { utc(now) }, problem: { _ in })
+            let report = try await watch.start(at: utc(now))
+            watcher.follow(watch.files.directories)
+            return report
+        }
+
+        /// Waits (in real time: the kernel's) for inotify to tell of what was just done, then hands it over.
+        @discardableResult
+        func changes(at now: String, expecting paths: Set<String> = [], rescan: Bool = false) async throws
+            -> CalendarWatch.Report
+        {
+            var notices = DirectoryWatcher.Notices()
+            // Generous: other suites share the machine. Taken once more after the deadline, since this task may
+            // not have run at all while it passed.
+            let deadline = Date().addingTimeInterval(20)
+            let wanted = Set(paths.map { root + "/" + $0 })
+            while true {
+                let taken = watcher.take()
+                notices.files.formUnion(taken.files)
+                notices.rescan = notices.rescan || taken.rescan
+                if wanted.isSubset(of: notices.files) && (!rescan || notices.rescan) && !notices.isEmpty { break }
+                if Date() >= deadline { break }
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            #expect(wanted.isSubset(of: notices.files), "inotify told of \(notices.files.sorted())")
+            if rescan { #expect(notices.rescan) }
+            let report = try await watch.filesChanged(notices, at: utc(now))
+            if notices.rescan { watcher.follow(watch.files.directories) }
+            return report
+        }
+
+        func advance(to now: String) async throws -> CalendarWatch.Report { try await watch.advance(to: utc(now)) }
+
+        /// What the sink received: `type @time` lines, with the end reason or reminder offset.
+        func received() async -> [String] {
+            _ = await watch.finish()
+            let events = await sink.events
+            // The bus is finished: a new one for the rest of the test, continuing on the same journal.
+            return events.map(Self.describe)
+        }
+
+        static func describe(_ event: PlannedEvent) -> String {
+            var text = "\(event.type.rawValue) \(event.time)"
+            if let reminder = event.reminder {
+                text += " \(reminder.secondsBefore / 60)m"
+                if reminder.late { text += " late" }
+            }
+            if let reason = event.liveActivity?.endReason { text += " \(reason.rawValue)" }
+            return text
+        }
+
+        // MARK: Writing the way producers write
+
+        /// vdirsyncer and khal: a temporary `item.icsXXXXXXXX` beside the item, then renamed over it.
+        func writeRenamed(_ path: String, _ text: String) throws {
+            let temporary = root + "/" + path + String(UUID().uuidString.prefix(8))
+            try text.write(toFile: temporary, atomically: false, encoding: .utf8)
+            #expect(rename(temporary, root + "/" + path) == 0)
+        }
+
+        /// vdirsyncer creating an item it must not overwrite: hard link, then the temporary removed.
+        func writeLinked(_ path: String, _ text: String) throws {
+            let temporary = root + "/" + path + String(UUID().uuidString.prefix(8))
+            try text.write(toFile: temporary, atomically: false, encoding: .utf8)
+            #expect(link(temporary, root + "/" + path) == 0)
+            #expect(unlink(temporary) == 0)
+        }
+
+        /// An editor writing in place.
+        func writeInPlace(_ path: String, _ text: String) throws {
+            try text.write(toFile: root + "/" + path, atomically: false, encoding: .utf8)
+        }
+
+        func delete(_ path: String) throws { try FileManager.default.removeItem(atPath: root + "/" + path) }
+    }
+
+    static func event(
+        uid: String, start: String, end: String, summary: String = "Design review", status: String? = nil,
+        location: String? = nil
+    ) -> String {
+        var lines = [
+            "BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:-//calwatch tests//EN", "BEGIN:VEVENT", "UID:\(uid)",
+            "DTSTAMP:20270101T000000Z", "DTSTART:\(start)", "DTEND:\(end)", "SUMMARY:\(summary)",
+        ]
+        if let status { lines.append("STATUS:\(status)") }
+        if let location { lines.append("LOCATION:\(location)") }
+        lines += ["END:VEVENT", "END:VCALENDAR"]
+        return lines.joined(separator: "\r\n") + "\r\n"
+    }
+
+    @Test func anItemRenamedIntoPlaceGetsItsRemindersAndAMoveReplacesThem() async throws {
+        let bench = try Bench()
+        try await bench.start(at: "2027-03-01T08:00:00Z")
+        try bench.writeRenamed("work/review.ics", Self.event(uid: "r1", start: "20270301T100000Z", end: "20270301T110000Z"))
+        let created = try await bench.changes(at: "2027-03-01T08:00:01Z", expecting: ["work/review.ics"])
+        #expect(created.parsed == 1 && created.changed == 1 && created.total == 0)
+        try await bench.advance(to: "2027-03-01T09:30:00Z")
+
+        // Moved to 11:00 after its first reminder: new reminders, none of the old.
+        try bench.writeRenamed("work/review.ics", Self.event(uid: "r1", start: "20270301T110000Z", end: "20270301T120000Z"))
+        try await bench.changes(at: "2027-03-01T09:31:00Z", expecting: ["work/review.ics"])
+        for instant in ["09:45", "09:55", "10:30", "10:45", "10:55"] {
+            try await bench.advance(to: "2027-03-01T\(instant):00Z")
+        }
+        let received = await bench.received().filter { !$0.hasPrefix("liveActivityUpdate") }
+        #expect(
+            received == [
+                "reminderDue 2027-03-01T09:30:00Z 30m", "reminderDue 2027-03-01T10:30:00Z 30m",
+                "liveActivityStart 2027-03-01T10:45:00Z", "reminderDue 2027-03-01T10:45:00Z 15m",
+                "reminderDue 2027-03-01T10:55:00Z 5m",
+            ])
+    }
+
+    @Test func deletedAndCancelledItemsEndTheirLiveActivities() async throws {
+        let bench = try Bench()
+        bench.configuration.planner.reminderOffsets = []
+        try bench.writeLinked("work/a.ics", Self.event(uid: "a", start: "20270301T100000Z", end: "20270301T110000Z"))
+        try bench.writeInPlace("work/b.ics", Self.event(uid: "b", start: "20270301T100000Z", end: "20270301T110000Z"))
+        try await bench.start(at: "2027-03-01T09:50:00Z")
+        try bench.delete("work/a.ics")
+        try await bench.changes(at: "2027-03-01T10:05:00Z", expecting: ["work/a.ics"])
+        try bench.writeInPlace(
+            "work/b.ics",
+            Self.event(uid: "b", start: "20270301T100000Z", end: "20270301T110000Z", status: "CANCELLED"))
+        try await bench.changes(at: "2027-03-01T10:06:00Z", expecting: ["work/b.ics"])
+        try await bench.advance(to: "2027-03-01T11:00:00Z")
+        let received = await bench.received().filter { !$0.hasPrefix("liveActivityUpdate") }
+        #expect(
+            received == [
+                "liveActivityStart 2027-03-01T09:45:00Z", "liveActivityStart 2027-03-01T09:45:00Z",
+                "liveActivityEnd 2027-03-01T10:05:00Z removed", "liveActivityEnd 2027-03-01T10:06:00Z cancelled",
+            ])
+    }
+
+    @Test func aFlightWhoseTimeChangesIsDetectedAgain() async throws {
+        let bench = try Bench(collections: ["travel"])
+        try bench.writeRenamed(
+            "travel/flight.ics",
+            Self.event(uid: "f", start: "20270310T080000Z", end: "20270310T100000Z", summary: "Flight BA 987 BER → LHR"))
+        let first = try await bench.start(at: "2027-03-01T08:00:00Z")
+        #expect(first.events[.flightDetected] == 1)
+        try bench.writeRenamed(
+            "travel/flight.ics",
+            Self.event(uid: "f", start: "20270310T090000Z", end: "20270310T110000Z", summary: "Flight BA 987 BER → LHR"))
+        let moved = try await bench.changes(at: "2027-03-02T08:00:00Z", expecting: ["travel/flight.ics"])
+        #expect(moved.events[.flightDetected] == 1)
+        // The same content written again is not parsed, and detects nothing.
+        try bench.writeRenamed(
+            "travel/flight.ics",
+            Self.event(uid: "f", start: "20270310T090000Z", end: "20270310T110000Z", summary: "Flight BA 987 BER → LHR"))
+        let same = try await bench.changes(at: "2027-03-02T08:01:00Z", expecting: ["travel/flight.ics"])
+        #expect(same.parsed == 0 && same.total == 0)
+    }
+
+    @Test func aHalfWrittenFileIsNotUsedUntilItSettlesOrCompletes() async throws {
+        let bench = try Bench()
+        try await bench.start(at: "2027-03-01T08:00:00Z")
+        let whole = Self.event(uid: "h", start: "20270301T090000Z", end: "20270301T100000Z")
+        // Half of it, written in place: the writer has not closed it yet.
+        try bench.writeInPlace("work/half.ics", String(whole.prefix(whole.count / 2)))
+        let half = try await bench.changes(at: "2027-03-01T08:00:01Z", expecting: ["work/half.ics"])
+        #expect(half.unsettled == [bench.root + "/work/half.ics"] && half.changed == 0 && half.problems.isEmpty)
+        try bench.writeInPlace("work/half.ics", whole)
+        let complete = try await bench.changes(at: "2027-03-01T08:00:02Z", expecting: ["work/half.ics"])
+        #expect(complete.changed == 1 && complete.unsettled.isEmpty && complete.problems.isEmpty)
+        try await bench.advance(to: "2027-03-01T08:30:00Z")
+        #expect(await bench.received() == ["reminderDue 2027-03-01T08:30:00Z 30m"])
+    }
+
+    @Test func garbageKeepsTheLastGoodVersionReportedOnceUntilRepaired() async throws {
+        let bench = try Bench()
+        try bench.writeRenamed("work/g.ics", Self.event(uid: "g", start: "20270301T100000Z", end: "20270301T110000Z"))
+        try await bench.start(at: "2027-03-01T08:00:00Z")
+        try bench.writeRenamed("work/g.ics", "\u{0}\u{1}PK garbage from a broken sync\n")
+        let first = try await bench.changes(at: "2027-03-01T08:01:00Z", expecting: ["work/g.ics"])
+        #expect(first.unsettled.count == 1 && first.problems.isEmpty)
+        // Still garbage after it settled: reported once, and the last good version stays in effect.
+        let settled = try await bench.watch.filesChanged(.init(files: Set(first.unsettled)), at: utc("2027-03-01T08:01:02Z"))
+        #expect(settled.problems.count == 1)
+        #expect(settled.problems.first?.description.contains("the version read before stays in effect") == true)
+        let rescan = try await bench.watch.filesChanged(.init(rescan: true), at: utc("2027-03-01T08:10:00Z"))
+        #expect(rescan.problems.isEmpty && rescan.parsed == 0)
+        try await bench.advance(to: "2027-03-01T09:30:00Z")
+        // Repaired, an hour later.
+        try bench.writeRenamed("work/g.ics", Self.event(uid: "g", start: "20270301T110000Z", end: "20270301T120000Z"))
+        let repaired = try await bench.changes(at: "2027-03-01T09:31:00Z", expecting: ["work/g.ics"])
+        #expect(repaired.changed == 1 && repaired.problems.isEmpty)
+        try await bench.advance(to: "2027-03-01T10:30:00Z")
+        #expect(
+            await bench.received() == ["reminderDue 2027-03-01T09:30:00Z 30m", "reminderDue 2027-03-01T10:30:00Z 30m"])
+    }
+
+    @Test func aNewRadicaleCollectionIsFollowedAndHiddenFoldersAreNot() async throws {
+        let bench = try Bench()
+        try await bench.start(at: "2027-03-01T08:00:00Z")
+        // Radicale uploads a collection into a hidden temporary folder, then renames it into place.
+        let temporary = bench.root + "/.Radicale.tmp-3fa9"
+        try FileManager.default.createDirectory(atPath: temporary, withIntermediateDirectories: true)
+        try #"{"D:displayname": "Family", "tag": "VCALENDAR"}"#.write(
+            toFile: temporary + "/.Radicale.props", atomically: false, encoding: .utf8)
+        try Self.event(uid: "fam", start: "20270301T100000Z", end: "20270301T110000Z").write(
+            toFile: temporary + "/fam", atomically: false, encoding: .utf8)
+        #expect(rename(temporary, bench.root + "/family") == 0)
+        // Hidden folders hold no items, whatever their files are called.
+        try FileManager.default.createDirectory(
+            atPath: bench.root + "/family/.Radicale.cache/item", withIntermediateDirectories: true)
+        try Self.event(uid: "cache", start: "20270301T100000Z", end: "20270301T110000Z").write(
+            toFile: bench.root + "/family/.Radicale.cache/item/cached.ics", atomically: false, encoding: .utf8)
+        let found = try await bench.changes(at: "2027-03-01T08:00:01Z", rescan: true)
+        #expect(found.changed == 1)
+        #expect(bench.watch.files.directories.contains(bench.root + "/family"))
+        #expect(!bench.watch.files.directories.contains { $0.contains("/.") })
+        // The new folder is watched: an item added there is seen.
+        try Self.event(uid: "fam2", start: "20270301T120000Z", end: "20270301T130000Z").write(
+            toFile: bench.root + "/family/.Radicale.tmp-item", atomically: false, encoding: .utf8)
+        #expect(rename(bench.root + "/family/.Radicale.tmp-item", bench.root + "/family/fam2") == 0)
+        let added = try await bench.changes(at: "2027-03-01T08:00:02Z", expecting: ["family/fam2"])
+        #expect(added.changed == 1)
+        try await bench.advance(to: "2027-03-01T09:30:00Z")
+        try await bench.advance(to: "2027-03-01T11:30:00Z")
+        _ = await bench.received()
+        let reminders = await bench.sink.events.filter { $0.type == .reminderDue }
+        #expect(reminders.map(\.key.calendar) == ["Family", "Family"])
+        #expect(reminders.map(\.key.uid) == ["fam", "fam2"])
+    }
+
+    @Test func onlyTheChangedFileIsParsed() async throws {
+        let bench = try Bench()
+        for index in 0..<50 {
+            try bench.writeInPlace(
+                "work/item\(index).ics",
+                Self.event(uid: "i\(index)", start: "20270302T100000Z", end: "20270302T110000Z"))
+        }
+        let started = try await bench.start(at: "2027-03-01T08:00:00Z")
+        #expect(started.parsed == 50)
+        try bench.writeRenamed(
+            "work/item7.ics", Self.event(uid: "i7", start: "20270302T120000Z", end: "20270302T130000Z"))
+        let changed = try await bench.changes(at: "2027-03-01T08:00:01Z", expecting: ["work/item7.ics"])
+        #expect(changed.parsed == 1 && changed.changed == 1)
+        // A touched file (new mtime, same content) is read but not parsed; a rescan parses nothing.
+        #expect(utime(bench.root + "/work/item3.ics", nil) == 0)
+        let rescan = try await bench.watch.filesChanged(.init(rescan: true), at: utc("2027-03-01T08:10:00Z"))
+        #expect(rescan.parsed == 0 && rescan.changed == 0)
+    }
+
+    @Test func aRestartAfterMissedRemindersSendsTheLatestOnceMarkedLate() async throws {
+        let bench = try Bench()
+        try bench.writeRenamed("work/m.ics", Self.event(uid: "m", start: "20270301T100000Z", end: "20270301T110000Z"))
+        try await bench.start(at: "2027-03-01T09:00:00Z")
+        _ = await bench.received()
+        // Down (or suspended) from 09:10 to 09:57: the 30- and 15-minute reminders were missed.
+        try await bench.start(at: "2027-03-01T09:57:00Z")
+        try await bench.advance(to: "2027-03-01T10:00:00Z")
+        #expect(
+            await bench.received() == [
+                "liveActivityStart 2027-03-01T09:45:00Z", "reminderDue 2027-03-01T09:55:00Z 5m late",
+                "liveActivityUpdate 2027-03-01T09:57:00Z", "liveActivityUpdate 2027-03-01T10:00:00Z",
+            ])
+        // Started again at the same instant: nothing twice.
+        try await bench.start(at: "2027-03-01T10:00:00Z")
+        #expect(await bench.received().count == 4)
+    }
+
+    @Test func theWindowRollsForwardAsDaysPass() async throws {
+        let bench = try Bench()
+        bench.configuration.planner.horizon = 86_400
+        // Every day at 10:00, for a year.
+        try bench.writeRenamed(
+            "work/daily.ics",
+            Self.event(uid: "d", start: "20270301T100000Z", end: "20270301T103000Z").replacingOccurrences(
+                of: "SUMMARY:", with: "RRULE:FREQ=DAILY;COUNT=365\r\nSUMMARY:"))
+        try await bench.start(at: "2027-03-01T00:00:00Z")
+        var now = utc("2027-03-01T00:00:00Z")
+        let end = utc("2027-03-20T00:00:00Z")
+        while let wake = bench.watch.nextWake, wake < end {
+            now = wake
+            _ = try await bench.watch.advance(to: now)
+        }
+        let reminders = await bench.received().filter { $0.hasPrefix("reminderDue") && $0.hasSuffix(" 5m") }
+        #expect(reminders.count == 19)
+        #expect(reminders.last == "reminderDue 2027-03-19T09:55:00Z 5m")
+    }
+}
