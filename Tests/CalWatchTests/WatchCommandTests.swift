@@ -1,0 +1,98 @@
+import Foundation
+import Testing
+
+/// `calwatch watch` as a user runs it, in real time: the built executable following a folder, with a JSON Lines
+/// sink and a hook, and the signals a service manager sends.
+@Suite struct WatchCommandTests {
+    @Test func eventsArriveAtTheirInstantsAndSignalsAreHandled() async throws {
+        let folder = NSTemporaryDirectory() + "calwatch-watch-e2e-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: folder + "/cal/work", withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let configuration = """
+            calendars: [cal]
+            timezone: UTC
+            state: state/journal.db
+            reminders:
+              offsets: [6s, 3s]
+            liveActivity: { lead: 4s, updateEvery: 2s, maxDuration: 1h }
+            sinks:
+              - type: jsonl
+                path: events.jsonl
+              - type: hook
+                run: [/bin/sh, -c, 'printf "%s %s\\n" "$CE_TYPE" "$CALWATCH_SUMMARY" >> "$0"', hooks.log]
+                on: [reminderDue]
+            """
+        try configuration.write(toFile: folder + "/config.yml", atomically: true, encoding: .utf8)
+
+        let process = Process()
+        process.executableURL = CommandLineTests.executable
+        process.arguments = ["watch", "--config", folder + "/config.yml", "--log-level", "info"]
+        process.currentDirectoryURL = URL(fileURLWithPath: folder)
+        FileManager.default.createFile(atPath: folder + "/log.txt", contents: nil)
+        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: folder + "/log.txt"))
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+        func log() -> String { (try? String(contentsOfFile: folder + "/log.txt", encoding: .utf8)) ?? "" }
+        func waitFor(_ text: String, seconds: Double) async throws -> Bool {
+            let deadline = Date().addingTimeInterval(seconds)
+            while !log().contains(text) {
+                if Date() > deadline { return false }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            return true
+        }
+        #expect(try await waitFor("watching", seconds: 30), "\(log())")
+
+        // A meeting 10 s ahead, written the way vdirsyncer writes: a temporary name, then a rename.
+        let now = Int(Date().timeIntervalSince1970)
+        let start = now + 10
+        let end = now + 16
+        func stamp(_ seconds: Int) -> String {
+            let formatter = DateFormatter()
+            formatter.dateFormat = "yyyyMMdd'T'HHmmss'Z'"
+            formatter.timeZone = TimeZone(identifier: "UTC")
+            return formatter.string(from: Date(timeIntervalSince1970: Double(seconds)))
+        }
+        let item = [
+            "BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:-//calwatch tests//EN", "BEGIN:VEVENT", "UID:e2e",
+            "DTSTAMP:20270101T000000Z", "DTSTART:\(stamp(start))", "DTEND:\(stamp(end))", "SUMMARY:Standup $(touch pwned)",
+            "END:VEVENT", "END:VCALENDAR",
+        ].joined(separator: "\r\n")
+        try item.write(toFile: folder + "/cal/work/e2e.ics8d0c1a2b", atomically: false, encoding: .utf8)
+        #expect(rename(folder + "/cal/work/e2e.ics8d0c1a2b", folder + "/cal/work/e2e.ics") == 0)
+
+        // SIGHUP with a broken configuration: reported, and the one in use stays.
+        try await Task.sleep(for: .seconds(2))
+        try (configuration + "\nreminder: typo\n").write(
+            toFile: folder + "/config.yml", atomically: true, encoding: .utf8)
+        kill(process.processIdentifier, SIGHUP)
+        #expect(try await waitFor("configuration not reloaded", seconds: 10), "\(log())")
+
+        #expect(try await waitFor("liveActivityEnd 1", seconds: Double(end - now) + 10), "\(log())")
+        kill(process.processIdentifier, SIGTERM)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "\(log())")
+        #expect(log().contains("stopping"))
+
+        let lines = try String(contentsOfFile: folder + "/events.jsonl", encoding: .utf8).split(separator: "\n")
+        let events = lines.map { try! JSONSerialization.jsonObject(with: Data($0.utf8)) as! [String: Any] }
+        func seconds(_ text: Any?) -> Int {
+            let formatter = ISO8601DateFormatter()
+            return Int(formatter.date(from: text as! String)!.timeIntervalSince1970)
+        }
+        let timeline = events.map { "\(($0["type"] as! String).dropFirst(9)) \(seconds($0["time"]) - start)" }
+        #expect(
+            timeline == [
+                "reminderDue -6", "liveActivityStart -4", "reminderDue -3", "liveActivityUpdate -2",
+                "liveActivityUpdate 0", "liveActivityUpdate 2", "liveActivityUpdate 4", "liveActivityEnd 6",
+            ])
+        // Each arrived at its instant (the clock is read to the second).
+        for event in events {
+            #expect(abs(seconds(event["recordedtime"]) - seconds(event["time"])) <= 1, "\(event)")
+        }
+        let hooks = try String(contentsOfFile: folder + "/hooks.log", encoding: .utf8)
+        #expect(hooks == String(repeating: "calwatch.reminderDue Standup $(touch pwned)\n", count: 2))
+        #expect(!FileManager.default.fileExists(atPath: folder + "/pwned"))
+    }
+}
