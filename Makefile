@@ -7,7 +7,7 @@ DEMO_WINDOW := --from 2027-03-01 --to 2027-03-08 --tz Europe/Berlin
 DEMO_DAY := --from 2027-03-03 --to 2027-03-04
 DEMO_CALENDARS := samples/calendars samples/radicale/family samples/caldav/report.xml
 
-.PHONY: deps build demo test corpus bench bench-replay bench-sinks format clean
+.PHONY: deps build demo test corpus bench bench-replay bench-sinks bench-watch format clean
 
 deps:
 	@missing=""; \
@@ -67,6 +67,10 @@ bench-replay: deps
 
 bench-sinks: deps
 	python3 benchmarks/run.py --sinks
+
+# `calwatch watch` on a 10,000-file vdir: change latency, CPU per change and idle, memory (~2 minutes).
+bench-watch: deps
+	python3 benchmarks/watch.py
 
 format:
 	swift format --in-place --recursive Sources Tests

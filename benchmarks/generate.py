@@ -5,7 +5,9 @@ Half the events are weekly series running two years from January 2024 (COUNT=104
 events spread evenly over 2024-2025; all in Europe/Berlin with its VTIMEZONE, in the shape Google and
 vdirsyncer write. Deterministic: the same files every run.
 
-    python3 benchmarks/generate.py [OUTPUT_DIR]      (default: bench-data)
+    python3 benchmarks/generate.py [OUTPUT_DIR] [FIRST_DAY]   (default: bench-data 2024-01-01)
+
+The watch benchmark moves FIRST_DAY to a week from today, so the daemon holds a full horizon of occurrences.
 """
 import datetime as dt
 import os
@@ -33,8 +35,8 @@ END:VTIMEZONE\r
 
 SERIES = 5000
 SINGLES = 5000
-FIRST_DAY = dt.date(2024, 1, 1)
-DAYS = (dt.date(2026, 1, 1) - FIRST_DAY).days
+FIRST_DAY = dt.date.fromisoformat(sys.argv[2]) if len(sys.argv) > 2 else dt.date(2024, 1, 1)
+DAYS = 731
 
 
 def event(index: int) -> str:
