@@ -34,21 +34,49 @@ enum CommandSupport {
         return InstantWindow(start: from, end: to)
     }
 
-    /// Opens the configured sinks; one that cannot be opened ends the command with exit status 74.
-    static func openSinks(_ settings: [SinkSettings]) throws -> [any EventSink] {
-        try settings.map { sink in
+    /// Something a command could not open, worded for the user.
+    struct OpenFailure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// Opens (or creates) the journal of emitted events.
+    static func openJournal(_ path: String) throws(OpenFailure) -> JournalStore {
+        do {
+            return try JournalStore(path: path)
+        } catch {
+            throw OpenFailure(description: "cannot open the journal \(path): \(error)")
+        }
+    }
+
+    /// Opens the configured sinks. `report` hears about a repaired JSON Lines file and failed hook runs; a sink
+    /// that cannot be opened throws `SinkError`, worded for the user.
+    static func openSinks(_ settings: [SinkSettings], report: @escaping @Sendable (String) -> Void) throws(SinkError)
+        -> [any EventSink]
+    {
+        try settings.map { (sink) throws(SinkError) in
             do {
-                let opened = try sink.open(now: { now }, log: { StandardStreams.error("calwatch: \($0)\n") })
+                let opened = try sink.open(now: { now }, log: report)
                 if let file = opened as? JSONLinesSink, file.repairedBytes > 0 {
-                    StandardStreams.error(
-                        "calwatch: \(sink.name): cut off a partial last line (\(file.repairedBytes) bytes) left by an "
-                            + "interrupted write; its events are written again\n")
+                    report(
+                        "\(sink.name): cut off a partial last line (\(file.repairedBytes) bytes) left by an "
+                            + "interrupted write; its events are written again")
                 }
                 return opened
+            } catch let error as SinkError {
+                throw error
             } catch {
-                StandardStreams.error("calwatch: \((error as? SinkError)?.description ?? "\(sink.name): \(error)")\n")
-                throw ExitCode(74)
+                throw SinkError(sink: sink.name, reason: "\(error)")
             }
+        }
+    }
+
+    /// `openSinks` for a command that ends on failure: problems on standard error, exit status 74.
+    static func openSinksOrExit(_ settings: [SinkSettings]) throws -> [any EventSink] {
+        do {
+            return try openSinks(settings, report: { StandardStreams.error("calwatch: \($0)\n") })
+        } catch {
+            StandardStreams.error("calwatch: \(error)\n")
+            throw ExitCode(74)
         }
     }
 

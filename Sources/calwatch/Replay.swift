@@ -86,12 +86,12 @@ extension CalwatchCommand {
             }
             let journal: JournalStore
             do {
-                journal = try JournalStore(path: path)
+                journal = try CommandSupport.openJournal(path)
             } catch {
-                StandardStreams.error("calwatch: cannot open the journal \(path): \(error)\n")
+                StandardStreams.error("calwatch: \(error)\n")
                 throw ExitCode(74)
             }
-            let sinks = try CommandSupport.openSinks(settings.sinks)
+            let sinks = try CommandSupport.openSinksOrExit(settings.sinks)
             let classifier = Classifier(settings)
             let replay = CalWatch.Replay(
                 occurrences: scan.occurrences, facts: classifier.facts(for:), configuration: configuration,

@@ -93,10 +93,8 @@ extension CalwatchCommand {
             let setup: WatchService.Setup = { now in
                 let configuration = try settings.load(calendars: calendars, useDefaultFile: true)
                 let zone = try CommandSupport.zone(configuration.timeZone)
-                let journal = try JournalStore(path: state ?? configuration.statePath)
-                let sinks = try configuration.sinks.map { sink in
-                    try sink.open(now: { CommandSupport.now }, log: { logger.warning("\($0)") })
-                }
+                let journal = try CommandSupport.openJournal(state ?? configuration.statePath)
+                let sinks = try CommandSupport.openSinks(configuration.sinks, report: { logger.warning("\($0)") })
                 return try CalendarWatch(
                     configuration: configuration, zone: zone, journal: journal, sinks: sinks, now: now,
                     recordedTime: { CommandSupport.now }, problem: { logger.warning("\($0)") })

@@ -17,4 +17,9 @@ public struct SinkError: Error, CustomStringConvertible, Sendable {
     public var sink: String
     public var reason: String
     public var description: String { "\(sink): \(reason)" }
+
+    public init(sink: String, reason: String) {
+        self.sink = sink
+        self.reason = reason
+    }
 }

@@ -45,6 +45,14 @@ public final class JournalStore: @unchecked Sendable {
             self.recorded = recorded
         }
 
+        /// A journaled event read back for a sink, joined to its occurrence as the calendars have it now (`nil`:
+        /// gone) and classified by `facts`.
+        init(_ journaled: Journaled, occurrence: Occurrence?, facts: (Occurrence) -> PlanningFacts) {
+            self.init(
+                sequence: journaled.sequence, event: journaled.event, occurrence: occurrence,
+                facts: occurrence.map(facts) ?? .event, recorded: journaled.recorded)
+        }
+
         /// The event as one CloudEvents JSON object, no newline; rendered once, by the first sink that asks, on
         /// that sink's task rather than the planner's.
         public var json: String {

@@ -42,8 +42,13 @@ final class SQLiteConnection {
     static func createPrivately(path: String) throws {
         let folder = (path as NSString).deletingLastPathComponent
         if !folder.isEmpty {
-            try FileManager.default.createDirectory(
-                atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            do {
+                try FileManager.default.createDirectory(
+                    atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            } catch {
+                throw SQLiteError(
+                    code: 14, message: "cannot create the folder \(folder) (\(SourceDiscovery.reasonText(error)))")
+            }
         }
         if !FileManager.default.fileExists(atPath: path) {
             guard FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600])

@@ -37,6 +37,9 @@ public struct PlanningLoop {
     private var waiting = WaitingQueue()
     /// Bumped when an origin is replaced, so its occurrences still waiting are skipped when they come up.
     private var generations: [Origin: Int32] = [:]
+    /// The slots each origin's occurrences were admitted into (some since freed or taken by another origin), so
+    /// replacing one file does not look through every slot.
+    private var slotsOf: [Origin: [Int]] = [:]
     /// The events of the current step, in the order planned.
     private var step: [Emitted] = []
 
@@ -59,9 +62,6 @@ public struct PlanningLoop {
         }
     }
 
-    /// Occurrences admitted and being planned.
-    public var admittedCount: Int { slotOf.count }
-
     /// Adds occurrences under `origin`. Those whose earliest event has come, or whose live activity is running,
     /// are planned at `now` at once (their events come with the next `step`); the rest wait.
     public mutating func add(_ occurrences: [Occurrence], origin: Origin = 0, now: Instant) {
@@ -82,7 +82,7 @@ public struct PlanningLoop {
     /// live activity whose occurrence does not come back ends at the next `endRemovedActivities`.
     public mutating func remove(origin: Origin) {
         generations[origin, default: 0] &+= 1
-        for index in slots.indices where slots[index]?.origin == origin {
+        for index in slotsOf.removeValue(forKey: origin) ?? [] where slots[index]?.origin == origin {
             slotOf[slots[index]!.subject.key] = nil
             slots[index] = nil
             freeSlots.append(index)
@@ -125,14 +125,31 @@ public struct PlanningLoop {
         let subject = Planner.Subject(occurrence, facts: facts(occurrence), configuration: configuration)
         if let index = slotOf[subject.key] {
             slots[index]!.subject = subject
-            slots[index]!.origin = origin
+            if slots[index]!.origin != origin {
+                slots[index]!.origin = origin
+                file(index, under: origin)
+            }
             return index
         }
         let index = freeSlots.popLast() ?? slots.count
         if index == slots.count { slots.append(nil) }
         slots[index] = Slot(subject: subject, wake: nil, origin: origin)
         slotOf[subject.key] = index
+        file(index, under: origin)
         return index
+    }
+
+    /// Notes that a slot holds one of `origin`'s occurrences. Entries for slots freed since are dropped each time
+    /// the list doubles, so it stays within twice the origin's live slots (a replay's single origin admits
+    /// hundreds of thousands of occurrences over a year).
+    private mutating func file(_ index: Int, under origin: Origin) {
+        var list = slotsOf.removeValue(forKey: origin) ?? []
+        list.append(index)
+        if list.count >= 64 && list.count.nonzeroBitCount == 1 {
+            var seen = Set<Int>()
+            list.removeAll { slots[$0]?.origin != origin || !seen.insert($0).inserted }
+        }
+        slotsOf[origin] = list
     }
 
     /// Plans one occurrence until nothing more is due at `now` (a start can make an update due at once), then files

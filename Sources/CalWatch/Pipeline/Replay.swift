@@ -138,9 +138,7 @@ public final class Replay {
                 }
                 return index![journaled.event.key]
             }
-            return JournalStore.Entry(
-                sequence: journaled.sequence, event: journaled.event, occurrence: occurrence,
-                facts: occurrence.map(facts) ?? .event, recorded: journaled.recorded)
+            return JournalStore.Entry(journaled, occurrence: occurrence, facts: facts)
         }
     }
 }

@@ -72,14 +72,19 @@ public enum SourceDiscovery {
             }
             let directory = (path as NSString).deletingLastPathComponent
             let isRadicale = FileManager.default.fileExists(atPath: directory + "/.Radicale.props")
-            guard name.lowercased().hasSuffix(".ics") || (isRadicale && name != "displayname" && name != "color")
-            else { return nil }
+            guard isItem(name, inRadicaleCollection: isRadicale) else { return nil }
             let metadata = isRadicale ? radicaleMetadata(directory) : vdirMetadata(directory)
             return CalendarSource(
                 path: path, format: .iCalendar, collectionName: metadata.name, collectionColor: metadata.color,
                 fallbackName: (directory as NSString).lastPathComponent)
         }
         return nil
+    }
+
+    /// Whether a file of a collection folder is an item: a name ending in `.ics`, or in a Radicale collection any
+    /// file but the collection's metadata (Radicale's items may lack the suffix). Hidden names are never items.
+    static func isItem(_ name: some StringProtocol, inRadicaleCollection isRadicale: Bool) -> Bool {
+        !name.hasPrefix(".") && (name.lowercased().hasSuffix(".ics") || (isRadicale && !isCollectionMetadata(name)))
     }
 
     /// Files whose change renames or recolours a whole collection.
@@ -132,8 +137,7 @@ public enum SourceDiscovery {
             guard FileManager.default.fileExists(atPath: full, isDirectory: &isDirectory) else { continue }
             if isDirectory.boolValue {
                 subdirectories.append(full)
-            } else if entry.lowercased().hasSuffix(".ics") || (isRadicale && entry != "displayname" && entry != "color")
-            {
+            } else if isItem(entry, inRadicaleCollection: isRadicale) {
                 result.append(
                     CalendarSource(
                         path: full, format: .iCalendar, collectionName: metadata.name, collectionColor: metadata.color,

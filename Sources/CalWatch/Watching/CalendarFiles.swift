@@ -48,6 +48,8 @@ public final class CalendarFiles {
         var unsettled: EventID?
         /// Content whose problems were reported.
         var reported: EventID?
+        /// The file could not be read, and that was reported (it is tried again at every look).
+        var unreadable = false
     }
 
     /// The configured calendar paths.
@@ -121,9 +123,13 @@ public final class CalendarFiles {
             forget(path, into: &changes)
             return
         }
-        var entry =
-            entries[path]
-            ?? Entry(source: source, origin: { defer { nextOrigin += 1 }; return nextOrigin }())
+        var entry: Entry
+        if let known = entries[path] {
+            entry = known
+        } else {
+            entry = Entry(source: source, origin: nextOrigin)
+            nextOrigin += 1
+        }
         let sameSource = entry.source == source
         if sameSource && entry.stamp == stamp && entry.unsettled == nil { return }
         let bytes: [UInt8]
@@ -135,12 +141,16 @@ public final class CalendarFiles {
                 forget(path, into: &changes)
                 return
             }
-            var problem = CalendarProblem(severity: .error, path: path, message: "cannot read the file (\(error))")
-            if entry.calendars != nil { problem.message += "; the version read before stays in effect" }
-            changes.problems.append(problem)
+            if !entry.unreadable {
+                var problem = CalendarProblem(severity: .error, path: path, message: "cannot read the file (\(error))")
+                if entry.calendars != nil { problem.message += "; the version read before stays in effect" }
+                changes.problems.append(problem)
+                entry.unreadable = true
+            }
             entries[path] = entry
             return
         }
+        entry.unreadable = false
         var hasher = EventID.Hasher()
         hasher.feed(bytes: bytes)
         let content = hasher.id

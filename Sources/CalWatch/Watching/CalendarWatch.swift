@@ -84,8 +84,8 @@ public final class CalendarWatch {
         return loop.nextInstant.map { min($0, roll) } ?? roll
     }
 
-    /// Occurrences admitted and being planned, and occurrences held in the window.
-    public var counts: (admitted: Int, held: Int) { (loop.admittedCount, occurrences.count) }
+    /// Occurrences held in the window.
+    public var occurrenceCount: Int { occurrences.count }
 
     /// Reads every file and plans at `now`: what was missed while calwatch was not running comes now, by the
     /// late policy, and activities whose occurrence is gone end.
@@ -210,8 +210,6 @@ final class WatchedOccurrences: Sendable {
 
     @Sendable func entry(_ journaled: JournalStore.Journaled) -> JournalStore.Entry {
         let occurrence = held.withLock { $0.byKey[journaled.event.key] }
-        return JournalStore.Entry(
-            sequence: journaled.sequence, event: journaled.event, occurrence: occurrence,
-            facts: occurrence.map(facts) ?? .event, recorded: journaled.recorded)
+        return JournalStore.Entry(journaled, occurrence: occurrence, facts: facts)
     }
 }

@@ -161,13 +161,11 @@ public final class DirectoryWatcher: Sendable {
 /// suspend): a `timerfd` armed on `CLOCK_REALTIME` with `TFD_TIMER_CANCEL_ON_SET`, which the kernel cancels on
 /// every discontinuous change. Idle, it costs nothing.
 public final class WallClockChanges: Sendable {
-    private let descriptor: Int32
     private let thread: PollThread
 
     public init(handler: @escaping @Sendable () -> Void) throws {
         let descriptor = timerfd_create(CLOCK_REALTIME, Int32(TFD_CLOEXEC | TFD_NONBLOCK))
         guard descriptor >= 0 else { throw WatchError(operation: "timerfd_create", code: errno) }
-        self.descriptor = descriptor
         guard Self.arm(descriptor) else {
             let code = errno
             close(descriptor)

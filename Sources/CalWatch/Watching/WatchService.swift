@@ -65,7 +65,7 @@ public final class WatchService: Service {
             "watching",
             metadata: [
                 "files": "\(watch.files.count)", "folders": "\(watcher.watchedCount)",
-                "occurrences": "\(watch.counts.held)", "nextWake": "\(watch.nextWake.map { "\($0)" } ?? "none")",
+                "occurrences": "\(watch.occurrenceCount)", "nextWake": "\(watch.nextWake.map { "\($0)" } ?? "none")",
             ])
 
         let clock = ContinuousClock()
