@@ -71,12 +71,11 @@ import Testing
 
         func advance(to now: String) async throws -> CalendarWatch.Report { try await watch.advance(to: utc(now)) }
 
-        /// What the sink received: `type @time` lines, with the end reason or reminder offset.
+        /// What the sink received: `type @time` lines, with the end reason or reminder offset. Finishes the bus
+        /// (so everything committed has arrived): only `start` may follow, continuing on the same journal.
         func received() async -> [String] {
             _ = await watch.finish()
-            let events = await sink.events
-            // The bus is finished: a new one for the rest of the test, continuing on the same journal.
-            return events.map(Self.describe)
+            return await sink.events.map(Self.describe)
         }
 
         static func describe(_ event: PlannedEvent) -> String {
