@@ -12,13 +12,14 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "calwatch", targets: ["calwatch"]),
-        .library(name: "CalWatch", targets: ["CalWatch"]),
+        .library(name: "CalWatch", targets: ["CalWatchCore", "CalWatchRuntime"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
     ],
     targets: [
         .systemLibrary(
@@ -33,21 +34,33 @@ let package = Package(
         ),
         /// timerfd, which Glibc's module does not export.
         .systemLibrary(name: "CLinux"),
+        /// Reading, expansion, classification and planning: pure functions of calendar text, configuration and
+        /// time. No journal, no processes, no clocks of its own, so the compiler keeps the planner pure.
         .target(
-            name: "CalWatch",
+            name: "CalWatchCore",
             dependencies: [
-                "CICal", "CSQLite", "CLinux",
+                "CICal",
                 .product(name: "Yams", package: "Yams"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        /// What runs around the core: the journal, the bus and its sinks (JSON Lines, SQLite, hooks), replay and
+        /// the watch daemon, on injected clocks.
+        .target(
+            name: "CalWatchRuntime",
+            dependencies: [
+                "CalWatchCore", "CSQLite", "CLinux",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "Subprocess", package: "swift-subprocess"),
             ],
             swiftSettings: strictSettings
         ),
         .executableTarget(
             name: "calwatch",
             dependencies: [
-                "CalWatch",
+                "CalWatchCore", "CalWatchRuntime",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -57,7 +70,7 @@ let package = Package(
         ),
         .testTarget(
             name: "CalWatchTests",
-            dependencies: ["CalWatch"],
+            dependencies: ["CalWatchCore", "CalWatchRuntime"],
             resources: [.copy("Fixtures")],
             swiftSettings: strictSettings
         ),

@@ -1,5 +1,6 @@
 import ArgumentParser
-import CalWatch
+import CalWatchCore
+import CalWatchRuntime
 
 /// The arguments every command that reads calendars takes: where they are, and the zone for their floating times.
 struct CalendarOptions: ParsableArguments {

@@ -1,5 +1,6 @@
 import ArgumentParser
-import CalWatch
+import CalWatchCore
+import CalWatchRuntime
 import Foundation
 
 /// What `scan` and `replay` share: the zone, the time arguments, the clock and problem reports.

@@ -1,5 +1,6 @@
 import ArgumentParser
-import CalWatch
+import CalWatchCore
+import CalWatchRuntime
 import Foundation
 
 /// `--config`, and the configuration it names merged with the command line: paths given replace the configured

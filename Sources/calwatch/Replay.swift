@@ -1,5 +1,6 @@
 import ArgumentParser
-import CalWatch
+import CalWatchCore
+import CalWatchRuntime
 import Foundation
 
 extension CalwatchCommand {
@@ -93,12 +94,12 @@ extension CalwatchCommand {
             }
             let sinks = try CommandSupport.openSinksOrExit(settings.sinks)
             let classifier = Classifier(settings)
-            let replay = CalWatch.Replay(
+            let replay = CalWatchRuntime.Replay(
                 occurrences: scan.occurrences, facts: classifier.facts(for:), configuration: configuration,
                 journal: journal,
                 sinks: sinks, recordedTime: { CommandSupport.now },
                 problem: { StandardStreams.error("calwatch: \($0)\n") })
-            let summary: CalWatch.Replay.Summary
+            let summary: CalWatchRuntime.Replay.Summary
             StopSignals.install()
             do {
                 summary = try await replay.run(from: window.start, to: window.end, shouldStop: StopSignals.received)
@@ -117,7 +118,7 @@ extension CalwatchCommand {
 
         /// The summary on standard error: events by type, each sink, time taken.
         static func describe(
-            _ summary: CalWatch.Replay.Summary, hooks: [String: HookSink.Counts], window: InstantWindow, seconds: Double
+            _ summary: CalWatchRuntime.Replay.Summary, hooks: [String: HookSink.Counts], window: InstantWindow, seconds: Double
         ) -> String {
             var text = ""
             if summary.start > window.start {

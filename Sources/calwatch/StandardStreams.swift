@@ -1,4 +1,5 @@
-import CalWatch
+import CalWatchCore
+import CalWatchRuntime
 import Foundation
 
 /// Writing to standard output and standard error the way a pipeline expects.

@@ -1,5 +1,6 @@
 import ArgumentParser
-import CalWatch
+import CalWatchCore
+import CalWatchRuntime
 import Foundation
 import Logging
 import ServiceLifecycle

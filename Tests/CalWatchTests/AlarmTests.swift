@@ -1,6 +1,7 @@
 import Testing
 
-@testable import CalWatch
+@testable import CalWatchCore
+@testable import CalWatchRuntime
 
 /// VALARM triggers (`scan --alarms`).
 @Suite struct AlarmTests {

@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 
-@testable import CalWatch
+@testable import CalWatchCore
+@testable import CalWatchRuntime
 
 /// The labelled corpus (`Fixtures/corpus`): flights in the shapes producers write (Google, TripIt, airline and
 /// agency exports, hand-typed, several languages), things that only look like flights, and meeting invitations

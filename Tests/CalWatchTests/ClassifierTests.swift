@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 
-@testable import CalWatch
+@testable import CalWatchCore
+@testable import CalWatchRuntime
 
 /// The classifiers on single items, for what the corpus cannot show one by one: links that only look right,
 /// leave-by with the configured leads, the user's own RSVP, and classification reaching events and hooks.

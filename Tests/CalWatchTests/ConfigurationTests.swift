@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 
-@testable import CalWatch
+@testable import CalWatchCore
+@testable import CalWatchRuntime
 
 /// `config.yml` as users write it: the shipped example, every key's type, and problems reported with key and line.
 @Suite struct ConfigurationTests {

@@ -2,7 +2,8 @@ import Foundation
 import Synchronization
 import Testing
 
-@testable import CalWatch
+@testable import CalWatchCore
+@testable import CalWatchRuntime
 
 /// The bus: every sink at its own pace, nothing lost, memory bounded, failures retried.
 @Suite(.timeLimit(.minutes(1))) struct EventBusTests {

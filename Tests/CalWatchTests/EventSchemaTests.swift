@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 
-@testable import CalWatch
+@testable import CalWatchCore
+@testable import CalWatchRuntime
 
 /// The event JSON checked against `schemas/calwatch-event.schema.json`, as a consumer with a validator would.
 @Suite struct EventSchemaTests {

@@ -2,7 +2,8 @@ import Foundation
 import Synchronization
 import Testing
 
-@testable import CalWatch
+@testable import CalWatchCore
+@testable import CalWatchRuntime
 
 /// The hook sink with real child processes: what reaches them, and what happens when they hang, fail or ask for a
 /// retry.

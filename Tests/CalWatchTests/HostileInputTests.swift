@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 
-@testable import CalWatch
+@testable import CalWatchCore
+@testable import CalWatchRuntime
 
 /// Every calendar is a stranger's: hostile lines in one event never crash the scan or cost another event.
 @Suite struct HostileInputTests {

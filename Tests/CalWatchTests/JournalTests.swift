@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 
-@testable import CalWatch
+@testable import CalWatchCore
+@testable import CalWatchRuntime
 
 /// The journal on real SQLite files: what a restart relies on.
 @Suite struct JournalTests {

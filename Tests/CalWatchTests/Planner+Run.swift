@@ -1,4 +1,4 @@
-import CalWatch
+import CalWatchCore
 
 extension Planner {
     /// Runs the planner alone on a virtual clock from `from` to `to` (exclusive), applying every event to `state`:

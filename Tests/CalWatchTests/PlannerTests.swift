@@ -1,6 +1,7 @@
 import Testing
 
-@testable import CalWatch
+@testable import CalWatchCore
+@testable import CalWatchRuntime
 
 /// The planner on a manual clock: exact instants, no sleeping (DESIGN §5).
 @Suite struct PlannerTests {

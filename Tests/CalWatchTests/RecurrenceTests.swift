@@ -1,6 +1,7 @@
 import Testing
 
-@testable import CalWatch
+@testable import CalWatchCore
+@testable import CalWatchRuntime
 
 /// Recurrence rules, overrides and exceptions, each on a fixture written the way a real producer writes it.
 @Suite struct RecurrenceTests {

@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 
-@testable import CalWatch
+@testable import CalWatchCore
+@testable import CalWatchRuntime
 
 /// The pipeline on a virtual clock: planner → journal → bus → sinks, on real SQLite files.
 @Suite struct ReplayTests {

@@ -1,6 +1,7 @@
 import Testing
 
-@testable import CalWatch
+@testable import CalWatchCore
+@testable import CalWatchRuntime
 
 /// The Swift fast path for DAILY and WEEKLY rules: libical's instances where libical is right, RFC 5545's where not.
 @Suite struct SimpleRecurrenceTests {

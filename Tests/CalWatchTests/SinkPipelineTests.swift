@@ -2,7 +2,8 @@ import Foundation
 import Synchronization
 import Testing
 
-@testable import CalWatch
+@testable import CalWatchCore
+@testable import CalWatchRuntime
 
 /// The real sinks together behind one bus: a slow or broken sink never holds the others back.
 @Suite struct SinkPipelineTests {

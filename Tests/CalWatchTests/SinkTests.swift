@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 
-@testable import CalWatch
+@testable import CalWatchCore
+@testable import CalWatchRuntime
 
 /// Test helpers shared by the sink suites: folders, the sample week's events as sinks receive them.
 enum SinkFixtures {

@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 
-@testable import CalWatch
+@testable import CalWatchCore
+@testable import CalWatchRuntime
 
 /// Every input of DESIGN §2, and what happens when one of them is bad.
 @Suite struct SourceTests {

@@ -1,6 +1,7 @@
 import Testing
 
-@testable import CalWatch
+@testable import CalWatchCore
+@testable import CalWatchRuntime
 
 /// Zones, DST, durations, all-day and floating values (DESIGN §3).
 @Suite struct TimeSemanticsTests {

@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 
-@testable import CalWatch
+@testable import CalWatchCore
+@testable import CalWatchRuntime
 
 /// The daemon's pipeline on real folders written the way vdirsyncer, khal and Radicale write, with real inotify
 /// notices and real SQLite journals, on a manual clock: each step says at which instant it happens.

@@ -1,0 +1,93 @@
+/// Everything `config.yml` sets (DESIGN §8), typed, with the documented default for every key, so that no file is
+/// needed to run.
+public struct Configuration: Sendable {
+    /// Calendar files, vdir roots, Radicale collections and CalDAV exports, with `~`, `$VARS` and relative paths
+    /// already expanded.
+    public var calendars: [String]
+    /// The zone for floating and all-day values; `nil` means the system zone.
+    public var timeZone: String?
+    /// The user's own addresses (lowercased, without `mailto:`).
+    public var me: [String] = []
+    /// Reminders, live activities, horizon.
+    public var planner = PlannerConfiguration()
+    /// How leave-by is worked out for flights.
+    public var flights = FlightLeads()
+    /// The journal of emitted events.
+    public var statePath: String
+    /// Where events go; standard output as JSON Lines when the file names none.
+    public var sinks: [SinkSettings] = [SinkSettings(name: "jsonl:-", output: .jsonLines(path: nil))]
+    /// The file the configuration was read from, when there was one.
+    public var file: String?
+
+    /// The defaults, with `~` resolved against `home`.
+    public init(home: String) {
+        calendars = [home + "/.calendars"]
+        statePath = home + "/.local/state/calwatch/journal.db"
+    }
+}
+
+/// Leave-by for a flight: departure − airport lead − travel time (DESIGN §4).
+public struct FlightLeads: Sendable, Hashable {
+    /// Seconds to be at the airport before a domestic departure.
+    public var domestic: Int64 = 7200
+    /// Seconds to be at the airport before an international departure.
+    public var international: Int64 = 10_800
+    /// Seconds to get to the airport.
+    public var travelTime: Int64 = 2700
+
+    public init() {}
+}
+
+/// One configured sink.
+public struct SinkSettings: Sendable, Hashable {
+    /// What the sink writes.
+    public enum Output: Sendable, Hashable {
+        /// JSON Lines to a file, or to standard output when `path` is `nil` (`path: "-"`).
+        case jsonLines(path: String?)
+        /// The user-facing SQLite database; events older than `keep` seconds (before the newest one) are
+        /// deleted, `nil`: kept for ever.
+        case sqlite(path: String, keep: Int64? = nil)
+        /// A program run for each event.
+        case hook(HookSettings)
+    }
+
+    /// The sink's cursor name in the journal and its name in messages. Renaming a sink starts it from the
+    /// beginning of what the journal holds.
+    public var name: String
+    public var output: Output
+
+    public init(name: String, output: Output) {
+        self.name = name
+        self.output = output
+    }
+}
+
+/// A shell hook (DESIGN §6): which events it wants and how it is run.
+public struct HookSettings: Sendable, Hashable {
+    /// The program and its arguments; `{field}` arguments are replaced whole by the event's fields.
+    public var run: [String]
+    /// Event types to run for; `nil` means all.
+    public var events: Set<EventType>?
+    /// Kinds of occurrence to run for; `nil` means all.
+    public var kinds: Set<PlanningFacts.Kind>?
+    /// Reminder offsets (seconds) to run for; other events pass. `nil` means all.
+    public var offsets: Set<Int64>?
+    /// Calendars (their display names) to run for; `nil` means all.
+    public var calendars: Set<String>?
+    /// How long one run may take before its process group is stopped.
+    public var timeout: Duration = .seconds(10)
+    /// Runs at the same time, at most.
+    public var concurrency = 4
+
+    public init(run: [String]) {
+        self.run = run
+    }
+
+    /// The `{field}` names a `run` argument can be, in the order the README lists them; the runtime's hook sink
+    /// gives each its value.
+    public static let placeholders = [
+        "id", "type", "time", "subject", "source", "event", "summary", "location", "calendar", "uid", "kind", "start",
+        "end", "startLocal", "minutesBefore", "joinURL", "service", "meetingId", "passcode", "dialIn", "flight",
+        "origin", "destination", "leaveBy",
+    ]
+}

@@ -1,0 +1,390 @@
+import Yams
+
+/// Walks the YAML nodes of a configuration file into a `Configuration`, noting every problem with its key and line
+/// and going on, so one run of `calwatch check` lists them all.
+struct ConfigurationReader {
+    let paths: PathExpander
+    private(set) var problems: [ConfigurationProblem] = []
+
+    init(paths: PathExpander) {
+        self.paths = paths
+    }
+
+    mutating func read(_ root: Node, into configuration: inout Configuration) {
+        if case .scalar(let scalar) = root, scalar.string.isEmpty || root.null != nil { return }  // an empty file
+        guard
+            let keys = mapping(
+                root, at: nil,
+                known: [
+                    "calendars", "timezone", "me", "horizon", "reminders", "liveActivity", "flights", "state", "sinks",
+                ])
+        else { return }
+        for (key, (keyNode, value)) in keys {
+            switch key {
+            case "calendars":
+                configuration.calendars = list(value, at: key).compactMap { path($0.node, at: $0.key) }
+            case "timezone":
+                guard let name = string(value, at: key) else { break }
+                if TimeZoneDatabase.rules(named: name) == nil && WindowsZones.ianaName(for: name) == nil {
+                    note(value, key, "'\(name)' is not a known zone; use an IANA name such as Europe/Berlin")
+                } else {
+                    configuration.timeZone = name
+                }
+            case "me":
+                configuration.me = list(value, at: key).compactMap { item in
+                    string(item.node, at: item.key).map { address in
+                        var address = address.lowercased()
+                        if address.hasPrefix("mailto:") { address.removeFirst(7) }
+                        return address
+                    }
+                }
+            case "horizon":
+                if let seconds = duration(value, at: key, positive: true) { configuration.planner.horizon = seconds }
+            case "reminders": readReminders(value, into: &configuration.planner)
+            case "liveActivity": readLiveActivity(value, into: &configuration.planner)
+            case "flights": readFlights(value, into: &configuration.flights)
+            case "state":
+                if let path = path(value, at: key) { configuration.statePath = path }
+            case "sinks": configuration.sinks = readSinks(value)
+            default: note(keyNode, key, "is not a configuration key")
+            }
+        }
+    }
+
+    // MARK: Sections
+
+    private mutating func readReminders(_ node: Node, into planner: inout PlannerConfiguration) {
+        let section = "reminders"
+        guard
+            let keys = mapping(
+                node, at: section, known: ["offsets", "anchor", "allDay", "cancelled", "declined", "calendarAlarms"])
+        else { return }
+        for (key, (_, value)) in keys {
+            let path = section + "." + key
+            switch key {
+            case "offsets":
+                planner.reminderOffsets = list(value, at: path).compactMap { duration($0.node, at: $0.key) }
+            case "anchor":
+                guard let anchors = mapping(value, at: path, known: PlanningFacts.Kind.allCases.map(\.rawValue))
+                else { break }
+                for (kindName, (_, anchorNode)) in anchors {
+                    guard let kind = PlanningFacts.Kind(rawValue: kindName),
+                        let anchor = choice(anchorNode, at: path + "." + kindName, of: ReminderDetail.Anchor.self)
+                    else { continue }
+                    planner.anchors[kind] = anchor
+                }
+            case "allDay": if let flag = bool(value, at: path) { planner.includeAllDay = flag }
+            case "cancelled": if let flag = bool(value, at: path) { planner.includeCancelled = flag }
+            case "declined": if let flag = bool(value, at: path) { planner.includeDeclined = flag }
+            case "calendarAlarms": if let flag = bool(value, at: path) { planner.calendarAlarms = flag }
+            default: break
+            }
+        }
+    }
+
+    private mutating func readLiveActivity(_ node: Node, into planner: inout PlannerConfiguration) {
+        guard let keys = mapping(node, at: "liveActivity", known: ["lead", "updateEvery", "maxDuration"]) else {
+            return
+        }
+        for (key, (_, value)) in keys {
+            let path = "liveActivity." + key
+            switch key {
+            case "lead": if let seconds = duration(value, at: path) { planner.liveActivityLead = seconds }
+            case "updateEvery":
+                if let seconds = duration(value, at: path, positive: true) {
+                    planner.liveActivityUpdateInterval = seconds
+                }
+            case "maxDuration":
+                if let seconds = duration(value, at: path, positive: true) { planner.liveActivityMaxDuration = seconds }
+            default: break
+            }
+        }
+    }
+
+    private mutating func readFlights(_ node: Node, into flights: inout FlightLeads) {
+        guard let keys = mapping(node, at: "flights", known: ["airportLead", "travelTime"]) else { return }
+        for (key, (_, value)) in keys {
+            switch key {
+            case "airportLead":
+                guard let leads = mapping(value, at: "flights.airportLead", known: ["domestic", "international"])
+                else { break }
+                for (scope, (_, leadNode)) in leads {
+                    guard let seconds = duration(leadNode, at: "flights.airportLead." + scope) else { continue }
+                    if scope == "domestic" { flights.domestic = seconds } else { flights.international = seconds }
+                }
+            case "travelTime": if let seconds = duration(value, at: "flights.travelTime") { flights.travelTime = seconds }
+            default: break
+            }
+        }
+    }
+
+    private mutating func readSinks(_ node: Node) -> [SinkSettings] {
+        var sinks: [SinkSettings] = []
+        var names: [String: Int] = [:]
+        for item in list(node, at: "sinks", single: false) {
+            guard let sink = readSink(item.node, at: item.key) else { continue }
+            if let line = names[sink.name] {
+                note(
+                    item.node, item.key,
+                    "has the same name as the sink on line \(line) ('\(sink.name)'); give one of them a `name:`")
+                continue
+            }
+            names[sink.name] = item.node.mark?.line ?? 0
+            sinks.append(sink)
+        }
+        return sinks
+    }
+
+    /// The keys each type of sink takes besides `type` and `name`.
+    private static let sinkKeys: KeyValuePairs<String, [String]> = [
+        "jsonl": ["path"], "sqlite": ["path", "keep"],
+        "hook": ["run", "on", "kinds", "offsets", "calendars", "timeout", "concurrency"],
+    ]
+
+    private mutating func readSink(_ node: Node, at path: String) -> SinkSettings? {
+        guard let keys = mapping(node, at: path, known: nil) else { return nil }
+        guard let typeNode = keys["type"]?.value else {
+            note(node, path, "has no `type:`; write one of jsonl, sqlite, hook")
+            return nil
+        }
+        guard let type = string(typeNode, at: path + ".type") else { return nil }
+        guard let allowed = Self.sinkKeys.first(where: { $0.key == type })?.value else {
+            note(typeNode, path + ".type", "'\(type)' is not a sink type; write one of jsonl, sqlite, hook")
+            return nil
+        }
+        rejectUnknown(keys, known: ["type", "name"] + allowed, at: path)
+        let name = keys["name"].flatMap { string($0.value, at: path + ".name") }
+        switch type {
+        case "jsonl":
+            var output: String? = nil
+            if let pathNode = keys["path"]?.value, let text = string(pathNode, at: path + ".path"), text != "-" {
+                guard let expanded = self.path(pathNode, at: path + ".path") else { return nil }
+                output = expanded
+            }
+            return SinkSettings(name: name ?? "jsonl:" + (output ?? "-"), output: .jsonLines(path: output))
+        case "sqlite":
+            guard let pathNode = keys["path"]?.value else {
+                note(node, path, "has no `path:` for the database (for example ~/.local/share/calwatch/events.db)")
+                return nil
+            }
+            guard let database = self.path(pathNode, at: path + ".path") else { return nil }
+            let keep = keys["keep"].flatMap { duration($0.value, at: path + ".keep", positive: true) }
+            return SinkSettings(name: name ?? "sqlite:" + database, output: .sqlite(path: database, keep: keep))
+        default:
+            return readHook(keys, node: node, at: path, name: name)
+        }
+    }
+
+    private mutating func readHook(
+        _ keys: [String: (key: Node, value: Node)], node: Node, at path: String, name: String?
+    ) -> SinkSettings? {
+        guard let runNode = keys["run"]?.value else {
+            note(node, path, "has no `run:`; write the program and its arguments as a list, such as [notify.sh, \"{summary}\"]")
+            return nil
+        }
+        if case .scalar = runNode, let text = runNode.string, text.contains(" ") {
+            note(
+                runNode, path + ".run",
+                "is one text with spaces; hooks never run through a shell, so write the program and each argument as a list item, such as [notify-send, \"{summary}\"]"
+            )
+            return nil
+        }
+        let argv = list(runNode, at: path + ".run").compactMap { string($0.node, at: $0.key) }
+        guard let program = argv.first, !program.isEmpty else {
+            note(runNode, path + ".run", "is empty; name the program to run")
+            return nil
+        }
+        for (index, argument) in argv.enumerated()
+        where argument.hasPrefix("{") && argument.hasSuffix("}") && !HookSettings.placeholders.contains(String(argument.dropFirst().dropLast())) {
+            note(
+                runNode, "\(path).run[\(index)]",
+                "'\(argument)' is not a field; the fields are "
+                    + HookSettings.placeholders.map { "{\($0)}" }.joined(separator: ", "))
+        }
+        var hook = HookSettings(run: argv)
+        // A program given as a relative path is found next to the configuration, like every other path in it.
+        if program.contains("/"), let resolved = self.path(runNode, at: path + ".run[0]", text: program) {
+            hook.run[0] = resolved
+        }
+        if let node = keys["on"]?.value {
+            hook.events = Set(
+                list(node, at: path + ".on").compactMap { item -> EventType? in
+                    guard let text = string(item.node, at: item.key) else { return nil }
+                    let bare = text.hasPrefix("calwatch.") ? String(text.dropFirst(9)) : text
+                    guard let type = EventType(rawValue: bare) else {
+                        note(
+                            item.node, item.key,
+                            "'\(text)' is not an event type; write one of "
+                                + EventType.allCases.map(\.rawValue).joined(separator: ", "))
+                        return nil
+                    }
+                    return type
+                })
+        }
+        if let node = keys["kinds"]?.value {
+            hook.kinds = Set(
+                list(node, at: path + ".kinds").compactMap { choice($0.node, at: $0.key, of: PlanningFacts.Kind.self) })
+        }
+        if let node = keys["offsets"]?.value {
+            hook.offsets = Set(list(node, at: path + ".offsets").compactMap { duration($0.node, at: $0.key) })
+        }
+        if let node = keys["calendars"]?.value {
+            hook.calendars = Set(list(node, at: path + ".calendars").compactMap { string($0.node, at: $0.key) })
+        }
+        if let node = keys["timeout"]?.value, let seconds = duration(node, at: path + ".timeout", positive: true) {
+            hook.timeout = .seconds(seconds)
+        }
+        if let node = keys["concurrency"]?.value, let limit = integer(node, at: path + ".concurrency") {
+            if limit < 1 { note(node, path + ".concurrency", "must be at least 1") } else { hook.concurrency = limit }
+        }
+        return SinkSettings(name: name ?? "hook:" + hook.run.joined(separator: " "), output: .hook(hook))
+    }
+
+    // MARK: Values
+
+    private mutating func note(_ node: Node, _ key: String?, _ message: String) {
+        problems.append(ConfigurationProblem(line: node.mark?.line, key: key, message: message))
+    }
+
+    private static func describe(_ node: Node) -> String {
+        switch node {
+        case .mapping: "a section (key: value pairs)"
+        case .sequence: "a list"
+        case .scalar: node.null != nil ? "nothing" : "'\(node.string ?? "")'"
+        case .alias: "an alias"
+        }
+    }
+
+    /// The keys of a section, each with its key node (for its line); unknown keys are noted. `nil` when the
+    /// node is not a section. `known: nil` accepts any key (the caller checks them later).
+    private mutating func mapping(
+        _ node: Node, at path: String?, known: [String]?
+    ) -> [String: (key: Node, value: Node)]? {
+        guard case .mapping(let mapping) = node else {
+            note(node, path, "should be a section of key: value pairs, not \(Self.describe(node))")
+            return nil
+        }
+        var keys: [String: (key: Node, value: Node)] = [:]
+        for (key, value) in mapping {
+            if let name = key.string { keys[name] = (key, value) }
+        }
+        if let known { keys = rejectUnknown(keys, known: known, at: path) }
+        return keys
+    }
+
+    /// Notes every key not in `known`, and returns the others.
+    @discardableResult
+    private mutating func rejectUnknown(
+        _ keys: [String: (key: Node, value: Node)], known: [String], at path: String?
+    ) -> [String: (key: Node, value: Node)] {
+        keys.filter { name, nodes in
+            if known.contains(name) { return true }
+            note(nodes.key, path.map { $0 + "." + name } ?? name,
+                 "is not a known key here" + Self.suggestion(for: name, among: known))
+            return false
+        }
+    }
+
+    /// "; did you mean X?" for a key one or two edits from a known one, or the list of known keys.
+    private static func suggestion(for name: String, among known: [String]) -> String {
+        if let close = known.first(where: { editDistance($0.lowercased(), name.lowercased()) <= 2 }) {
+            return "; did you mean `\(close)`?"
+        }
+        return "; the keys here are " + known.joined(separator: ", ")
+    }
+
+    private static func editDistance(_ a: String, _ b: String) -> Int {
+        let a = Array(a)
+        let b = Array(b)
+        // One row of the Levenshtein table at a time.
+        var row = Array(0...b.count)
+        for (i, x) in a.enumerated() {
+            var diagonal = row[0]
+            row[0] = i + 1
+            for (j, y) in b.enumerated() {
+                let above = row[j + 1]
+                row[j + 1] = min(above + 1, row[j] + 1, diagonal + (x == y ? 0 : 1))
+                diagonal = above
+            }
+        }
+        return row[b.count]
+    }
+
+    /// A list's items with their key paths; one value where a list is expected counts as a list of one unless
+    /// `single` is false.
+    private mutating func list(_ node: Node, at path: String, single: Bool = true) -> [(node: Node, key: String)] {
+        switch node {
+        case .sequence(let sequence):
+            return sequence.enumerated().map { ($1, "\(path)[\($0)]") }
+        case .scalar where single && node.null == nil:
+            return [(node, path)]
+        default:
+            note(node, path, "should be a list, not \(Self.describe(node))")
+            return []
+        }
+    }
+
+    private mutating func string(_ node: Node, at path: String) -> String? {
+        guard case .scalar(let scalar) = node, node.null == nil else {
+            note(node, path, "should be a value, not \(Self.describe(node))")
+            return nil
+        }
+        return scalar.string
+    }
+
+    private mutating func bool(_ node: Node, at path: String) -> Bool? {
+        guard case .scalar = node, let value = node.bool else {
+            note(node, path, "should be true or false, not \(Self.describe(node))")
+            return nil
+        }
+        return value
+    }
+
+    private mutating func integer(_ node: Node, at path: String) -> Int? {
+        guard case .scalar = node, let value = node.int else {
+            note(node, path, "should be a whole number, not \(Self.describe(node))")
+            return nil
+        }
+        return value
+    }
+
+    private mutating func duration(_ node: Node, at path: String, positive: Bool = false) -> Int64? {
+        guard let text = string(node, at: path) else { return nil }
+        guard let seconds = DurationText.seconds(text) else {
+            note(node, path, "'\(text)' is not a duration; write it like 45s, 30m, 2h, 60d or 1h30m")
+            return nil
+        }
+        if positive && seconds == 0 {
+            note(node, path, "must be longer than 0s")
+            return nil
+        }
+        return seconds
+    }
+
+    private mutating func choice<Choice: RawRepresentable & CaseIterable>(
+        _ node: Node, at path: String, of: Choice.Type
+    ) -> Choice? where Choice.RawValue == String {
+        guard let text = string(node, at: path) else { return nil }
+        guard let value = Choice(rawValue: text) else {
+            note(
+                node, path,
+                "'\(text)' is not one of " + Choice.allCases.map(\.rawValue).joined(separator: ", "))
+            return nil
+        }
+        return value
+    }
+
+    private mutating func path(_ node: Node, at key: String, text: String? = nil) -> String? {
+        guard let raw = text ?? string(node, at: key) else { return nil }
+        guard !raw.isEmpty else {
+            note(node, key, "is an empty path")
+            return nil
+        }
+        switch paths.expand(raw) {
+        case .success(let path): return path
+        case .failure(let problem):
+            note(node, key, "'\(raw)' \(problem)")
+            return nil
+        }
+    }
+}

@@ -1,0 +1,126 @@
+/// The typed events calwatch emits (DESIGN §5).
+public enum EventType: String, Sendable, CaseIterable, Hashable {
+    case flightDetected, reminderDue, liveActivityStart, liveActivityUpdate, liveActivityEnd
+
+    /// The CloudEvents `type`: `calwatch.` and the event name.
+    public var cloudEventType: String { "calwatch." + rawValue }
+}
+
+/// Which occurrence an event is about, stable across moves: a series instance is named by its RECURRENCE-ID,
+/// a single event by its UID alone, so that moving either is seen as a change of the same occurrence.
+public struct OccurrenceKey: Hashable, Sendable, Comparable, CustomStringConvertible {
+    public var calendar: String
+    public var uid: String
+    /// The original start of a series instance; `nil` for a single event.
+    public var recurrenceID: DateValueText?
+
+    /// Creates a key.
+    public init(calendar: String, uid: String, recurrenceID: DateValueText?) {
+        self.calendar = calendar
+        self.uid = uid
+        self.recurrenceID = recurrenceID
+    }
+
+    /// The key of an occurrence.
+    public init(_ occurrence: Occurrence) {
+        self.init(calendar: occurrence.calendar, uid: occurrence.uid, recurrenceID: occurrence.recurrenceID)
+    }
+
+    public static func < (a: OccurrenceKey, b: OccurrenceKey) -> Bool {
+        (a.calendar, a.uid, a.recurrenceID?.description ?? "") < (b.calendar, b.uid, b.recurrenceID?.description ?? "")
+    }
+
+    public var description: String { "\(calendar)/\(uid)/\(recurrenceID?.description ?? "-")" }
+}
+
+/// What a reminder is about: how long before which anchor, and whether it comes late.
+public struct ReminderDetail: Hashable, Sendable {
+    /// What the reminder counts back from.
+    public enum Anchor: String, Sendable, CaseIterable { case start, leaveBy }
+    /// Where the reminder comes from.
+    public enum Source: String, Sendable { case offset, valarm }
+
+    public var secondsBefore: Int64
+    public var anchor: Anchor
+    public var source: Source
+    /// Delivered after its scheduled time (calwatch was not running then).
+    public var late: Bool
+    /// How late, in seconds (0 when on time).
+    public var lateness: Int64
+
+    package init(secondsBefore: Int64, anchor: Anchor, source: Source, late: Bool, lateness: Int64) {
+        self.secondsBefore = secondsBefore
+        self.anchor = anchor
+        self.source = source
+        self.late = late
+        self.lateness = lateness
+    }
+}
+
+/// The state a live activity reports.
+public struct LiveActivityDetail: Hashable, Sendable {
+    /// Before the occurrence starts, or while it runs.
+    public enum Phase: String, Sendable { case upcoming, inProgress }
+    /// Why a live activity ended.
+    public enum EndReason: String, Sendable { case ended, cancelled, removed, rescheduled, expired }
+
+    public var phase: Phase
+    public var secondsToStart: Int64
+    public var secondsToEnd: Int64
+    /// 0 before the start, then the share of the occurrence that has passed (0...1).
+    public var progress: Double
+    /// Set on `liveActivityEnd` only.
+    public var endReason: EndReason?
+
+    /// The state of an occurrence `[start, end)` as seen at `instant`.
+    public init(start: Instant, end: Instant, at instant: Instant, endReason: EndReason? = nil) {
+        let toStart = start.secondsSinceEpoch - instant.secondsSinceEpoch
+        let toEnd = end.secondsSinceEpoch - instant.secondsSinceEpoch
+        let length = end.secondsSinceEpoch - start.secondsSinceEpoch
+        phase = toStart > 0 ? .upcoming : .inProgress
+        secondsToStart = max(0, toStart)
+        secondsToEnd = max(0, toEnd)
+        progress = toStart > 0 ? 0 : (length <= 0 ? 1 : min(1, Double(-toStart) / Double(length)))
+        self.endReason = endReason
+    }
+}
+
+/// One event the planner found due, before the journal gives it a sequence number.
+public struct PlannedEvent: Hashable, Sendable {
+    public var type: EventType
+    /// Deterministic: the same input yields the same id, so a restart or a second run never duplicates.
+    public var id: EventID
+    public var key: OccurrenceKey
+    /// The occurrence as planned (its current start and end).
+    public var occurrenceStart: Instant
+    public var occurrenceEnd: Instant
+    /// The scheduled instant: CloudEvents `time`.
+    public var time: Instant
+    /// After this the event is stale: CloudEvents `expirytime`.
+    public var expiry: Instant
+    public var reminder: ReminderDetail?
+    public var liveActivity: LiveActivityDetail?
+    /// A hash of the occurrence's reported fields (summary, location, end, status) when the event was planned;
+    /// a live activity whose occurrence no longer matches is updated at once.
+    public var fingerprint: UInt64
+
+    package init(
+        type: EventType, id: EventID, key: OccurrenceKey, occurrenceStart: Instant, occurrenceEnd: Instant,
+        time: Instant, expiry: Instant, reminder: ReminderDetail?, liveActivity: LiveActivityDetail?,
+        fingerprint: UInt64
+    ) {
+        self.type = type
+        self.id = id
+        self.key = key
+        self.occurrenceStart = occurrenceStart
+        self.occurrenceEnd = occurrenceEnd
+        self.time = time
+        self.expiry = expiry
+        self.reminder = reminder
+        self.liveActivity = liveActivity
+        self.fingerprint = fingerprint
+    }
+
+    /// CloudEvents `subject`: `<uid>/<occurrence start, UTC>`.
+    public var subject: String { key.uid + "/" + (key.recurrenceID?.description ?? occurrenceStart.description) }
+}

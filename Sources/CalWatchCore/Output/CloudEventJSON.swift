@@ -1,0 +1,89 @@
+/// The CloudEvents 1.0 JSON form of a calwatch event (DESIGN §5), one object per JSON Lines record.
+///
+/// `schemas/calwatch-event.schema.json` describes it; `EventSchemaTests` checks this writer against it.
+public enum CloudEventJSON {
+    /// One event as a JSON object, without the newline.
+    public static func render(
+        _ event: PlannedEvent, occurrence: Occurrence?, facts: PlanningFacts = .event, sequence: Int64,
+        recordedTime: Instant
+    ) -> String {
+        var writer = JSONLineWriter(capacity: 2048)
+        write(event, occurrence: occurrence, facts: facts, sequence: sequence, recordedTime: recordedTime, to: &writer)
+        return String(decoding: writer.bytes.dropLast(), as: UTF8.self)
+    }
+
+    /// The event's own part of `data` (reminder, liveActivity, flight, meeting) as one JSON object: what the SQLite
+    /// sink stores, the occurrence being in its columns.
+    package static func writeDetails(
+        _ event: PlannedEvent, facts: PlanningFacts, flightAndMeeting: Bool = true, to writer: inout JSONLineWriter
+    ) {
+        writer.beginObject()
+        writeDetails(of: event, facts: facts, flightAndMeeting: flightAndMeeting, to: &writer)
+        writer.endObject()
+    }
+
+    private static func writeDetails(
+        of event: PlannedEvent, facts: PlanningFacts, flightAndMeeting: Bool = true, to writer: inout JSONLineWriter
+    ) {
+        if let reminder = event.reminder {
+            writer.beginObject(field: "reminder")
+            writer.field("minutesBefore", Int(reminder.secondsBefore / 60))
+            writer.field("secondsBefore", Int(reminder.secondsBefore))
+            writer.field("anchor", reminder.anchor.rawValue)
+            writer.field("source", reminder.source.rawValue)
+            writer.field("late", reminder.late)
+            writer.field("lateness", Int(reminder.lateness))
+            writer.endObject()
+        }
+        if let activity = event.liveActivity {
+            writer.beginObject(field: "liveActivity")
+            writer.field("phase", activity.phase.rawValue)
+            writer.field("secondsToStart", Int(activity.secondsToStart))
+            writer.field("secondsToEnd", Int(activity.secondsToEnd))
+            writer.field("progress", activity.progress)
+            if let reason = activity.endReason { writer.field("reason", reason.rawValue) }
+            writer.endObject()
+        }
+        guard flightAndMeeting else { return }
+        ClassificationJSON.writeFlight(
+            facts.flight, departure: event.occurrenceStart, arrival: event.occurrenceEnd, leaveBy: facts.leaveBy,
+            to: &writer)
+        ClassificationJSON.writeMeeting(facts.meeting, to: &writer)
+    }
+
+    /// Appends one event. `occurrence` is the occurrence as planned (absent when it was deleted); `sequence`
+    /// is the journal's; `recordedTime` is when the event was actually emitted.
+    public static func write(
+        _ event: PlannedEvent, occurrence: Occurrence?, facts: PlanningFacts = .event, sequence: Int64,
+        recordedTime: Instant, to writer: inout JSONLineWriter
+    ) {
+        writer.beginObject()
+        writer.field("specversion", "1.0")
+        writer.field("id", event.id.description)
+        writer.field("source", "calwatch:" + event.key.calendar)
+        writer.field("type", event.type.cloudEventType)
+        writer.field("subject", event.subject)
+        writer.field("time", event.time)
+        writer.field("datacontenttype", "application/json")
+        writer.field("recordedtime", recordedTime)
+        writer.field("expirytime", event.expiry)
+        writer.field("sequence", String(sequence))
+        writer.beginObject(field: "data")
+        if let occurrence {
+            // The occurrence object is the one `calwatch scan` prints.
+            writer.key("occurrence")
+            OccurrenceJSON.write(occurrence, facts: facts, to: &writer, newline: false)
+        } else {
+            writer.beginObject(field: "occurrence")
+            writer.field("uid", event.key.uid)
+            writer.field("recurrenceId", event.key.recurrenceID)
+            writer.field("calendar", event.key.calendar)
+            writer.field("start", event.occurrenceStart)
+            writer.field("end", event.occurrenceEnd)
+            writer.endObject()
+        }
+        writeDetails(of: event, facts: facts, to: &writer)
+        writer.endObject()
+        writer.endObject(newline: true)
+    }
+}

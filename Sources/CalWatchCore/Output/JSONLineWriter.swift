@@ -1,0 +1,207 @@
+/// Builds one JSON object as UTF-8 bytes, without Foundation's encoder (the scan prints hundreds of thousands).
+///
+/// Keys are written in the order they are added, so the output order is the documented one.
+public struct JSONLineWriter {
+    /// The bytes written so far.
+    public private(set) var bytes: [UInt8] = []
+    private var needsComma = false
+
+    /// Creates an empty writer with room for `capacity` bytes.
+    public init(capacity: Int = 1 << 16) { bytes.reserveCapacity(capacity) }
+
+    /// Empties the buffer (keeping its capacity).
+    public mutating func reset() {
+        bytes.removeAll(keepingCapacity: true)
+        needsComma = false
+    }
+
+    /// Opens an object.
+    public mutating func beginObject() {
+        bytes.append(UInt8(ascii: "{"))
+        needsComma = false
+    }
+
+    /// Opens an object as the value of a field.
+    public mutating func beginObject(field name: StaticString) {
+        key(name)
+        beginObject()
+    }
+
+    /// `"name":null`.
+    public mutating func nullField(_ name: StaticString) {
+        key(name)
+        appendNull()
+    }
+
+    /// Marks that fields already written precede, so the next field starts with a comma.
+    public mutating func continueObject() { needsComma = true }
+
+    /// Appends bytes that are already JSON (fields rendered earlier with `continueObject`).
+    public mutating func append(raw: [UInt8]) {
+        bytes.append(contentsOf: raw)
+        needsComma = true
+    }
+
+    /// Appends text as it is, unquoted and unescaped: for buffers that are not JSON (`SQLiteRow`).
+    package mutating func append(text: String) {
+        var text = text
+        text.withUTF8 { bytes.append(contentsOf: $0) }
+    }
+
+    /// Closes an object; `newline` ends the JSON Lines record.
+    public mutating func endObject(newline: Bool = false) {
+        bytes.append(UInt8(ascii: "}"))
+        if newline { bytes.append(10) }
+        needsComma = true
+    }
+
+    /// `"name":`, for a value another writer appends (a nested object).
+    public mutating func key(_ name: StaticString) {
+        if needsComma { bytes.append(UInt8(ascii: ",")) }
+        bytes.append(UInt8(ascii: "\""))
+        name.withUTF8Buffer { bytes.append(contentsOf: $0) }
+        bytes.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: ":")])
+        needsComma = true
+    }
+
+    /// `"name":"value"` (or `null`).
+    public mutating func field(_ name: StaticString, _ value: String?) {
+        key(name)
+        guard var value else { return appendNull() }
+        bytes.append(UInt8(ascii: "\""))
+        value.withUTF8 { appendEscaped($0) }
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// `"name":true`.
+    public mutating func field(_ name: StaticString, _ value: Bool?) {
+        key(name)
+        guard let value else { return appendNull() }
+        bytes.append(contentsOf: value ? Array("true".utf8) : Array("false".utf8))
+    }
+
+    /// `"name":42`.
+    public mutating func field(_ name: StaticString, _ value: Int?) {
+        key(name)
+        guard let value else { return appendNull() }
+        bytes.append(contentsOf: String(value).utf8)
+    }
+
+    /// `"name":0.97`.
+    public mutating func field(_ name: StaticString, _ value: Double?) {
+        key(name)
+        guard let value, value.isFinite else { return appendNull() }
+        bytes.append(contentsOf: String(value).utf8)
+    }
+
+    /// `"name":"2027-03-01T08:30:00Z"`.
+    public mutating func field(_ name: StaticString, _ instant: Instant?) {
+        key(name)
+        guard let instant else { return appendNull() }
+        bytes.append(UInt8(ascii: "\""))
+        append(instant: instant)
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// `2027-03-01T08:30:00Z`, unquoted.
+    package mutating func append(instant: Instant) {
+        appendDateTime(instant.utc)
+        bytes.append(UInt8(ascii: "Z"))
+    }
+
+    /// `"name":"2027-03-01T08:30:00Z"` or `"name":"2027-03-01"` for a RECURRENCE-ID.
+    public mutating func field(_ name: StaticString, _ value: DateValueText?) {
+        switch value {
+        case .instant(let instant): field(name, instant)
+        case .day(let days):
+            key(name)
+            bytes.append(UInt8(ascii: "\""))
+            appendDate(CalendarDate(daysSinceEpoch: days))
+            bytes.append(UInt8(ascii: "\""))
+        case nil: field(name, nil as Instant?)
+        }
+    }
+
+    /// `"name":"2027-03-01T09:30:00+01:00"`: a wall-clock reading with its offset.
+    public mutating func field(_ name: StaticString, local: LocalDateTime, offset: Int) {
+        key(name)
+        bytes.append(UInt8(ascii: "\""))
+        appendDateTime(local)
+        let magnitude = abs(offset)
+        bytes.append(offset < 0 ? UInt8(ascii: "-") : UInt8(ascii: "+"))
+        appendDigits(magnitude / 3600, width: 2)
+        bytes.append(UInt8(ascii: ":"))
+        appendDigits(magnitude % 3600 / 60, width: 2)
+        if magnitude % 60 != 0 {
+            bytes.append(UInt8(ascii: ":"))
+            appendDigits(magnitude % 60, width: 2)
+        }
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    private mutating func appendNull() { bytes.append(contentsOf: [110, 117, 108, 108]) }
+
+    /// Zero-padded decimal digits (2 or 4 wide in practice).
+    private mutating func appendDigits(_ value: Int, width: Int) {
+        if width == 2 && value >= 0 && value < 100 {
+            bytes.append(UInt8(48 + value / 10))
+            bytes.append(UInt8(48 + value % 10))
+            return
+        }
+        if width == 4 && value >= 0 && value < 10_000 {
+            bytes.append(UInt8(48 + value / 1000))
+            bytes.append(UInt8(48 + value / 100 % 10))
+            bytes.append(UInt8(48 + value / 10 % 10))
+            bytes.append(UInt8(48 + value % 10))
+            return
+        }
+        let digits = String(value)
+        if digits.count < width {
+            bytes.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: width - digits.count))
+        }
+        bytes.append(contentsOf: digits.utf8)
+    }
+
+    private mutating func appendDate(_ date: CalendarDate) {
+        guard date.year >= 0 else {
+            bytes.append(contentsOf: date.description.utf8)
+            return
+        }
+        appendDigits(date.year, width: 4)
+        bytes.append(UInt8(ascii: "-"))
+        appendDigits(date.month, width: 2)
+        bytes.append(UInt8(ascii: "-"))
+        appendDigits(date.day, width: 2)
+    }
+
+    private mutating func appendDateTime(_ value: LocalDateTime) {
+        appendDate(value.date)
+        bytes.append(UInt8(ascii: "T"))
+        appendDigits(value.hour, width: 2)
+        bytes.append(UInt8(ascii: ":"))
+        appendDigits(value.minute, width: 2)
+        bytes.append(UInt8(ascii: ":"))
+        appendDigits(value.second, width: 2)
+    }
+
+    /// RFC 8259 string escaping: quote, backslash and control characters; everything else is UTF-8 as is.
+    private mutating func appendEscaped(_ text: UnsafeBufferPointer<UInt8>) {
+        if !text.contains(where: { $0 < 32 || $0 == 34 || $0 == 92 || $0 == 127 }) {
+            bytes.append(contentsOf: text)
+            return
+        }
+        let hex: [UInt8] = Array("0123456789abcdef".utf8)
+        for byte in text {
+            switch byte {
+            case UInt8(ascii: "\""): bytes.append(contentsOf: [92, 34])
+            case UInt8(ascii: "\\"): bytes.append(contentsOf: [92, 92])
+            case 10: bytes.append(contentsOf: [92, 110])
+            case 13: bytes.append(contentsOf: [92, 114])
+            case 9: bytes.append(contentsOf: [92, 116])
+            case 0..<32, 127:
+                bytes.append(contentsOf: [92, 117, 48, 48, hex[Int(byte >> 4)], hex[Int(byte & 15)]])
+            default: bytes.append(byte)
+            }
+        }
+    }
+}

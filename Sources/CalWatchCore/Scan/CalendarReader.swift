@@ -1,0 +1,169 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Reads one source into parsed calendars, turning every failure into a problem that names the file and line.
+public enum CalendarReader {
+    /// A calendar read from a source, with the name its occurrences carry.
+    public struct ReadCalendar: Sendable {
+        public var name: String
+        public var color: String?
+        public var calendar: ParsedCalendar
+        /// Where the calendar text came from, for error messages.
+        public var origin: String
+    }
+
+    /// What reading one source gave.
+    public struct Result: Sendable {
+        public var calendars: [ReadCalendar] = []
+        public var problems: [CalendarProblem] = []
+        /// Whether the source gave no calendar data at all.
+        public var failed = false
+    }
+
+    /// Reads a source; `standardInput` supplies the bytes for `-`.
+    public static func read(_ source: CalendarSource, standardInput: () -> [UInt8] = readStandardInput) -> Result {
+        var result = Result()
+        let bytes: [UInt8]
+        do {
+            bytes = source.path == "-" ? standardInput() : try readFile(source.path)
+        } catch {
+            result.failed = true
+            result.problems.append(
+                CalendarProblem(severity: .error, path: source.path, message: "cannot read the file (\(error))"))
+            return result
+        }
+        return read(source, bytes: bytes)
+    }
+
+    /// Reads a source's bytes, already in hand.
+    public static func read(_ source: CalendarSource, bytes: [UInt8]) -> Result {
+        var result = Result()
+        switch source.format {
+        case .iCalendar:
+            readICalendar(bytes, origin: source.path, source: source, into: &result)
+            if result.calendars.isEmpty && !result.failed {
+                result.failed = true
+                result.problems.append(notICalendar(bytes, path: source.path))
+            }
+        case .calDAVMultistatus:
+            do {
+                let objects = try CalDAVMultistatus.objects(in: Data(bytes))
+                for object in objects {
+                    let origin = source.path + (object.href.map { "#" + $0 } ?? "")
+                    var named = source
+                    if let collection = object.collectionName { named.fallbackName = collection }
+                    readICalendar(Array(object.calendarData.utf8), origin: origin, source: named, into: &result)
+                }
+                if objects.isEmpty {
+                    result.problems.append(
+                        CalendarProblem(
+                            severity: .warning, path: source.path,
+                            message: "the multistatus document holds no calendar-data; export with a calendar-query "
+                                + "REPORT that asks for <C:calendar-data/>"))
+                }
+            } catch let failure as CalDAVMultistatus.ParseFailure {
+                result.failed = true
+                result.problems.append(
+                    CalendarProblem(severity: .error, path: source.path, line: failure.line, message: failure.reason))
+            } catch {
+                result.failed = true
+                result.problems.append(CalendarProblem(severity: .error, path: source.path, message: "\(error)"))
+            }
+        }
+        return result
+    }
+
+    private static func readICalendar(
+        _ bytes: [UInt8], origin: String, source: CalendarSource, into result: inout Result
+    ) {
+        for calendar in ICalDocumentParser.parse(bytes) {
+            let name = source.collectionName ?? calendar.name ?? source.fallbackName
+            result.calendars.append(
+                ReadCalendar(name: name, color: source.collectionColor, calendar: calendar, origin: origin))
+            for problem in calendar.problems {
+                result.problems.append(
+                    CalendarProblem(severity: .warning, path: origin, line: problem.line, message: problem.message))
+            }
+        }
+    }
+
+    /// Why bytes that gave no calendar are not iCalendar, with the line of the first thing that is wrong.
+    static func notICalendar(_ bytes: [UInt8], path: String) -> CalendarProblem {
+        if bytes.isEmpty {
+            return CalendarProblem(severity: .error, path: path, message: "the file is empty; expected iCalendar data")
+        }
+        if bytes.contains(0) {
+            return CalendarProblem(
+                severity: .error, path: path, line: SourceLines.line(ofOffset: bytes.firstIndex(of: 0)!, in: bytes),
+                message: "binary data (a NUL byte) where iCalendar text was expected")
+        }
+        let text = String(decoding: bytes.prefix(4096), as: UTF8.self)
+        let firstLine = text.split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
+        return CalendarProblem(
+            severity: .error, path: path, line: 1,
+            message: "not iCalendar data: expected BEGIN:VCALENDAR, found '\(firstLine.prefix(60))'")
+    }
+
+    /// Reads a whole file with POSIX calls (fast for the thousands of small files of a vdir).
+    package static func readFile(_ path: String) throws -> [UInt8] {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw POSIXFailure(code: errno) }
+        defer { close(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else { throw POSIXFailure(code: errno) }
+        guard (status.st_mode & S_IFMT) == S_IFREG else { throw POSIXFailure(code: EISDIR) }
+        var bytes = [UInt8](repeating: 0, count: max(Int(status.st_size), 0))
+        var filled = 0
+        while true {
+            if filled == bytes.count { bytes.append(contentsOf: repeatElement(0, count: max(4096, bytes.count))) }
+            let count = bytes.withUnsafeMutableBytes {
+                Glibc.read(descriptor, $0.baseAddress! + filled, $0.count - filled)
+            }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw POSIXFailure(code: errno)
+            }
+            if count == 0 { break }
+            filled += count
+        }
+        bytes.removeSubrange(filled...)
+        return bytes
+    }
+
+    /// Everything on standard input.
+    public static func readStandardInput() -> [UInt8] {
+        Array(FileHandle.standardInput.readDataToEndOfFile())
+    }
+
+    package struct POSIXFailure: Error, CustomStringConvertible {
+        package var code: Int32
+        package var description: String { String(cString: strerror(code)) }
+    }
+}
+
+/// Finds line numbers in raw calendar text, for messages only (libical does not track lines).
+enum SourceLines {
+    /// The 1-based line of a byte offset.
+    static func line(ofOffset offset: Int, in bytes: [UInt8]) -> Int {
+        bytes[..<min(offset, bytes.count)].reduce(1) { $1 == 10 ? $0 + 1 : $0 }
+    }
+
+    /// The line of `UID:<uid>` (the component a problem belongs to), if it can be found.
+    static func line(ofUID uid: String, in bytes: [UInt8]) -> Int? {
+        let needle = Array("UID:\(uid)".utf8)
+        guard !needle.isEmpty, bytes.count >= needle.count else { return nil }
+        var index = 0
+        while index <= bytes.count - needle.count {
+            if bytes[index] == needle[0] && (index == 0 || bytes[index - 1] == 10)
+                && bytes[index..<(index + needle.count)].elementsEqual(needle)
+            {
+                return line(ofOffset: index, in: bytes)
+            }
+            index += 1
+        }
+        return nil
+    }
+}

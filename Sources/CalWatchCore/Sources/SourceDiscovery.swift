@@ -1,0 +1,185 @@
+import Foundation
+
+/// Finds the calendar files behind the paths a user names (DESIGN §2).
+///
+/// A file is an `.ics` file or a CalDAV `.xml` export; `-` is standard input; a directory is a vdir root, a vdir
+/// collection, or a Radicale collection. Hidden files and directories are never read as items, and only names
+/// ending in `.ics` are vdir items, so the temporary files vdirsyncer and khal write (`item.icsab12cd34`) and
+/// Radicale's `.Radicale.cache` are skipped.
+public enum SourceDiscovery {
+    /// A path that could not be used, worded for the user.
+    public struct Failure: Error, Sendable, CustomStringConvertible {
+        public var path: String
+        public var reason: String
+        public var description: String { "\(path): error: \(reason)" }
+    }
+
+    /// The sources under each path, in a stable order, and the paths that could not be used.
+    public static func sources(for paths: [String]) -> (sources: [CalendarSource], failures: [Failure]) {
+        let found = survey(paths)
+        return (found.sources, found.failures)
+    }
+
+    /// The sources under each path, the paths that could not be used, and every directory that was searched:
+    /// the collections and roots a watcher must follow (for a file, the folder holding it, since editors and
+    /// sync tools replace a file by renaming another over it).
+    public static func survey(_ paths: [String]) -> (
+        sources: [CalendarSource], failures: [Failure], directories: [String]
+    ) {
+        var sources: [CalendarSource] = []
+        var failures: [Failure] = []
+        var directories: [String] = []
+        for path in paths {
+            do {
+                sources += try discover(path, directories: &directories)
+            } catch let failure as Failure {
+                failures.append(failure)
+            } catch {
+                failures.append(Failure(path: path, reason: "\(error)"))
+            }
+        }
+        return (sources, failures, directories)
+    }
+
+    /// The directories among `paths` under which no source was found (said once, so an empty scan is explained).
+    public static func directoriesWithoutCalendars(_ paths: [String], sources: [CalendarSource]) -> [String] {
+        paths.filter { path in
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
+                return false
+            }
+            let prefix = path.hasSuffix("/") ? path : path + "/"
+            return !sources.contains { $0.path.hasPrefix(prefix) }
+        }
+    }
+
+    /// The sources under one path.
+    public static func discover(_ path: String) throws -> [CalendarSource] {
+        var directories: [String] = []
+        return try discover(path, directories: &directories)
+    }
+
+    /// The source a file under one of `roots` is, if it is one: a vdir or Radicale item in a folder that is not
+    /// hidden, or a root itself. How a watcher tells an item from a temporary file without listing its folder.
+    public static func item(at path: String, under roots: [String]) -> CalendarSource? {
+        for root in roots {
+            if path == root { return try? discover(path).first }
+            let prefix = root.hasSuffix("/") ? root : root + "/"
+            guard path.hasPrefix(prefix) else { continue }
+            let parts = path.dropFirst(prefix.count).split(separator: "/")
+            guard parts.count <= 9, !parts.contains(where: { $0.hasPrefix(".") }), let name = parts.last else {
+                return nil
+            }
+            let directory = (path as NSString).deletingLastPathComponent
+            let isRadicale = FileManager.default.fileExists(atPath: directory + "/.Radicale.props")
+            guard isItem(name, inRadicaleCollection: isRadicale) else { return nil }
+            let metadata = isRadicale ? radicaleMetadata(directory) : vdirMetadata(directory)
+            return CalendarSource(
+                path: path, format: .iCalendar, collectionName: metadata.name, collectionColor: metadata.color,
+                fallbackName: (directory as NSString).lastPathComponent)
+        }
+        return nil
+    }
+
+    /// Whether a file of a collection folder is an item: a name ending in `.ics`, or in a Radicale collection any
+    /// file but the collection's metadata (Radicale's items may lack the suffix). Hidden names are never items.
+    static func isItem(_ name: some StringProtocol, inRadicaleCollection isRadicale: Bool) -> Bool {
+        !name.hasPrefix(".") && (name.lowercased().hasSuffix(".ics") || (isRadicale && !isCollectionMetadata(name)))
+    }
+
+    /// Files whose change renames or recolours a whole collection.
+    public static func isCollectionMetadata(_ name: some StringProtocol) -> Bool {
+        name == "displayname" || name == "color" || name == ".Radicale.props"
+    }
+
+    private static func discover(_ path: String, directories: inout [String]) throws -> [CalendarSource] {
+        if path == "-" { return [CalendarSource(path: "-", format: .iCalendar, fallbackName: "stdin")] }
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            throw Failure(
+                path: path,
+                reason: "no such file or directory; give an .ics file, a vdir or Radicale "
+                    + "folder, a CalDAV .xml export, or - for standard input")
+        }
+        if !isDirectory.boolValue {
+            directories.append((path as NSString).deletingLastPathComponent)
+            let name = (path as NSString).lastPathComponent
+            let isXML = name.lowercased().hasSuffix(".xml")
+            return [
+                CalendarSource(
+                    path: path, format: isXML ? .calDAVMultistatus : .iCalendar,
+                    fallbackName: (name as NSString).deletingPathExtension)
+            ]
+        }
+        var result: [CalendarSource] = []
+        try collect(directory: path, depth: 0, into: &result, directories: &directories)
+        return result
+    }
+
+    /// A directory with `.Radicale.props` or items is a collection; otherwise its subdirectories are searched.
+    private static func collect(
+        directory: String, depth: Int, into result: inout [CalendarSource], directories: inout [String]
+    ) throws {
+        directories.append(directory)
+        let entries: [String]
+        do {
+            entries = try FileManager.default.contentsOfDirectory(atPath: directory).sorted()
+        } catch {
+            throw Failure(path: directory, reason: "cannot list the directory (\(reasonText(error)))")
+        }
+        let isRadicale = entries.contains(".Radicale.props")
+        let metadata = isRadicale ? radicaleMetadata(directory) : vdirMetadata(directory)
+        let fallback = (directory as NSString).lastPathComponent
+        var subdirectories: [String] = []
+        for entry in entries where !entry.hasPrefix(".") {
+            let full = (directory as NSString).appendingPathComponent(entry)
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: full, isDirectory: &isDirectory) else { continue }
+            if isDirectory.boolValue {
+                subdirectories.append(full)
+            } else if isItem(entry, inRadicaleCollection: isRadicale) {
+                result.append(
+                    CalendarSource(
+                        path: full, format: .iCalendar, collectionName: metadata.name, collectionColor: metadata.color,
+                        fallbackName: fallback))
+            }
+        }
+        // vdir roots hold collections one level down; deeper nesting is allowed but bounded.
+        guard depth < 8 else { return }
+        for subdirectory in subdirectories {
+            try collect(directory: subdirectory, depth: depth + 1, into: &result, directories: &directories)
+        }
+    }
+
+    /// vdir metadata: the `displayname` and `color` files of a collection.
+    private static func vdirMetadata(_ directory: String) -> (name: String?, color: String?) {
+        func read(_ file: String) -> String? {
+            let path = (directory as NSString).appendingPathComponent(file)
+            guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return nil }
+            let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+            return trimmed.isEmpty ? nil : trimmed
+        }
+        return (read("displayname"), read("color"))
+    }
+
+    /// Radicale metadata: `D:displayname` and `ICAL:calendar-color` in `.Radicale.props` (JSON).
+    private static func radicaleMetadata(_ directory: String) -> (name: String?, color: String?) {
+        let path = (directory as NSString).appendingPathComponent(".Radicale.props")
+        guard let data = FileManager.default.contents(atPath: path),
+            let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
+        else { return (nil, nil) }
+        let name = (object["D:displayname"] as? String).flatMap { $0.isEmpty ? nil : $0 }
+        let color = (object["ICAL:calendar-color"] as? String).flatMap { $0.isEmpty ? nil : $0 }
+        return (name, color)
+    }
+
+    package static func reasonText(_ error: any Error) -> String {
+        let nsError = error as NSError
+        if let underlying = nsError.userInfo[NSUnderlyingErrorKey] as? NSError,
+            let posix = POSIXErrorCode(rawValue: Int32(underlying.code))
+        {
+            return String(cString: strerror(posix.rawValue))
+        }
+        return nsError.localizedDescription
+    }
+}

@@ -1,0 +1,275 @@
+import Synchronization
+public import CalWatchCore
+
+/// The bus between the journal and the sinks (DESIGN §1 and §6): each sink consumes committed events from its own
+/// async stream, in its own task, at its own pace.
+///
+/// The journal is the buffer. A sink's stream holds at most `Policy.queueLimit` batches; when a sink lags
+/// further behind, newer batches are not queued for it, and it reads them back from the journal when it gets
+/// there (a gap in sequence numbers says so), made into entries again by `entry`. So a slow sink never delays another,
+/// nothing is dropped, and memory stays bounded however far a sink lags. A sink that fails keeps its cursor and
+/// is retried with a growing delay while the others go on.
+public final class EventBus: Sendable {
+    /// How the bus queues and retries.
+    public struct Policy: Sendable {
+        /// Batches waiting per sink; beyond this a sink reads from the journal instead.
+        public var queueLimit = 64
+        /// Events per read when a sink catches up from the journal.
+        public var catchUpChunk = 512
+        /// The first delay after a failure; it doubles up to `maxRetryDelay` while failures go on.
+        public var retryDelay: Duration = .milliseconds(100)
+        public var maxRetryDelay: Duration = .seconds(5)
+        /// Attempts to deliver what is left when the bus finishes; what still fails stays in the journal for the
+        /// next run.
+        public var finalAttempts = 5
+
+        public init() {}
+    }
+
+    /// What one sink did while the bus ran.
+    public struct SinkReport: Sendable {
+        public var name: String
+        /// Events delivered.
+        public var delivered = 0
+        /// Of those, events read back from the journal: left by an earlier run, or beyond the queue.
+        public var fromJournal = 0
+        /// Failed deliveries (each retried later).
+        public var failures = 0
+        /// The last failure, worded for the user.
+        public var lastFailure: String?
+        /// Committed events the sink had not handled when the bus finished (they wait in the journal).
+        public var undelivered: Int64 = 0
+        /// The reader went away (`| head`): the sink stopped, which is not a failure.
+        public var closed = false
+    }
+
+    private struct Lane: Sendable {
+        let continuation: AsyncStream<[JournalStore.Entry]>.Continuation
+        let task: Task<SinkReport, Never>
+    }
+
+    /// How full each sink's queue is, shared by the publisher and the consumers.
+    ///
+    /// The publisher waits while no healthy sink has room: a replay then goes at the pace of its fastest sink
+    /// instead of filling the journal for all of them. A sink that fails or whose reader went away is not waited
+    /// for, so it never slows the others.
+    private final class Pace: Sendable {
+        /// Whether a sink is waited for.
+        enum Health { case delivering, failing, closed }
+
+        private struct State {
+            var queued: [Int]
+            var health: [Health]
+            var waiter: CheckedContinuation<Void, Never>?
+        }
+        private let state: Mutex<State>
+        private let limit: Int
+
+        init(lanes: Int, limit: Int) {
+            state = Mutex(
+                State(
+                    queued: Array(repeating: 0, count: lanes), health: Array(repeating: .delivering, count: lanes)))
+            self.limit = limit
+        }
+
+        /// Room when some delivering sink's queue is not full, or when no sink is delivering at all.
+        private static func hasRoom(_ state: State, limit: Int) -> Bool {
+            let delivering = state.queued.indices.filter { state.health[$0] == .delivering }
+            return delivering.isEmpty || delivering.contains { state.queued[$0] < limit }
+        }
+
+        private func update(_ change: (inout State) -> Void) {
+            state.withLock { state in
+                change(&state)
+                if state.waiter != nil && Self.hasRoom(state, limit: limit) {
+                    state.waiter!.resume()
+                    state.waiter = nil
+                }
+            }
+        }
+
+        func waitForRoom() async {
+            await withCheckedContinuation { continuation in
+                state.withLock { state in
+                    if Self.hasRoom(state, limit: limit) { continuation.resume() } else { state.waiter = continuation }
+                }
+            }
+        }
+
+        func queued(_ lane: Int) { update { $0.queued[lane] += 1 } }
+        func taken(_ lane: Int) { update { $0.queued[lane] -= 1 } }
+        func set(_ lane: Int, _ health: Health) { update { $0.health[lane] = health } }
+        var allClosed: Bool { state.withLock { !$0.health.isEmpty && $0.health.allSatisfy { $0 == .closed } } }
+    }
+
+    private let lanes: [Lane]
+    private let pace: Pace
+
+    /// Starts one consumer per sink. Each first delivers what the journal holds beyond its cursor, joined to its
+    /// occurrence by `entry`. `problem` is told about failures and recoveries, worded for the user.
+    public init(
+        journal: JournalStore, sinks: [any EventSink], policy: Policy = Policy(),
+        entry: @escaping @Sendable (JournalStore.Journaled) -> JournalStore.Entry,
+        problem: @escaping @Sendable (String) -> Void
+    ) {
+        let pace = Pace(lanes: sinks.count, limit: policy.queueLimit)
+        self.pace = pace
+        lanes = sinks.enumerated().map { index, sink in
+            let (stream, continuation) = AsyncStream.makeStream(
+                of: [JournalStore.Entry].self, bufferingPolicy: .bufferingOldest(policy.queueLimit))
+            let task = Task {
+                var consumer = Consumer(
+                    sink: sink, lane: index, journal: journal, policy: policy, pace: pace, entry: entry,
+                    problem: problem)
+                return await consumer.run(stream)
+            }
+            return Lane(continuation: continuation, task: task)
+        }
+    }
+
+    /// Whether every sink has stopped because its reader went away: then there is no point in going on.
+    public var allSinksClosed: Bool { pace.allClosed }
+
+    /// Hands committed events to every sink, once the fastest healthy sink has room for them. A sink without
+    /// room gets them later from the journal.
+    public func publish(_ entries: [JournalStore.Entry]) async {
+        guard !entries.isEmpty else { return }
+        await pace.waitForRoom()
+        for (index, lane) in lanes.enumerated() {
+            if case .enqueued = lane.continuation.yield(entries) { pace.queued(index) }
+        }
+    }
+
+    /// Ends the streams and waits until every sink has handled what was committed (or given up for this run).
+    public func finish() async -> [SinkReport] {
+        for lane in lanes { lane.continuation.finish() }
+        var reports: [SinkReport] = []
+        for lane in lanes {
+            reports.append(await lane.task.value)
+        }
+        return reports
+    }
+
+    /// One sink's consumer: its cursor, its retries, its report.
+    private struct Consumer {
+        let sink: any EventSink
+        let journal: JournalStore
+        let policy: Policy
+        let lane: Int
+        let pace: Pace
+        let entry: @Sendable (JournalStore.Journaled) -> JournalStore.Entry
+        let problem: @Sendable (String) -> Void
+        var cursor: Int64 = 0
+        var delay: Duration
+        /// Failures since the last delivery that worked.
+        var streak = 0
+        var report: SinkReport
+
+        init(
+            sink: any EventSink, lane: Int, journal: JournalStore, policy: Policy, pace: Pace,
+            entry: @escaping @Sendable (JournalStore.Journaled) -> JournalStore.Entry,
+            problem: @escaping @Sendable (String) -> Void
+        ) {
+            self.entry = entry
+            self.sink = sink
+            self.journal = journal
+            self.policy = policy
+            self.lane = lane
+            self.pace = pace
+            self.problem = problem
+            delay = policy.retryDelay
+            report = SinkReport(name: sink.name)
+        }
+
+        mutating func run(_ stream: AsyncStream<[JournalStore.Entry]>) async -> SinkReport {
+            do {
+                cursor = try journal.cursor(for: sink.name)
+            } catch {
+                failed("cannot read its cursor from the journal: \(error)")
+            }
+            _ = await catchUp(through: nil)
+            for await batch in stream {
+                pace.taken(lane)
+                if report.closed { continue }
+                guard let first = batch.first?.sequence else { continue }
+                // A gap: batches beyond the queue, or ones that failed. The journal has them.
+                if first > cursor + 1, await !catchUp(through: first - 1) { continue }
+                let fresh = batch.drop { $0.sequence <= cursor }
+                if !fresh.isEmpty { _ = await deliver(Array(fresh), fromJournal: false) }
+            }
+            for _ in 0..<policy.finalAttempts where !report.closed {
+                if await catchUp(through: nil) { break }
+            }
+            if !report.closed, let last = try? journal.lastSequence() { report.undelivered = max(0, last - cursor) }
+            return report
+        }
+
+        /// Delivers what the journal holds after the cursor, up to `last` (everything when `nil`). `false` when a
+        /// delivery failed.
+        mutating func catchUp(through last: Int64?) async -> Bool {
+            while !report.closed {
+                let rows: [JournalStore.Journaled]
+                do {
+                    rows = try journal.events(after: cursor, limit: policy.catchUpChunk)
+                } catch {
+                    failed("cannot read the journal: \(error)")
+                    await pause()
+                    return false
+                }
+                let wanted = rows.prefix { last == nil || $0.sequence <= last! }
+                if wanted.isEmpty { return true }
+                let entries = wanted.map(entry)
+                guard await deliver(entries, fromJournal: true) else { return false }
+            }
+            return true
+        }
+
+        /// Delivers one batch and moves the cursor past it; on failure reports it and waits before the next try.
+        mutating func deliver(_ entries: [JournalStore.Entry], fromJournal: Bool) async -> Bool {
+            guard let last = entries.last?.sequence else { return true }
+            do {
+                try await sink.deliver(entries)
+            } catch is DescriptorWriter.Closed {
+                report.closed = true
+                pace.set(lane, .closed)
+                return false
+            } catch {
+                failed((error as? SinkError)?.reason ?? "\(error)")
+                await pause()
+                return false
+            }
+            if streak > 0 {
+                problem("\(sink.name): delivering again after \(streak) failed attempts")
+                streak = 0
+                delay = policy.retryDelay
+                pace.set(lane, .delivering)
+            }
+            cursor = last
+            report.delivered += entries.count
+            if fromJournal { report.fromJournal += entries.count }
+            do {
+                try journal.setCursor(last, for: sink.name)
+            } catch {
+                // Delivered: a stale cursor can only mean a duplicate after a crash, never a loss.
+                failed("cannot record its cursor in the journal: \(error)")
+            }
+            return true
+        }
+
+        mutating func failed(_ reason: String) {
+            report.failures += 1
+            report.lastFailure = reason
+            // The first failure of a run of them is told; the rest only counted.
+            if streak == 0 {
+                problem("\(sink.name): \(reason) (retrying)")
+                pace.set(lane, .failing)
+            }
+            streak += 1
+        }
+
+        mutating func pause() async {
+            try? await Task.sleep(for: delay)
+            delay = min(delay * 2, policy.maxRetryDelay)
+        }
+    }
+}

@@ -1,0 +1,327 @@
+import Foundation
+import Synchronization
+public import CalWatchCore
+
+/// The journal: every emitted event with its deterministic id and increasing sequence number, and each sink's
+/// cursor, in a SQLite state database (WAL). It is the single source of truth for "already emitted": an event
+/// is committed here before any sink sees it, and a restart rebuilds the planner's state from it.
+///
+/// A row holds the event itself (type, key, instants, reminder and live-activity details), not its JSON: the JSON
+/// repeats the whole occurrence and is ten times larger, and writing it twice (WAL, then database) was most of the
+/// cost of a replay. A sink that must catch up gets the event back and renders it again.
+///
+/// It stays bounded: rows every sink has handled are pruned a while after they expire (`prune`), and the journal
+/// remembers up to when it pruned, so a later run never plans that time again.
+///
+/// Safe to share between the planner and the sinks' consumers: every call holds one lock around the connection.
+public final class JournalStore: @unchecked Sendable {
+    private let lock = NSLock()
+    private let connection: SQLiteConnection
+    private let insert: SQLiteStatement
+    /// The row being inserted, its memory kept from one to the next (used under `lock`).
+    private var row = SQLiteRow()
+    /// The path of the database file.
+    public let path: String
+
+    /// The layout of the tables; a journal of another layout is refused rather than misread.
+    static let schemaVersion: Int64 = 2
+
+    /// One committed event as sinks receive it: the event, the occurrence it is about as the calendars have it
+    /// now, and what classification found about it.
+    public struct Entry: Sendable {
+        public var sequence: Int64
+        public var event: PlannedEvent
+        /// `nil` when the occurrence is gone from the calendars (a live activity ended as `removed`).
+        public var occurrence: Occurrence?
+        public var facts: PlanningFacts
+        /// When the event was committed: its CloudEvents `recordedtime`.
+        public var recorded: Instant
+        private let rendering = Rendering()
+
+        public init(sequence: Int64, event: PlannedEvent, occurrence: Occurrence?, facts: PlanningFacts, recorded: Instant) {
+            self.sequence = sequence
+            self.event = event
+            self.occurrence = occurrence
+            self.facts = facts
+            self.recorded = recorded
+        }
+
+        /// A journaled event read back for a sink, joined to its occurrence as the calendars have it now (`nil`:
+        /// gone) and classified by `facts`.
+        init(_ journaled: Journaled, occurrence: Occurrence?, facts: (Occurrence) -> PlanningFacts) {
+            self.init(
+                sequence: journaled.sequence, event: journaled.event, occurrence: occurrence,
+                facts: occurrence.map(facts) ?? .event, recorded: journaled.recorded)
+        }
+
+        /// The event as one CloudEvents JSON object, no newline; rendered once, by the first sink that asks, on
+        /// that sink's task rather than the planner's.
+        public var json: String {
+            rendering.once {
+                CloudEventJSON.render(
+                    event, occurrence: occurrence, facts: facts, sequence: sequence, recordedTime: recorded)
+            }
+        }
+
+        private final class Rendering: Sendable {
+            private let json = Mutex<String?>(nil)
+
+            func once(_ render: () -> String) -> String {
+                json.withLock { json in
+                    if let json { return json }
+                    let rendered = render()
+                    json = rendered
+                    return rendered
+                }
+            }
+        }
+    }
+
+    /// One event read back from the journal.
+    public struct Journaled: Sendable {
+        public var sequence: Int64
+        public var event: PlannedEvent
+        /// When it was committed: its CloudEvents `recordedtime`.
+        public var recorded: Instant
+    }
+
+    /// Opens the journal at `path`, creating it (and its folders, mode 0700) with mode 0600 when missing.
+    public init(path: String) throws {
+        self.path = path
+        try SQLiteConnection.createPrivately(path: path)
+        connection = try SQLiteConnection(path: path)
+        if let found = try connection.otherLayout(than: Self.schemaVersion) { throw IncompatibleLayout(found: found) }
+        try connection.execute(
+            """
+            PRAGMA journal_mode = WAL;
+            PRAGMA synchronous = NORMAL;
+            PRAGMA user_version = \(Self.schemaVersion);
+            CREATE TABLE IF NOT EXISTS events (
+                seq INTEGER PRIMARY KEY,
+                id TEXT NOT NULL,
+                type TEXT NOT NULL,
+                calendar TEXT NOT NULL,
+                uid TEXT NOT NULL,
+                recurrence_id TEXT,
+                occurrence_start INTEGER NOT NULL,
+                occurrence_end INTEGER NOT NULL,
+                time INTEGER NOT NULL,
+                expiry INTEGER NOT NULL,
+                fingerprint INTEGER NOT NULL,
+                recorded INTEGER NOT NULL,
+                seconds_before INTEGER,
+                reminder_source TEXT,
+                lateness INTEGER,
+                end_reason TEXT
+            );
+            -- An event is refused when one with its id and scheduled instant is journaled. Keyed by time first, the
+            -- index grows at its end as time passes; an index on the id (a hash) alone cost a random page per event.
+            CREATE UNIQUE INDEX IF NOT EXISTS events_by_time ON events (time, id);
+            CREATE TABLE IF NOT EXISTS sink_cursors (sink TEXT PRIMARY KEY, seq INTEGER NOT NULL);
+            CREATE TABLE IF NOT EXISTS settings (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+            """)
+        insert = try connection.prepare(
+            """
+            INSERT OR IGNORE INTO events (seq, id, type, calendar, uid, recurrence_id, occurrence_start,
+                occurrence_end, time, expiry, fingerprint, recorded, seconds_before, reminder_source, lateness,
+                end_reason)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)
+            """)
+    }
+
+    /// A journal written with another layout of its tables.
+    public struct IncompatibleLayout: Error, CustomStringConvertible, Sendable {
+        public var found: Int64
+        public var description: String {
+            "it was written by another calwatch version (layout \(found); this one reads \(JournalStore.schemaVersion)); "
+                + "move it away or use another --state"
+        }
+    }
+
+    private func locked<T>(_ body: () throws -> T) rethrows -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body()
+    }
+
+    /// Commits events in one transaction, in order, skipping any whose id is already journaled. Returns what was
+    /// committed, with sequence numbers.
+    public func append(_ events: [PlannedEvent], recorded: Instant) throws -> [(sequence: Int64, event: PlannedEvent)] {
+        try locked {
+            try connection.transaction {
+                var next = try lastSequenceLocked() + 1
+                var committed: [(Int64, PlannedEvent)] = []
+                committed.reserveCapacity(events.count)
+                for event in events {
+                    row.reset()
+                    row.append(next)
+                    row.append(event.id.description)
+                    row.append(event.type.rawValue)
+                    row.append(event.key.calendar)
+                    row.append(event.key.uid)
+                    row.append(event.key.recurrenceID?.description)
+                    row.append(event.occurrenceStart.secondsSinceEpoch)
+                    row.append(event.occurrenceEnd.secondsSinceEpoch)
+                    row.append(event.time.secondsSinceEpoch)
+                    row.append(event.expiry.secondsSinceEpoch)
+                    row.append(Int64(bitPattern: event.fingerprint))
+                    row.append(recorded.secondsSinceEpoch)
+                    row.append(event.reminder?.secondsBefore)
+                    row.append(event.reminder?.source.rawValue)
+                    row.append(event.reminder.map { $0.late ? $0.lateness : -1 })
+                    row.append(event.liveActivity?.endReason?.rawValue)
+                    guard try insert.run(row) else { continue }  // already journaled: never twice
+                    committed.append((next, event))
+                    next += 1
+                }
+                return committed
+            }
+        }
+    }
+
+    /// The highest sequence number, 0 for an empty journal.
+    public func lastSequence() throws -> Int64 {
+        try locked { try lastSequenceLocked() }
+    }
+
+    private func lastSequenceLocked() throws -> Int64 {
+        let statement = try connection.prepare("SELECT COALESCE(MAX(seq), 0) FROM events")
+        try statement.step()
+        return statement.integer(0)
+    }
+
+    private static let columns = """
+        seq, id, type, calendar, uid, recurrence_id, occurrence_start, occurrence_end, time, expiry, fingerprint,
+        recorded, seconds_before, reminder_source, lateness, end_reason
+        """
+
+    /// The event in the current row of a `SELECT` of `columns`; `nil` for a row this version cannot read.
+    private static func journaled(_ row: SQLiteStatement) -> Journaled? {
+        guard let id = row.text(1).flatMap(EventID.init(hex:)), let type = row.text(2).flatMap(EventType.init)
+        else { return nil }
+        let key = OccurrenceKey(
+            calendar: row.text(3) ?? "", uid: row.text(4) ?? "",
+            recurrenceID: row.text(5).flatMap(DateValueText.init(text:)))
+        let start = Instant(secondsSinceEpoch: row.integer(6))
+        let end = Instant(secondsSinceEpoch: row.integer(7))
+        let time = Instant(secondsSinceEpoch: row.integer(8))
+        var event = PlannedEvent(
+            type: type, id: id, key: key, occurrenceStart: start, occurrenceEnd: end, time: time,
+            expiry: Instant(secondsSinceEpoch: row.integer(9)), reminder: nil, liveActivity: nil,
+            fingerprint: UInt64(bitPattern: row.integer(10)))
+        switch type {
+        case .reminderDue:
+            let lateness = row.integer(14)
+            event.reminder = ReminderDetail(
+                secondsBefore: row.integer(12), anchor: .start,
+                source: row.text(13).flatMap(ReminderDetail.Source.init) ?? .offset, late: lateness >= 0,
+                lateness: max(0, lateness))
+        case .liveActivityStart, .liveActivityUpdate, .liveActivityEnd:
+            event.liveActivity = LiveActivityDetail(
+                start: start, end: end, at: time,
+                endReason: row.text(15).flatMap(LiveActivityDetail.EndReason.init))
+        case .flightDetected:
+            break
+        }
+        return Journaled(sequence: row.integer(0), event: event, recorded: Instant(secondsSinceEpoch: row.integer(11)))
+    }
+
+    /// The planner's state for planning from `instant` on: every journaled event that has not expired by then,
+    /// applied in sequence order (an expired event can never be planned again; see `PlannerState`).
+    public func plannerState(from instant: Instant = Instant(secondsSinceEpoch: .min)) throws -> PlannerState {
+        try locked {
+            var state = PlannerState()
+            let statement = try connection.prepare(
+                "SELECT \(Self.columns) FROM events WHERE expiry >= ?1 ORDER BY seq")
+            try statement.bind([.integer(instant.secondsSinceEpoch)])
+            while try statement.step() {
+                if let journaled = Self.journaled(statement) { state.apply(journaled.event) }
+            }
+            return state
+        }
+    }
+
+    /// Journaled events after `sequence`, in order, at most `limit`: how a lagging sink catches up.
+    public func events(after sequence: Int64, limit: Int) throws -> [Journaled] {
+        try locked {
+            let statement = try connection.prepare(
+                "SELECT \(Self.columns) FROM events WHERE seq > ?1 ORDER BY seq LIMIT ?2")
+            try statement.bind([.integer(sequence), .integer(Int64(limit))])
+            var rows: [Journaled] = []
+            while try statement.step() {
+                if let journaled = Self.journaled(statement) { rows.append(journaled) }
+            }
+            return rows
+        }
+    }
+
+    /// The last sequence a sink has fully handled (0 when it has handled nothing).
+    public func cursor(for sink: String) throws -> Int64 {
+        try locked {
+            let statement = try connection.prepare("SELECT seq FROM sink_cursors WHERE sink = ?1")
+            try statement.bind([.text(sink)])
+            return try statement.step() ? statement.integer(0) : 0
+        }
+    }
+
+    /// Records that a sink has handled everything up to `sequence`.
+    public func setCursor(_ sequence: Int64, for sink: String) throws {
+        try locked {
+            let statement = try connection.prepare(
+                """
+                INSERT INTO sink_cursors (sink, seq) VALUES (?1, ?2)
+                ON CONFLICT(sink) DO UPDATE SET seq = excluded.seq
+                """)
+            try statement.bind([.text(sink), .integer(sequence)])
+            try statement.step()
+        }
+    }
+
+    /// Until when the journal has handled time: events that expired before it were pruned, so planning must not
+    /// start earlier (`nil` while nothing was pruned).
+    public func handledUntil() throws -> Instant? {
+        try locked {
+            let statement = try connection.prepare("SELECT value FROM settings WHERE name = 'handled_until'")
+            return try statement.step() ? Instant(secondsSinceEpoch: statement.integer(0)) : nil
+        }
+    }
+
+    /// Deletes the events that expired before `instant` and that every sink in `sinks` has handled, and records
+    /// `instant` as handled. Returns how many rows went.
+    @discardableResult
+    public func prune(expiredBefore instant: Instant, sinks: [String]) throws -> Int {
+        try locked {
+            try connection.transaction {
+                var delivered = Int64.max
+                let cursor = try connection.prepare("SELECT seq FROM sink_cursors WHERE sink = ?1")
+                for sink in sinks {
+                    try cursor.bind([.text(sink)])
+                    delivered = min(delivered, try cursor.step() ? cursor.integer(0) : 0)
+                }
+                // The last row always stays: sequence numbers continue from it.
+                let delete = try connection.prepare(
+                    "DELETE FROM events WHERE seq <= ?1 AND expiry < ?2 AND seq < (SELECT MAX(seq) FROM events)")
+                try delete.bind([.integer(delivered), .integer(instant.secondsSinceEpoch)])
+                try delete.step()
+                let removed = Int(delete.changes)
+                let record = try connection.prepare(
+                    """
+                    INSERT INTO settings (name, value) VALUES ('handled_until', ?1)
+                    ON CONFLICT(name) DO UPDATE SET value = max(value, excluded.value)
+                    """)
+                try record.bind([.integer(instant.secondsSinceEpoch)])
+                try record.step()
+                return removed
+            }
+        }
+    }
+
+    /// SQLite's journal mode (`wal` once opened).
+    var journalMode: String {
+        locked {
+            guard let statement = try? connection.prepare("PRAGMA journal_mode"), (try? statement.step()) == true
+            else { return "" }
+            return statement.text(0) ?? ""
+        }
+    }
+}

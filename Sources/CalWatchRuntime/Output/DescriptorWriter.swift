@@ -1,0 +1,40 @@
+import Foundation
+public import CalWatchCore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Writes whole buffers to a file descriptor, the way a pipeline expects.
+public struct DescriptorWriter: Sendable {
+    /// The reader went away (`calwatch … | head`): nothing more can be written, and that is not a failure.
+    public struct Closed: Error {}
+
+    /// A write failed for another reason (disk full, I/O error).
+    public struct Failure: Error, CustomStringConvertible, Sendable {
+        public var code: Int32
+        public var description: String { String(cString: strerror(code)) }
+    }
+
+    public let descriptor: Int32
+
+    /// Standard output; a closed pipe becomes `Closed` instead of a SIGPIPE that kills the process.
+    public static func standardOutput() -> DescriptorWriter {
+        signal(SIGPIPE, SIG_IGN)
+        return DescriptorWriter(descriptor: 1)
+    }
+
+    /// Writes every byte, retrying interrupted and partial writes.
+    public func write(_ bytes: [UInt8]) throws {
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress! + offset, $0.count - offset) }
+            if written < 0 {
+                if errno == EINTR { continue }
+                if errno == EPIPE { throw Closed() }
+                throw Failure(code: errno)
+            }
+            offset += written
+        }
+    }
+}

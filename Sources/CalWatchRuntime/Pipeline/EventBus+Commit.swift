@@ -1,0 +1,20 @@
+public import CalWatchCore
+extension EventBus {
+    /// Journals planned events, then hands what was committed to the sinks: sinks only ever see committed events,
+    /// and an event the journal already holds (a run started again) is not handed on twice.
+    func publish(_ pending: [PlanningLoop.Emitted], committingTo journal: JournalStore, recorded: Instant)
+        async throws
+    {
+        guard !pending.isEmpty else { return }
+        let committed = try journal.append(pending.map(\.event), recorded: recorded)
+        var index = 0
+        let entries = committed.map { sequence, event in
+            // Committed events come in the order given, some perhaps skipped as already journaled.
+            while pending[index].event.id != event.id { index += 1 }
+            return JournalStore.Entry(
+                sequence: sequence, event: event, occurrence: pending[index].occurrence, facts: pending[index].facts,
+                recorded: recorded)
+        }
+        await publish(entries)
+    }
+}

@@ -1,0 +1,145 @@
+import Synchronization
+public import CalWatchCore
+
+/// The whole pipeline on a virtual clock: planner → journal → bus → sinks, from one instant to another, as fast as
+/// the machine allows (`calwatch replay`).
+///
+/// A `PlanningLoop` is stepped from one instant that asks for planning to the next. Events are applied to the planner's state at once and committed to the journal in batches; sinks
+/// only ever see committed events, so a run killed at any point and started again over the same journal emits
+/// the rest: nothing lost, nothing journaled twice. State, journal and queues stay bounded however long the
+/// window: ids are forgotten once expired, journal rows pruned once delivered and expired.
+public final class Replay {
+    /// What a replay did.
+    public struct Summary: Sendable {
+        public var counts: [EventType: Int] = [:]
+        public var total = 0
+        /// Where planning started: later than asked when the journal had already handled that time.
+        public var start: Instant
+        /// Stopped before the end: asked to, or every sink's reader went away.
+        public var stopped = false
+        public var sinks: [EventBus.SinkReport] = []
+    }
+
+    /// How a replay commits and prunes.
+    public struct Options: Sendable {
+        /// Events per journal transaction (and per batch handed to the sinks).
+        public var batchSize = 512
+        /// How long delivered events stay in the journal after they expire.
+        public var retention: Int64 = 86_400
+        /// How often (virtual time) expired rows are pruned. Each prune reads every row still kept, about a
+        /// retention's worth, so pruning hourly read a day of rows 24 times a day: an eighth of a replay's time.
+        public var pruneEvery: Int64 = 6 * 3600
+        public var bus = EventBus.Policy()
+
+        public init() {}
+    }
+
+    private let occurrences: Occurrences
+    private let facts: @Sendable (Occurrence) -> PlanningFacts
+    private let configuration: PlannerConfiguration
+    private let journal: JournalStore
+    private let sinks: [any EventSink]
+    private let recordedTime: () -> Instant
+    private let options: Options
+    private let problem: @Sendable (String) -> Void
+
+    /// Creates a replay of `occurrences` (any order), classified by `facts`, into `journal` and `sinks`;
+    /// `recordedTime` is the real clock; `problem` hears about sink failures.
+    public init(
+        occurrences: [Occurrence], facts: @escaping @Sendable (Occurrence) -> PlanningFacts = { _ in .event },
+        configuration: PlannerConfiguration, journal: JournalStore,
+        sinks: [any EventSink], recordedTime: @escaping () -> Instant, options: Options = Options(),
+        problem: @escaping @Sendable (String) -> Void = { _ in }
+    ) {
+        self.occurrences = Occurrences(occurrences, facts: facts)
+        self.facts = facts
+        self.configuration = configuration
+        self.journal = journal
+        self.sinks = sinks
+        self.recordedTime = recordedTime
+        self.options = options
+        self.problem = problem
+    }
+
+    /// Replays `[from, to)`; `shouldStop` is asked between batches (a signal arrived).
+    public func run(from: Instant, to: Instant, shouldStop: () -> Bool = { false }) async throws -> Summary {
+        let bus = EventBus(
+            journal: journal, sinks: sinks, policy: options.bus, entry: occurrences.entry, problem: problem)
+        var summary = Summary(start: from)
+        do {
+            try await produce(from: from, to: to, into: bus, summary: &summary, shouldStop: shouldStop)
+        } catch {
+            _ = await bus.finish()
+            throw error
+        }
+        summary.sinks = await bus.finish()
+        return summary
+    }
+
+    private func produce(
+        from: Instant, to: Instant, into bus: EventBus, summary: inout Summary, shouldStop: () -> Bool
+    ) async throws {
+        let start = max(from, try journal.handledUntil() ?? from)
+        summary.start = start
+        var loop = PlanningLoop(configuration: configuration, facts: facts, state: try journal.plannerState(from: start))
+        // Activities the journal says are running are planned from the start, and those whose occurrence is gone
+        // end there.
+        loop.add(occurrences.all, now: start)
+        loop.endRemovedActivities(at: start)
+        var pending: [PlanningLoop.Emitted] = []
+        var now = start
+        var lastPrune = start
+        while now < to {
+            let step = loop.step(at: now)
+            if !step.isEmpty {
+                for item in step { summary.counts[item.event.type, default: 0] += 1 }
+                summary.total += step.count
+                pending += step
+            }
+            if pending.count >= options.batchSize {
+                try await bus.publish(pending, committingTo: journal, recorded: recordedTime())
+                pending.removeAll(keepingCapacity: true)
+                if shouldStop() || bus.allSinksClosed {
+                    summary.stopped = true
+                    return
+                }
+            }
+            if now.secondsSinceEpoch - lastPrune.secondsSinceEpoch >= options.pruneEvery {
+                loop.forget(expiredBefore: now)
+                // The journal records the cut-off as handled, and a restart plans from there: it must not pass an
+                // event still waiting for its commit (in a sparse calendar a batch can span weeks).
+                var cutOff = now.adding(seconds: -options.retention)
+                if let waiting = pending.first?.event.time { cutOff = min(cutOff, waiting) }
+                try journal.prune(expiredBefore: cutOff, sinks: sinks.map(\.name))
+                lastPrune = now
+            }
+            guard let next = loop.nextInstant else { break }
+            now = next
+        }
+        try await bus.publish(pending, committingTo: journal, recorded: recordedTime())
+    }
+
+    /// The replay's occurrences, and an index by key for joining an event to its occurrence again when a sink reads
+    /// it back from the journal.
+    private final class Occurrences: Sendable {
+        let all: [Occurrence]
+        let facts: @Sendable (Occurrence) -> PlanningFacts
+        /// Built the first time a sink catches up, which most replays never need.
+        private let byKey = Mutex<[OccurrenceKey: Occurrence]?>(nil)
+
+        init(_ occurrences: [Occurrence], facts: @escaping @Sendable (Occurrence) -> PlanningFacts) {
+            all = occurrences
+            self.facts = facts
+        }
+
+        @Sendable func entry(_ journaled: JournalStore.Journaled) -> JournalStore.Entry {
+            let occurrence = byKey.withLock { index in
+                if index == nil {
+                    index = Dictionary(all.map { (OccurrenceKey($0), $0) }, uniquingKeysWith: { $1 })
+                }
+                return index![journaled.event.key]
+            }
+            return JournalStore.Entry(journaled, occurrence: occurrence, facts: facts)
+        }
+    }
+}

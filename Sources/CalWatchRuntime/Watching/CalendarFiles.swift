@@ -1,0 +1,226 @@
+import Foundation
+public import CalWatchCore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The calendar files under the configured paths as the daemon holds them: each file read once per version.
+///
+/// A file is looked at again only when its size, modification time or inode changed, and parsed again only when
+/// its content did. A file caught half-written (no closing `END:VCALENDAR`, or no calendar at all) is not used
+/// at once: it is looked at again after `settle`, and only if it is still the same then is it reported, once;
+/// the version read before stays in effect. A new file that never completes is used as far as it reads, as
+/// `scan` would.
+public final class CalendarFiles {
+    /// What a look at the files changed.
+    public struct Changes: Sendable {
+        /// Files whose calendars in effect changed (new files too), with the group their occurrences go under.
+        public var changed: [(source: CalendarSource, origin: PlanningLoop.Origin, calendars: [CalendarReader.ReadCalendar])] = []
+        /// Files gone, or no longer items.
+        public var removed: [(path: String, origin: PlanningLoop.Origin)] = []
+        /// Problems not reported before.
+        public var problems: [CalendarProblem] = []
+        /// Files caught incomplete, to be looked at again after `settle`.
+        public var unsettled: [String] = []
+        /// Files read and parsed by this look (the rest were unchanged).
+        public var parsed = 0
+
+        public var isEmpty: Bool { changed.isEmpty && removed.isEmpty }
+    }
+
+    /// What identifies a version of a file without reading it.
+    struct Stamp: Equatable {
+        var size: Int64
+        var modified: Int64
+        var inode: UInt64
+        var device: UInt64
+    }
+
+    private struct Entry {
+        var source: CalendarSource
+        var origin: PlanningLoop.Origin
+        /// Of the version in effect (or of the incomplete one last seen, while it settles).
+        var stamp: Stamp?
+        var content: EventID?
+        /// `nil` while nothing usable has been read.
+        var calendars: [CalendarReader.ReadCalendar]?
+        /// Content seen incomplete once, waiting to settle.
+        var unsettled: EventID?
+        /// Content whose problems were reported.
+        var reported: EventID?
+        /// The file could not be read, and that was reported (it is tried again at every look).
+        var unreadable = false
+    }
+
+    /// The configured calendar paths.
+    public let roots: [String]
+    /// How long a half-written file is given before it counts as broken.
+    public let settle: Duration
+    /// The folders the last full look searched: what a watcher follows.
+    public private(set) var directories: [String] = []
+    private var entries: [String: Entry] = [:]
+    private var nextOrigin: PlanningLoop.Origin = 1
+    /// Path problems (a configured path missing) reported and not yet resolved.
+    private var reportedFailures: Set<String> = []
+
+    public init(roots: [String], settle: Duration = .seconds(2)) {
+        self.roots = roots
+        self.settle = settle
+    }
+
+    /// How many files are held.
+    public var count: Int { entries.count }
+
+    /// The sources and their calendars in effect, for re-expanding everything (a new window or zone).
+    public var all: [(source: CalendarSource, origin: PlanningLoop.Origin, calendars: [CalendarReader.ReadCalendar])] {
+        entries.values.sorted { $0.source.path < $1.source.path }.compactMap { entry in
+            entry.calendars.map { (entry.source, entry.origin, $0) }
+        }
+    }
+
+    /// Looks at every file under the roots: at start, after the watcher lost events, and as a safety net.
+    public func rescan() -> Changes {
+        var changes = Changes()
+        let survey = SourceDiscovery.survey(roots)
+        directories = survey.directories
+        let failures = Set(survey.failures.map(\.description))
+        for failure in survey.failures where !reportedFailures.contains(failure.description) {
+            changes.problems.append(CalendarProblem(severity: .error, path: failure.path, message: failure.reason))
+        }
+        reportedFailures = failures
+        var seen = Set<String>()
+        for source in survey.sources where source.path != "-" {
+            seen.insert(source.path)
+            look(at: source, into: &changes)
+        }
+        for path in entries.keys.sorted() where !seen.contains(path) {
+            forget(path, into: &changes)
+        }
+        return changes
+    }
+
+    /// Looks at some files a watcher named: changed, created, renamed or deleted.
+    public func refresh(_ paths: some Sequence<String>) -> Changes {
+        var changes = Changes()
+        for path in Set(paths).sorted() {
+            if let source = SourceDiscovery.item(at: path, under: roots) {
+                look(at: source, into: &changes)
+            } else {
+                forget(path, into: &changes)
+            }
+        }
+        return changes
+    }
+
+    private func forget(_ path: String, into changes: inout Changes) {
+        guard let entry = entries.removeValue(forKey: path) else { return }
+        if entry.calendars != nil { changes.removed.append((path, entry.origin)) }
+    }
+
+    private func look(at source: CalendarSource, into changes: inout Changes) {
+        let path = source.path
+        guard let stamp = Self.stamp(path) else {
+            forget(path, into: &changes)
+            return
+        }
+        var entry: Entry
+        if let known = entries[path] {
+            entry = known
+        } else {
+            entry = Entry(source: source, origin: nextOrigin)
+            nextOrigin += 1
+        }
+        let sameSource = entry.source == source
+        if sameSource && entry.stamp == stamp && entry.unsettled == nil { return }
+        let bytes: [UInt8]
+        do {
+            bytes = try CalendarReader.readFile(path)
+        } catch {
+            // Gone between the stat and the read: the watcher tells of the delete.
+            if (error as? CalendarReader.POSIXFailure)?.code == ENOENT {
+                forget(path, into: &changes)
+                return
+            }
+            if !entry.unreadable {
+                var problem = CalendarProblem(severity: .error, path: path, message: "cannot read the file (\(error))")
+                if entry.calendars != nil { problem.message += "; the version read before stays in effect" }
+                changes.problems.append(problem)
+                entry.unreadable = true
+            }
+            entries[path] = entry
+            return
+        }
+        entry.unreadable = false
+        var hasher = EventID.Hasher()
+        hasher.feed(bytes: bytes)
+        let content = hasher.id
+        entry.stamp = stamp
+        if sameSource && content == entry.content && entry.calendars != nil {
+            entry.unsettled = nil
+            entries[path] = entry
+            return
+        }
+        entry.source = source
+        changes.parsed += 1
+        let read = CalendarReader.read(source, bytes: bytes)
+        let complete = !read.failed && (source.format != .iCalendar || Self.endsCalendar(bytes))
+        if !complete {
+            guard entry.unsettled == content else {
+                // Perhaps still being written: looked at again once it has had time to settle.
+                entry.unsettled = content
+                entry.stamp = nil
+                entries[path] = entry
+                changes.unsettled.append(path)
+                return
+            }
+            entry.unsettled = nil
+            if entry.calendars != nil {
+                if entry.reported != content {
+                    entry.reported = content
+                    let problems = read.problems.isEmpty ? [Self.incomplete(path)] : read.problems
+                    changes.problems += problems.map { problem in
+                        var kept = problem
+                        kept.message += "; the version read before stays in effect until the file is repaired"
+                        return kept
+                    }
+                }
+                entries[path] = entry
+                return
+            }
+        }
+        entry.unsettled = nil
+        entry.content = content
+        entry.calendars = read.calendars
+        if entry.reported != content {
+            entry.reported = content
+            changes.problems += read.problems
+        }
+        entries[path] = entry
+        changes.changed.append((source, entry.origin, read.calendars))
+    }
+
+    /// Whether the text ends with `END:VCALENDAR` (and white space): what a file written to the end has.
+    static func endsCalendar(_ bytes: [UInt8]) -> Bool {
+        var end = bytes.count
+        while end > 0, [0x20, 0x09, 0x0d, 0x0a, 0x00].contains(bytes[end - 1]) { end -= 1 }
+        let tail = Array("END:VCALENDAR".utf8)
+        guard end >= tail.count else { return false }
+        return zip(bytes[(end - tail.count)..<end], tail).allSatisfy { a, b in a == b || a == b + 0x20 }
+    }
+
+    private static func incomplete(_ path: String) -> CalendarProblem {
+        CalendarProblem(
+            severity: .error, path: path,
+            message: "the file ends before END:VCALENDAR (cut off, or still being written)")
+    }
+
+    static func stamp(_ path: String) -> Stamp? {
+        var status = stat()
+        guard stat(path, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG else { return nil }
+        return Stamp(
+            size: Int64(status.st_size),
+            modified: Int64(status.st_mtim.tv_sec) * 1_000_000_000 + Int64(status.st_mtim.tv_nsec),
+            inode: UInt64(status.st_ino), device: UInt64(status.st_dev))
+    }
+}

@@ -1,0 +1,216 @@
+import Synchronization
+public import CalWatchCore
+
+/// The daemon's pipeline on a clock its caller drives (DESIGN §1 and §9): calendar files → expansion →
+/// classification → `PlanningLoop` → journal → bus → sinks.
+///
+/// The caller says what happened (files changed, time passed, the zone changed) and at which instant; each call
+/// re-reads only what changed, plans at that instant and commits what is due before any sink sees it. Planning
+/// at the real `now` is what applies the late policy after a restart or a suspend: a missed reminder whose anchor
+/// has not passed comes once, marked late. Tests drive it on a manual clock; `WatchService` on the real one.
+public final class CalendarWatch {
+    /// What one call did.
+    public struct Report: Sendable {
+        /// Events committed, by type.
+        public var events: [EventType: Int] = [:]
+        public var total = 0
+        /// Problems not reported before (a file that stays broken is reported once).
+        public var problems: [CalendarProblem] = []
+        /// Files parsed, files whose occurrences changed, files gone.
+        public var parsed = 0
+        public var changed = 0
+        public var removed = 0
+        /// Files caught half-written: call `filesChanged` for them again after `CalendarFiles.settle`.
+        public var unsettled: [String] = []
+    }
+
+    /// How the daemon keeps its journal and window.
+    public struct Options: Sendable {
+        /// How long delivered events stay in the journal after they expire.
+        public var retention: Int64 = 86_400
+        /// How often expired ids and journal rows are dropped.
+        public var pruneEvery: Int64 = 3600
+        /// How often the expansion window rolls forward (every file's occurrences expanded again, none re-parsed).
+        public var rollEvery: Int64 = 86_400
+        /// How long a half-written file is given to settle.
+        public var settle: Duration = .seconds(2)
+
+        public init() {}
+    }
+
+    public let configuration: Configuration
+    public let files: CalendarFiles
+    public private(set) var zone: ZoneRules
+    private let options: Options
+    private let classifier: Classifier
+    private let journal: JournalStore
+    private let bus: EventBus
+    private let sinkNames: [String]
+    private let occurrences: WatchedOccurrences
+    private let recordedTime: () -> Instant
+    private var loop: PlanningLoop
+    private var expansion: ExpansionOptions
+    private var rolledAt: Instant
+    private var prunedAt: Instant
+
+    /// A watch continuing from `journal` at `now`; nothing is read until `start`.
+    public init(
+        configuration: Configuration, zone: ZoneRules, journal: JournalStore, sinks: [any EventSink], now: Instant,
+        options: Options = Options(), recordedTime: @escaping () -> Instant,
+        problem: @escaping @Sendable (String) -> Void
+    ) throws {
+        self.configuration = configuration
+        self.zone = zone
+        self.options = options
+        self.journal = journal
+        self.recordedTime = recordedTime
+        files = CalendarFiles(roots: configuration.calendars, settle: options.settle)
+        let classifier = Classifier(configuration)
+        self.classifier = classifier
+        let occurrences = WatchedOccurrences(facts: classifier.facts(for:))
+        self.occurrences = occurrences
+        sinkNames = sinks.map(\.name)
+        bus = EventBus(journal: journal, sinks: sinks, entry: occurrences.entry, problem: problem)
+        loop = PlanningLoop(
+            configuration: configuration.planner, facts: classifier.facts(for:),
+            state: try journal.plannerState(from: now))
+        expansion = Self.expansion(configuration.planner, zone: zone, at: now, rollEvery: options.rollEvery)
+        rolledAt = now
+        prunedAt = now
+    }
+
+    /// The next instant at which something is due or the window rolls; sleep until then (in chunks).
+    public var nextWake: Instant? {
+        let roll = rolledAt.adding(seconds: options.rollEvery)
+        return loop.nextInstant.map { min($0, roll) } ?? roll
+    }
+
+    /// Occurrences held in the window.
+    public var occurrenceCount: Int { occurrences.count }
+
+    /// Reads every file and plans at `now`: what was missed while calwatch was not running comes now, by the
+    /// late policy, and activities whose occurrence is gone end.
+    public func start(at now: Instant) async throws -> Report {
+        var report = Report()
+        apply(files.rescan(), at: now, into: &report)
+        return try await commit(at: now, into: report)
+    }
+
+    /// Looks at what a watcher noticed (or everything, on a rescan) and plans the changes at `now`.
+    public func filesChanged(_ notices: DirectoryWatcher.Notices, at now: Instant) async throws -> Report {
+        var report = Report()
+        apply(notices.rescan ? files.rescan() : files.refresh(notices.files), at: now, into: &report)
+        return try await commit(at: now, into: report)
+    }
+
+    /// Plans everything due by `now`: the wake the caller slept until, or a later instant after a suspend or a
+    /// jump of the wall clock. Rolls the window forward and prunes when their time has come.
+    public func advance(to now: Instant) async throws -> Report {
+        var report = Report()
+        if now.secondsSinceEpoch - rolledAt.secondsSinceEpoch >= options.rollEvery || now < rolledAt {
+            reexpand(at: now, into: &report)
+        }
+        if now.secondsSinceEpoch - prunedAt.secondsSinceEpoch >= options.pruneEvery {
+            loop.forget(expiredBefore: now)
+            try journal.prune(expiredBefore: now.adding(seconds: -options.retention), sinks: sinkNames)
+            prunedAt = now
+        }
+        return try await commit(at: now, into: report)
+    }
+
+    /// The zone for floating and all-day values changed: every file's occurrences are expanded again in it.
+    public func zoneChanged(to zone: ZoneRules, at now: Instant) async throws -> Report {
+        self.zone = zone
+        var report = Report()
+        reexpand(at: now, into: &report)
+        return try await commit(at: now, into: report)
+    }
+
+    /// Waits until every sink has handled what was committed (hooks in flight get their timeout).
+    public func finish() async -> [EventBus.SinkReport] {
+        await bus.finish()
+    }
+
+    private func reexpand(at now: Instant, into report: inout Report) {
+        expansion = Self.expansion(configuration.planner, zone: zone, at: now, rollEvery: options.rollEvery)
+        rolledAt = now
+        var changes = CalendarFiles.Changes()
+        changes.changed = files.all
+        apply(changes, at: now, into: &report)
+    }
+
+    private func apply(_ changes: CalendarFiles.Changes, at now: Instant, into report: inout Report) {
+        report.parsed += changes.parsed
+        report.changed += changes.changed.count
+        report.removed += changes.removed.count
+        report.problems += changes.problems
+        report.unsettled += changes.unsettled
+        for (_, origin) in changes.removed {
+            loop.remove(origin: origin)
+            classifier.forget(occurrences.replace(origin, with: []))
+        }
+        for (source, origin, calendars) in changes.changed {
+            var expanded: [Occurrence] = []
+            report.problems += CalendarScan.expand(calendars, of: source, options: expansion, into: &expanded)
+            loop.remove(origin: origin)
+            classifier.forget(occurrences.replace(origin, with: expanded))
+            loop.add(expanded, origin: origin, now: now)
+        }
+        if !changes.isEmpty { loop.endRemovedActivities(at: now) }
+    }
+
+    private func commit(at now: Instant, into report: Report) async throws -> Report {
+        var report = report
+        let due = loop.step(at: now)
+        for item in due { report.events[item.event.type, default: 0] += 1 }
+        report.total += due.count
+        try await bus.publish(due, committingTo: journal, recorded: recordedTime())
+        return report
+    }
+
+    /// Occurrences whose events can be due before the next roll: from the longest live activity before `now` to a
+    /// flight's horizon (or the earliest reminder or alarm) after the next roll.
+    private static func expansion(
+        _ planner: PlannerConfiguration, zone: ZoneRules, at now: Instant, rollEvery: Int64
+    ) -> ExpansionOptions {
+        var options = ExpansionOptions(
+            window: InstantWindow(start: now, end: now.adding(seconds: max(rollEvery, 1))), defaultZone: zone)
+        options.lookBehind = planner.liveActivityMaxDuration + 86_400
+        options.lookAhead = max(planner.lookAhead, planner.horizon, 8 * 86_400)
+        return options
+    }
+}
+
+/// The occurrences in the window by file, and by key for joining an event a sink reads back from the journal to its
+/// occurrence again.
+final class WatchedOccurrences: Sendable {
+    private struct Held {
+        var byKey: [OccurrenceKey: Occurrence] = [:]
+        var byOrigin: [PlanningLoop.Origin: [Occurrence]] = [:]
+    }
+    private let held = Mutex(Held())
+    private let facts: @Sendable (Occurrence) -> PlanningFacts
+
+    init(facts: @escaping @Sendable (Occurrence) -> PlanningFacts) {
+        self.facts = facts
+    }
+
+    var count: Int { held.withLock { $0.byKey.count } }
+
+    /// Replaces one file's occurrences; returns the items it held before, for the classifier to forget.
+    func replace(_ origin: PlanningLoop.Origin, with occurrences: [Occurrence]) -> [OccurrenceSource] {
+        held.withLock { held in
+            let old = held.byOrigin.removeValue(forKey: origin) ?? []
+            for occurrence in old { held.byKey[OccurrenceKey(occurrence)] = nil }
+            for occurrence in occurrences { held.byKey[OccurrenceKey(occurrence)] = occurrence }
+            if !occurrences.isEmpty { held.byOrigin[origin] = occurrences }
+            var seen = Set<ObjectIdentifier>()
+            return old.map(\.source).filter { seen.insert(ObjectIdentifier($0)).inserted }
+        }
+    }
+
+    @Sendable func entry(_ journaled: JournalStore.Journaled) -> JournalStore.Entry {
+        let occurrence = held.withLock { $0.byKey[journaled.event.key] }
+        return JournalStore.Entry(journaled, occurrence: occurrence, facts: facts)
+    }
+}

@@ -1,0 +1,246 @@
+import CLinux
+import Foundation
+import Synchronization
+public import CalWatchCore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// inotify on the calendar folders (DESIGN §9): tells which files changed, which folders came or went, and when
+/// the kernel's queue overflowed and everything must be looked at again.
+///
+/// One thread blocks in `poll` and reads the events, so an idle watcher uses no CPU. Notices are gathered into a
+/// set and the handler is called only when the set was empty, so a burst (a sync writing a thousand files) costs one
+/// wake-up of the daemon and memory bounded by the number of distinct paths.
+public final class DirectoryWatcher: Sendable {
+    /// What the daemon must do about what happened.
+    public struct Notices: Sendable, Equatable {
+        /// Files written, created, renamed or deleted (not yet known to be calendar items).
+        public var files: Set<String> = []
+        /// A folder came, went or was renamed, a collection's metadata changed, or events were lost: look at
+        /// everything again.
+        public var rescan = false
+
+        public var isEmpty: Bool { files.isEmpty && !rescan }
+    }
+
+    private static let fileEvents = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE)
+    private static let mask =
+        fileEvents | UInt32(IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR | IN_EXCL_UNLINK)
+
+    private let descriptor: Int32
+    private let thread: PollThread
+    private struct Watches {
+        var pathOf: [Int32: String] = [:]
+        var watchOf: [String: Int32] = [:]
+    }
+    /// What the watcher's thread and its users share.
+    private final class Shared: Sendable {
+        let watches = Mutex(Watches())
+        let pending = Mutex(Notices())
+    }
+    private let shared = Shared()
+
+    /// Starts watching nothing yet; `handler` is called (on the watcher's thread) when notices are waiting.
+    public init(handler: @escaping @Sendable () -> Void) throws {
+        let descriptor = inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
+        guard descriptor >= 0 else { throw WatchError(operation: "inotify_init1", code: errno) }
+        self.descriptor = descriptor
+        let shared = self.shared
+        thread = try PollThread(descriptor: descriptor, name: "calwatch-inotify") {
+            Self.drain(descriptor, shared: shared, handler: handler)
+        }
+    }
+
+    deinit {
+        thread.stop()
+    }
+
+    /// Follows exactly these folders: watches are added for new ones and dropped for those no longer listed.
+    /// Returns the folders that could not be watched, with why (the inotify watch limit, a folder gone).
+    @discardableResult
+    public func follow(_ directories: [String]) -> [(path: String, reason: String)] {
+        var failures: [(String, String)] = []
+        shared.watches.withLock { watches in
+            let wanted = Set(directories)
+            for (path, watch) in watches.watchOf where !wanted.contains(path) {
+                inotify_rm_watch(descriptor, watch)
+                watches.watchOf[path] = nil
+                watches.pathOf[watch] = nil
+            }
+            for path in directories where watches.watchOf[path] == nil {
+                let watch = inotify_add_watch(descriptor, path, Self.mask)
+                if watch < 0 {
+                    let reason =
+                        errno == ENOSPC
+                        ? "the inotify watch limit is reached; raise fs.inotify.max_user_watches"
+                        : String(cString: strerror(errno))
+                    failures.append((path, reason))
+                    continue
+                }
+                watches.watchOf[path] = watch
+                watches.pathOf[watch] = path
+            }
+        }
+        return failures
+    }
+
+    /// Folders being watched.
+    public var watchedCount: Int { shared.watches.withLock { $0.watchOf.count } }
+
+    /// Takes the notices gathered since the last call.
+    public func take() -> Notices {
+        shared.pending.withLock { notices in
+            defer { notices = Notices() }
+            return notices
+        }
+    }
+
+    /// Reads every waiting event and files it as a notice.
+    private static func drain(_ descriptor: Int32, shared: Shared, handler: @Sendable () -> Void) {
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        var notices = Notices()
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { break }
+            buffer.withUnsafeBytes { bytes in
+                var offset = 0
+                while offset + 16 <= count {
+                    let watch = bytes.loadUnaligned(fromByteOffset: offset, as: Int32.self)
+                    let mask = bytes.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self)
+                    let length = Int(bytes.loadUnaligned(fromByteOffset: offset + 12, as: UInt32.self))
+                    let nameBytes = bytes[(offset + 16)..<(offset + 16 + length)].prefix { $0 != 0 }
+                    let name = String(decoding: nameBytes, as: UTF8.self)
+                    offset += 16 + length
+                    classify(watch: watch, mask: mask, name: name, shared: shared, into: &notices)
+                }
+            }
+        }
+        guard !notices.isEmpty else { return }
+        let wasEmpty = shared.pending.withLock { waiting in
+            let wasEmpty = waiting.isEmpty
+            waiting.files.formUnion(notices.files)
+            waiting.rescan = waiting.rescan || notices.rescan
+            return wasEmpty
+        }
+        if wasEmpty { handler() }
+    }
+
+    private static func classify(
+        watch: Int32, mask: UInt32, name: String, shared: Shared, into notices: inout Notices
+    ) {
+        if mask & UInt32(IN_Q_OVERFLOW) != 0 {
+            notices.rescan = true
+            return
+        }
+        if mask & UInt32(IN_IGNORED) != 0 {
+            shared.watches.withLock { watches in
+                if let path = watches.pathOf.removeValue(forKey: watch) { watches.watchOf[path] = nil }
+            }
+            return
+        }
+        if mask & UInt32(IN_DELETE_SELF | IN_MOVE_SELF) != 0 {
+            notices.rescan = true
+            return
+        }
+        guard mask & fileEvents != 0, let directory = shared.watches.withLock({ $0.pathOf[watch] }) else { return }
+        if SourceDiscovery.isCollectionMetadata(name) {
+            notices.rescan = true
+        } else if name.hasPrefix(".") {
+            return  // hidden: Radicale's temporary folders and caches, editors' swap files
+        } else if mask & UInt32(IN_ISDIR) != 0 {
+            notices.rescan = true
+        } else {
+            notices.files.insert(directory + "/" + name)
+        }
+    }
+}
+
+/// Tells at once when the system's wall clock is set (by NTP stepping it, by hand, or on resume from a long
+/// suspend): a `timerfd` armed on `CLOCK_REALTIME` with `TFD_TIMER_CANCEL_ON_SET`, which the kernel cancels on
+/// every discontinuous change. Idle, it costs nothing.
+public final class WallClockChanges: Sendable {
+    private let thread: PollThread
+
+    public init(handler: @escaping @Sendable () -> Void) throws {
+        let descriptor = timerfd_create(CLOCK_REALTIME, Int32(TFD_CLOEXEC | TFD_NONBLOCK))
+        guard descriptor >= 0 else { throw WatchError(operation: "timerfd_create", code: errno) }
+        guard Self.arm(descriptor) else {
+            let code = errno
+            close(descriptor)
+            throw WatchError(operation: "timerfd_settime", code: code)
+        }
+        thread = try PollThread(descriptor: descriptor, name: "calwatch-clock") {
+            var expirations: UInt64 = 0
+            if read(descriptor, &expirations, 8) < 0 && errno == ECANCELED {
+                handler()
+            }
+            _ = Self.arm(descriptor)
+        }
+    }
+
+    deinit {
+        thread.stop()
+    }
+
+    /// Arms the timer at the far future, so it only ever wakes when cancelled by a clock change.
+    private static func arm(_ descriptor: Int32) -> Bool {
+        var value = itimerspec()
+        value.it_value.tv_sec = Int(Int32.max)
+        return timerfd_settime(descriptor, Int32(TFD_TIMER_ABSTIME | TFD_TIMER_CANCEL_ON_SET), &value, nil) == 0
+    }
+}
+
+/// A system call that failed while setting up watching.
+public struct WatchError: Error, CustomStringConvertible {
+    public var operation: String
+    public var code: Int32
+    public var description: String { "\(operation): \(String(cString: strerror(code)))" }
+}
+
+/// A thread blocked in `poll` on one descriptor and a stop pipe: calls `readable` each time the descriptor has data.
+///
+/// The thread owns the descriptor and closes it when it stops: closed by another thread while still being read,
+/// its number could be reused by a new watcher whose events this thread would then take.
+final class PollThread: Sendable {
+    private let stopWrite: Int32
+    private let stopRead: Int32
+
+    init(descriptor: Int32, name: String, readable: @escaping @Sendable () -> Void) throws {
+        var ends: [Int32] = [0, 0]
+        guard pipe(&ends) == 0 else {
+            let code = errno
+            close(descriptor)
+            throw WatchError(operation: "pipe", code: code)
+        }
+        for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+        stopRead = ends[0]
+        stopWrite = ends[1]
+        let stop = ends[0]
+        let thread = Thread {
+            var descriptors = [
+                pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: stop, events: Int16(POLLIN), revents: 0),
+            ]
+            while true {
+                let ready = poll(&descriptors, 2, -1)
+                if ready < 0 && errno == EINTR { continue }
+                guard ready > 0, descriptors[1].revents == 0 else { break }
+                if descriptors[0].revents != 0 { readable() }
+            }
+            close(stop)
+            close(descriptor)
+        }
+        thread.name = name
+        thread.start()
+    }
+
+    /// Ends the thread (it closes its end of the pipe).
+    func stop() {
+        var byte: UInt8 = 1
+        _ = write(stopWrite, &byte, 1)
+        close(stopWrite)
+    }
+}
