@@ -78,6 +78,23 @@ import Testing
         #expect(mixed.errors.contains("not-a-calendar.ics:1: error"))
     }
 
+    /// A `response` inside an `href` once trapped the multistatus reader (SIGILL): now it is data like any other.
+    static let hrefHoldingAResponse =
+        #"<D:multistatus xmlns:D="DAV:"><D:href><D:response/>x</D:href></D:multistatus>"# + "\n"
+
+    @Test func aHostileCalDAVExportIsAnErrorAndTheOtherFilesAreRead() throws {
+        let path = NSTemporaryDirectory() + "calwatch-hostile-\(UUID().uuidString).xml"
+        try Self.hrefHoldingAResponse.write(toFile: path, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let alone = try calwatch(["scan", path, "--from", "2025-03-01", "--to", "2025-04-01"])
+        #expect(alone.status == 65)
+        #expect(alone.errors.contains("\(path): error: the multistatus document holds no calendar-data"))
+        let mixed = try calwatch(["scan", path, fixture("minimal.ics"), "--from", "2025-03-01", "--to", "2025-04-01"])
+        #expect(mixed.status == 0)
+        #expect(mixed.output.contains("\"uid\":\"bare-lf\""))
+        #expect(mixed.errors.contains("\(path): error: the multistatus document holds no calendar-data"))
+    }
+
     @Test func usageErrorsExit64WithAnExplanation() throws {
         let reversed = try calwatch(["scan", fixture("minimal.ics"), "--from", "2025-03-02", "--to", "2025-03-01"])
         #expect(reversed.status == 64)

@@ -230,6 +230,25 @@ import Testing
             await bench.received() == ["reminderDue 2027-03-01T09:30:00Z 30m", "reminderDue 2027-03-01T10:30:00Z 30m"])
     }
 
+    @Test func aHostileCalDAVExportBesideTheFolderIsReportedAndTheWatchGoesOn() async throws {
+        let bench = try Bench()
+        let export = bench.root + ".export.xml"
+        try CommandLineTests.hrefHoldingAResponse.write(toFile: export, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: export) }
+        bench.configuration.calendars = [bench.root, export]
+        try bench.writeRenamed("work/a.ics", Self.event(uid: "a", start: "20270301T100000Z", end: "20270301T110000Z"))
+        let start = try await bench.start(at: "2027-03-01T08:00:00Z")
+        // Perhaps half-written: given its time to settle, then reported once.
+        #expect(start.unsettled == [export])
+        let settled = try await bench.watch.filesChanged(.init(files: [export]), at: utc("2027-03-01T08:00:02Z"))
+        #expect(
+            settled.problems.map(\.description).contains {
+                $0.hasPrefix("\(export): error: the multistatus document holds no calendar-data")
+            })
+        _ = try await bench.advance(to: "2027-03-01T09:30:00Z")
+        #expect(await bench.received() == ["reminderDue 2027-03-01T09:30:00Z 30m"])
+    }
+
     @Test func aNewRadicaleCollectionIsFollowedAndHiddenFoldersAreNot() async throws {
         let bench = try Bench()
         try await bench.start(at: "2027-03-01T08:00:00Z")

@@ -58,9 +58,11 @@ public enum CalendarReader {
                     readICalendar(Array(object.calendarData.utf8), origin: origin, source: named, into: &result)
                 }
                 if objects.isEmpty {
+                    // Nothing to read, like an .ics file without a calendar: an error, so `scan` of it alone exits 65.
+                    result.failed = true
                     result.problems.append(
                         CalendarProblem(
-                            severity: .warning, path: source.path,
+                            severity: .error, path: source.path,
                             message: "the multistatus document holds no calendar-data; export with a calendar-query "
                                 + "REPORT that asks for <C:calendar-data/>"))
                 }

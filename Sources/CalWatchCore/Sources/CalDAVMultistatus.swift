@@ -72,11 +72,12 @@ enum CalDAVMultistatus {
         }
 
         func parser(_ parser: XMLParser, foundCharacters string: String) {
-            if text != nil { text! += string } else if inHref { href! += string }
+            // A `response` opened inside an `href` resets it: text after that starts the href again.
+            if text != nil { text?.append(string) } else if inHref { href = (href ?? "") + string }
         }
 
         func parser(_ parser: XMLParser, foundCDATA block: Data) {
-            if text != nil { text! += String(decoding: block, as: UTF8.self) }
+            text?.append(String(decoding: block, as: UTF8.self))
         }
 
         func parser(_ parser: XMLParser, didEndElement name: String, namespaceURI: String?, qualifiedName: String?) {
