@@ -70,7 +70,10 @@ let package = Package(
         ),
         .testTarget(
             name: "CalWatchTests",
-            dependencies: ["CalWatchCore", "CalWatchRuntime"],
+            dependencies: [
+                "CalWatchCore", "CalWatchRuntime",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             resources: [.copy("Fixtures")],
             swiftSettings: strictSettings
         ),

@@ -1,3 +1,15 @@
-// Linux interfaces Glibc's Swift module leaves out: timerfd, used to hear at once when the wall clock is set.
+// Linux interfaces Glibc's Swift module leaves out: timerfd, used to hear at once when the wall clock is set, and
+// memfd_create, which holds a hook's standard input.
 #include <sys/timerfd.h>
 #include <poll.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/// memfd_create(2): an anonymous file in memory. A shim because glibc declares it only under _GNU_SOURCE and Swift
+/// cannot call the variadic syscall(2).
+static inline int CLinux_memfd_create(const char *name, unsigned int flags) {
+    return (int)syscall(SYS_memfd_create, name, flags);
+}
+
+/// MFD_CLOEXEC, from <linux/memfd.h>.
+static const unsigned int CLinux_MFD_CLOEXEC = 1U;

@@ -2,11 +2,17 @@ import ArgumentParser
 import CalWatchCore
 import CalWatchRuntime
 import Foundation
+import Logging
 
 /// What `scan` and `replay` share: the zone, the time arguments, the clock and problem reports.
 enum CommandSupport {
     /// The real clock.
     static var now: Instant { Instant(secondsSinceEpoch: Int64(Date().timeIntervalSince1970)) }
+
+    /// The real clock to the millisecond: when an event is emitted.
+    static var timestamp: Timestamp {
+        Timestamp(millisecondsSinceEpoch: Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)))
+    }
 
     /// `--tz`, or the system zone; IANA or Windows names.
     static func zone(_ name: String?) throws -> ZoneRules {
@@ -49,18 +55,19 @@ enum CommandSupport {
         }
     }
 
-    /// Opens the configured sinks. `report` hears about a repaired JSON Lines file and failed hook runs; a sink
+    /// Opens the configured sinks. `logger` hears about a repaired JSON Lines file and failed hook runs; a sink
     /// that cannot be opened throws `SinkError`, worded for the user.
-    static func openSinks(_ settings: [SinkSettings], report: @escaping @Sendable (String) -> Void) throws(SinkError)
-        -> [any EventSink]
-    {
+    static func openSinks(_ settings: [SinkSettings], logger: Logger) throws(SinkError) -> [any EventSink] {
         try settings.map { (sink) throws(SinkError) in
             do {
-                let opened = try sink.open(now: { now }, log: report)
+                let opened = try sink.open(now: { now }, logger: logger)
                 if let file = opened as? JSONLinesSink, file.repairedBytes > 0 {
-                    report(
-                        "\(sink.name): cut off a partial last line (\(file.repairedBytes) bytes) left by an "
-                            + "interrupted write; its events are written again")
+                    logger.warning(
+                        """
+                        \(sink.name): cut off a partial last line (\(file.repairedBytes) bytes) left by an \
+                        interrupted write; its events are written again
+                        """,
+                        metadata: ["sink.name": "\(sink.name)", "sink.repaired_bytes": "\(file.repairedBytes)"])
                 }
                 return opened
             } catch let error as SinkError {
@@ -72,9 +79,9 @@ enum CommandSupport {
     }
 
     /// `openSinks` for a command that ends on failure: problems on standard error, exit status 74.
-    static func openSinksOrExit(_ settings: [SinkSettings]) throws -> [any EventSink] {
+    static func openSinksOrExit(_ settings: [SinkSettings], logger: Logger) throws -> [any EventSink] {
         do {
-            return try openSinks(settings, report: { StandardStreams.error("calwatch: \($0)\n") })
+            return try openSinks(settings, logger: logger)
         } catch {
             StandardStreams.error("calwatch: \(error)\n")
             throw ExitCode(74)

@@ -2,6 +2,7 @@ import ArgumentParser
 import CalWatchCore
 import CalWatchRuntime
 import Foundation
+import Logging
 
 extension CalwatchCommand {
     /// `calwatch replay`: the event pipeline over a time window on a virtual clock.
@@ -92,13 +93,14 @@ extension CalwatchCommand {
                 StandardStreams.error("calwatch: \(error)\n")
                 throw ExitCode(74)
             }
-            let sinks = try CommandSupport.openSinksOrExit(settings.sinks)
+            CommandLogHandler.bootstrap()
+            let logger = Logger(label: "calwatch.replay")
+            let sinks = try CommandSupport.openSinksOrExit(settings.sinks, logger: logger)
             let classifier = Classifier(settings)
             let replay = CalWatchRuntime.Replay(
                 occurrences: scan.occurrences, facts: classifier.facts(for:), configuration: configuration,
                 journal: journal,
-                sinks: sinks, recordedTime: { CommandSupport.now },
-                problem: { StandardStreams.error("calwatch: \($0)\n") })
+                sinks: sinks, recordedTime: { CommandSupport.timestamp }, logger: logger)
             let summary: CalWatchRuntime.Replay.Summary
             StopSignals.install()
             do {

@@ -13,8 +13,9 @@ extension CalwatchCommand {
             abstract: "Follow the calendars and emit reminders, flights and live activities as they come due.",
             discussion: """
                 Reads every configured calendar (or the paths given), then follows them with inotify: a file \
-                written, renamed into place, hard-linked or deleted (the way vdirsyncer, khal and Radicale write) \
-                is read again within a fraction of a second, and only that file. A new meeting gets its reminders, \
+                renamed into place or deleted (the way vdirsyncer, khal and Radicale write) is read again at once, \
+                one written in place or hard-linked once it has been quiet for --debounce-ms, and only that file. \
+                A new meeting gets its reminders, \
                 a moved one gets new ones and none of the old, a deleted or cancelled one ends its live activity \
                 (reason removed or cancelled), a flight whose time changes is detected again. Events are committed \
                 to the journal (`state:`) and then handed to the configured sinks.
@@ -59,7 +60,10 @@ extension CalwatchCommand {
         @Option(help: ArgumentHelp("How often every folder is looked at again (safety net).", valueName: "duration"))
         var rescanEvery: String = "10m"
 
-        @Option(help: ArgumentHelp("Quiet time after a file's last change before it is read.", valueName: "ms"))
+        @Option(
+            help: ArgumentHelp(
+                "Quiet time after a file's last write in place before it is read (a rename into place is read at once).",
+                valueName: "ms"))
         var debounceMs: Int = 100
 
         func validate() throws {
@@ -77,7 +81,7 @@ extension CalwatchCommand {
         }
 
         func run() async throws {
-            let level = Logger.Level(rawValue: logLevel)!
+            let level = Logger.Level(rawValue: logLevel) ?? .info
             LoggingSystem.bootstrap { label in
                 var handler = StreamLogHandler.standardError(label: label)
                 handler.logLevel = level
@@ -91,20 +95,22 @@ extension CalwatchCommand {
             let state = state
             // Only a watch without a configured zone follows the system's.
             let followsSystemZone = initial.timeZone == nil
-            let setup: WatchService.Setup = { now in
-                let configuration = try settings.load(calendars: calendars, useDefaultFile: true)
-                let zone = try CommandSupport.zone(configuration.timeZone)
-                let journal = try CommandSupport.openJournal(state ?? configuration.statePath)
-                let sinks = try CommandSupport.openSinks(configuration.sinks, report: { logger.warning("\($0)") })
-                return try CalendarWatch(
-                    configuration: configuration, zone: zone, journal: journal, sinks: sinks, now: now,
-                    recordedTime: { CommandSupport.now }, problem: { logger.warning("\($0)") })
-            }
-            var options = WatchService.Options()
-            options.rescanEvery = .seconds(DurationText.seconds(rescanEvery)!)
+            let setup = WatchService<ContinuousClock>.Setup(
+                load: { try settings.load(calendars: calendars, useDefaultFile: true) },
+                open: { configuration, now in
+                    let zone = try CommandSupport.zone(configuration.timeZone)
+                    let journal = try CommandSupport.openJournal(state ?? configuration.statePath)
+                    let sinks = try CommandSupport.openSinks(configuration.sinks, logger: logger)
+                    return try await CalendarWatch(
+                        configuration: configuration, zone: zone, journal: journal, sinks: sinks, now: now,
+                        recordedTime: { CommandSupport.timestamp }, logger: logger)
+                })
+            var options = WatchService<ContinuousClock>.Options()
+            options.rescanEvery = .seconds(DurationText.seconds(rescanEvery) ?? 600)
             options.debounce = .milliseconds(debounceMs)
             let service = WatchService(
-                setup: setup, options: options, logger: logger,
+                setup: setup, options: options, clock: ContinuousClock(), wallClock: { CommandSupport.timestamp },
+                logger: logger,
                 systemZone: {
                     followsSystemZone ? TimeZoneDatabase.rules(named: TimeZoneDatabase.systemZoneName) : nil
                 })

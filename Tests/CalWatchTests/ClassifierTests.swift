@@ -107,7 +107,7 @@ import Testing
         let classifier = Classifier()
         let replay = Replay(
             occurrences: ReplayTests.occurrences, facts: classifier.facts(for:), configuration: PlannerConfiguration(),
-            journal: try ReplayTests.journal(), sinks: [sink], recordedTime: { Instant(secondsSinceEpoch: 0) })
+            journal: try ReplayTests.journal(), sinks: [sink], recordedTime: { Timestamp(millisecondsSinceEpoch: 0) })
         _ = try await replay.run(from: utc("2027-02-28T00:00:00Z"), to: utc("2027-03-04T00:00:00Z"), shouldStop: { false })
         let flight = await sink.entries.filter { $0.facts.flightCode == "BA987" }
         let detected = try #require(flight.first { $0.event.type == .flightDetected })

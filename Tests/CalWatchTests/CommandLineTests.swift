@@ -14,7 +14,13 @@ import Testing
         Bundle.module.bundleURL.deletingLastPathComponent().appendingPathComponent("calwatch")
     }
 
-    func calwatch(_ arguments: [String], input: String? = nil, shellPipe: String? = nil) throws -> Run {
+    /// Runs the binary on a thread of its own: waiting for a child process must not hold one of the few threads
+    /// every other test's async work needs.
+    func calwatch(_ arguments: [String], input: String? = nil, shellPipe: String? = nil) async throws -> Run {
+        try await offCooperativePool { try self.calwatchBlocking(arguments, input: input, shellPipe: shellPipe) }
+    }
+
+    func calwatchBlocking(_ arguments: [String], input: String? = nil, shellPipe: String? = nil) throws -> Run {
         let process = Process()
         let output = Pipe()
         let errors = Pipe()
@@ -43,8 +49,8 @@ import Testing
             errors: String(decoding: errorData, as: UTF8.self))
     }
 
-    @Test func scanPrintsSortedJSONLinesWithTheDocumentedKeys() throws {
-        let run = try calwatch([
+    @Test func scanPrintsSortedJSONLinesWithTheDocumentedKeys() async throws {
+        let run = try await calwatch([
             "scan", fixture("google-recurring.ics"), "--from", "2025-03-24", "--to", "2025-03-27", "--tz",
             "Europe/Berlin",
         ])
@@ -66,11 +72,11 @@ import Testing
         #expect(objects[0]["flight"] is NSNull)
     }
 
-    @Test func exitCode65OnlyWhenNothingCouldBeRead() throws {
-        let bad = try calwatch(["scan", fixture("not-a-calendar.ics"), "--from", "2025-03-01", "--to", "2025-04-01"])
+    @Test func exitCode65OnlyWhenNothingCouldBeRead() async throws {
+        let bad = try await calwatch(["scan", fixture("not-a-calendar.ics"), "--from", "2025-03-01", "--to", "2025-04-01"])
         #expect(bad.status == 65)
         #expect(bad.errors.contains("not-a-calendar.ics:1: error: not iCalendar data"))
-        let mixed = try calwatch([
+        let mixed = try await calwatch([
             "scan", fixture("not-a-calendar.ics"), fixture("minimal.ics"), "--from", "2025-03-01", "--to", "2025-04-01",
         ])
         #expect(mixed.status == 0)
@@ -82,45 +88,45 @@ import Testing
     static let hrefHoldingAResponse =
         #"<D:multistatus xmlns:D="DAV:"><D:href><D:response/>x</D:href></D:multistatus>"# + "\n"
 
-    @Test func aHostileCalDAVExportIsAnErrorAndTheOtherFilesAreRead() throws {
+    @Test func aHostileCalDAVExportIsAnErrorAndTheOtherFilesAreRead() async throws {
         let path = NSTemporaryDirectory() + "calwatch-hostile-\(UUID().uuidString).xml"
         try Self.hrefHoldingAResponse.write(toFile: path, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let alone = try calwatch(["scan", path, "--from", "2025-03-01", "--to", "2025-04-01"])
+        let alone = try await calwatch(["scan", path, "--from", "2025-03-01", "--to", "2025-04-01"])
         #expect(alone.status == 65)
         #expect(alone.errors.contains("\(path): error: the multistatus document holds no calendar-data"))
-        let mixed = try calwatch(["scan", path, fixture("minimal.ics"), "--from", "2025-03-01", "--to", "2025-04-01"])
+        let mixed = try await calwatch(["scan", path, fixture("minimal.ics"), "--from", "2025-03-01", "--to", "2025-04-01"])
         #expect(mixed.status == 0)
         #expect(mixed.output.contains("\"uid\":\"bare-lf\""))
         #expect(mixed.errors.contains("\(path): error: the multistatus document holds no calendar-data"))
     }
 
-    @Test func usageErrorsExit64WithAnExplanation() throws {
-        let reversed = try calwatch(["scan", fixture("minimal.ics"), "--from", "2025-03-02", "--to", "2025-03-01"])
+    @Test func usageErrorsExit64WithAnExplanation() async throws {
+        let reversed = try await calwatch(["scan", fixture("minimal.ics"), "--from", "2025-03-02", "--to", "2025-03-01"])
         #expect(reversed.status == 64)
         #expect(reversed.errors.contains("--to (2025-03-01T00:00:00Z) must be after --from"))
-        let zone = try calwatch(["scan", fixture("minimal.ics"), "--tz", "Mars/Olympus"])
+        let zone = try await calwatch(["scan", fixture("minimal.ics"), "--tz", "Mars/Olympus"])
         #expect(zone.status == 64)
         #expect(zone.errors.contains("'Mars/Olympus' is not a known zone"))
-        let time = try calwatch(["scan", fixture("minimal.ics"), "--from", "yesterday-ish"])
+        let time = try await calwatch(["scan", fixture("minimal.ics"), "--from", "yesterday-ish"])
         #expect(time.status == 64)
         #expect(time.errors.contains("write 2027-03-01"))
     }
 
-    @Test func emptyDirectoryIsExplainedAndExits65() throws {
+    @Test func emptyDirectoryIsExplainedAndExits65() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("calwatch-empty-\(getpid())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        let run = try calwatch(["scan", directory.path, "--from", "2025-03-01", "--to", "2025-04-01"])
+        let run = try await calwatch(["scan", directory.path, "--from", "2025-03-01", "--to", "2025-04-01"])
         #expect(run.status == 65)
         #expect(run.errors.contains("\(directory.path): warning: no calendar files here"))
-        let alarmsTable = try calwatch(["scan", directory.path, "--alarms", "--format", "table"])
+        let alarmsTable = try await calwatch(["scan", directory.path, "--alarms", "--format", "table"])
         #expect(alarmsTable.status == 64)
     }
 
-    @Test func standardInputAndTable() throws {
+    @Test func standardInputAndTable() async throws {
         let text = try String(contentsOfFile: fixture("minimal.ics"), encoding: .utf8)
-        let run = try calwatch(
+        let run = try await calwatch(
             ["scan", "-", "--from", "2025-03-01", "--to", "2025-04-01", "--tz", "UTC", "--format", "table"], input: text
         )
         #expect(run.status == 0)
@@ -128,29 +134,29 @@ import Testing
         #expect(run.output.hasSuffix("1 occurrence\n"))
     }
 
-    @Test func theTableSaysWhichAreFlightsAndMeetings() throws {
+    @Test func theTableSaysWhichAreFlightsAndMeetings() async throws {
         let samples = ConfigurationTests.repository + "/samples/calendars"
         let arguments = ["scan", samples, "--from", "2027-03-03", "--to", "2027-03-04", "--tz", "Europe/Berlin", "--format", "table"]
-        let run = try calwatch(arguments)
+        let run = try await calwatch(arguments)
         #expect(run.status == 0, "\(run.errors)")
         let lines = run.output.split(separator: "\n")
         #expect(lines.first?.contains("SUMMARY                    KIND") == true, "\(run.output)")
         #expect(lines.contains { $0.contains("BA987 BER to LHR") && $0.contains("flight BA987 BER→LHR") })
         #expect(lines.contains { $0.contains("1:1 Maya / me") && $0.contains("meeting meet") })
-        let plain = try calwatch(arguments + ["--no-classify"])
+        let plain = try await calwatch(arguments + ["--no-classify"])
         #expect(!plain.output.contains("flight BA987"))
     }
 
-    @Test func aConsumerThatStopsReadingEndsTheScanQuietly() throws {
-        let run = try calwatch(
+    @Test func aConsumerThatStopsReadingEndsTheScanQuietly() async throws {
+        let run = try await calwatch(
             ["scan", fixture("pathological.ics"), "--from", "2025-03-01T00:00Z", "--to", "2025-03-01T12:00Z"],
             shellPipe: "head -n 2")
         #expect(run.output.split(separator: "\n").count == 2)
         #expect(run.errors.isEmpty)
     }
 
-    @Test func alarmsFlagPrintsTriggers() throws {
-        let run = try calwatch([
+    @Test func alarmsFlagPrintsTriggers() async throws {
+        let run = try await calwatch([
             "scan", fixture("apple-all-day.ics"), "--alarms", "--from", "2025-03-18", "--to", "2025-03-19", "--tz",
             "Europe/Berlin",
         ])
@@ -171,6 +177,14 @@ import Testing
     /// Runs a replay; with `killAfter`, sends `signal` once that many lines have been printed.
     static func replay(
         state: String?, window: [String] = window, killAfter: Int? = nil, signal: Int32 = SIGKILL
+    ) async throws -> [String] {
+        try await offCooperativePool {
+            try replayBlocking(state: state, window: window, killAfter: killAfter, signal: signal)
+        }
+    }
+
+    static func replayBlocking(
+        state: String?, window: [String], killAfter: Int?, signal: Int32
     ) throws -> [String] {
         let process = Process()
         process.executableURL = CommandLineTests.executable
@@ -203,13 +217,13 @@ import Testing
     }
 
     @Test(arguments: [600, 1700, 3300])
-    func killedAndStartedAgainLosesNothingAndRepeatsAtMostTheBatchInFlight(killAfter: Int) throws {
-        let full = try Self.replay(state: nil).map(Self.id)
+    func killedAndStartedAgainLosesNothingAndRepeatsAtMostTheBatchInFlight(killAfter: Int) async throws {
+        let full = try await Self.replay(state: nil).map(Self.id)
         #expect(full.count > 4000)
         let state = JournalTests.temporaryPath()
-        let first = try Self.replay(state: state, killAfter: killAfter)
+        let first = try await Self.replay(state: state, killAfter: killAfter)
         #expect(first.count >= killAfter && first.count < full.count, "the kill came too late to test anything")
-        let second = try Self.replay(state: state)
+        let second = try await Self.replay(state: state)
         let all = (first + second).map(Self.id)
         #expect(Set(all) == Set(full))
         let duplicates = all.count - Set(all).count
@@ -217,14 +231,14 @@ import Testing
     }
 
     @Test(arguments: [SIGTERM, SIGINT])
-    func stoppedBySignalAndStartedAgainPrintsEveryEventOnce(signal: Int32) throws {
+    func stoppedBySignalAndStartedAgainPrintsEveryEventOnce(signal: Int32) async throws {
         // Five years, so that the signal comes while the planner is still at work.
         let window = ["--from", "2027-01-01", "--to", "2032-01-01", "--tz", "Europe/Berlin"]
-        let full = try Self.replay(state: nil, window: window).map(Self.id)
+        let full = try await Self.replay(state: nil, window: window).map(Self.id)
         let state = JournalTests.temporaryPath()
-        let first = try Self.replay(state: state, window: window, killAfter: 1000, signal: signal)
+        let first = try await Self.replay(state: state, window: window, killAfter: 1000, signal: signal)
         #expect(first.count >= 1000 && first.count < full.count, "the signal came too late to test anything")
-        let second = try Self.replay(state: state, window: window)
+        let second = try await Self.replay(state: state, window: window)
         #expect((first + second).map(Self.id) == full)
     }
 }
@@ -234,7 +248,11 @@ import Testing
     static let window = ["--from", "2027-01-01", "--to", "2032-01-01", "--tz", "Europe/Berlin"]
 
     /// Runs a replay into `folder`'s sinks; with `killAfter`, SIGKILL once the JSONL file has that many lines.
-    static func replay(folder: String, killAfter: Int? = nil) throws -> Int32 {
+    static func replay(folder: String, killAfter: Int? = nil) async throws -> Int32 {
+        try await offCooperativePool { try replayBlocking(folder: folder, killAfter: killAfter) }
+    }
+
+    static func replayBlocking(folder: String, killAfter: Int?) throws -> Int32 {
         let process = Process()
         process.executableURL = CommandLineTests.executable
         process.arguments =
@@ -258,17 +276,17 @@ import Testing
         return process.terminationStatus
     }
 
-    @Test func afterSIGKILLTheDatabaseHoldsEveryEventOnceAndTheFileAtMostOneTwice() throws {
-        let full = try ReplayKillTests.replay(state: nil, window: Self.window).map(ReplayKillTests.id)
+    @Test func afterSIGKILLTheDatabaseHoldsEveryEventOnceAndTheFileAtMostOneTwice() async throws {
+        let full = try await ReplayKillTests.replay(state: nil, window: Self.window).map(ReplayKillTests.id)
         #expect(full.count > 20_000)
         for killAfter in [Int.random(in: 1000..<6000), Int.random(in: 6000..<15_000)] {
             let folder = SinkFixtures.folder()
             try "sinks:\n  - type: jsonl\n    path: events.jsonl\n  - type: sqlite\n    path: events.db\n"
                 .write(toFile: folder + "/config.yml", atomically: true, encoding: .utf8)
-            _ = try Self.replay(folder: folder, killAfter: killAfter)
+            _ = try await Self.replay(folder: folder, killAfter: killAfter)
             let before = SinkFixtures.lines(folder + "/events.jsonl").count
             #expect(before >= killAfter && before < full.count, "killed at \(killAfter): too late to test anything")
-            #expect(try Self.replay(folder: folder) == 0)
+            #expect(try await Self.replay(folder: folder) == 0)
 
             let stored = try SinkFixtures.rows(folder + "/events.db", "SELECT id FROM events")
             let missing = Set(full).subtracting(stored).count
@@ -287,8 +305,8 @@ import Testing
 @Suite struct CheckCommandTests {
     let cli = CommandLineTests()
 
-    @Test func theShippedConfigurationChecksClean() throws {
-        let run = try cli.calwatch(["check", "--config", ConfigurationTests.repository + "/config.yml"])
+    @Test func theShippedConfigurationChecksClean() async throws {
+        let run = try await cli.calwatch(["check", "--config", ConfigurationTests.repository + "/config.yml"])
         #expect(run.status == 0, "\(run.errors)")
         #expect(run.output.contains("configuration \(ConfigurationTests.repository)/config.yml: OK"))
         #expect(run.output.contains("samples/calendars: "))
@@ -297,39 +315,39 @@ import Testing
         #expect(run.output.contains(" flight") && run.output.contains(" meeting"), "\(run.output)")
     }
 
-    @Test func aBrokenConfigurationListsEveryProblemAndExits64() throws {
+    @Test func aBrokenConfigurationListsEveryProblemAndExits64() async throws {
         let folder = SinkFixtures.folder()
         try "timezone: Nowhere/Else\nreminders:\n  offsets: [15]\nsinks:\n  - type: hook\n    run: [/nonexistent/hook]\n"
             .write(toFile: folder + "/config.yml", atomically: true, encoding: .utf8)
-        let run = try cli.calwatch(["check", "--config", folder + "/config.yml", fixture("minimal.ics")])
+        let run = try await cli.calwatch(["check", "--config", folder + "/config.yml", fixture("minimal.ics")])
         #expect(run.status == 64)
         let problems = run.errors.split(separator: "\n").filter { $0.contains(": error: ") }
         #expect(problems.count == 2, "\(run.errors)")
         #expect(problems.first?.hasPrefix(folder + "/config.yml:1: error: timezone:") == true)
     }
 
-    @Test func aMissingHookProgramIsAProblem() throws {
+    @Test func aMissingHookProgramIsAProblem() async throws {
         let folder = SinkFixtures.folder()
         try "sinks:\n  - type: hook\n    run: [/nonexistent/hook, \"{summary}\"]\n"
             .write(toFile: folder + "/config.yml", atomically: true, encoding: .utf8)
-        let run = try cli.calwatch(["check", "--config", folder + "/config.yml", fixture("minimal.ics")])
+        let run = try await cli.calwatch(["check", "--config", folder + "/config.yml", fixture("minimal.ics")])
         #expect(run.status == 64)
         #expect(run.errors.contains("/nonexistent/hook is not found"))
     }
 
-    @Test func aMissingConfigurationFileSaysSoAndExits64() throws {
-        let run = try cli.calwatch(["check", "--config", "/nonexistent/config.yml"])
+    @Test func aMissingConfigurationFileSaysSoAndExits64() async throws {
+        let run = try await cli.calwatch(["check", "--config", "/nonexistent/config.yml"])
         #expect(run.status == 64)
         #expect(run.errors.contains("/nonexistent/config.yml: error: does not exist; check the path given to --config"))
         // /dev/null is an empty configuration: every default.
-        let empty = try cli.calwatch(["check", "--config", "/dev/null", fixture("minimal.ics")])
+        let empty = try await cli.calwatch(["check", "--config", "/dev/null", fixture("minimal.ics")])
         #expect(empty.status == 0, "\(empty.errors)")
     }
 
-    @Test func unreadableCalendarDataExits65() throws {
+    @Test func unreadableCalendarDataExits65() async throws {
         let empty = SinkFixtures.folder() + "/config.yml"
         FileManager.default.createFile(atPath: empty, contents: nil)
-        let run = try cli.calwatch(["check", fixture("not-a-calendar.ics"), "--config", empty])
+        let run = try await cli.calwatch(["check", fixture("not-a-calendar.ics"), "--config", empty])
         #expect(run.status == 65, "\(run.errors)")
         #expect(run.errors.contains("not-a-calendar.ics"))
     }
@@ -339,8 +357,8 @@ import Testing
 @Suite struct ExplainCommandTests {
     let cli = CommandLineTests()
 
-    @Test func explainsTheSampleFlightRuleByRule() throws {
-        let run = try cli.calwatch([
+    @Test func explainsTheSampleFlightRuleByRule() async throws {
+        let run = try await cli.calwatch([
             "explain", ConfigurationTests.repository + "/samples/calendars/travel", "--config", "/dev/null", "--tz", "UTC",
         ])
         #expect(run.status == 0, "\(run.errors)")
@@ -354,8 +372,8 @@ import Testing
         #expect(run.output.contains("kind: event, confidence 0.90"))
     }
 
-    @Test func aVetoIsShownAgainstTheRuleItOverrules() throws {
-        let run = try cli.calwatch(
+    @Test func aVetoIsShownAgainstTheRuleItOverrules() async throws {
+        let run = try await cli.calwatch(
             ["explain", fixture("corpus/not-flights.ics"), "--uid", "n04@x", "--config", "/dev/null"])
         #expect(run.status == 0, "\(run.errors)")
         #expect(run.output.contains("+ flight number of Lufthansa: SUMMARY \"LH 3412\""))
@@ -363,8 +381,8 @@ import Testing
         #expect(run.output.contains("kind: event"))
     }
 
-    @Test func anUnknownUIDIsAnErrorThatNamesIt() throws {
-        let run = try cli.calwatch(["explain", fixture("minimal.ics"), "--uid", "nope", "--config", "/dev/null"])
+    @Test func anUnknownUIDIsAnErrorThatNamesIt() async throws {
+        let run = try await cli.calwatch(["explain", fixture("minimal.ics"), "--uid", "nope", "--config", "/dev/null"])
         #expect(run.status == 65)
         #expect(run.errors.contains("no item with UID nope"))
     }

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import Synchronization
 import Testing
 
@@ -106,19 +107,20 @@ import Testing
         let expected = try await Self.expectedLines()
         let fast = CountingSink()
         let flaky = FlakySink(failures: 3)
-        let problems = Mutex<[String]>([])
+        let log = LogRecorder()
         let replay = Replay(
             occurrences: ReplayTests.occurrences, configuration: PlannerConfiguration(),
-            journal: try ReplayTests.journal(), sinks: [flaky, fast], recordedTime: { Instant(secondsSinceEpoch: 0) },
-            options: Self.quickRetries, problem: { message in problems.withLock { $0.append(message) } })
+            journal: try ReplayTests.journal(), sinks: [flaky, fast], recordedTime: { Timestamp(millisecondsSinceEpoch: 0) },
+            options: Self.quickRetries, logger: log.logger)
         let summary = try await replay.run(
             from: try ReplayTests.instant("2027-03-01"), to: try ReplayTests.instant("2027-03-03"))
         #expect(await fast.lines == expected)
         #expect(await flaky.lines == expected)
         let report = try #require(summary.sinks.first { $0.name == "flaky" })
         #expect(report.failures == 3 && report.undelivered == 0)
-        let told = problems.withLock { $0 }
+        let told = log.messages
         #expect(told.first == "flaky: No space left on device (retrying)")
+        #expect(log.metadata.first?["sink.name"] == "flaky")
         #expect(told.contains { $0.hasPrefix("flaky: delivering again after 3 failed attempts") })
     }
 

@@ -147,7 +147,9 @@ import Testing
             sequence += 1
             let occurrence = [kept, dropped].first { OccurrenceKey($0) == event.key && event.type != .liveActivityEnd }
             lines.append(
-                CloudEventJSON.render(event, occurrence: occurrence, sequence: sequence, recordedTime: event.time))
+                CloudEventJSON.render(
+                    event, occurrence: occurrence, sequence: sequence,
+                    recordedTime: Timestamp(millisecondsSinceEpoch: event.time.secondsSinceEpoch * 1000 + 42)))
         }
         return lines
     }

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import Synchronization
 import Testing
 
@@ -10,18 +11,40 @@ import Testing
 @Suite struct HookSinkTests {
     /// Collects what the sink logs.
     final class Log: Sendable {
-        private let lines = Mutex<[String]>([])
-        @Sendable func record(_ line: String) { lines.withLock { $0.append(line) } }
-        var all: [String] { lines.withLock { $0 } }
+        let recorder = LogRecorder()
+        var all: [String] { recorder.messages }
     }
 
     static func sink(
-        _ settings: HookSettings, log: Log, firstRetryDelay: Duration = .milliseconds(10)
+        _ settings: HookSettings, log: Log, firstRetryDelay: Duration = .milliseconds(10),
+        clock: any Clock<Duration> = ContinuousClock(), now: Instant = utc("2027-03-03T00:00:00Z")
     ) -> HookSink {
         var retry = HookSink.RetryPolicy()
         retry.firstDelay = firstRetryDelay
-        return HookSink(
-            settings: settings, retry: retry, now: { utc("2027-03-03T00:00:00Z") }, log: log.record)
+        return HookSink(settings: settings, retry: retry, clock: clock, now: { now }, logger: log.recorder.logger)
+    }
+
+    /// Runs `body` with the sink's retries going as the bus runs them, on a journal that holds `entries`; stops
+    /// the sink and waits for its retries' end afterwards.
+    static func running(
+        _ sink: HookSink, journal: JournalStore, entries: [JournalStore.Entry], _ body: () async throws -> Void
+    ) async throws {
+        _ = try await journal.append(entries.map(\.event), recorded: Timestamp(millisecondsSinceEpoch: 0))
+        let byKey = Dictionary(entries.map { ($0.event.id, $0) }, uniquingKeysWith: { first, _ in first })
+        let context = SinkContext(journal: journal) { journaled in
+            byKey[journaled.event.id] ?? JournalStore.Entry(journaled, occurrence: nil, facts: { _ in .event })
+        }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await sink.run(context) }
+            do {
+                try await body()
+            } catch {
+                await sink.stop()
+                throw error
+            }
+            await sink.stop()
+            try await group.waitForAll()
+        }
     }
 
     /// The reminders of one event written by a stranger, planned as calwatch plans them.
@@ -60,7 +83,7 @@ import Testing
             entries.append(
                 JournalStore.Entry(
                     sequence: Int64(entries.count + 1), event: event, occurrence: occurrences.first, facts: .event,
-                    recorded: event.time))
+                    recorded: Timestamp(event.time)))
         }
         return entries
     }
@@ -137,46 +160,129 @@ import Testing
             """
             # A child that ignores SIGTERM, so that only the group's SIGKILL stops it.
             (trap '' TERM; exec sleep 300) &
-            echo $! > "$(dirname "$0")/child.pid"
             echo "still working" >&2
+            echo $! > "$(dirname "$0")/child.pid"
             sleep 300
             """, in: folder)
         let log = Log()
         var settings = HookSettings(run: [script])
-        settings.timeout = .seconds(1)
-        let sink = Self.sink(settings, log: log)
-        let started = ContinuousClock.now
-        await sink.deliver(Array(entries.prefix(1)))
-        #expect(ContinuousClock.now - started < .seconds(60))
+        settings.timeout = .seconds(10)
+        let clock = ManualClock()
+        let sink = Self.sink(settings, log: log, clock: clock)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await sink.deliver(Array(entries.prefix(1))) }
+            // The timeout passes on the clock once the hook has said something and started its child.
+            try await clock.waitForSleeper(.seconds(10))
+            try await eventually("the hook's child") { FileManager.default.fileExists(atPath: folder + "/child.pid") }
+            // What it said reaches calwatch through a pipe: give that a moment.
+            try await Task.sleep(for: .milliseconds(200))
+            clock.advance(by: .seconds(10))
+            try await group.waitForAll()
+        }
         #expect(await sink.counts.timedOut == 1)
         #expect(log.all.count == 1 && log.all[0].contains("timeout") && log.all[0].contains("still working"))
-        let child = try #require(Int32(try String(contentsOfFile: folder + "/child.pid", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)))
+        #expect(log.recorder.metadata.first?["sink.name"] != nil)
+        let child = try #require(
+            Int32(
+                try String(contentsOfFile: folder + "/child.pid", encoding: .utf8)
+                    .trimmingCharacters(in: .whitespacesAndNewlines)))
         // Gone, or a zombie waiting for its new parent to reap it: either way, not running.
-        var running = true
-        for _ in 0..<200 where running {
+        try await eventually("the hook's child \(child) to stop") {
             let stat = (try? String(contentsOfFile: "/proc/\(child)/stat", encoding: .utf8)) ?? ""
-            running = !stat.isEmpty && !stat.contains(") Z ")
-            if running { try await Task.sleep(for: .milliseconds(10)) }
+            return stat.isEmpty || stat.contains(") Z ")
         }
-        #expect(!running, "the hook's child \(child) still runs")
     }
 
-    @Test func exit75IsRetriedThenDelivered() async throws {
-        let entries = try Self.reminders(summary: "Standup", location: "")
-        let folder = SinkFixtures.folder()
-        let script = SinkFixtures.script(
+    /// A script that exits 75 for its first `failures` runs, then 0, counting runs in `count`.
+    static func flakyScript(failures: Int, in folder: String) -> String {
+        SinkFixtures.script(
             """
             count="$(dirname "$0")/count"
             n=$(( $(cat "$count" 2>/dev/null || echo 0) + 1 ))
             echo $n > "$count"
-            [ $n -ge 3 ] || exit 75
+            echo "$CALWATCH_MINUTES_BEFORE" >> "$(dirname "$0")/runs"
+            [ $n -gt \(failures) ] || exit 75
             """, in: folder)
+    }
+
+    @Test func exit75IsRetriedAfterAGrowingDelayThenDelivered() async throws {
+        let entries = try Self.reminders(summary: "Standup", location: "")
+        let folder = SinkFixtures.folder()
         let log = Log()
-        let sink = Self.sink(HookSettings(run: [script]), log: log)
-        await sink.deliver(Array(entries.prefix(1)))
+        let clock = ManualClock()
+        let sink = Self.sink(
+            HookSettings(run: [Self.flakyScript(failures: 2, in: folder)]), log: log, firstRetryDelay: .seconds(1),
+            clock: clock)
+        let journal = try ReplayTests.journal()
+        try await Self.running(sink, journal: journal, entries: Array(entries.prefix(1))) {
+            await sink.deliver(Array(entries.prefix(1)))
+            #expect(try await journal.heldRetries(for: sink.name).count == 1)
+            // 1 s, then 2 s: nothing runs before its delay has passed on the clock.
+            try await clock.waitForSleeper(.seconds(1))
+            clock.advance(by: .milliseconds(999))
+            #expect(SinkFixtures.lines(folder + "/runs").count == 1)
+            clock.advance(by: .milliseconds(1))
+            try await clock.waitForSleeper(.seconds(2))
+            #expect(SinkFixtures.lines(folder + "/runs").count == 2)
+            clock.advance(by: .seconds(2))
+            try await eventually("the third run") { await sink.counts.succeeded == 1 }
+        }
         #expect(try String(contentsOfFile: folder + "/count", encoding: .utf8) == "3\n")
         #expect(await sink.counts == HookSink.Counts(succeeded: 1, failed: 0, retried: 2, timedOut: 0, skipped: 0))
         #expect(log.all.count == 1 && log.all[0].contains("exit 75"))
+        #expect(log.recorder.metadata.first?["hook.exit_code"] == "75")
+        // Done with: no longer kept for a retry.
+        #expect(try await journal.heldRetries(for: sink.name).isEmpty)
+    }
+
+    @Test func aHookRetryingOneEventDoesNotHoldBackTheNext() async throws {
+        let entries = try Self.reminders(summary: "Standup", location: "")
+        #expect(entries.count == 3)
+        let folder = SinkFixtures.folder()
+        let log = Log()
+        let clock = ManualClock()
+        var settings = HookSettings(run: [Self.flakyScript(failures: 1, in: folder)])
+        settings.concurrency = 1
+        let sink = Self.sink(settings, log: log, firstRetryDelay: .seconds(60), clock: clock)
+        try await Self.running(sink, journal: try ReplayTests.journal(), entries: entries) {
+            // The 30-minute reminder asks for a retry in a minute; the 15- and 5-minute ones, due meanwhile, run
+            // at once, without the clock moving.
+            await sink.deliver([entries[0]])
+            await sink.deliver([entries[1]])
+            await sink.deliver([entries[2]])
+            #expect(SinkFixtures.lines(folder + "/runs") == ["30", "15", "5"])
+            try await clock.waitForSleeper(.seconds(60))
+            clock.advance(by: .seconds(60))
+            try await eventually("the retry") { await sink.counts.succeeded == 3 }
+        }
+        // The order a hook sees: journal order, the retried event again after the later ones.
+        #expect(SinkFixtures.lines(folder + "/runs") == ["30", "15", "5", "30"])
+    }
+
+    @Test func aRetryWaitingAtAStopIsTriedFirstAtTheNextStart() async throws {
+        let entries = try Self.reminders(summary: "Standup", location: "")
+        let folder = SinkFixtures.folder()
+        let journal = try ReplayTests.journal()
+        let script = Self.flakyScript(failures: 1, in: folder)
+        let first = Self.sink(HookSettings(run: [script]), log: Log(), firstRetryDelay: .seconds(60), clock: ManualClock())
+        try await Self.running(first, journal: journal, entries: Array(entries.prefix(1))) {
+            await first.deliver(Array(entries.prefix(1)))
+        }
+        // Stopped before its minute had passed: not run again, and kept.
+        #expect(SinkFixtures.lines(folder + "/runs") == ["30"])
+        #expect(try await journal.heldRetries(for: first.name).map(\.sequence) == [1])
+        let second = Self.sink(HookSettings(run: [script]), log: Log(), clock: ManualClock())
+        let context = SinkContext(journal: journal) { journaled in
+            entries.first { $0.event.id == journaled.event.id }
+                ?? JournalStore.Entry(journaled, occurrence: nil, facts: { _ in .event })
+        }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await second.run(context) }
+            try await eventually("the retry at start") { await second.counts.succeeded == 1 }
+            await second.stop()
+        }
+        #expect(SinkFixtures.lines(folder + "/runs") == ["30", "30"])
+        #expect(try await journal.heldRetries(for: second.name).isEmpty)
     }
 
     @Test func exit75StopsBeingRetriedOnceTheEventHasExpired() async throws {
@@ -184,15 +290,20 @@ import Testing
         let folder = SinkFixtures.folder()
         let script = SinkFixtures.script("echo run >> \"$(dirname \"$0\")/runs\"; exit 75", in: folder)
         let log = Log()
-        var retry = HookSink.RetryPolicy()
-        retry.firstDelay = .milliseconds(1)
+        let clock = ManualClock()
         // The clock says the reminder expired long ago: the minimum attempts, then it gives up.
-        let sink = HookSink(
-            settings: HookSettings(run: [script]), retry: retry, now: { utc("2030-01-01T00:00:00Z") },
-            log: log.record)
-        await sink.deliver(Array(entries.prefix(1)))
+        let sink = Self.sink(
+            HookSettings(run: [script]), log: log, firstRetryDelay: .seconds(1), clock: clock,
+            now: utc("2030-01-01T00:00:00Z"))
+        try await Self.running(sink, journal: try ReplayTests.journal(), entries: Array(entries.prefix(1))) {
+            await sink.deliver(Array(entries.prefix(1)))
+            for delay in [1, 2] {
+                try await clock.waitForSleeper(.seconds(delay))
+                clock.advance(by: .seconds(delay))
+            }
+            try await eventually("giving up") { await sink.counts.failed == 1 }
+        }
         #expect(SinkFixtures.lines(folder + "/runs").count == 3)
-        #expect(await sink.counts.failed == 1)
         #expect(log.all.last?.contains("giving up as the event has expired") == true)
     }
 
@@ -233,13 +344,18 @@ import Testing
     @Test func aMissingProgramIsReportedAndRetried() async throws {
         let entries = try Self.reminders(summary: "Standup", location: "")
         let log = Log()
-        var retry = HookSink.RetryPolicy()
-        retry.firstDelay = .milliseconds(1)
-        let sink = HookSink(
-            settings: HookSettings(run: ["/nonexistent/calwatch-hook"]), retry: retry,
-            now: { utc("2030-01-01T00:00:00Z") }, log: log.record)
-        await sink.deliver(Array(entries.prefix(1)))
+        let clock = ManualClock()
+        let sink = Self.sink(
+            HookSettings(run: ["/nonexistent/calwatch-hook"]), log: log, firstRetryDelay: .seconds(1), clock: clock,
+            now: utc("2030-01-01T00:00:00Z"))
+        try await Self.running(sink, journal: try ReplayTests.journal(), entries: Array(entries.prefix(1))) {
+            await sink.deliver(Array(entries.prefix(1)))
+            for delay in [1, 2] {
+                try await clock.waitForSleeper(.seconds(delay))
+                clock.advance(by: .seconds(delay))
+            }
+            try await eventually("giving up") { await sink.counts.failed == 1 }
+        }
         #expect(log.all.first?.contains("could not start /nonexistent/calwatch-hook: No such file or directory") == true)
-        #expect(await sink.counts.failed == 1)
     }
 }

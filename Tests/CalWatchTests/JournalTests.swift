@@ -23,16 +23,16 @@ import Testing
         return events
     }
 
-    @Test func committedEventsRebuildThePlannerStateAfterAReopen() throws {
+    @Test func committedEventsRebuildThePlannerStateAfterAReopen() async throws {
         let path = Self.temporaryPath()
         let events = Self.events(until: "2027-03-01T09:50:00Z")
         do {
             let journal = try JournalStore(path: path)
-            let committed = try journal.append(events, recorded: utc("2027-03-01T09:50:00Z"))
+            let committed = try await journal.append(events, recorded: Timestamp(utc("2027-03-01T09:50:00Z")))
             #expect(committed.map(\.sequence) == Array(1...Int64(events.count)))
         }
         let reopened = try JournalStore(path: path)
-        let state = try reopened.plannerState()
+        let state = try await reopened.plannerState()
         var expected = PlannerState()
         for event in events { expected.apply(event) }
         #expect(state.emitted == expected.emitted)
@@ -40,47 +40,47 @@ import Testing
         #expect(state.active.count == 1)
     }
 
-    @Test func pruningKeepsWhatASinkHasNotHandledAndTheSequenceGoesOn() throws {
+    @Test func pruningKeepsWhatASinkHasNotHandledAndTheSequenceGoesOn() async throws {
         let journal = try JournalStore(path: Self.temporaryPath())
         let events = Self.events(until: "2027-03-01T11:00:00Z")
-        _ = try journal.append(events, recorded: utc("2027-03-01T11:00:00Z"))
-        try journal.setCursor(Int64(events.count), for: "fast")
-        try journal.setCursor(10, for: "slow")
-        try journal.prune(expiredBefore: utc("2027-03-03T00:00:00Z"), sinks: ["fast", "slow"])
+        _ = try await journal.append(events, recorded: Timestamp(utc("2027-03-01T11:00:00Z")))
+        try await journal.setCursor(Int64(events.count), for: "fast")
+        try await journal.setCursor(10, for: "slow")
+        try await journal.prune(expiredBefore: utc("2027-03-03T00:00:00Z"), sinks: ["fast", "slow"])
         // Everything has expired, but the slow sink still needs what is after its cursor.
-        #expect(try journal.events(after: 0, limit: 1000).first?.sequence == 11)
-        try journal.setCursor(Int64(events.count), for: "slow")
-        try journal.prune(expiredBefore: utc("2027-03-03T00:00:00Z"), sinks: ["fast", "slow"])
+        #expect(try await journal.events(after: 0, limit: 1000).first?.sequence == 11)
+        try await journal.setCursor(Int64(events.count), for: "slow")
+        try await journal.prune(expiredBefore: utc("2027-03-03T00:00:00Z"), sinks: ["fast", "slow"])
         // The last row stays, so the next event continues the sequence and no cursor is fooled.
-        #expect(try journal.events(after: 0, limit: 1000).map(\.sequence) == [Int64(events.count)])
-        #expect(try journal.handledUntil() == utc("2027-03-03T00:00:00Z"))
+        #expect(try await journal.events(after: 0, limit: 1000).map(\.sequence) == [Int64(events.count)])
+        #expect(try await journal.handledUntil() == utc("2027-03-03T00:00:00Z"))
         let more = Self.events(until: "2027-03-01T11:00:00Z").map { event in
             var later = event
             later.id = EventID(high: event.id.high, low: event.id.low &+ 1)
             return later
         }
-        let appended = try journal.append(Array(more.prefix(1)), recorded: utc("2027-03-03T00:00:00Z"))
+        let appended = try await journal.append(Array(more.prefix(1)), recorded: Timestamp(utc("2027-03-03T00:00:00Z")))
         #expect(appended.first?.sequence == Int64(events.count) + 1)
     }
 
-    @Test func anEventIsNeverJournaledTwiceAndSequencesIncrease() throws {
+    @Test func anEventIsNeverJournaledTwiceAndSequencesIncrease() async throws {
         let journal = try JournalStore(path: Self.temporaryPath())
         let events = Self.events(until: "2027-03-01T09:50:00Z")
-        let first = try journal.append(
-            Array(events.prefix(3)), recorded: utc("2027-03-01T09:50:00Z"))
-        let again = try journal.append(events, recorded: utc("2027-03-01T09:51:00Z"))
+        let first = try await journal.append(
+            Array(events.prefix(3)), recorded: Timestamp(utc("2027-03-01T09:50:00Z")))
+        let again = try await journal.append(events, recorded: Timestamp(utc("2027-03-01T09:51:00Z")))
         #expect(first.count == 3)
         #expect(again.count == events.count - 3)
         #expect(again.first?.sequence == 4)
-        #expect(try journal.lastSequence() == Int64(events.count))
-        let read = try journal.events(after: 0, limit: 2)
+        #expect(try await journal.lastSequence() == Int64(events.count))
+        let read = try await journal.events(after: 0, limit: 2)
         #expect(read.map(\.sequence) == [1, 2])
         // Read back, an event is the event that was planned: the journal loses nothing a sink renders.
         #expect(read.map(\.event) == Array(events.prefix(2)))
-        #expect(read.allSatisfy { $0.recorded == utc("2027-03-01T09:50:00Z") })
+        #expect(read.allSatisfy { $0.recorded == Timestamp(utc("2027-03-01T09:50:00Z")) })
     }
 
-    @Test func everyKindOfEventReadsBackAsPlanned() throws {
+    @Test func everyKindOfEventReadsBackAsPlanned() async throws {
         let journal = try JournalStore(path: Self.temporaryPath())
         var late = PlannerState()
         var events: [PlannedEvent] = []
@@ -92,8 +92,8 @@ import Testing
         ) { events.append($0) }
         #expect(events.contains { $0.reminder?.late == true })
         #expect(events.contains { $0.liveActivity?.endReason == .ended })
-        _ = try journal.append(events, recorded: utc("2027-03-01T11:00:00Z"))
-        #expect(try journal.events(after: 0, limit: 1000).map(\.event) == events)
+        _ = try await journal.append(events, recorded: Timestamp(utc("2027-03-01T11:00:00Z")))
+        #expect(try await journal.events(after: 0, limit: 1000).map(\.event) == events)
     }
 
     @Test func aJournalOfAnotherLayoutIsRefusedNotMisread() throws {
@@ -104,26 +104,64 @@ import Testing
         #expect(throws: JournalStore.IncompatibleLayout.self) { try JournalStore(path: path) }
     }
 
-    @Test func sinkCursorsSurviveAReopen() throws {
+    @Test func aLayout2JournalIsMigratedWithItsRecordedTimesInMilliseconds() async throws {
+        let path = Self.temporaryPath()
+        let events = Self.events(until: "2027-03-01T09:50:00Z")
+        do {
+            let journal = try JournalStore(path: path)
+            _ = try await journal.append(events, recorded: Timestamp(millisecondsSinceEpoch: 0))
+        }
+        // What layout 2 wrote: `recorded` in seconds, no retry table.
+        let connection = try SQLiteConnection(path: path)
+        try connection.execute(
+            "UPDATE events SET recorded = 1804000000; DROP TABLE sink_retries; PRAGMA user_version = 2")
+        let migrated = try JournalStore(path: path)
+        let read = try await migrated.events(after: 0, limit: 1000)
+        #expect(read.count == events.count)
+        #expect(read.allSatisfy { $0.recorded == Timestamp(millisecondsSinceEpoch: 1_804_000_000_000) })
+        try await migrated.holdRetry(1, for: "hook")
+        #expect(try await migrated.heldRetries(for: "hook").map(\.sequence) == [1])
+    }
+
+    @Test func aRetryHeldForASinkSurvivesPruningAndAReopen() async throws {
+        let path = Self.temporaryPath()
+        let events = Self.events(until: "2027-03-01T11:00:00Z")
+        do {
+            let journal = try JournalStore(path: path)
+            _ = try await journal.append(events, recorded: Timestamp(utc("2027-03-01T11:00:00Z")))
+            try await journal.setCursor(Int64(events.count), for: "hook")
+            try await journal.holdRetry(2, for: "hook")
+            try await journal.holdRetry(4, for: "hook")
+            try await journal.releaseRetry(4, for: "hook")
+            try await journal.prune(expiredBefore: utc("2027-03-03T00:00:00Z"), sinks: ["hook"])
+        }
+        let reopened = try JournalStore(path: path)
+        #expect(try await reopened.heldRetries(for: "hook").map(\.sequence) == [2])
+        #expect(try await reopened.heldRetries(for: "other").isEmpty)
+        // Kept for the retry, and the last row for the sequence; the rest went.
+        #expect(try await reopened.events(after: 0, limit: 1000).map(\.sequence) == [2, Int64(events.count)])
+    }
+
+    @Test func sinkCursorsSurviveAReopen() async throws {
         let path = Self.temporaryPath()
         do {
             let journal = try JournalStore(path: path)
-            #expect(try journal.cursor(for: "jsonl") == 0)
-            try journal.setCursor(7, for: "jsonl")
-            try journal.setCursor(3, for: "sqlite")
-            try journal.setCursor(9, for: "jsonl")
+            #expect(try await journal.cursor(for: "jsonl") == 0)
+            try await journal.setCursor(7, for: "jsonl")
+            try await journal.setCursor(3, for: "sqlite")
+            try await journal.setCursor(9, for: "jsonl")
         }
         let journal = try JournalStore(path: path)
-        #expect(try journal.cursor(for: "jsonl") == 9)
-        #expect(try journal.cursor(for: "sqlite") == 3)
+        #expect(try await journal.cursor(for: "jsonl") == 9)
+        #expect(try await journal.cursor(for: "sqlite") == 3)
     }
 
-    @Test func theDatabaseIsPrivateAndInWALMode() throws {
+    @Test func theDatabaseIsPrivateAndInWALMode() async throws {
         let path = Self.temporaryPath()
         let journal = try JournalStore(path: path)
-        _ = try journal.append(
-            Self.events(until: "2027-03-01T09:31:00Z"), recorded: utc("2027-03-01T09:31:00Z"))
-        #expect(journal.journalMode == "wal")
+        _ = try await journal.append(
+            Self.events(until: "2027-03-01T09:31:00Z"), recorded: Timestamp(utc("2027-03-01T09:31:00Z")))
+        #expect(await journal.journalMode == "wal")
         let mode = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int
         #expect(mode == 0o600)
         let folder = try FileManager.default.attributesOfItem(atPath: (path as NSString).deletingLastPathComponent)

@@ -44,7 +44,7 @@ import Testing
     ) async throws -> Replay.Summary {
         let replay = Replay(
             occurrences: occurrences, configuration: PlannerConfiguration(), journal: journal, sinks: sinks,
-            recordedTime: { Instant(secondsSinceEpoch: 0) }, options: options)
+            recordedTime: { Timestamp(millisecondsSinceEpoch: 0) }, options: options)
         return try await replay.run(from: try instant(from), to: try instant(to), shouldStop: shouldStop)
     }
 
@@ -96,7 +96,7 @@ import Testing
             let sink = CollectingSink()
             let replay = Replay(
                 occurrences: [standup], configuration: PlannerConfiguration(), journal: journal, sinks: [sink],
-                recordedTime: { Instant(secondsSinceEpoch: 0) })
+                recordedTime: { Timestamp(millisecondsSinceEpoch: 0) })
             _ = try await replay.run(from: utc(from), to: utc(to))
             return await sink.events.filter { $0.type != .liveActivityUpdate }.map { event in
                 var line = "\(event.type.rawValue) \(event.time)"
@@ -136,10 +136,10 @@ import Testing
         let whole = CollectingSink()
         try await Self.replay(journal: journal, sinks: [whole], from: "2027-03-01", to: "2027-03-02")
         // As if the process died after committing the last 5 events and before the sink got them.
-        try journal.setCursor(try journal.lastSequence() - 5, for: "collect")
+        try await journal.setCursor(try await journal.lastSequence() - 5, for: "collect")
         let late = CollectingSink()
         let summary = try await Self.replay(journal: journal, sinks: [late], from: "2027-03-01", to: "2027-03-02")
-        #expect(await late.lines == Array(whole.lines.suffix(5)))
+        #expect(await late.lines == Array(await whole.lines.suffix(5)))
         #expect(summary.sinks.first?.fromJournal == 5)
     }
 
@@ -151,12 +151,12 @@ import Testing
         let summary = try await Self.replay(
             journal: journal, sinks: [sink], from: "2027-03-01", to: "2027-03-08", options: options)
         #expect(await sink.lines.count == summary.total)
-        let handled = try #require(try journal.handledUntil())
+        let handled = try #require(try await journal.handledUntil())
         #expect(handled > (try Self.instant("2027-03-04")))
         // The replay prunes rows its sinks have handled; the sink's cursor may lag a little while it runs, so
         // prune once more the way the replay did last.
-        try journal.prune(expiredBefore: handled, sinks: [sink.name])
-        let rows = try journal.events(after: 0, limit: 1_000_000).count
+        try await journal.prune(expiredBefore: handled, sinks: [sink.name])
+        let rows = try await journal.events(after: 0, limit: 1_000_000).count
         #expect(summary.total > 400 && rows < summary.total / 5, "\(rows) rows of \(summary.total)")
         // A run over the same week again starts where the journal had handled everything, and adds nothing.
         let again = try await Self.replay(

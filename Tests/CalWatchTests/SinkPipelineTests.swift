@@ -23,7 +23,7 @@ import Testing
         hook.timeout = .seconds(300)
         let sinks: [any EventSink] = [
             try JSONLinesSink.file(path: folder + "/events.jsonl"), try SQLiteSink(path: folder + "/events.db"),
-            HookSink(settings: hook, now: { utc("2027-03-03T00:00:00Z") }, log: { _ in }),
+            HookSink(settings: hook, now: { utc("2027-03-03T00:00:00Z") }, logger: LogRecorder().logger),
         ]
         let journal = try ReplayTests.journal()
         let replay = Task {
@@ -52,20 +52,20 @@ import Testing
         let sinks: [any EventSink] = [
             try JSONLinesSink.file(path: "/dev/full"), try SQLiteSink(path: folder + "/events.db"),
         ]
-        let problems = Mutex<[String]>([])
+        let log = LogRecorder()
         var options = Replay.Options.small
         options.bus.retryDelay = .milliseconds(1)
         options.bus.maxRetryDelay = .milliseconds(5)
         let replay = Replay(
             occurrences: ReplayTests.occurrences, configuration: PlannerConfiguration(),
-            journal: try ReplayTests.journal(), sinks: sinks, recordedTime: { Instant(secondsSinceEpoch: 0) },
-            options: options, problem: { message in problems.withLock { $0.append(message) } })
+            journal: try ReplayTests.journal(), sinks: sinks, recordedTime: { Timestamp(millisecondsSinceEpoch: 0) },
+            options: options, logger: log.logger)
         let summary = try await replay.run(
             from: try ReplayTests.instant("2027-03-03"), to: try ReplayTests.instant("2027-03-04"))
         #expect(try SinkFixtures.rows(folder + "/events.db", "SELECT count(*) FROM events") == ["\(expected.count)"])
         let full = summary.sinks[0]
         #expect(full.delivered == 0 && full.failures > 1 && full.undelivered == Int64(expected.count))
-        let told = problems.withLock { $0 }
+        let told = log.messages
         #expect(told.first == "jsonl:/dev/full: No space left on device (retrying)")
         // Told once for the whole streak of failures, not once per attempt.
         #expect(told.count == 1)

@@ -14,6 +14,8 @@ import Testing
         let sink = ReplayTests.CollectingSink()
         let watcher: DirectoryWatcher
         var watch: CalendarWatch!
+        /// The running bus of `watch`, as `WatchService` runs it; `received` ends it.
+        var bus: Task<Void, Never>?
         var configuration: Configuration
         var options = CalendarWatch.Options()
 
@@ -37,9 +39,10 @@ import Testing
         /// Starts (or restarts, on the same journal) the pipeline at `now`.
         @discardableResult
         func start(at now: String) async throws -> CalendarWatch.Report {
-            watch = try CalendarWatch(
+            watch = try await CalendarWatch(
                 configuration: configuration, zone: .utc, journal: JournalStore(path: journalPath), sinks: [sink],
-                now: utc(now), options: options, recordedTime: { utc(now) }, problem: { _ in })
+                now: utc(now), options: options, recordedTime: { Timestamp(utc(now)) }, logger: LogRecorder().logger)
+            bus = Task { [bus = watch.bus] in await bus.run() }
             let report = try await watch.start(at: utc(now))
             watcher.follow(watch.files.directories)
             return report
@@ -56,9 +59,7 @@ import Testing
             let deadline = Date().addingTimeInterval(20)
             let wanted = Set(paths.map { root + "/" + $0 })
             while true {
-                let taken = watcher.take()
-                notices.files.formUnion(taken.files)
-                notices.rescan = notices.rescan || taken.rescan
+                notices.merge(watcher.take())
                 if wanted.isSubset(of: notices.files) && (!rescan || notices.rescan) && !notices.isEmpty { break }
                 if Date() >= deadline { break }
                 try await Task.sleep(for: .milliseconds(10))
@@ -70,12 +71,14 @@ import Testing
             return report
         }
 
+        @discardableResult
         func advance(to now: String) async throws -> CalendarWatch.Report { try await watch.advance(to: utc(now)) }
 
         /// What the sink received: `type @time` lines, with the end reason or reminder offset. Finishes the bus
         /// (so everything committed has arrived): only `start` may follow, continuing on the same journal.
         func received() async -> [String] {
             _ = await watch.finish()
+            await bus?.value
             return await sink.events.map(Self.describe)
         }
 

@@ -5,7 +5,7 @@ public enum CloudEventJSON {
     /// One event as a JSON object, without the newline.
     public static func render(
         _ event: PlannedEvent, occurrence: Occurrence?, facts: PlanningFacts = .event, sequence: Int64,
-        recordedTime: Instant
+        recordedTime: Timestamp
     ) -> String {
         var writer = JSONLineWriter(capacity: 2048)
         write(event, occurrence: occurrence, facts: facts, sequence: sequence, recordedTime: recordedTime, to: &writer)
@@ -55,7 +55,7 @@ public enum CloudEventJSON {
     /// is the journal's; `recordedTime` is when the event was actually emitted.
     public static func write(
         _ event: PlannedEvent, occurrence: Occurrence?, facts: PlanningFacts = .event, sequence: Int64,
-        recordedTime: Instant, to writer: inout JSONLineWriter
+        recordedTime: Timestamp, to writer: inout JSONLineWriter
     ) {
         writer.beginObject()
         writer.field("specversion", "1.0")

@@ -109,6 +109,25 @@ public struct JSONLineWriter {
         bytes.append(UInt8(ascii: "Z"))
     }
 
+    /// `"name":"2027-03-01T08:30:00.042Z"`.
+    public mutating func field(_ name: StaticString, _ timestamp: Timestamp) {
+        key(name)
+        bytes.append(UInt8(ascii: "\""))
+        append(timestamp: timestamp)
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// `2027-03-01T08:30:00.042Z`, unquoted.
+    package mutating func append(timestamp: Timestamp) {
+        appendDateTime(timestamp.instant.utc)
+        let milliseconds = timestamp.milliseconds
+        bytes.append(UInt8(ascii: "."))
+        bytes.append(UInt8(ascii: "0") + UInt8(milliseconds / 100))
+        bytes.append(UInt8(ascii: "0") + UInt8(milliseconds / 10 % 10))
+        bytes.append(UInt8(ascii: "0") + UInt8(milliseconds % 10))
+        bytes.append(UInt8(ascii: "Z"))
+    }
+
     /// `"name":"2027-03-01T08:30:00Z"` or `"name":"2027-03-01"` for a RECURRENCE-ID.
     public mutating func field(_ name: StaticString, _ value: DateValueText?) {
         switch value {

@@ -1,5 +1,7 @@
+import CalWatchCore
+public import Logging
+public import ServiceLifecycle
 import Synchronization
-public import CalWatchCore
 
 /// The bus between the journal and the sinks (DESIGN §1 and §6): each sink consumes committed events from its own
 /// async stream, in its own task, at its own pace.
@@ -9,14 +11,20 @@ public import CalWatchCore
 /// there (a gap in sequence numbers says so), made into entries again by `entry`. So a slow sink never delays another,
 /// nothing is dropped, and memory stays bounded however far a sink lags. A sink that fails keeps its cursor and
 /// is retried with a growing delay while the others go on.
-public final class EventBus: Sendable {
+///
+/// The bus is a `Service`: `init` starts nothing, `run` runs one consumer per sink (and each sink's own `run`) as
+/// children of one task group, and returns once `finish` (or a graceful shutdown) has closed its input and every
+/// sink has handled what was committed. So no consumer outlives its owner, and a bus that replaces another
+/// (a reload) starts reading the journal only after the old one has finished: nothing runs twice.
+public final class EventBus: Service {
     /// How the bus queues and retries.
     public struct Policy: Sendable {
         /// Batches waiting per sink; beyond this a sink reads from the journal instead.
         public var queueLimit = 64
         /// Events per read when a sink catches up from the journal.
         public var catchUpChunk = 512
-        /// The first delay after a failure; it doubles up to `maxRetryDelay` while failures go on.
+        /// The first delay after a failure (on the bus's clock); it doubles up to `maxRetryDelay` while failures
+        /// go on.
         public var retryDelay: Duration = .milliseconds(100)
         public var maxRetryDelay: Duration = .seconds(5)
         /// Attempts to deliver what is left when the bus finishes; what still fails stays in the journal for the
@@ -41,11 +49,6 @@ public final class EventBus: Sendable {
         public var undelivered: Int64 = 0
         /// The reader went away (`| head`): the sink stopped, which is not a failure.
         public var closed = false
-    }
-
-    private struct Lane: Sendable {
-        let continuation: AsyncStream<[JournalStore.Entry]>.Continuation
-        let task: Task<SinkReport, Never>
     }
 
     /// How full each sink's queue is, shared by the publisher and the consumers.
@@ -81,8 +84,8 @@ public final class EventBus: Sendable {
         private func update(_ change: (inout State) -> Void) {
             state.withLock { state in
                 change(&state)
-                if state.waiter != nil && Self.hasRoom(state, limit: limit) {
-                    state.waiter!.resume()
+                if let waiter = state.waiter, Self.hasRoom(state, limit: limit) {
+                    waiter.resume()
                     state.waiter = nil
                 }
             }
@@ -102,29 +105,78 @@ public final class EventBus: Sendable {
         var allClosed: Bool { state.withLock { !$0.health.isEmpty && $0.health.allSatisfy { $0 == .closed } } }
     }
 
-    private let lanes: [Lane]
+    private let streams: [AsyncStream<[JournalStore.Entry]>]
+    private let inputs: [AsyncStream<[JournalStore.Entry]>.Continuation]
+    private let sinks: [any EventSink]
+    private let journal: JournalStore
+    private let policy: Policy
+    private let clock: any Clock<Duration>
+    private let entry: @Sendable (JournalStore.Journaled) -> JournalStore.Entry
+    private let logger: Logger
     private let pace: Pace
+    private let reports = Outcome<[SinkReport]>()
 
-    /// Starts one consumer per sink. Each first delivers what the journal holds beyond its cursor, joined to its
-    /// occurrence by `entry`. `problem` is told about failures and recoveries, worded for the user.
+    /// A bus over `sinks`; nothing runs until `run`. Each consumer first delivers what the journal holds beyond its
+    /// sink's cursor, joined to its occurrence by `entry`. Retry delays are slept on `clock`; failures and
+    /// recoveries are logged with the sink's name (`sink.name`).
     public init(
         journal: JournalStore, sinks: [any EventSink], policy: Policy = Policy(),
-        entry: @escaping @Sendable (JournalStore.Journaled) -> JournalStore.Entry,
-        problem: @escaping @Sendable (String) -> Void
+        clock: any Clock<Duration> = ContinuousClock(),
+        entry: @escaping @Sendable (JournalStore.Journaled) -> JournalStore.Entry, logger: Logger
     ) {
-        let pace = Pace(lanes: sinks.count, limit: policy.queueLimit)
-        self.pace = pace
-        lanes = sinks.enumerated().map { index, sink in
-            let (stream, continuation) = AsyncStream.makeStream(
+        self.journal = journal
+        self.sinks = sinks
+        self.policy = policy
+        self.clock = clock
+        self.entry = entry
+        self.logger = logger
+        pace = Pace(lanes: sinks.count, limit: policy.queueLimit)
+        var streams: [AsyncStream<[JournalStore.Entry]>] = []
+        var inputs: [AsyncStream<[JournalStore.Entry]>.Continuation] = []
+        for _ in sinks {
+            let (stream, input) = AsyncStream.makeStream(
                 of: [JournalStore.Entry].self, bufferingPolicy: .bufferingOldest(policy.queueLimit))
-            let task = Task {
-                var consumer = Consumer(
-                    sink: sink, lane: index, journal: journal, policy: policy, pace: pace, entry: entry,
-                    problem: problem)
-                return await consumer.run(stream)
-            }
-            return Lane(continuation: continuation, task: task)
+            streams.append(stream)
+            inputs.append(input)
         }
+        self.streams = streams
+        self.inputs = inputs
+    }
+
+    /// Runs every sink's consumer until the input is closed (`finish`, or a graceful shutdown) and all of them
+    /// have handled what was committed; then the sinks' own work is stopped and awaited.
+    public func run() async {
+        await withGracefulShutdownHandler {
+            await consume()
+        } onGracefulShutdown: {
+            self.closeInput()
+        }
+    }
+
+    private func consume() async {
+        let context = SinkContext(journal: journal, entry: entry)
+        let done = await withTaskGroup(of: (Int, SinkReport)?.self) { group in
+            for (index, sink) in sinks.enumerated() {
+                group.addTask { [self] in
+                    var consumer = Consumer(sink: sink, lane: index, bus: self)
+                    let report = await consumer.run(streams[index])
+                    await sink.stop()
+                    return (index, report)
+                }
+                group.addTask {
+                    await sink.run(context)
+                    return nil
+                }
+            }
+            var reports = [SinkReport?](repeating: nil, count: sinks.count)
+            for await case let (index, report)? in group { reports[index] = report }
+            return reports.compactMap { $0 }
+        }
+        reports.set(done)
+    }
+
+    private func closeInput() {
+        for input in inputs { input.finish() }
     }
 
     /// Whether every sink has stopped because its reader went away: then there is no point in going on.
@@ -135,55 +187,43 @@ public final class EventBus: Sendable {
     public func publish(_ entries: [JournalStore.Entry]) async {
         guard !entries.isEmpty else { return }
         await pace.waitForRoom()
-        for (index, lane) in lanes.enumerated() {
-            if case .enqueued = lane.continuation.yield(entries) { pace.queued(index) }
+        for (index, input) in inputs.enumerated() {
+            if case .enqueued = input.yield(entries) { pace.queued(index) }
         }
     }
 
-    /// Ends the streams and waits until every sink has handled what was committed (or given up for this run).
+    /// Closes the input and waits until `run` has returned: every sink has handled what was committed (or given up
+    /// for this run, leaving it in the journal). The owner must be running `run`.
     public func finish() async -> [SinkReport] {
-        for lane in lanes { lane.continuation.finish() }
-        var reports: [SinkReport] = []
-        for lane in lanes {
-            reports.append(await lane.task.value)
-        }
-        return reports
+        closeInput()
+        return await reports.wait() ?? []
     }
 
     /// One sink's consumer: its cursor, its retries, its report.
     private struct Consumer {
         let sink: any EventSink
-        let journal: JournalStore
-        let policy: Policy
         let lane: Int
-        let pace: Pace
-        let entry: @Sendable (JournalStore.Journaled) -> JournalStore.Entry
-        let problem: @Sendable (String) -> Void
+        let bus: EventBus
+        var journal: JournalStore { bus.journal }
+        var policy: Policy { bus.policy }
+        var pace: Pace { bus.pace }
         var cursor: Int64 = 0
         var delay: Duration
         /// Failures since the last delivery that worked.
         var streak = 0
         var report: SinkReport
 
-        init(
-            sink: any EventSink, lane: Int, journal: JournalStore, policy: Policy, pace: Pace,
-            entry: @escaping @Sendable (JournalStore.Journaled) -> JournalStore.Entry,
-            problem: @escaping @Sendable (String) -> Void
-        ) {
-            self.entry = entry
+        init(sink: any EventSink, lane: Int, bus: EventBus) {
             self.sink = sink
-            self.journal = journal
-            self.policy = policy
             self.lane = lane
-            self.pace = pace
-            self.problem = problem
-            delay = policy.retryDelay
+            self.bus = bus
+            delay = bus.policy.retryDelay
             report = SinkReport(name: sink.name)
         }
 
         mutating func run(_ stream: AsyncStream<[JournalStore.Entry]>) async -> SinkReport {
             do {
-                cursor = try journal.cursor(for: sink.name)
+                cursor = try await journal.cursor(for: sink.name)
             } catch {
                 failed("cannot read its cursor from the journal: \(error)")
             }
@@ -200,7 +240,9 @@ public final class EventBus: Sendable {
             for _ in 0..<policy.finalAttempts where !report.closed {
                 if await catchUp(through: nil) { break }
             }
-            if !report.closed, let last = try? journal.lastSequence() { report.undelivered = max(0, last - cursor) }
+            if !report.closed, let last = try? await journal.lastSequence() {
+                report.undelivered = max(0, last - cursor)
+            }
             return report
         }
 
@@ -210,15 +252,15 @@ public final class EventBus: Sendable {
             while !report.closed {
                 let rows: [JournalStore.Journaled]
                 do {
-                    rows = try journal.events(after: cursor, limit: policy.catchUpChunk)
+                    rows = try await journal.events(after: cursor, limit: policy.catchUpChunk)
                 } catch {
                     failed("cannot read the journal: \(error)")
                     await pause()
                     return false
                 }
-                let wanted = rows.prefix { last == nil || $0.sequence <= last! }
+                let wanted = rows.prefix { row in last.map { row.sequence <= $0 } ?? true }
                 if wanted.isEmpty { return true }
-                let entries = wanted.map(entry)
+                let entries = wanted.map(bus.entry)
                 guard await deliver(entries, fromJournal: true) else { return false }
             }
             return true
@@ -239,7 +281,9 @@ public final class EventBus: Sendable {
                 return false
             }
             if streak > 0 {
-                problem("\(sink.name): delivering again after \(streak) failed attempts")
+                bus.logger.notice(
+                    "\(sink.name): delivering again after \(streak) failed attempts",
+                    metadata: ["sink.name": "\(sink.name)", "sink.failures": "\(streak)"])
                 streak = 0
                 delay = policy.retryDelay
                 pace.set(lane, .delivering)
@@ -248,7 +292,7 @@ public final class EventBus: Sendable {
             report.delivered += entries.count
             if fromJournal { report.fromJournal += entries.count }
             do {
-                try journal.setCursor(last, for: sink.name)
+                try await journal.setCursor(last, for: sink.name)
             } catch {
                 // Delivered: a stale cursor can only mean a duplicate after a crash, never a loss.
                 failed("cannot record its cursor in the journal: \(error)")
@@ -261,14 +305,15 @@ public final class EventBus: Sendable {
             report.lastFailure = reason
             // The first failure of a run of them is told; the rest only counted.
             if streak == 0 {
-                problem("\(sink.name): \(reason) (retrying)")
+                bus.logger.warning(
+                    "\(sink.name): \(reason) (retrying)", metadata: ["sink.name": "\(sink.name)", "sink.error": "\(reason)"])
                 pace.set(lane, .failing)
             }
             streak += 1
         }
 
         mutating func pause() async {
-            try? await Task.sleep(for: delay)
+            try? await bus.clock.sleep(for: delay)
             delay = min(delay * 2, policy.maxRetryDelay)
         }
     }

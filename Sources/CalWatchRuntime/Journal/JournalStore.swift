@@ -13,18 +13,23 @@ public import CalWatchCore
 /// It stays bounded: rows every sink has handled are pruned a while after they expire (`prune`), and the journal
 /// remembers up to when it pruned, so a later run never plans that time again.
 ///
-/// Safe to share between the planner and the sinks' consumers: every call holds one lock around the connection.
-public final class JournalStore: @unchecked Sendable {
-    private let lock = NSLock()
+/// Shared by the planner and the sinks' consumers as an actor on a thread of its own (`BlockingExecutor`): its
+/// SQLite calls block that thread, never the cooperative pool, and the connection never leaves it.
+public actor JournalStore {
+    private let executor = BlockingExecutor(name: "calwatch-journal")
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
     private let connection: SQLiteConnection
     private let insert: SQLiteStatement
-    /// The row being inserted, its memory kept from one to the next (used under `lock`).
+    /// The row being inserted, its memory kept from one to the next.
     private var row = SQLiteRow()
     /// The path of the database file.
-    public let path: String
+    public nonisolated let path: String
 
-    /// The layout of the tables; a journal of another layout is refused rather than misread.
-    static let schemaVersion: Int64 = 2
+    /// The layout of the tables; a journal of another layout is refused rather than misread, except the ones
+    /// `migrations` turns into this one (layout 2 kept `recorded` in seconds; 3 keeps milliseconds and the hook
+    /// retries waiting).
+    static let schemaVersion: Int64 = 3
+    static let migrations: [Int64: String] = [2: "UPDATE events SET recorded = recorded * 1000;"]
 
     /// One committed event as sinks receive it: the event, the occurrence it is about as the calendars have it
     /// now, and what classification found about it.
@@ -35,10 +40,10 @@ public final class JournalStore: @unchecked Sendable {
         public var occurrence: Occurrence?
         public var facts: PlanningFacts
         /// When the event was committed: its CloudEvents `recordedtime`.
-        public var recorded: Instant
+        public var recorded: Timestamp
         private let rendering = Rendering()
 
-        public init(sequence: Int64, event: PlannedEvent, occurrence: Occurrence?, facts: PlanningFacts, recorded: Instant) {
+        public init(sequence: Int64, event: PlannedEvent, occurrence: Occurrence?, facts: PlanningFacts, recorded: Timestamp) {
             self.sequence = sequence
             self.event = event
             self.occurrence = occurrence
@@ -82,7 +87,7 @@ public final class JournalStore: @unchecked Sendable {
         public var sequence: Int64
         public var event: PlannedEvent
         /// When it was committed: its CloudEvents `recordedtime`.
-        public var recorded: Instant
+        public var recorded: Timestamp
     }
 
     /// Opens the journal at `path`, creating it (and its folders, mode 0700) with mode 0600 when missing.
@@ -90,7 +95,10 @@ public final class JournalStore: @unchecked Sendable {
         self.path = path
         try SQLiteConnection.createPrivately(path: path)
         connection = try SQLiteConnection(path: path)
-        if let found = try connection.otherLayout(than: Self.schemaVersion) { throw IncompatibleLayout(found: found) }
+        if let found = try connection.otherLayout(than: Self.schemaVersion) {
+            guard let migration = Self.migrations[found] else { throw IncompatibleLayout(found: found) }
+            try connection.execute(migration)
+        }
         try connection.execute(
             """
             PRAGMA journal_mode = WAL;
@@ -108,7 +116,7 @@ public final class JournalStore: @unchecked Sendable {
                 time INTEGER NOT NULL,
                 expiry INTEGER NOT NULL,
                 fingerprint INTEGER NOT NULL,
-                recorded INTEGER NOT NULL,
+                recorded INTEGER NOT NULL,      -- milliseconds since 1970
                 seconds_before INTEGER,
                 reminder_source TEXT,
                 lateness INTEGER,
@@ -119,6 +127,9 @@ public final class JournalStore: @unchecked Sendable {
             CREATE UNIQUE INDEX IF NOT EXISTS events_by_time ON events (time, id);
             CREATE TABLE IF NOT EXISTS sink_cursors (sink TEXT PRIMARY KEY, seq INTEGER NOT NULL);
             CREATE TABLE IF NOT EXISTS settings (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+            -- Events a sink has taken but must try again later (a hook that exited 75): its cursor moves past
+            -- them, so later events go on, and neither a stop nor a crash loses them.
+            CREATE TABLE IF NOT EXISTS sink_retries (sink TEXT NOT NULL, seq INTEGER NOT NULL, PRIMARY KEY (sink, seq));
             """)
         insert = try connection.prepare(
             """
@@ -138,50 +149,42 @@ public final class JournalStore: @unchecked Sendable {
         }
     }
 
-    private func locked<T>(_ body: () throws -> T) rethrows -> T {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body()
-    }
-
     /// Commits events in one transaction, in order, skipping any whose id is already journaled. Returns what was
     /// committed, with sequence numbers.
-    public func append(_ events: [PlannedEvent], recorded: Instant) throws -> [(sequence: Int64, event: PlannedEvent)] {
-        try locked {
-            try connection.transaction {
-                var next = try lastSequenceLocked() + 1
-                var committed: [(Int64, PlannedEvent)] = []
-                committed.reserveCapacity(events.count)
-                for event in events {
-                    row.reset()
-                    row.append(next)
-                    row.append(event.id.description)
-                    row.append(event.type.rawValue)
-                    row.append(event.key.calendar)
-                    row.append(event.key.uid)
-                    row.append(event.key.recurrenceID?.description)
-                    row.append(event.occurrenceStart.secondsSinceEpoch)
-                    row.append(event.occurrenceEnd.secondsSinceEpoch)
-                    row.append(event.time.secondsSinceEpoch)
-                    row.append(event.expiry.secondsSinceEpoch)
-                    row.append(Int64(bitPattern: event.fingerprint))
-                    row.append(recorded.secondsSinceEpoch)
-                    row.append(event.reminder?.secondsBefore)
-                    row.append(event.reminder?.source.rawValue)
-                    row.append(event.reminder.map { $0.late ? $0.lateness : -1 })
-                    row.append(event.liveActivity?.endReason?.rawValue)
-                    guard try insert.run(row) else { continue }  // already journaled: never twice
-                    committed.append((next, event))
-                    next += 1
-                }
-                return committed
+    public func append(_ events: [PlannedEvent], recorded: Timestamp) throws -> [(sequence: Int64, event: PlannedEvent)] {
+        try connection.transaction {
+            var next = try lastSequenceLocked() + 1
+            var committed: [(Int64, PlannedEvent)] = []
+            committed.reserveCapacity(events.count)
+            for event in events {
+                row.reset()
+                row.append(next)
+                row.append(event.id.description)
+                row.append(event.type.rawValue)
+                row.append(event.key.calendar)
+                row.append(event.key.uid)
+                row.append(event.key.recurrenceID?.description)
+                row.append(event.occurrenceStart.secondsSinceEpoch)
+                row.append(event.occurrenceEnd.secondsSinceEpoch)
+                row.append(event.time.secondsSinceEpoch)
+                row.append(event.expiry.secondsSinceEpoch)
+                row.append(Int64(bitPattern: event.fingerprint))
+                row.append(recorded.millisecondsSinceEpoch)
+                row.append(event.reminder?.secondsBefore)
+                row.append(event.reminder?.source.rawValue)
+                row.append(event.reminder.map { $0.late ? $0.lateness : -1 })
+                row.append(event.liveActivity?.endReason?.rawValue)
+                guard try insert.run(row) else { continue }  // already journaled: never twice
+                committed.append((next, event))
+                next += 1
             }
+            return committed
         }
     }
 
     /// The highest sequence number, 0 for an empty journal.
     public func lastSequence() throws -> Int64 {
-        try locked { try lastSequenceLocked() }
+        try lastSequenceLocked()
     }
 
     private func lastSequenceLocked() throws -> Int64 {
@@ -223,105 +226,122 @@ public final class JournalStore: @unchecked Sendable {
         case .flightDetected:
             break
         }
-        return Journaled(sequence: row.integer(0), event: event, recorded: Instant(secondsSinceEpoch: row.integer(11)))
+        return Journaled(sequence: row.integer(0), event: event, recorded: Timestamp(millisecondsSinceEpoch: row.integer(11)))
     }
 
     /// The planner's state for planning from `instant` on: every journaled event that has not expired by then,
     /// applied in sequence order (an expired event can never be planned again; see `PlannerState`).
     public func plannerState(from instant: Instant = Instant(secondsSinceEpoch: .min)) throws -> PlannerState {
-        try locked {
-            var state = PlannerState()
-            let statement = try connection.prepare(
-                "SELECT \(Self.columns) FROM events WHERE expiry >= ?1 ORDER BY seq")
-            try statement.bind([.integer(instant.secondsSinceEpoch)])
-            while try statement.step() {
-                if let journaled = Self.journaled(statement) { state.apply(journaled.event) }
-            }
-            return state
+        var state = PlannerState()
+        let statement = try connection.prepare(
+            "SELECT \(Self.columns) FROM events WHERE expiry >= ?1 ORDER BY seq")
+        try statement.bind([.integer(instant.secondsSinceEpoch)])
+        while try statement.step() {
+            if let journaled = Self.journaled(statement) { state.apply(journaled.event) }
         }
+        return state
     }
 
     /// Journaled events after `sequence`, in order, at most `limit`: how a lagging sink catches up.
     public func events(after sequence: Int64, limit: Int) throws -> [Journaled] {
-        try locked {
-            let statement = try connection.prepare(
-                "SELECT \(Self.columns) FROM events WHERE seq > ?1 ORDER BY seq LIMIT ?2")
-            try statement.bind([.integer(sequence), .integer(Int64(limit))])
-            var rows: [Journaled] = []
-            while try statement.step() {
-                if let journaled = Self.journaled(statement) { rows.append(journaled) }
-            }
-            return rows
+        let statement = try connection.prepare(
+            "SELECT \(Self.columns) FROM events WHERE seq > ?1 ORDER BY seq LIMIT ?2")
+        try statement.bind([.integer(sequence), .integer(Int64(limit))])
+        var rows: [Journaled] = []
+        while try statement.step() {
+            if let journaled = Self.journaled(statement) { rows.append(journaled) }
         }
+        return rows
     }
 
     /// The last sequence a sink has fully handled (0 when it has handled nothing).
     public func cursor(for sink: String) throws -> Int64 {
-        try locked {
-            let statement = try connection.prepare("SELECT seq FROM sink_cursors WHERE sink = ?1")
-            try statement.bind([.text(sink)])
-            return try statement.step() ? statement.integer(0) : 0
-        }
+        let statement = try connection.prepare("SELECT seq FROM sink_cursors WHERE sink = ?1")
+        try statement.bind([.text(sink)])
+        return try statement.step() ? statement.integer(0) : 0
     }
 
     /// Records that a sink has handled everything up to `sequence`.
     public func setCursor(_ sequence: Int64, for sink: String) throws {
-        try locked {
-            let statement = try connection.prepare(
-                """
-                INSERT INTO sink_cursors (sink, seq) VALUES (?1, ?2)
-                ON CONFLICT(sink) DO UPDATE SET seq = excluded.seq
-                """)
-            try statement.bind([.text(sink), .integer(sequence)])
-            try statement.step()
-        }
+        let statement = try connection.prepare(
+            """
+            INSERT INTO sink_cursors (sink, seq) VALUES (?1, ?2)
+            ON CONFLICT(sink) DO UPDATE SET seq = excluded.seq
+            """)
+        try statement.bind([.text(sink), .integer(sequence)])
+        try statement.step()
     }
 
     /// Until when the journal has handled time: events that expired before it were pruned, so planning must not
     /// start earlier (`nil` while nothing was pruned).
     public func handledUntil() throws -> Instant? {
-        try locked {
-            let statement = try connection.prepare("SELECT value FROM settings WHERE name = 'handled_until'")
-            return try statement.step() ? Instant(secondsSinceEpoch: statement.integer(0)) : nil
-        }
+        let statement = try connection.prepare("SELECT value FROM settings WHERE name = 'handled_until'")
+        return try statement.step() ? Instant(secondsSinceEpoch: statement.integer(0)) : nil
     }
 
     /// Deletes the events that expired before `instant` and that every sink in `sinks` has handled, and records
     /// `instant` as handled. Returns how many rows went.
     @discardableResult
     public func prune(expiredBefore instant: Instant, sinks: [String]) throws -> Int {
-        try locked {
-            try connection.transaction {
-                var delivered = Int64.max
-                let cursor = try connection.prepare("SELECT seq FROM sink_cursors WHERE sink = ?1")
-                for sink in sinks {
-                    try cursor.bind([.text(sink)])
-                    delivered = min(delivered, try cursor.step() ? cursor.integer(0) : 0)
-                }
-                // The last row always stays: sequence numbers continue from it.
-                let delete = try connection.prepare(
-                    "DELETE FROM events WHERE seq <= ?1 AND expiry < ?2 AND seq < (SELECT MAX(seq) FROM events)")
-                try delete.bind([.integer(delivered), .integer(instant.secondsSinceEpoch)])
-                try delete.step()
-                let removed = Int(delete.changes)
-                let record = try connection.prepare(
-                    """
-                    INSERT INTO settings (name, value) VALUES ('handled_until', ?1)
-                    ON CONFLICT(name) DO UPDATE SET value = max(value, excluded.value)
-                    """)
-                try record.bind([.integer(instant.secondsSinceEpoch)])
-                try record.step()
-                return removed
+        try connection.transaction {
+            var delivered = Int64.max
+            let cursor = try connection.prepare("SELECT seq FROM sink_cursors WHERE sink = ?1")
+            for sink in sinks {
+                try cursor.bind([.text(sink)])
+                delivered = min(delivered, try cursor.step() ? cursor.integer(0) : 0)
             }
+            // The last row always stays: sequence numbers continue from it. So do rows a sink will try again.
+            let delete = try connection.prepare(
+                """
+                DELETE FROM events WHERE seq <= ?1 AND expiry < ?2 AND seq < (SELECT MAX(seq) FROM events)
+                    AND seq NOT IN (SELECT seq FROM sink_retries)
+                """)
+            try delete.bind([.integer(delivered), .integer(instant.secondsSinceEpoch)])
+            try delete.step()
+            let removed = Int(delete.changes)
+            let record = try connection.prepare(
+                """
+                INSERT INTO settings (name, value) VALUES ('handled_until', ?1)
+                ON CONFLICT(name) DO UPDATE SET value = max(value, excluded.value)
+                """)
+            try record.bind([.integer(instant.secondsSinceEpoch)])
+            try record.step()
+            return removed
         }
+    }
+
+    /// Records that `sink` will try the event `sequence` again later.
+    public func holdRetry(_ sequence: Int64, for sink: String) throws {
+        let statement = try connection.prepare("INSERT OR IGNORE INTO sink_retries (sink, seq) VALUES (?1, ?2)")
+        try statement.bind([.text(sink), .integer(sequence)])
+        try statement.step()
+    }
+
+    /// Records that `sink` is done with the event `sequence` (it worked, failed for good, or expired).
+    public func releaseRetry(_ sequence: Int64, for sink: String) throws {
+        let statement = try connection.prepare("DELETE FROM sink_retries WHERE sink = ?1 AND seq = ?2")
+        try statement.bind([.text(sink), .integer(sequence)])
+        try statement.step()
+    }
+
+    /// The events `sink` was to try again when it last stopped, in order.
+    public func heldRetries(for sink: String) throws -> [Journaled] {
+        let statement = try connection.prepare(
+            """
+            SELECT \(Self.columns) FROM events WHERE seq IN (SELECT seq FROM sink_retries WHERE sink = ?1) ORDER BY seq
+            """)
+        try statement.bind([.text(sink)])
+        var rows: [Journaled] = []
+        while try statement.step() {
+            if let journaled = Self.journaled(statement) { rows.append(journaled) }
+        }
+        return rows
     }
 
     /// SQLite's journal mode (`wal` once opened).
     var journalMode: String {
-        locked {
-            guard let statement = try? connection.prepare("PRAGMA journal_mode"), (try? statement.step()) == true
-            else { return "" }
-            return statement.text(0) ?? ""
-        }
+        guard let statement = try? connection.prepare("PRAGMA journal_mode"), (try? statement.step()) == true
+        else { return "" }
+        return statement.text(0) ?? ""
     }
 }

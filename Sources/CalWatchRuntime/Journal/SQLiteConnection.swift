@@ -1,6 +1,6 @@
 import CSQLite
 import Foundation
-public import CalWatchCore
+import CalWatchCore
 
 /// A failed SQLite call, with SQLite's own message and the statement.
 public struct SQLiteError: Error, CustomStringConvertible, Sendable {
@@ -232,6 +232,9 @@ struct SQLiteRow: ~Copyable {
 
     /// `2027-03-01T08:30:00Z`.
     mutating func append(_ instant: Instant) { appendText { $0.append(instant: instant) } }
+
+    /// `2027-03-01T08:30:00.042Z`.
+    mutating func append(_ timestamp: Timestamp) { appendText { $0.append(timestamp: timestamp) } }
 
     /// A 64-bit FNV-1a hash of the values, to tell rows of different content apart.
     var contentHash: Int64 {

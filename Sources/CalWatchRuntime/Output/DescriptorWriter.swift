@@ -1,5 +1,4 @@
 import Foundation
-public import CalWatchCore
 
 #if canImport(Glibc)
     import Glibc

@@ -1,5 +1,6 @@
-import Synchronization
 public import CalWatchCore
+public import Logging
+import Synchronization
 
 /// The whole pipeline on a virtual clock: planner → journal → bus → sinks, from one instant to another, as fast as
 /// the machine allows (`calwatch replay`).
@@ -39,17 +40,17 @@ public final class Replay {
     private let configuration: PlannerConfiguration
     private let journal: JournalStore
     private let sinks: [any EventSink]
-    private let recordedTime: () -> Instant
+    private let recordedTime: () -> Timestamp
     private let options: Options
-    private let problem: @Sendable (String) -> Void
+    private let logger: Logger
 
     /// Creates a replay of `occurrences` (any order), classified by `facts`, into `journal` and `sinks`;
-    /// `recordedTime` is the real clock; `problem` hears about sink failures.
+    /// `recordedTime` is the real clock; `logger` hears about sink failures.
     public init(
         occurrences: [Occurrence], facts: @escaping @Sendable (Occurrence) -> PlanningFacts = { _ in .event },
         configuration: PlannerConfiguration, journal: JournalStore,
-        sinks: [any EventSink], recordedTime: @escaping () -> Instant, options: Options = Options(),
-        problem: @escaping @Sendable (String) -> Void = { _ in }
+        sinks: [any EventSink], recordedTime: @escaping () -> Timestamp, options: Options = Options(),
+        logger: Logger = Logger(label: "calwatch.replay")
     ) {
         self.occurrences = Occurrences(occurrences, facts: facts)
         self.facts = facts
@@ -58,30 +59,28 @@ public final class Replay {
         self.sinks = sinks
         self.recordedTime = recordedTime
         self.options = options
-        self.problem = problem
+        self.logger = logger
     }
 
     /// Replays `[from, to)`; `shouldStop` is asked between batches (a signal arrived).
     public func run(from: Instant, to: Instant, shouldStop: () -> Bool = { false }) async throws -> Summary {
         let bus = EventBus(
-            journal: journal, sinks: sinks, policy: options.bus, entry: occurrences.entry, problem: problem)
+            journal: journal, sinks: sinks, policy: options.bus, entry: occurrences.entry, logger: logger)
         var summary = Summary(start: from)
-        do {
+        let reports = try await bus.running {
             try await produce(from: from, to: to, into: bus, summary: &summary, shouldStop: shouldStop)
-        } catch {
-            _ = await bus.finish()
-            throw error
         }
-        summary.sinks = await bus.finish()
+        summary.sinks = reports
         return summary
     }
 
     private func produce(
         from: Instant, to: Instant, into bus: EventBus, summary: inout Summary, shouldStop: () -> Bool
     ) async throws {
-        let start = max(from, try journal.handledUntil() ?? from)
+        let start = max(from, try await journal.handledUntil() ?? from)
         summary.start = start
-        var loop = PlanningLoop(configuration: configuration, facts: facts, state: try journal.plannerState(from: start))
+        var loop = PlanningLoop(
+            configuration: configuration, facts: facts, state: try await journal.plannerState(from: start))
         // Activities the journal says are running are planned from the start, and those whose occurrence is gone
         // end there.
         loop.add(occurrences.all, now: start)
@@ -110,7 +109,7 @@ public final class Replay {
                 // event still waiting for its commit (in a sparse calendar a batch can span weeks).
                 var cutOff = now.adding(seconds: -options.retention)
                 if let waiting = pending.first?.event.time { cutOff = min(cutOff, waiting) }
-                try journal.prune(expiredBefore: cutOff, sinks: sinks.map(\.name))
+                try await journal.prune(expiredBefore: cutOff, sinks: sinks.map(\.name))
                 lastPrune = now
             }
             guard let next = loop.nextInstant else { break }
@@ -134,10 +133,9 @@ public final class Replay {
 
         @Sendable func entry(_ journaled: JournalStore.Journaled) -> JournalStore.Entry {
             let occurrence = byKey.withLock { index in
-                if index == nil {
-                    index = Dictionary(all.map { (OccurrenceKey($0), $0) }, uniquingKeysWith: { $1 })
-                }
-                return index![journaled.event.key]
+                let built = index ?? Dictionary(all.map { (OccurrenceKey($0), $0) }, uniquingKeysWith: { $1 })
+                index = built
+                return built[journaled.event.key]
             }
             return JournalStore.Entry(journaled, occurrence: occurrence, facts: facts)
         }

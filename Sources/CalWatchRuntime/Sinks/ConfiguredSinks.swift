@@ -1,14 +1,17 @@
 public import CalWatchCore
+public import Logging
+
 extension SinkSettings {
-    /// Opens the sink these settings describe. `now` is the real clock and `log` hears about failed hook runs.
+    /// Opens the sink these settings describe. A hook times its runs and retries on `clock`, reads expiry off
+    /// `now` (the wall clock) and logs its failed runs to `logger`.
     public func open(
-        now: @escaping @Sendable () -> Instant, log: @escaping @Sendable (String) -> Void
+        clock: any Clock<Duration> = ContinuousClock(), now: @escaping @Sendable () -> Instant, logger: Logger
     ) throws -> any EventSink {
         switch output {
         case .jsonLines(path: nil): JSONLinesSink.standardOutput(name: name)
         case .jsonLines(path: let path?): try JSONLinesSink.file(path: path, name: name)
         case .sqlite(path: let path, keep: let keep): try SQLiteSink(path: path, name: name, keep: keep)
-        case .hook(let hook): HookSink(settings: hook, name: name, now: now, log: log)
+        case .hook(let hook): HookSink(settings: hook, name: name, clock: clock, now: now, logger: logger)
         }
     }
 }

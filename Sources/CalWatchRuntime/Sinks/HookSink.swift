@@ -1,5 +1,6 @@
 import Foundation
 public import CalWatchCore
+public import Logging
 
 #if canImport(Glibc)
     import Glibc
@@ -10,10 +11,14 @@ public import CalWatchCore
 ///
 /// Calendar text reaches the program only as data: whole arguments, environment values and standard input,
 /// never a command line, so `$(…)`, backticks, `;` or a leading `-` in a summary stay text. A run that outlasts its
-/// timeout is stopped with its process group. Exit 0 is done; 75 (EX_TEMPFAIL) asks for a retry, with a growing
-/// delay, until the event expires; any other status is a failure, logged with the end of the program's standard
-/// error, and not retried. Up to `concurrency` runs go at once, so with more than one, runs can finish out of
-/// order; a batch is done when all its runs are.
+/// timeout is stopped with its process group. Exit 0 is done; any status other than 75 is a failure, logged with
+/// the end of the program's standard error, and not retried.
+///
+/// Exit 75 (EX_TEMPFAIL), or a program that cannot start, asks for a retry: the event is recorded in the journal
+/// and tried again after a growing delay, until it expires, while the hook's later events go on meanwhile. So a
+/// hook sees events in journal order, except that an event it asked to retry comes again after later ones. A
+/// retry still waiting when calwatch stops is kept in the journal and tried first at the next start. Up to
+/// `concurrency` runs go at once, first runs and retries together.
 public actor HookSink: EventSink {
     /// How runs that ask for a retry (exit 75), or that cannot start, are retried.
     public struct RetryPolicy: Sendable {
@@ -33,35 +38,45 @@ public actor HookSink: EventSink {
         public var timedOut = 0
         /// Events the filters left out.
         public var skipped = 0
+    }
 
-        mutating func add(_ other: Counts) {
-            succeeded += other.succeeded
-            failed += other.failed
-            retried += other.retried
-            timedOut += other.timedOut
-            skipped += other.skipped
-        }
+    /// An event to run again once `delay` has passed.
+    private struct Retry: Sendable {
+        var entry: JournalStore.Entry
+        var attempt: Int
+        var delay: Duration
     }
 
     public nonisolated let name: String
     private let settings: HookSettings
     private let retry: RetryPolicy
+    private let clock: any Clock<Duration>
     private let now: @Sendable () -> Instant
-    private let log: @Sendable (String) -> Void
+    private let logger: Logger
     /// calwatch's own environment, which a hook gets with the event's fields added.
     private let inherited: [String]
+    private let permits: Permits
+    private let retries: AsyncStream<Retry>
+    private let retryInput: AsyncStream<Retry>.Continuation
+    /// What the bus lent `run`: the journal that keeps retries waiting.
+    private let context = Outcome<SinkContext>()
+    private let stopping = Outcome<Void>()
     public private(set) var counts = Counts()
 
-    /// A hook sink. `now` is the real clock (for expiry); `log` hears about failed runs, worded for the user.
+    /// A hook sink. Timeouts and retry delays are measured on `clock`; `now` is the wall clock (for expiry);
+    /// failed runs are logged with `hook.exit_code`, `event.id` and `sink.name`.
     public init(
         settings: HookSettings, name: String? = nil, retry: RetryPolicy = RetryPolicy(),
-        now: @escaping @Sendable () -> Instant, log: @escaping @Sendable (String) -> Void
+        clock: any Clock<Duration> = ContinuousClock(), now: @escaping @Sendable () -> Instant, logger: Logger
     ) {
         self.settings = settings
         self.name = name ?? "hook:" + settings.run.joined(separator: " ")
         self.retry = retry
+        self.clock = clock
         self.now = now
-        self.log = log
+        self.logger = logger
+        permits = Permits(settings.concurrency)
+        (retries, retryInput) = AsyncStream.makeStream(of: Retry.self)
         // Variables the sink sets itself are dropped from the inherited ones, so an event never carries stale values.
         inherited = ProcessInfo.processInfo.environment
             .filter { !$0.key.hasPrefix("CE_") && !$0.key.hasPrefix("CALWATCH_") }
@@ -69,76 +84,139 @@ public actor HookSink: EventSink {
         signal(SIGPIPE, SIG_IGN)  // a hook that does not read its input must not kill calwatch
     }
 
-    /// Runs the hook for every event of the batch the filters accept, at most `concurrency` at a time.
+    /// Runs the hook for every event of the batch the filters accept, at most `concurrency` at a time, and returns
+    /// when each has run once: those that asked for a retry wait in `run`, not here.
     public func deliver(_ batch: [JournalStore.Entry]) async {
         let wanted = batch.filter { settings.accepts($0) }
         counts.skipped += batch.count - wanted.count
-        let runs = await withTaskGroup(of: Counts.self, returning: Counts.self) { group in
-            var running = 0
-            var total = Counts()
+        await withDiscardingTaskGroup { group in
             for entry in wanted {
-                if running == settings.concurrency, let done = await group.next() {
-                    total.add(done)
-                    running -= 1
+                await permits.acquire()
+                group.addTask {
+                    await self.attempt(entry, number: 1, delay: self.retry.firstDelay)
+                    self.permits.release()
                 }
-                group.addTask { await self.settle(entry) }
-                running += 1
             }
-            for await done in group { total.add(done) }
-            return total
         }
-        counts.add(runs)
     }
 
-    /// Runs the hook for one event until it succeeds, fails, or stops asking for a retry.
-    private nonisolated func settle(_ entry: JournalStore.Entry) async -> Counts {
-        var counts = Counts()
+    /// Runs the retries: first those an earlier run left in the journal, then each as its delay passes, until
+    /// `stop`. A retry whose delay has not passed by then stays in the journal for the next start.
+    public func run(_ context: SinkContext) async {
+        self.context.set(context)
+        do {
+            for journaled in try await context.journal.heldRetries(for: name) {
+                retryInput.yield(Retry(entry: context.entry(journaled), attempt: 2, delay: .zero))
+            }
+        } catch {
+            logger.error(
+                "\(name): cannot read the retries left from the last run: \(error)", metadata: ["sink.name": "\(name)"])
+        }
+        await withDiscardingTaskGroup { group in
+            for await waiting in retries {
+                group.addTask { await self.retryWhenDue(waiting) }
+            }
+        }
+    }
+
+    /// Async, so that it (and not the protocol's default) is the one the bus calls.
+    public func stop() async {
+        retryInput.finish()
+        stopping.set()
+    }
+
+    private func retryWhenDue(_ waiting: Retry) async {
+        // The delay, cut short by a stop.
+        let due = await withTaskGroup(of: Bool.self) { race in
+            race.addTask { [clock] in (try? await clock.sleep(for: waiting.delay)) != nil }
+            race.addTask { [stopping] in
+                _ = await stopping.wait()
+                return false
+            }
+            let due = await race.next() ?? false
+            race.cancelAll()
+            return due
+        }
+        guard due, !stopping.isSet else { return }
+        await permits.acquire()
+        // A retry left from the last run comes at once, then waits the first delay again if it must.
+        let next = waiting.delay == .zero ? retry.firstDelay : min(waiting.delay * 2, retry.maxDelay)
+        await attempt(waiting.entry, number: waiting.attempt, delay: next)
+        permits.release()
+    }
+
+    /// Runs the hook once for an event and settles what follows: done, failed, or a retry scheduled after `delay`.
+    private func attempt(_ entry: JournalStore.Entry, number: Int, delay: Duration) async {
         let fields = HookFields(entry)
         let process = HookProcess(
             arguments: settings.run.map { fields.substitute($0) },
             environment: inherited + fields.environment,
             input: Array((entry.json + "\n").utf8),
             timeout: settings.timeout)
+        let result = await process.run(clock: clock)
+        var metadata: Logger.Metadata = [
+            "sink.name": "\(name)", "event.id": "\(entry.event.id)", "event.type": "\(entry.event.type.rawValue)",
+        ]
+        if !result.standardErrorTail.isEmpty { metadata["hook.stderr"] = "\(result.standardErrorTail)" }
+        let detail = result.standardErrorTail.isEmpty ? "" : "; it said: " + result.standardErrorTail
         let what = "\(name): \(entry.event.type.rawValue) \(entry.event.id)"
-        var delay = retry.firstDelay
-        var attempt = 1
-        while true {
-            let result = await process.run()
-            let detail = result.standardErrorTail.isEmpty ? "" : "; it said: " + result.standardErrorTail
-            var reason: String
-            switch result.outcome {
-            case .exited(0):
-                counts.succeeded += 1
-                return counts
-            case .exited(75):
-                reason = "asked to be retried (exit 75)"
-            case .notStarted(let problem):
-                reason = "could not start \(settings.run[0]): \(problem)"
-            case .exited(let status):
-                counts.failed += 1
-                log("\(what) failed with exit status \(status)\(detail)")
-                return counts
-            case .signaled(let signal):
-                counts.failed += 1
-                log("\(what) was killed by signal \(signal)\(detail)")
-                return counts
-            case .timedOut:
-                counts.failed += 1
-                counts.timedOut += 1
-                log("\(what) took longer than its timeout of \(settings.timeout); stopped it and its children\(detail)")
-                return counts
+        let reason: String
+        switch result.outcome {
+        case .exited(0):
+            counts.succeeded += 1
+            return await settled(entry, number: number)
+        case .exited(75):
+            metadata["hook.exit_code"] = "75"
+            reason = "asked to be retried (exit 75)"
+        case .notStarted(let problem):
+            reason = "could not start \(settings.run[0]): \(problem)"
+        case .exited(let status):
+            counts.failed += 1
+            metadata["hook.exit_code"] = "\(status)"
+            logger.warning("\(what) failed with exit status \(status)\(detail)", metadata: metadata)
+            return await settled(entry, number: number)
+        case .signaled(let signal):
+            counts.failed += 1
+            metadata["hook.signal"] = "\(signal)"
+            logger.warning("\(what) was killed by signal \(signal)\(detail)", metadata: metadata)
+            return await settled(entry, number: number)
+        case .timedOut:
+            counts.failed += 1
+            counts.timedOut += 1
+            logger.warning(
+                "\(what) took longer than its timeout of \(settings.timeout); stopped it and its children\(detail)",
+                metadata: metadata)
+            return await settled(entry, number: number)
+        }
+        let seconds = delay.components.seconds
+        guard now().adding(seconds: seconds) < entry.event.expiry || number < retry.minimumAttempts else {
+            counts.failed += 1
+            logger.warning(
+                "\(what) \(reason) after \(number) attempts; giving up as the event has expired\(detail)",
+                metadata: metadata)
+            return await settled(entry, number: number)
+        }
+        if number == 1 {
+            logger.warning("\(what) \(reason); retrying\(detail)", metadata: metadata)
+                await journal { try await $0.holdRetry(entry.sequence, for: name) }
             }
-            let seconds = Int64(delay.components.seconds)
-            guard now().adding(seconds: seconds) < entry.event.expiry || attempt < retry.minimumAttempts else {
-                counts.failed += 1
-                log("\(what) \(reason) after \(attempt) attempts; giving up as the event has expired\(detail)")
-                return counts
-            }
-            if attempt == 1 { log("\(what) \(reason); retrying\(detail)") }
-            counts.retried += 1
-            attempt += 1
-            try? await Task.sleep(for: delay)
-            delay = min(delay * 2, retry.maxDelay)
+        counts.retried += 1
+        retryInput.yield(Retry(entry: entry, attempt: number + 1, delay: delay))
+    }
+
+    /// An event is done with: a retry waiting for it is no longer kept.
+    private func settled(_ entry: JournalStore.Entry, number: Int) async {
+        guard number > 1 else { return }
+        await journal { try await $0.releaseRetry(entry.sequence, for: name) }
+    }
+
+    /// A change to the retries kept in the journal; a failure is logged (a retry lost only on a crash).
+    private func journal(_ change: (JournalStore) async throws -> Void) async {
+        guard let context = await context.wait() else { return }
+        do {
+            try await change(context.journal)
+        } catch {
+            logger.error("\(name): cannot record a retry in the journal: \(error)", metadata: ["sink.name": "\(name)"])
         }
     }
 }

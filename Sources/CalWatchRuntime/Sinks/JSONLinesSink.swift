@@ -1,5 +1,5 @@
 import Foundation
-public import CalWatchCore
+import CalWatchCore
 
 #if canImport(Glibc)
     import Glibc
@@ -11,8 +11,12 @@ public import CalWatchCore
 /// checked when the sink opens it: a partial last line left by a crash mid-write is cut off (its events come
 /// again, since their cursor never moved), and the events its last complete lines already hold are not written
 /// again when the journal redelivers them, so a crash leaves no duplicate in the file.
+///
+/// Its writes run on a thread of its own (`BlockingExecutor`): a reader that stops reading blocks this sink alone.
 public actor JSONLinesSink: EventSink {
     public nonisolated let name: String
+    private let executor = BlockingExecutor(name: "calwatch-jsonl")
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
     private let output: DescriptorWriter
     private let ownsDescriptor: Bool
     private var buffer: [UInt8] = []

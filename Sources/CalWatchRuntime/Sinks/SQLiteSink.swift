@@ -1,5 +1,5 @@
 import Foundation
-public import CalWatchCore
+import CalWatchCore
 
 /// Writes events into a user-facing SQLite database (DESIGN §6), meant to be read with the `sqlite3` shell or any
 /// SQLite library while calwatch runs: an `events` view with every event (id, seq, type, time, subject, calendar,
@@ -11,9 +11,12 @@ public import CalWatchCore
 /// live activity, made the database three times larger and its writing the slowest part of a replay. Each batch
 /// is one transaction. An event is stored once however often it is delivered (a redelivery after a crash is
 /// ignored), so the database holds every event exactly once. WAL lets readers query while calwatch writes.
-/// Values are always bound, never formatted into SQL.
+/// Values are always bound, never formatted into SQL. Its SQLite calls run on a thread of its own
+/// (`BlockingExecutor`), never on the cooperative pool.
 public actor SQLiteSink: EventSink {
     public nonisolated let name: String
+    private let executor = BlockingExecutor(name: "calwatch-sqlite")
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
     /// The database file.
     public nonisolated let path: String
     private let connection: SQLiteConnection

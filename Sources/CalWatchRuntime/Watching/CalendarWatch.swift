@@ -1,5 +1,6 @@
-import Synchronization
 public import CalWatchCore
+public import Logging
+import Synchronization
 
 /// The daemon's pipeline on a clock its caller drives (DESIGN §1 and §9): calendar files → expansion →
 /// classification → `PlanningLoop` → journal → bus → sinks.
@@ -8,6 +9,9 @@ public import CalWatchCore
 /// re-reads only what changed, plans at that instant and commits what is due before any sink sees it. Planning
 /// at the real `now` is what applies the late policy after a restart or a suspend: a missed reminder whose anchor
 /// has not passed comes once, marked late. Tests drive it on a manual clock; `WatchService` on the real one.
+///
+/// Its `bus` starts nothing by itself: the owner runs `bus.run()` as a child task for as long as the watch is in
+/// use, and `finish` ends it.
 public final class CalendarWatch {
     /// What one call did.
     public struct Report: Sendable {
@@ -44,21 +48,23 @@ public final class CalendarWatch {
     private let options: Options
     private let classifier: Classifier
     private let journal: JournalStore
-    private let bus: EventBus
+    /// Where committed events go; its owner runs it (`EventBus.run`).
+    public let bus: EventBus
     private let sinkNames: [String]
     private let occurrences: WatchedOccurrences
-    private let recordedTime: () -> Instant
+    private let recordedTime: () -> Timestamp
     private var loop: PlanningLoop
     private var expansion: ExpansionOptions
     private var rolledAt: Instant
     private var prunedAt: Instant
 
-    /// A watch continuing from `journal` at `now`; nothing is read until `start`.
+    /// A watch continuing from `journal` at `now`; no calendar is read until `start`. Sink retries are slept on
+    /// `clock`; sink failures are logged to `logger`.
     public init(
         configuration: Configuration, zone: ZoneRules, journal: JournalStore, sinks: [any EventSink], now: Instant,
-        options: Options = Options(), recordedTime: @escaping () -> Instant,
-        problem: @escaping @Sendable (String) -> Void
-    ) throws {
+        options: Options = Options(), clock: any Clock<Duration> = ContinuousClock(),
+        recordedTime: @escaping () -> Timestamp, logger: Logger
+    ) async throws {
         self.configuration = configuration
         self.zone = zone
         self.options = options
@@ -70,10 +76,10 @@ public final class CalendarWatch {
         let occurrences = WatchedOccurrences(facts: classifier.facts(for:))
         self.occurrences = occurrences
         sinkNames = sinks.map(\.name)
-        bus = EventBus(journal: journal, sinks: sinks, entry: occurrences.entry, problem: problem)
+        bus = EventBus(journal: journal, sinks: sinks, clock: clock, entry: occurrences.entry, logger: logger)
         loop = PlanningLoop(
             configuration: configuration.planner, facts: classifier.facts(for:),
-            state: try journal.plannerState(from: now))
+            state: try await journal.plannerState(from: now))
         expansion = Self.expansion(configuration.planner, zone: zone, at: now, rollEvery: options.rollEvery)
         rolledAt = now
         prunedAt = now
@@ -112,7 +118,7 @@ public final class CalendarWatch {
         }
         if now.secondsSinceEpoch - prunedAt.secondsSinceEpoch >= options.pruneEvery {
             loop.forget(expiredBefore: now)
-            try journal.prune(expiredBefore: now.adding(seconds: -options.retention), sinks: sinkNames)
+            try await journal.prune(expiredBefore: now.adding(seconds: -options.retention), sinks: sinkNames)
             prunedAt = now
         }
         return try await commit(at: now, into: report)

@@ -1,7 +1,7 @@
 import CLinux
 import Foundation
 import Synchronization
-public import CalWatchCore
+import CalWatchCore
 
 #if canImport(Glibc)
     import Glibc
@@ -18,11 +18,28 @@ public final class DirectoryWatcher: Sendable {
     public struct Notices: Sendable, Equatable {
         /// Files written, created, renamed or deleted (not yet known to be calendar items).
         public var files: Set<String> = []
+        /// Of those, the ones last written in place or created: perhaps still being written, so they are read once
+        /// quiet. The others were renamed into place or deleted, which is atomic: they are read at once.
+        public var written: Set<String> = []
         /// A folder came, went or was renamed, a collection's metadata changed, or events were lost: look at
         /// everything again.
         public var rescan = false
 
         public var isEmpty: Bool { files.isEmpty && !rescan }
+
+        public init(files: Set<String> = [], written: Set<String> = [], rescan: Bool = false) {
+            self.files = files
+            self.written = written
+            self.rescan = rescan
+        }
+
+        /// Adds later notices: a file's last event decides whether it waits for quiet.
+        public mutating func merge(_ later: Notices) {
+            files.formUnion(later.files)
+            written.subtract(later.files.subtracting(later.written))
+            written.formUnion(later.written)
+            rescan = rescan || later.rescan
+        }
     }
 
     private static let fileEvents = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE)
@@ -121,8 +138,7 @@ public final class DirectoryWatcher: Sendable {
         guard !notices.isEmpty else { return }
         let wasEmpty = shared.pending.withLock { waiting in
             let wasEmpty = waiting.isEmpty
-            waiting.files.formUnion(notices.files)
-            waiting.rescan = waiting.rescan || notices.rescan
+            waiting.merge(notices)
             return wasEmpty
         }
         if wasEmpty { handler() }
@@ -153,7 +169,13 @@ public final class DirectoryWatcher: Sendable {
         } else if mask & UInt32(IN_ISDIR) != 0 {
             notices.rescan = true
         } else {
-            notices.files.insert(directory + "/" + name)
+            let path = directory + "/" + name
+            notices.files.insert(path)
+            if mask & UInt32(IN_CLOSE_WRITE | IN_CREATE) != 0 {
+                notices.written.insert(path)
+            } else {
+                notices.written.remove(path)
+            }
         }
     }
 }

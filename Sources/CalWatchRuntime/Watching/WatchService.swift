@@ -1,183 +1,283 @@
+public import CalWatchCore
 import Foundation
 public import Logging
 public import ServiceLifecycle
 import UnixSignals
-public import CalWatchCore
 
-/// `calwatch watch` as a long-running service: a `CalendarWatch` driven by inotify, the real clock and signals.
+/// `calwatch watch` as a long-running service: a `CalendarWatch` driven by inotify, a clock and signals.
 ///
-/// - Changes: the watcher's notices are debounced per file, then only those files are looked at. A new or removed
-///   folder, a collection's metadata, or a lost event queue makes it look at everything (unchanged files are
-///   not re-parsed), and so does a slow safety-net timer.
-/// - Time: it sleeps until the next wake in chunks of at most `chunk` on `ContinuousClock` (which counts time
+/// - Changes: a file renamed into place or deleted (how vdirsyncer, khal and Radicale write) is atomic and read at
+///   once; a file written in place is read once it has been quiet for `debounce`. A new or removed folder, a
+///   collection's metadata, or a lost event queue makes it look at everything (unchanged files are not
+///   re-parsed), and so does a slow safety-net timer.
+/// - Time: it sleeps on `clock` until the next wake, in chunks of at most `chunk` (`ContinuousClock` counts time
 ///   suspended), and plans at the wall clock's `now` on waking, so a suspend or a restart gets the late policy. A
 ///   jump of the wall clock (`WallClockChanges`) re-plans at once; the system zone is compared on every wake.
+/// - Tasks: the bus of the watch in use and the SIGHUP listener are children of the service's task group; nothing
+///   outlives `run`.
 /// - Signals: graceful shutdown (SIGTERM, SIGINT through `ServiceGroup`) lets every sink finish what was
-///   committed, hooks in flight included; SIGHUP builds a new watch from the configuration read again, and keeps
-///   the old one when that fails.
-public final class WatchService: Service {
+///   committed, hooks in flight included. SIGHUP (or `reload()`) reads the configuration again; when it has
+///   problems the one in use stays. Otherwise the old watch's bus finishes what was committed before the new one
+///   reads the journal, so no event reaches a sink twice.
+public final class WatchService<WaitClock: Clock>: Service where WaitClock.Duration == Duration {
     /// How the service waits.
     public struct Options: Sendable {
-        /// Quiet time after a file's last notice before it is read.
+        /// Quiet time after a file's last write in place before it is read.
         public var debounce: Duration = .milliseconds(100)
         /// The safety net: everything is looked at this often.
         public var rescanEvery: Duration = .seconds(600)
         /// The longest single sleep.
         public var chunk: Duration = .seconds(60)
+        /// Whether SIGHUP reloads (tests call `reload()` instead).
+        public var reloadsOnHangup = true
 
         public init() {}
     }
 
-    /// Makes a watch from the configuration as it is now (read again on SIGHUP); throws a message for the log.
-    public typealias Setup = @Sendable (_ now: Instant) throws -> CalendarWatch
+    /// How the service makes its watch, first and on every reload.
+    public struct Setup: Sendable {
+        /// Reads the configuration as it is now; throws, worded for the log, when it has problems.
+        public var load: @Sendable () throws -> Configuration
+        /// Opens the journal and sinks of a configuration and makes a watch continuing at `now`.
+        public var open: @Sendable (Configuration, Instant) async throws -> CalendarWatch
+
+        public init(
+            load: @escaping @Sendable () throws -> Configuration,
+            open: @escaping @Sendable (Configuration, Instant) async throws -> CalendarWatch
+        ) {
+            self.load = load
+            self.open = open
+        }
+    }
+
+    private enum Wakeup: Hashable, Sendable { case files, clockSet, reload, shutdown }
 
     private let setup: Setup
     private let options: Options
+    private let clock: WaitClock
+    private let wallClock: @Sendable () -> Timestamp
     private let logger: Logger
     /// The system zone as it is now, for watches that follow it; `nil` when the zone is configured.
     private let systemZone: @Sendable () -> ZoneRules?
+    private let wakeups = Wakeups<Wakeup>()
 
+    /// A service that sleeps on `clock` and plans at `wallClock` (the real ones in the daemon, manual ones in tests).
     public init(
-        setup: @escaping Setup, options: Options = Options(), logger: Logger,
-        systemZone: @escaping @Sendable () -> ZoneRules?
+        setup: Setup, options: Options = Options(), clock: WaitClock, wallClock: @escaping @Sendable () -> Timestamp,
+        logger: Logger, systemZone: @escaping @Sendable () -> ZoneRules?
     ) {
         self.setup = setup
         self.options = options
+        self.clock = clock
+        self.wallClock = wallClock
         self.logger = logger
         self.systemZone = systemZone
     }
 
-    private enum Input: Sendable { case files, clockSet, reload, tick, shutdown }
+    /// Reads the configuration again, as SIGHUP does.
+    public func reload() { wakeups.signal(.reload) }
 
     public func run() async throws {
-        let (inputs, input) = AsyncStream.makeStream(of: Input.self)
-        let watcher = try DirectoryWatcher { input.yield(.files) }
-        let clockChanges = try? WallClockChanges { input.yield(.clockSet) }
+        let wakeups = wakeups
+        let watcher = try DirectoryWatcher { wakeups.signal(.files) }
+        let clockChanges = try? WallClockChanges { wakeups.signal(.clockSet) }
         if clockChanges == nil { logger.warning("cannot follow changes of the wall clock; caught within a minute") }
-        let hangups = Task {
-            for await _ in await UnixSignalsSequence(trapping: .sighup) { input.yield(.reload) }
-        }
-        defer { hangups.cancel() }
+        var configuration = try setup.load()
+        var watch = try await setup.open(configuration, now)
 
-        var watch = try setup(Self.now)
-        log(try await watch.start(at: Self.now), "start")
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            if options.reloadsOnHangup {
+                group.addTask {
+                    for await _ in await UnixSignalsSequence(trapping: .sighup) { wakeups.signal(.reload) }
+                }
+            }
+            group.addTask { [bus = watch.bus] in await bus.run() }
+            defer { group.cancelAll() }
+            do {
+                try await withGracefulShutdownHandler {
+                    try await follow(&watch, configuration: &configuration, watcher: watcher, group: &group)
+                } onGracefulShutdown: {
+                    wakeups.signal(.shutdown)
+                }
+            } catch {
+                _ = await watch.finish()
+                throw error
+            }
+            logger.info("stopping: sinks finish what was committed")
+            log(await watch.finish())
+        }
+        withExtendedLifetime(clockChanges) {}
+    }
+
+    /// The loop: waits for the earliest of a notice, a signal, a settled file, a rescan and the next wake, then
+    /// does what is due. Returns on shutdown.
+    private func follow(
+        _ watch: inout CalendarWatch, configuration: inout Configuration, watcher: DirectoryWatcher,
+        group: inout ThrowingTaskGroup<Void, any Error>
+    ) async throws {
+        log(try await watch.start(at: now), "start")
         follow(watch, with: watcher)
         logger.info(
             "watching",
             metadata: [
-                "files": "\(watch.files.count)", "folders": "\(watcher.watchedCount)",
-                "occurrences": "\(watch.occurrenceCount)", "nextWake": "\(watch.nextWake.map { "\($0)" } ?? "none")",
+                "calendar.files": "\(watch.files.count)", "calendar.folders": "\(watcher.watchedCount)",
+                "calendar.occurrences": "\(watch.occurrenceCount)",
+                "watch.next_wake": "\(watch.nextWake.map { "\($0)" } ?? "none")",
             ])
-
-        let clock = ContinuousClock()
-        var waitingFiles: [String: ContinuousClock.Instant] = [:]
-        var rescanAt: ContinuousClock.Instant?
-        var safetyRescanAt = clock.now + options.rescanEvery
+        var quietAt: [String: WaitClock.Instant] = [:]
+        var readNow: Set<String> = []
+        var rescanAt: WaitClock.Instant?
+        var safetyRescanAt = clock.now.advanced(by: options.rescanEvery)
         var zone = watch.zone
-        var iterator = inputs.makeAsyncIterator()
 
-        try await withGracefulShutdownHandler {
-            while true {
-                var deadline = clock.now + options.chunk
-                if let wake = watch.nextWake {
-                    let seconds = Double(wake.secondsSinceEpoch) - Date().timeIntervalSince1970
-                    deadline = min(deadline, clock.now + .milliseconds(Int64(max(0, seconds) * 1000) + 5))
-                }
-                for instant in waitingFiles.values { deadline = min(deadline, instant) }
-                deadline = min(deadline, rescanAt ?? safetyRescanAt, safetyRescanAt)
-                let timer = Task {
-                    try await Task.sleep(until: deadline, clock: clock)
-                    input.yield(.tick)
-                }
-                let next = await iterator.next()
-                timer.cancel()
-
-                switch next {
-                case .shutdown, nil:
-                    return
-                case .files:
-                    let notices = watcher.take()
-                    let settled = clock.now + options.debounce
-                    for path in notices.files { waitingFiles[path] = settled }
-                    if notices.rescan { rescanAt = settled }
-                case .clockSet:
-                    logger.notice("the wall clock was set; planning again at \(Self.now)")
-                case .reload:
-                    do {
-                        let fresh = try setup(Self.now)
-                        let reports = await watch.finish()
-                        log(reports)
-                        watch = fresh
-                        log(try await watch.start(at: Self.now), "reload")
-                        follow(watch, with: watcher)
-                        zone = watch.zone
-                        logger.notice("configuration read again", metadata: ["files": "\(watch.files.count)"])
-                    } catch {
-                        logger.error("configuration not reloaded, the one in use stays: \(error)")
+        while true {
+            let reasons = await wait(until: deadline(watch, quietAt: quietAt, rescanAt: rescanAt, safety: safetyRescanAt))
+            if reasons.contains(.shutdown) { return }
+            if reasons.contains(.files) {
+                let notices = watcher.take()
+                let quiet = clock.now.advanced(by: options.debounce)
+                for path in notices.files {
+                    if notices.written.contains(path) {
+                        quietAt[path] = quiet
+                    } else {
+                        // Renamed into place or deleted: complete now, and no earlier write needs waiting for.
+                        quietAt[path] = nil
+                        readNow.insert(path)
                     }
-                case .tick:
-                    break
                 }
-
-                let now = clock.now
-                if let current = systemZone(), current.identifier != zone.identifier {
-                    logger.notice("the system zone changed from \(zone.identifier) to \(current.identifier)")
-                    zone = current
-                    log(try await watch.zoneChanged(to: current, at: Self.now), "zone")
-                }
-                let due = waitingFiles.filter { $0.value <= now }.map(\.key)
-                if !due.isEmpty {
-                    for path in due { waitingFiles[path] = nil }
-                    let report = try await watch.filesChanged(.init(files: Set(due)), at: Self.now)
-                    for path in report.unsettled { waitingFiles[path] = now + watch.files.settle }
-                    log(report, "change")
-                }
-                if min(rescanAt ?? safetyRescanAt, safetyRescanAt) <= now {
-                    rescanAt = nil
-                    safetyRescanAt = now + options.rescanEvery
-                    let report = try await watch.filesChanged(.init(rescan: true), at: Self.now)
-                    for path in report.unsettled { waitingFiles[path] = now + watch.files.settle }
-                    follow(watch, with: watcher)
-                    log(report, "rescan")
-                }
-                log(try await watch.advance(to: Self.now), "time")
+                if notices.rescan { rescanAt = quiet }
             }
-        } onGracefulShutdown: {
-            input.yield(.shutdown)
+            if reasons.contains(.clockSet) {
+                logger.notice("the wall clock was set; planning again", metadata: ["watch.now": "\(now)"])
+            }
+            if reasons.contains(.reload) {
+                try await reload(&watch, configuration: &configuration, watcher: watcher, group: &group)
+                zone = watch.zone
+            }
+
+            let instant = clock.now
+            if let current = systemZone(), current.identifier != zone.identifier {
+                logger.notice("the system zone changed from \(zone.identifier) to \(current.identifier)")
+                zone = current
+                log(try await watch.zoneChanged(to: current, at: now), "zone")
+            }
+            for (path, quiet) in quietAt where quiet <= instant {
+                quietAt[path] = nil
+                readNow.insert(path)
+            }
+            if !readNow.isEmpty {
+                let report = try await watch.filesChanged(.init(files: readNow), at: now)
+                readNow = []
+                for path in report.unsettled { quietAt[path] = instant.advanced(by: watch.files.settle) }
+                log(report, "change")
+            }
+            if min(rescanAt ?? safetyRescanAt, safetyRescanAt) <= instant {
+                rescanAt = nil
+                safetyRescanAt = instant.advanced(by: options.rescanEvery)
+                let report = try await watch.filesChanged(.init(rescan: true), at: now)
+                for path in report.unsettled { quietAt[path] = instant.advanced(by: watch.files.settle) }
+                follow(watch, with: watcher)
+                log(report, "rescan")
+            }
+            log(try await watch.advance(to: now), "time")
         }
-        logger.info("stopping: sinks finish what was committed")
-        log(await watch.finish())
     }
 
-    /// The wall clock, to the second.
-    static var now: Instant { Instant(secondsSinceEpoch: Int64(Date().timeIntervalSince1970.rounded(.down))) }
+    /// Reads the configuration again. When it has no problems, the old watch's bus finishes what was committed
+    /// before the new watch opens the journal and sinks, so no event reaches a sink twice.
+    private func reload(
+        _ watch: inout CalendarWatch, configuration: inout Configuration, watcher: DirectoryWatcher,
+        group: inout ThrowingTaskGroup<Void, any Error>
+    ) async throws {
+        let fresh: Configuration
+        do {
+            fresh = try setup.load()
+        } catch {
+            logger.error("configuration not reloaded, the one in use stays: \(error)")
+            return
+        }
+        log(await watch.finish())
+        do {
+            watch = try await setup.open(fresh, now)
+            configuration = fresh
+        } catch {
+            logger.error("configuration not reloaded (\(error)); the one in use is opened again")
+            watch = try await setup.open(configuration, now)
+        }
+        group.addTask { [bus = watch.bus] in await bus.run() }
+        log(try await watch.start(at: now), "reload")
+        follow(watch, with: watcher)
+        logger.notice("configuration read again", metadata: ["calendar.files": "\(watch.files.count)"])
+    }
+
+    /// The earliest of: the next wake on the wall clock, a file turning quiet, a rescan, and one chunk from now.
+    private func deadline(
+        _ watch: CalendarWatch, quietAt: [String: WaitClock.Instant], rescanAt: WaitClock.Instant?,
+        safety: WaitClock.Instant
+    ) -> WaitClock.Instant {
+        let start = clock.now
+        var deadline = start.advanced(by: options.chunk)
+        if let wake = watch.nextWake {
+            let milliseconds = Timestamp(wake).millisecondsSinceEpoch - wallClock().millisecondsSinceEpoch
+            deadline = min(deadline, start.advanced(by: .milliseconds(max(0, milliseconds))))
+        }
+        for instant in quietAt.values { deadline = min(deadline, instant) }
+        return min(deadline, rescanAt ?? safety, safety)
+    }
+
+    /// What woke the loop by `deadline`: the reasons signalled, or none when the deadline came first.
+    private func wait(until deadline: WaitClock.Instant) async -> Set<Wakeup> {
+        await withTaskGroup(of: Set<Wakeup>?.self) { race in
+            race.addTask { [wakeups] in await wakeups.next() }
+            race.addTask { [clock] in
+                try? await clock.sleep(until: deadline, tolerance: nil)
+                return []
+            }
+            var reasons: Set<Wakeup> = (await race.next() ?? nil) ?? []
+            race.cancelAll()
+            // Reasons taken by the losing side at the same moment are kept too.
+            for await case let more? in race { reasons.formUnion(more) }
+            return reasons
+        }
+    }
+
+    /// The wall clock, to the second, for planning.
+    private var now: Instant { wallClock().instant }
 
     private func follow(_ watch: CalendarWatch, with watcher: DirectoryWatcher) {
         for failure in watcher.follow(watch.files.directories) {
-            logger.warning("cannot watch \(failure.path): \(failure.reason); changes there are seen by the rescan")
+            logger.warning(
+                "cannot watch \(failure.path): \(failure.reason); changes there are seen by the rescan",
+                metadata: ["calendar.path": "\(failure.path)"])
         }
     }
 
     private func log(_ report: CalendarWatch.Report, _ cause: Logger.Message) {
         for problem in report.problems {
-            if problem.severity == .error { logger.error("\(problem)") } else { logger.warning("\(problem)") }
+            let metadata: Logger.Metadata = ["calendar.path": "\(problem.path)"]
+            if problem.severity == .error {
+                logger.error("\(problem)", metadata: metadata)
+            } else {
+                logger.warning("\(problem)", metadata: metadata)
+            }
         }
         guard report.total > 0 || report.parsed > 0 || report.removed > 0 else { return }
         let counts = EventType.allCases.compactMap { type in report.events[type].map { "\(type.rawValue) \($0)" } }
         logger.info(
             cause,
             metadata: [
-                "events": "\(report.total)\(counts.isEmpty ? "" : " (" + counts.joined(separator: ", ") + ")")",
-                "parsed": "\(report.parsed)", "changed": "\(report.changed)", "removed": "\(report.removed)",
+                "watch.events": "\(report.total)\(counts.isEmpty ? "" : " (" + counts.joined(separator: ", ") + ")")",
+                "calendar.parsed": "\(report.parsed)", "calendar.changed": "\(report.changed)",
+                "calendar.removed": "\(report.removed)",
             ])
     }
 
     private func log(_ reports: [EventBus.SinkReport]) {
         for sink in reports {
-            var metadata: Logger.Metadata = ["delivered": "\(sink.delivered)"]
-            if sink.failures > 0 { metadata["failures"] = "\(sink.failures)" }
-            if sink.undelivered > 0 { metadata["undelivered"] = "\(sink.undelivered), kept in the journal" }
-            logger.info("sink \(sink.name)", metadata: metadata)
+            var metadata: Logger.Metadata = ["sink.name": "\(sink.name)", "sink.delivered": "\(sink.delivered)"]
+            if sink.failures > 0 { metadata["sink.failures"] = "\(sink.failures)" }
+            if sink.undelivered > 0 { metadata["sink.undelivered"] = "\(sink.undelivered), kept in the journal" }
+            logger.info("sink finished", metadata: metadata)
         }
     }
 }

@@ -1,0 +1,55 @@
+import Synchronization
+
+/// At most `limit` holders at once, waiting in turn without blocking a thread: a hook's `concurrency`.
+final class Permits: Sendable {
+    private struct State {
+        var available: Int
+        var waiting: [CheckedContinuation<Void, Never>] = []
+        var first = 0
+    }
+    private let state: Mutex<State>
+
+    init(_ limit: Int) {
+        state = Mutex(State(available: max(1, limit)))
+    }
+
+    /// Waits until a permit is free and takes it; `release` gives it back.
+    func acquire() async {
+        await withCheckedContinuation { continuation in
+            let granted = state.withLock { state in
+                if state.available > 0 {
+                    state.available -= 1
+                    return true
+                }
+                state.waiting.append(continuation)
+                return false
+            }
+            if granted { continuation.resume() }
+        }
+    }
+
+    /// Gives a permit back: to the longest waiter, if any.
+    func release() {
+        let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            guard state.first < state.waiting.count else {
+                state.available += 1
+                return nil
+            }
+            let next = state.waiting[state.first]
+            state.first += 1
+            if state.first == state.waiting.count {
+                state.waiting.removeAll(keepingCapacity: true)
+                state.first = 0
+            }
+            return next
+        }
+        next?.resume()
+    }
+
+    /// Runs `body` holding a permit.
+    func withPermit<T: Sendable>(_ body: () async -> T) async -> T {
+        await acquire()
+        defer { release() }
+        return await body()
+    }
+}

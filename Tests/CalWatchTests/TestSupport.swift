@@ -1,0 +1,127 @@
+import Foundation
+import Logging
+import Synchronization
+
+/// A logger whose messages a test can read: what a user would see in the daemon's log.
+final class LogRecorder: Sendable {
+    private let recorded = Mutex<[(level: Logger.Level, message: String, metadata: Logger.Metadata)]>([])
+
+    var messages: [String] { recorded.withLock { $0.map(\.message) } }
+
+    /// The metadata of the messages logged, in order.
+    var metadata: [Logger.Metadata] { recorded.withLock { $0.map(\.metadata) } }
+
+    var logger: Logger {
+        Logger(label: "calwatch.test") { _ in Handler(recorder: self) }
+    }
+
+    private struct Handler: LogHandler {
+        let recorder: LogRecorder
+        var logLevel: Logger.Level = .trace
+        var metadata: Logger.Metadata = [:]
+
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+
+        func log(event: LogEvent) {
+            let merged = metadata.merging(event.metadata ?? [:]) { $1 }
+            recorder.recorded.withLock { $0.append((event.level, "\(event.message)", merged)) }
+        }
+    }
+}
+
+/// A clock that moves only when the test says: timeouts, retry delays, debounces and rescans happen at the instant
+/// the test advances to, never by waiting.
+final class ManualClock: Clock, Sendable {
+    struct Instant: InstantProtocol {
+        var offset: Duration
+        func advanced(by duration: Duration) -> Instant { Instant(offset: offset + duration) }
+        func duration(to other: Instant) -> Duration { other.offset - offset }
+        static func < (a: Instant, b: Instant) -> Bool { a.offset < b.offset }
+    }
+
+    private struct Sleeper {
+        var deadline: Instant
+        var continuation: CheckedContinuation<Void, any Error>
+    }
+    private struct State {
+        var now = Instant(offset: .zero)
+        var sleepers: [Int: Sleeper] = [:]
+        var nextID = 0
+    }
+    private let state = Mutex(State())
+
+    var now: Instant { state.withLock { $0.now } }
+    var minimumResolution: Duration { .zero }
+
+    /// Sleepers waiting now: a test waits for the code under test to reach its sleep before advancing.
+    var sleeperCount: Int { state.withLock { $0.sleepers.count } }
+
+    func sleep(until deadline: Instant, tolerance: Duration?) async throws {
+        let id = state.withLock { state in
+            defer { state.nextID += 1 }
+            return state.nextID
+        }
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                let resume: Result<Void, any Error>? = state.withLock { state in
+                    if Task.isCancelled { return .failure(CancellationError()) }
+                    if deadline <= state.now { return .success(()) }
+                    state.sleepers[id] = Sleeper(deadline: deadline, continuation: continuation)
+                    return nil
+                }
+                if let resume { continuation.resume(with: resume) }
+            }
+        } onCancel: {
+            let sleeper = state.withLock { $0.sleepers.removeValue(forKey: id) }
+            sleeper?.continuation.resume(throwing: CancellationError())
+        }
+    }
+
+    /// Moves the clock on, waking every sleeper whose deadline has come.
+    func advance(by duration: Duration) {
+        let woken = state.withLock { state -> [Sleeper] in
+            state.now = state.now.advanced(by: duration)
+            let due = state.sleepers.filter { $0.value.deadline <= state.now }
+            for id in due.keys { state.sleepers[id] = nil }
+            return Array(due.values)
+        }
+        for sleeper in woken { sleeper.continuation.resume() }
+    }
+
+    /// Waits (in real time, generously: the machine may be busy) until a task sleeps on this clock for exactly
+    /// `duration` from now: a retry's delay, a timeout, a debounce.
+    func waitForSleeper(_ duration: Duration) async throws {
+        try await eventually("a sleep of \(duration)") {
+            state.withLock { state in
+                state.sleepers.values.contains { state.now.duration(to: $0.deadline) == duration }
+            }
+        }
+    }
+}
+
+/// Something a test waited for did not come.
+struct Timeout: Error, CustomStringConvertible {
+    var what: String
+    var description: String { "waited a minute for \(what)" }
+}
+
+/// Waits (in real time, generously) until `condition` holds: for what the kernel or a child process does.
+func eventually(_ what: String, _ condition: () async throws -> Bool) async throws {
+    let start = ContinuousClock.now
+    while try await !condition() {
+        guard ContinuousClock.now - start < .seconds(60) else { throw Timeout(what: what) }
+        try await Task.sleep(for: .milliseconds(5))
+    }
+}
+
+/// Runs blocking work (a child process waited for) on a thread of its own and awaits it, so that it never holds one
+/// of the cooperative pool's threads (one per core) that every other test's async work needs.
+func offCooperativePool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        let thread = Thread { continuation.resume(with: Result { try body() }) }
+        thread.start()
+    }
+}
