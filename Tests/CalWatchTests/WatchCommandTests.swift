@@ -102,4 +102,56 @@ import Testing
         #expect(hooks == String(repeating: "calwatch.reminderDue Standup $(touch pwned)\n", count: 2))
         #expect(!FileManager.default.fileExists(atPath: folder + "/pwned"))
     }
+
+    @Test func aReloadWhileAHookRunsDoesNotRunItAgain() async throws {
+        let folder = NSTemporaryDirectory() + "calwatch-watch-reload-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: folder + "/cal/work", withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        // A meeting a minute ahead: its 5-minute reminder is due (late) at once, and the hook takes 3 s.
+        let now = Int(Date().timeIntervalSince1970)
+        let formatter = DateFormatter()
+        formatter.dateFormat = "yyyyMMdd'T'HHmmss'Z'"
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        func stamp(_ seconds: Int) -> String { formatter.string(from: Date(timeIntervalSince1970: Double(seconds))) }
+        try [
+            "BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:-//calwatch tests//EN", "BEGIN:VEVENT", "UID:reload",
+            "DTSTAMP:20270101T000000Z", "DTSTART:\(stamp(now + 60))", "DTEND:\(stamp(now + 120))", "SUMMARY:Review",
+            "END:VEVENT", "END:VCALENDAR",
+        ].joined(separator: "\r\n").write(toFile: folder + "/cal/work/reload.ics", atomically: true, encoding: .utf8)
+        try """
+            calendars: [cal]
+            timezone: UTC
+            state: state/journal.db
+            reminders:
+              offsets: [5m]
+            sinks:
+              - type: hook
+                run: [/bin/sh, -c, 'echo "$CE_ID" >> "$0.started"; sleep 3; echo "$CE_ID" >> "$0"', hooks.log]
+                on: [reminderDue]
+            """.write(toFile: folder + "/config.yml", atomically: true, encoding: .utf8)
+
+        let process = Process()
+        process.executableURL = CommandLineTests.executable
+        process.arguments = ["watch", "--config", folder + "/config.yml"]
+        process.currentDirectoryURL = URL(fileURLWithPath: folder)
+        FileManager.default.createFile(atPath: folder + "/log.txt", contents: nil)
+        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: folder + "/log.txt"))
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+        func log() -> String { (try? String(contentsOfFile: folder + "/log.txt", encoding: .utf8)) ?? "" }
+
+        // SIGHUP while the hook is in the middle of its run.
+        try await eventually("the hook to start") { !SinkFixtures.lines(folder + "/hooks.log.started").isEmpty }
+        kill(process.processIdentifier, SIGHUP)
+        try await eventually("the reload") { log().contains("configuration read again") }
+        try await eventually("the hook to finish") { !SinkFixtures.lines(folder + "/hooks.log").isEmpty }
+        // Time for a second run, had the new watch's bus delivered the event again.
+        try await Task.sleep(for: .seconds(4))
+        kill(process.processIdentifier, SIGTERM)
+        try await offCooperativePool { process.waitUntilExit() }
+        #expect(process.terminationStatus == 0, "\(log())")
+        #expect(SinkFixtures.lines(folder + "/hooks.log.started").count == 1, "\(log())")
+        #expect(SinkFixtures.lines(folder + "/hooks.log").count == 1)
+    }
 }

@@ -132,7 +132,8 @@ public final class WatchService<WaitClock: Clock>: Service where WaitClock.Durat
 
         while true {
             let reasons = await wait(until: deadline(watch, quietAt: quietAt, rescanAt: rescanAt, safety: safetyRescanAt))
-            if reasons.contains(.shutdown) { return }
+            // A graceful shutdown, or the task running the service cancelled.
+            if reasons.contains(.shutdown) || Task.isCancelled { return }
             if reasons.contains(.files) {
                 let notices = watcher.take()
                 let quiet = clock.now.advanced(by: options.debounce)

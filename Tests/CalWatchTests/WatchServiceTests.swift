@@ -1,0 +1,86 @@
+import Foundation
+import Testing
+
+@testable import CalWatchCore
+@testable import CalWatchRuntime
+
+/// The daemon's loop on a manual clock, with real inotify and a real journal: what wakes it and when.
+@Suite struct WatchServiceTests {
+    /// A folder, a service over it on a manual clock and a fixed wall clock, and what its sink received.
+    final class Bench {
+        let bench: WatchTests.Bench
+        let clock = ManualClock()
+        /// The wall clock, fixed: planning happens at 09:50 whatever the manual clock says.
+        let wall = Timestamp(utc("2027-03-01T09:50:00Z"))
+        let service: WatchService<ManualClock>
+        /// The service's log, shown when a step fails.
+        let log = LogRecorder()
+
+        init(debounce: Duration = .milliseconds(100)) throws {
+            let bench = try WatchTests.Bench()
+            self.bench = bench
+            var options = WatchService<ManualClock>.Options()
+            options.debounce = debounce
+            options.reloadsOnHangup = false
+            let configuration = bench.configuration
+            let journalPath = bench.journalPath
+            let sink = bench.sink
+            let wall = wall
+            let setup = WatchService<ManualClock>.Setup(
+                load: { configuration },
+                open: { configuration, now in
+                    try await CalendarWatch(
+                        configuration: configuration, zone: .utc, journal: JournalStore(path: journalPath),
+                        sinks: [sink], now: now, recordedTime: { wall }, logger: LogRecorder().logger)
+                })
+            service = WatchService(
+                setup: setup, options: options, clock: clock, wallClock: { wall },
+                logger: log.logger, systemZone: { nil })
+        }
+
+        /// The events received about `uid`, as `WatchTests.Bench.describe` words them, without the updates.
+        func received(_ uid: String) async -> [String] {
+            await bench.sink.events.filter { $0.key.uid == uid && $0.type != .liveActivityUpdate }
+                .map(WatchTests.Bench.describe)
+        }
+
+        /// Runs the service while `body` acts, then stops it.
+        func running(_ body: () async throws -> Void) async throws {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { [service] in try await service.run() }
+                // Started and asleep: its first wait is a chunk of a minute.
+                try await clock.waitForSleeper(.seconds(60))
+                do { try await body() } catch {
+                    Issue.record("the service logged: \(log.messages), \(log.metadata)")
+                    group.cancelAll()
+                    throw error
+                }
+                group.cancelAll()
+                try await group.waitForAll()
+            }
+        }
+    }
+
+    @Test func aFileRenamedIntoPlaceIsReadAtOnceAndOneWrittenInPlaceOnceQuiet() async throws {
+        let service = try Bench()
+        try await service.running {
+            // vdirsyncer's rename: read without the clock moving. At 09:50 the 10:00 meeting's 15-minute reminder
+            // is late and its live activity has begun.
+            try service.bench.writeRenamed(
+                "work/a.ics", WatchTests.event(uid: "a", start: "20270301T100000Z", end: "20270301T103000Z"))
+            try await eventually("the renamed file's events") { await service.received("a").count == 2 }
+            #expect(
+                await service.received("a") == [
+                    "liveActivityStart 2027-03-01T09:45:00Z", "reminderDue 2027-03-01T09:45:00Z 15m late",
+                ])
+            // An editor writing in place: nothing until it has been quiet for the debounce.
+            try service.bench.writeInPlace(
+                "work/b.ics", WatchTests.event(uid: "b", start: "20270301T100000Z", end: "20270301T103000Z"))
+            try await service.clock.waitForSleeper(.milliseconds(100))
+            #expect(await service.received("b").isEmpty)
+            service.clock.advance(by: .milliseconds(100))
+            try await eventually("the written file's events") { await service.received("b").count == 2 }
+        }
+        #expect(service.clock.now.offset == .milliseconds(100))
+    }
+}
