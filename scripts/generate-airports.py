@@ -14,7 +14,7 @@ import csv
 import os
 import sys
 
-TARGET = "Sources/CalWatch/Classification/Flights/Airports+Data.swift"
+TARGET = "Sources/CalWatchCore/Classification/Flights/Airports+Data.swift"
 
 
 def clean(text: str) -> str:

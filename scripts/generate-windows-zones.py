@@ -11,7 +11,7 @@ import sys
 import xml.etree.ElementTree as ET
 
 SOURCE = "/usr/share/unicode/cldr/common/supplemental/windowsZones.xml"
-TARGET = "Sources/CalWatch/Time/WindowsZones+CLDR.swift"
+TARGET = "Sources/CalWatchCore/Time/WindowsZones+CLDR.swift"
 
 def cldr_version() -> str:
     import subprocess

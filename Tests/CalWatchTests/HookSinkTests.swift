@@ -193,6 +193,18 @@ import Testing
         }
     }
 
+    /// Delivers an expired event whose runs keep asking for a retry (1 s apart, then 2 s), until the sink gives up.
+    static func deliverUntilExpired(_ entry: JournalStore.Entry, to sink: HookSink, clock: ManualClock) async throws {
+        try await running(sink, journal: try ReplayTests.journal(), entries: [entry]) {
+            await sink.deliver([entry])
+            for delay in [1, 2] {
+                try await clock.waitForSleeper(.seconds(delay))
+                clock.advance(by: .seconds(delay))
+            }
+            try await eventually("giving up") { await sink.counts.failed == 1 }
+        }
+    }
+
     /// A script that exits 75 for its first `failures` runs, then 0, counting runs in `count`.
     static func flakyScript(failures: Int, in folder: String) -> String {
         SinkFixtures.script(
@@ -295,14 +307,7 @@ import Testing
         let sink = Self.sink(
             HookSettings(run: [script]), log: log, firstRetryDelay: .seconds(1), clock: clock,
             now: utc("2030-01-01T00:00:00Z"))
-        try await Self.running(sink, journal: try ReplayTests.journal(), entries: Array(entries.prefix(1))) {
-            await sink.deliver(Array(entries.prefix(1)))
-            for delay in [1, 2] {
-                try await clock.waitForSleeper(.seconds(delay))
-                clock.advance(by: .seconds(delay))
-            }
-            try await eventually("giving up") { await sink.counts.failed == 1 }
-        }
+        try await Self.deliverUntilExpired(entries[0], to: sink, clock: clock)
         #expect(SinkFixtures.lines(folder + "/runs").count == 3)
         #expect(log.all.last?.contains("giving up as the event has expired") == true)
     }
@@ -348,14 +353,7 @@ import Testing
         let sink = Self.sink(
             HookSettings(run: ["/nonexistent/calwatch-hook"]), log: log, firstRetryDelay: .seconds(1), clock: clock,
             now: utc("2030-01-01T00:00:00Z"))
-        try await Self.running(sink, journal: try ReplayTests.journal(), entries: Array(entries.prefix(1))) {
-            await sink.deliver(Array(entries.prefix(1)))
-            for delay in [1, 2] {
-                try await clock.waitForSleeper(.seconds(delay))
-                clock.advance(by: .seconds(delay))
-            }
-            try await eventually("giving up") { await sink.counts.failed == 1 }
-        }
+        try await Self.deliverUntilExpired(entries[0], to: sink, clock: clock)
         #expect(log.all.first?.contains("could not start /nonexistent/calwatch-hook: No such file or directory") == true)
     }
 }

@@ -4,6 +4,19 @@ import Testing
 /// `calwatch watch` as a user runs it, in real time: the built executable following a folder, with a JSON Lines
 /// sink and a hook, and the signals a service manager sends.
 @Suite struct WatchCommandTests {
+    /// `calwatch watch --config config.yml` started in `folder`, logging into `log.txt` there.
+    static func watch(in folder: String) throws -> Process {
+        let process = Process()
+        process.executableURL = CommandLineTests.executable
+        process.arguments = ["watch", "--config", folder + "/config.yml", "--log-level", "info"]
+        process.currentDirectoryURL = URL(fileURLWithPath: folder)
+        FileManager.default.createFile(atPath: folder + "/log.txt", contents: nil)
+        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: folder + "/log.txt"))
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        return process
+    }
+
     @Test func eventsArriveAtTheirInstantsAndSignalsAreHandled() async throws {
         let folder = NSTemporaryDirectory() + "calwatch-watch-e2e-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: folder + "/cal/work", withIntermediateDirectories: true)
@@ -24,14 +37,7 @@ import Testing
             """
         try configuration.write(toFile: folder + "/config.yml", atomically: true, encoding: .utf8)
 
-        let process = Process()
-        process.executableURL = CommandLineTests.executable
-        process.arguments = ["watch", "--config", folder + "/config.yml", "--log-level", "info"]
-        process.currentDirectoryURL = URL(fileURLWithPath: folder)
-        FileManager.default.createFile(atPath: folder + "/log.txt", contents: nil)
-        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: folder + "/log.txt"))
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
+        let process = try Self.watch(in: folder)
         defer { if process.isRunning { process.terminate() } }
         func log() -> String { (try? String(contentsOfFile: folder + "/log.txt", encoding: .utf8)) ?? "" }
         func waitFor(_ text: String, seconds: Double) async throws -> Bool {
@@ -130,14 +136,7 @@ import Testing
                 on: [reminderDue]
             """.write(toFile: folder + "/config.yml", atomically: true, encoding: .utf8)
 
-        let process = Process()
-        process.executableURL = CommandLineTests.executable
-        process.arguments = ["watch", "--config", folder + "/config.yml"]
-        process.currentDirectoryURL = URL(fileURLWithPath: folder)
-        FileManager.default.createFile(atPath: folder + "/log.txt", contents: nil)
-        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: folder + "/log.txt"))
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
+        let process = try Self.watch(in: folder)
         defer { if process.isRunning { process.terminate() } }
         func log() -> String { (try? String(contentsOfFile: folder + "/log.txt", encoding: .utf8)) ?? "" }
 

@@ -1,3 +1,4 @@
+import CLinux
 import Dispatch
 import Foundation
 import Synchronization
@@ -57,10 +58,11 @@ public final class BlockingExecutor: SerialExecutor {
         let queue = queue
         // Unowned: the executor outlives every job it runs (each job keeps its actor, which keeps the executor).
         let executor = UnownedSerialExecutor(ordinary: self)
+        let name = String(name.prefix(15))  // the kernel keeps 15 bytes
         let thread = Thread {
+            _ = CLinux_set_thread_name(name)
             while let job = queue.pop() { job.runSynchronously(on: executor) }
         }
-        thread.name = String(name.prefix(15))
         thread.start()
     }
 
