@@ -46,8 +46,9 @@ demo: build
 	@echo "== the flights view: the sample flight with when to leave for the airport =="
 	@sqlite3 -header -column .build/demo/events.db "SELECT code, origin, destination, departure, leave_by FROM flights"
 	@echo
-	@echo "== what the hook samples/hooks/log.sh wrote, .build/demo/hooks.log (one run per reminder) =="
-	@cut -f1-3 .build/demo/hooks.log
+	@echo "== what the hook samples/hooks/log.sh wrote, .build/demo/hooks.log (one run per reminder; up to 4 run at"
+	@echo "   once and finish in any order, so sorted here by the time each reminder was due) =="
+	@sort .build/demo/hooks.log | cut -f1-3
 	@echo
 	@echo "== calwatch explain: why the travel calendar's items are what they are =="
 	@.build/debug/calwatch explain samples/calendars/travel --tz Europe/Berlin
