@@ -6,8 +6,8 @@ import Logging
 
 /// What `scan` and `replay` share: the zone, the time arguments, the clock and problem reports.
 enum CommandSupport {
-    /// The real clock.
-    static var now: Instant { Instant(secondsSinceEpoch: Int64(Date().timeIntervalSince1970)) }
+    /// The real clock, to the second.
+    static var now: Instant { timestamp.instant }
 
     /// The real clock to the millisecond: when an event is emitted.
     static var timestamp: Timestamp {

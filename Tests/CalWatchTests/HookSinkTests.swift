@@ -39,10 +39,10 @@ import Testing
             do {
                 try await body()
             } catch {
-                await sink.stop()
+                context.stopRun()
                 throw error
             }
-            await sink.stop()
+            context.stopRun()
             try await group.waitForAll()
         }
     }
@@ -291,7 +291,7 @@ import Testing
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await second.run(context) }
             try await eventually("the retry at start") { await second.counts.succeeded == 1 }
-            await second.stop()
+            context.stopRun()
         }
         #expect(SinkFixtures.lines(folder + "/runs") == ["30", "30"])
         #expect(try await journal.heldRetries(for: second.name).isEmpty)
@@ -324,6 +324,11 @@ import Testing
         #expect(log.all.count == 1)
         #expect(log.all[0].contains("exit status 3") && log.all[0].contains("cannot open display :0"))
         #expect(await sink.counts.failed == 1)
+    }
+
+    @Test func everyPlaceholderTheConfigurationAcceptsHasAValue() {
+        // The configuration checks `run` arguments against the core's list; the sink fills in its own table.
+        #expect(HookFields.table.map(\.placeholder) == HookSettings.placeholders)
     }
 
     @Test func filtersChooseTheEvents() async throws {

@@ -154,13 +154,13 @@ public final class EventBus: Service {
     }
 
     private func consume() async {
-        let context = SinkContext(journal: journal, entry: entry)
         let done = await withTaskGroup(of: (Int, SinkReport)?.self) { group in
             for (index, sink) in sinks.enumerated() {
+                let context = SinkContext(journal: journal, entry: entry)
                 group.addTask { [self] in
                     var consumer = Consumer(sink: sink, lane: index, bus: self)
                     let report = await consumer.run(streams[index])
-                    await sink.stop()
+                    context.stopRun()
                     return (index, report)
                 }
                 group.addTask {

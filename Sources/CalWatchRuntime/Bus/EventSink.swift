@@ -13,26 +13,35 @@ public protocol EventSink: Sendable {
     /// good (`| head`): the sink is stopped, and that is not a failure.
     func deliver(_ batch: [JournalStore.Entry]) async throws
     /// Work the sink keeps going after `deliver` returned (a hook's retries), run by the bus as a child task beside
-    /// the sink's consumer until `stop` is called. The default has none.
+    /// the sink's consumer; it returns once `context.stopped` has come and the work in hand is done. The default has
+    /// none.
     func run(_ context: SinkContext) async
-    /// Asks `run` to return once the work in hand is done; what waits for later stays in the journal.
-    func stop() async
 }
 
 extension EventSink {
     public func run(_ context: SinkContext) async {}
-    public func stop() async {}
 }
 
-/// What the bus lends a sink's `run`: the journal, and how to turn a journaled event into an entry again.
+/// What the bus lends a sink's `run`: the journal, how to turn a journaled event into an entry again, and the stop
+/// (the sink's consumer has handled everything; what waits for later stays in the journal).
 public struct SinkContext: Sendable {
     public var journal: JournalStore
     public var entry: @Sendable (JournalStore.Journaled) -> JournalStore.Entry
+    private let stop = Outcome<Void>()
 
     public init(journal: JournalStore, entry: @escaping @Sendable (JournalStore.Journaled) -> JournalStore.Entry) {
         self.journal = journal
         self.entry = entry
     }
+
+    /// Returns once `stopRun` was called (or at once, if the waiting task is cancelled).
+    public func stopped() async { _ = await stop.wait() }
+
+    /// Whether `stopRun` was called.
+    public var isStopped: Bool { stop.isSet }
+
+    /// Tells `run` to finish.
+    public func stopRun() { stop.set() }
 }
 
 /// A sink could not deliver, worded for the user.

@@ -46,8 +46,8 @@ final class Permits: Sendable {
         next?.resume()
     }
 
-    /// Runs `body` holding a permit.
-    func withPermit<T: Sendable>(_ body: () async -> T) async -> T {
+    /// Runs `body` holding a permit, in the caller's isolation (an actor's method can run inside).
+    func withPermit<T: Sendable>(isolation: isolated (any Actor)? = #isolation, _ body: () async -> T) async -> T {
         await acquire()
         defer { release() }
         return await body()

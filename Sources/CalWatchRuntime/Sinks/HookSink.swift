@@ -17,7 +17,7 @@ public import Logging
 /// Exit 75 (EX_TEMPFAIL), or a program that cannot start, asks for a retry: the event is recorded in the journal
 /// and tried again after a growing delay, until it expires, while the hook's later events go on meanwhile. So a
 /// hook sees events in journal order, except that an event it asked to retry comes again after later ones. A
-/// retry still waiting when calwatch stops is kept in the journal and tried first at the next start. Up to
+/// retry still waiting when the bus stops the sink is kept in the journal and tried first at the next start. Up to
 /// `concurrency` runs go at once, first runs and retries together.
 public actor HookSink: EventSink {
     /// How runs that ask for a retry (exit 75), or that cannot start, are retried.
@@ -58,9 +58,8 @@ public actor HookSink: EventSink {
     private let permits: Permits
     private let retries: AsyncStream<Retry>
     private let retryInput: AsyncStream<Retry>.Continuation
-    /// What the bus lent `run`: the journal that keeps retries waiting.
+    /// What the bus lent `run`: the journal that keeps retries waiting, and the stop.
     private let context = Outcome<SinkContext>()
-    private let stopping = Outcome<Void>()
     public private(set) var counts = Counts()
 
     /// A hook sink. Timeouts and retry delays are measured on `clock`; `now` is the wall clock (for expiry);
@@ -100,8 +99,8 @@ public actor HookSink: EventSink {
         }
     }
 
-    /// Runs the retries: first those an earlier run left in the journal, then each as its delay passes, until
-    /// `stop`. A retry whose delay has not passed by then stays in the journal for the next start.
+    /// Runs the retries: first those an earlier run left in the journal, then each as its delay passes, until the
+    /// bus stops the sink. A retry whose delay has not passed by then stays in the journal for the next start.
     public func run(_ context: SinkContext) async {
         self.context.set(context)
         do {
@@ -113,36 +112,32 @@ public actor HookSink: EventSink {
                 "\(name): cannot read the retries left from the last run: \(error)", metadata: ["sink.name": "\(name)"])
         }
         await withDiscardingTaskGroup { group in
+            group.addTask { [retryInput] in
+                await context.stopped()
+                retryInput.finish()
+            }
             for await waiting in retries {
-                group.addTask { await self.retryWhenDue(waiting) }
+                group.addTask { await self.retryWhenDue(waiting, stop: context) }
             }
         }
     }
 
-    /// Async, so that it (and not the protocol's default) is the one the bus calls.
-    public func stop() async {
-        retryInput.finish()
-        stopping.set()
-    }
-
-    private func retryWhenDue(_ waiting: Retry) async {
+    private func retryWhenDue(_ waiting: Retry, stop context: SinkContext) async {
         // The delay, cut short by a stop.
         let due = await withTaskGroup(of: Bool.self) { race in
             race.addTask { [clock] in (try? await clock.sleep(for: waiting.delay)) != nil }
-            race.addTask { [stopping] in
-                _ = await stopping.wait()
+            race.addTask {
+                await context.stopped()
                 return false
             }
             let due = await race.next() ?? false
             race.cancelAll()
             return due
         }
-        guard due, !stopping.isSet else { return }
-        await permits.acquire()
+        guard due, !context.isStopped else { return }
         // A retry left from the last run comes at once, then waits the first delay again if it must.
         let next = waiting.delay == .zero ? retry.firstDelay : min(waiting.delay * 2, retry.maxDelay)
-        await attempt(waiting.entry, number: waiting.attempt, delay: next)
-        permits.release()
+        await permits.withPermit { await attempt(waiting.entry, number: waiting.attempt, delay: next) }
     }
 
     /// Runs the hook once for an event and settles what follows: done, failed, or a retry scheduled after `delay`.
@@ -198,8 +193,8 @@ public actor HookSink: EventSink {
         }
         if number == 1 {
             logger.warning("\(what) \(reason); retrying\(detail)", metadata: metadata)
-                await journal { try await $0.holdRetry(entry.sequence, for: name) }
-            }
+            await journal { try await $0.holdRetry(entry.sequence, for: name) }
+        }
         counts.retried += 1
         retryInput.yield(Retry(entry: entry, attempt: number + 1, delay: delay))
     }
