@@ -36,8 +36,9 @@ extension CalwatchCommand {
                 StandardStreams.error("\(error)\n")
                 configurationErrors += error.problems.count
                 guard !calendars.paths.isEmpty else {
-                    StandardStreams.error("calwatch check: \(Self.count(error.problems.count, "configuration problem")); "
-                        + "calendars not checked (name them on the command line to check them anyway)\n")
+                    StandardStreams.error(
+                        "calwatch check: \(Self.count(error.problems.count, "configuration problem")); "
+                            + "calendars not checked (name them on the command line to check them anyway)\n")
                     throw ExitCode(64)
                 }
                 var fallback = Configuration(home: NSHomeDirectory())
@@ -82,7 +83,8 @@ extension CalwatchCommand {
                         + "and attendees make a meeting only when there are two or more; set `me: [you@example.com]`")
             }
             var report = "calwatch check: configuration \(source): "
-            report += configurationErrors == 0 ? "OK" : "\(configurationErrors) error" + (configurationErrors == 1 ? "" : "s")
+            report +=
+                configurationErrors == 0 ? "OK" : "\(configurationErrors) error" + (configurationErrors == 1 ? "" : "s")
             report += "; sinks: " + configuration.sinks.map(\.name).joined(separator: ", ") + "\n"
             report += lines.joined(separator: "\n") + "\n"
             print(report, terminator: "")
@@ -116,7 +118,7 @@ extension CalwatchCommand {
             for sink in configuration.sinks {
                 switch sink.output {
                 case .jsonLines(path: nil): break
-                case .jsonLines(path: let path?), .sqlite(path: let path, _): writable(path, for: sink.name)
+                case .jsonLines(path: let path?), .sqlite(let path, _): writable(path, for: sink.name)
                 case .hook(let hook):
                     let program = hook.run[0]
                     let candidates =

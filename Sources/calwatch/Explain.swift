@@ -41,7 +41,9 @@ extension CalwatchCommand {
             // Every occurrence from 1970 to 2100, to find each item's first one (what a series is classified by).
             let window = InstantWindow(
                 start: Instant(secondsSinceEpoch: 0), end: Instant(secondsSinceEpoch: 4_102_444_800))
-            let scan = CalendarScan(paths: configuration.calendars, options: ExpansionOptions(window: window, defaultZone: zone)).run()
+            let scan = CalendarScan(
+                paths: configuration.calendars, options: ExpansionOptions(window: window, defaultZone: zone)
+            ).run()
             CommandSupport.report(scan.problems)
             if scan.nothingReadable { throw ExitCode(65) }
             let classifier = Classifier(configuration)
@@ -52,7 +54,10 @@ extension CalwatchCommand {
                 text += Self.explanation(of: occurrence, classifier: classifier) + "\n"
             }
             if seen.isEmpty {
-                StandardStreams.error(uid.map { "calwatch: no item with UID \($0) in \(configuration.calendars.joined(separator: ", "))\n" } ?? "calwatch: no items found\n")
+                StandardStreams.error(
+                    uid.map {
+                        "calwatch: no item with UID \($0) in \(configuration.calendars.joined(separator: ", "))\n"
+                    } ?? "calwatch: no items found\n")
                 throw ExitCode(65)
             }
             StandardStreams.Output().write(Array(text.utf8))
@@ -63,8 +68,12 @@ extension CalwatchCommand {
             let facts = classifier.facts(for: occurrence)
             var lines: [String] = []
             let line = occurrence.source.component.line.map { ", line \($0)" } ?? ""
-            lines.append("\(occurrence.summary.map { "\"\($0)\"" } ?? "(no summary)")  [\(occurrence.calendar)\(line), UID \(occurrence.uid)]")
-            let when = occurrence.allDay ? "all day" : "\(Int((occurrence.end.secondsSinceEpoch - occurrence.start.secondsSinceEpoch) / 60)) min"
+            lines.append(
+                "\(occurrence.summary.map { "\"\($0)\"" } ?? "(no summary)")  [\(occurrence.calendar)\(line), UID \(occurrence.uid)]"
+            )
+            let when =
+                occurrence.allDay
+                ? "all day" : "\(Int((occurrence.end.secondsSinceEpoch - occurrence.start.secondsSinceEpoch) / 60)) min"
             lines.append("  first occurrence \(occurrence.start) (\(when))")
             var kind = "  kind: \(result.kind.rawValue), confidence \(String(format: "%.2f", result.confidence))"
             if let tier = result.flight?.tier { kind += ", tier \(tier)" }
@@ -84,8 +93,10 @@ extension CalwatchCommand {
                 if let leaveBy = facts.leaveBy {
                     lines.append("  leave by \(leaveBy) (departure \(occurrence.start) − airport lead − travel time)")
                 }
-                let details = [("terminal", flight.terminal), ("gate", flight.gate), ("seat", flight.seat),
-                               ("booking", flight.bookingReference)].compactMap { name, value in value.map { "\(name) \($0)" } }
+                let details = [
+                    ("terminal", flight.terminal), ("gate", flight.gate), ("seat", flight.seat),
+                    ("booking", flight.bookingReference),
+                ].compactMap { name, value in value.map { "\(name) \($0)" } }
                 if !details.isEmpty { lines.append("  " + details.joined(separator: ", ")) }
             }
             if let meeting = result.meeting {

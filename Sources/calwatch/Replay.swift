@@ -120,7 +120,8 @@ extension CalwatchCommand {
 
         /// The summary on standard error: events by type, each sink, time taken.
         static func describe(
-            _ summary: CalWatchRuntime.Replay.Summary, hooks: [String: HookSink.Counts], window: InstantWindow, seconds: Double
+            _ summary: CalWatchRuntime.Replay.Summary, hooks: [String: HookSink.Counts], window: InstantWindow,
+            seconds: Double
         ) -> String {
             var text = ""
             if summary.start > window.start {

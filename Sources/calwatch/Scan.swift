@@ -49,7 +49,8 @@ extension CalwatchCommand {
 
         func validate() throws {
             if calendars.paths.isEmpty {
-                throw ValidationError("Name at least one calendar: a .ics file, a vdir folder, a CalDAV .xml export or -.")
+                throw ValidationError(
+                    "Name at least one calendar: a .ics file, a vdir folder, a CalDAV .xml export or -.")
             }
             if alarms && format == .table {
                 throw ValidationError("--alarms prints JSON Lines only; leave out --format table.")
@@ -83,8 +84,10 @@ extension CalwatchCommand {
             } else if format == .table {
                 output.write(
                     Array(
-                        OccurrenceTable.render(result.occurrences, zone: zone, classifier: noClassify ? nil : Classifier())
-                            .utf8))
+                        OccurrenceTable.render(
+                            result.occurrences, zone: zone, classifier: noClassify ? nil : Classifier()
+                        )
+                        .utf8))
             } else {
                 OccurrenceJSON.writeLines(
                     result.occurrences, classifier: noClassify ? nil : Classifier(), flush: output.write)

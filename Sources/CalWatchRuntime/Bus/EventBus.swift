@@ -169,7 +169,7 @@ public final class EventBus: Service {
                 }
             }
             var reports = [SinkReport?](repeating: nil, count: sinks.count)
-            for await case let (index, report)? in group { reports[index] = report }
+            for await case (let index, let report)? in group { reports[index] = report }
             return reports.compactMap { $0 }
         }
         reports.set(done)
@@ -306,7 +306,8 @@ public final class EventBus: Service {
             // The first failure of a run of them is told; the rest only counted.
             if streak == 0 {
                 bus.logger.warning(
-                    "\(sink.name): \(reason) (retrying)", metadata: ["sink.name": "\(sink.name)", "sink.error": "\(reason)"])
+                    "\(sink.name): \(reason) (retrying)",
+                    metadata: ["sink.name": "\(sink.name)", "sink.error": "\(reason)"])
                 pace.set(lane, .failing)
             }
             streak += 1

@@ -1,6 +1,6 @@
+public import CalWatchCore
 import Foundation
 import Synchronization
-public import CalWatchCore
 
 /// The journal: every emitted event with its deterministic id and increasing sequence number, and each sink's
 /// cursor, in a SQLite state database (WAL). It is the single source of truth for "already emitted": an event
@@ -43,7 +43,9 @@ public actor JournalStore {
         public var recorded: Timestamp
         private let rendering = Rendering()
 
-        public init(sequence: Int64, event: PlannedEvent, occurrence: Occurrence?, facts: PlanningFacts, recorded: Timestamp) {
+        public init(
+            sequence: Int64, event: PlannedEvent, occurrence: Occurrence?, facts: PlanningFacts, recorded: Timestamp
+        ) {
             self.sequence = sequence
             self.event = event
             self.occurrence = occurrence
@@ -151,7 +153,8 @@ public actor JournalStore {
 
     /// Commits events in one transaction, in order, skipping any whose id is already journaled. Returns what was
     /// committed, with sequence numbers.
-    public func append(_ events: [PlannedEvent], recorded: Timestamp) throws -> [(sequence: Int64, event: PlannedEvent)] {
+    public func append(_ events: [PlannedEvent], recorded: Timestamp) throws -> [(sequence: Int64, event: PlannedEvent)]
+    {
         try connection.transaction {
             var next = try lastSequenceLocked() + 1
             var committed: [(Int64, PlannedEvent)] = []
@@ -226,7 +229,8 @@ public actor JournalStore {
         case .flightDetected:
             break
         }
-        return Journaled(sequence: row.integer(0), event: event, recorded: Timestamp(millisecondsSinceEpoch: row.integer(11)))
+        return Journaled(
+            sequence: row.integer(0), event: event, recorded: Timestamp(millisecondsSinceEpoch: row.integer(11)))
     }
 
     /// The planner's state for planning from `instant` on: every journaled event that has not expired by then,

@@ -1,6 +1,6 @@
 import CSQLite
-import Foundation
 import CalWatchCore
+import Foundation
 
 /// A failed SQLite call, with SQLite's own message and the statement.
 public struct SQLiteError: Error, CustomStringConvertible, Sendable {
@@ -248,7 +248,9 @@ struct SQLiteRow: ~Copyable {
                 switch value {
                 case .integer(let number):
                     feed(1)
-                    for shift in stride(from: 0, to: 64, by: 8) { feed(UInt8(truncatingIfNeeded: number >> Int64(shift))) }
+                    for shift in stride(from: 0, to: 64, by: 8) {
+                        feed(UInt8(truncatingIfNeeded: number >> Int64(shift)))
+                    }
                 case .text(let range):
                     feed(2)
                     for byte in bytes[range] { feed(byte) }

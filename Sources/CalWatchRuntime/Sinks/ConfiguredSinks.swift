@@ -10,7 +10,7 @@ extension SinkSettings {
         switch output {
         case .jsonLines(path: nil): JSONLinesSink.standardOutput(name: name)
         case .jsonLines(path: let path?): try JSONLinesSink.file(path: path, name: name)
-        case .sqlite(path: let path, keep: let keep): try SQLiteSink(path: path, name: name, keep: keep)
+        case .sqlite(let path, let keep): try SQLiteSink(path: path, name: name, keep: keep)
         case .hook(let hook): HookSink(settings: hook, name: name, clock: clock, now: now, logger: logger)
         }
     }

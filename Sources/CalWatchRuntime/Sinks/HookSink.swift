@@ -1,5 +1,5 @@
-import Foundation
 public import CalWatchCore
+import Foundation
 public import Logging
 
 #if canImport(Glibc)

@@ -1,5 +1,5 @@
-import Foundation
 import CalWatchCore
+import Foundation
 
 #if canImport(Glibc)
     import Glibc

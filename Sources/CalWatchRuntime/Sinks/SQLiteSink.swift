@@ -1,5 +1,5 @@
-import Foundation
 import CalWatchCore
+import Foundation
 
 /// Writes events into a user-facing SQLite database (DESIGN §6), meant to be read with the `sqlite3` shell or any
 /// SQLite library while calwatch runs: an `events` view with every event (id, seq, type, time, subject, calendar,
@@ -219,7 +219,9 @@ public actor SQLiteSink: EventSink {
                     row.append(occurrence)
                     row.append(entry.recorded)
                     row.append(event.expiry)
-                    row.appendText { CloudEventJSON.writeDetails(event, facts: .event, flightAndMeeting: false, to: &$0) }
+                    row.appendText {
+                        CloudEventJSON.writeDetails(event, facts: .event, flightAndMeeting: false, to: &$0)
+                    }
                     try insertEvent.run(row)
                 }
                 if let keep, let newest = batch.last?.event.time.secondsSinceEpoch,

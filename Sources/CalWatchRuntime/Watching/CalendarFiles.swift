@@ -1,5 +1,5 @@
-import Foundation
 public import CalWatchCore
+import Foundation
 
 #if canImport(Glibc)
     import Glibc
@@ -16,7 +16,8 @@ public final class CalendarFiles {
     /// What a look at the files changed.
     public struct Changes: Sendable {
         /// Files whose calendars in effect changed (new files too), with the group their occurrences go under.
-        public var changed: [(source: CalendarSource, origin: PlanningLoop.Origin, calendars: [CalendarReader.ReadCalendar])] = []
+        public var changed:
+            [(source: CalendarSource, origin: PlanningLoop.Origin, calendars: [CalendarReader.ReadCalendar])] = []
         /// Files gone, or no longer items.
         public var removed: [(path: String, origin: PlanningLoop.Origin)] = []
         /// Problems not reported before.

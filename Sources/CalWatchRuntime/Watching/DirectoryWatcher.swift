@@ -1,7 +1,7 @@
 import CLinux
+import CalWatchCore
 import Foundation
 import Synchronization
-import CalWatchCore
 
 #if canImport(Glibc)
     import Glibc

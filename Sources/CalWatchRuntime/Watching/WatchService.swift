@@ -131,7 +131,8 @@ public final class WatchService<WaitClock: Clock>: Service where WaitClock.Durat
         var zone = watch.zone
 
         while true {
-            let reasons = await wait(until: deadline(watch, quietAt: quietAt, rescanAt: rescanAt, safety: safetyRescanAt))
+            let reasons = await wait(
+                until: deadline(watch, quietAt: quietAt, rescanAt: rescanAt, safety: safetyRescanAt))
             // A graceful shutdown, or the task running the service cancelled.
             if reasons.contains(.shutdown) || Task.isCancelled { return }
             if reasons.contains(.files) {
