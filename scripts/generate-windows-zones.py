@@ -35,6 +35,9 @@ def main() -> None:
         "// Do not edit by hand.",
         "",
         "extension WindowsZones {",
+        "    /// Where the table comes from, as `calwatch --version` names it.",
+        f'    public static let dataSource = "Unicode CLDR {cldr_version().split("-")[0]} windowsZones (Unicode-DFS-2016)"',
+        "",
         "    /// Windows zone name to the IANA zone CLDR names for territory 001.",
         "    static let cldrTable: [String: String] = [",
     ]

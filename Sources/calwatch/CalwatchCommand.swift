@@ -13,6 +13,7 @@ struct CalwatchCommand: AsyncParsableCommand {
 
             Exit codes: 0 success, 64 usage or configuration error, 65 unreadable calendar data, 74 I/O error.
             """,
+        version: CalwatchVersion.report,
         subcommands: [Scan.self, Explain.self, Replay.self, Watch.self, Check.self]
     )
 }

@@ -1,3 +1,4 @@
+import CalWatchCore
 import Foundation
 import Testing
 
@@ -335,6 +336,27 @@ import Testing
         #expect(run.errors.contains("/nonexistent/hook is not found"))
     }
 
+    /// A bug report quotes `--version`: it must say which release, and which airports, airlines and zone names
+    /// were compiled in (the same tables the classifier uses), not a constant.
+    @Test func versionNamesTheReleaseAndTheDataItCarries() async throws {
+        let run = try await cli.calwatch(["--version"])
+        #expect(run.status == 0, "\(run.errors)")
+        let lines = run.output.split(separator: "\n").map(String.init)
+        #expect(lines.first?.wholeMatch(of: /calwatch \d+\.\d+\.\d+/) != nil, "\(run.output)")
+        let rows = Dictionary(
+            lines.dropFirst().map { line in
+                let parts = line.trimmingCharacters(in: .whitespaces).split(separator: "  ", maxSplits: 1)
+                return (String(parts[0]), parts.count > 1 ? parts[1].trimmingCharacters(in: .whitespaces) : "")
+            }, uniquingKeysWith: { first, _ in first })
+        #expect(rows["airports"]?.hasSuffix(", \(AirportDatabase.shared.count) airports") == true, "\(run.output)")
+        #expect(rows["airports"]?.hasPrefix("airportsdata ") == true)
+        #expect(rows["airlines"]?.hasSuffix(", \(AirlineTable.shared.count) designators") == true)
+        #expect(rows["time-zone names"]?.hasSuffix(", \(WindowsZones.count) Windows names") == true)
+        #expect(rows["time-zone rules"]?.hasPrefix("tz \(TimeZone.timeZoneDataVersion)") == true)
+        #expect(rows["libical"]?.hasPrefix("3.") == true)
+        #expect(rows["SQLite"]?.hasPrefix("3.") == true)
+    }
+
     @Test func aMissingConfigurationFileSaysSoAndExits64() async throws {
         let run = try await cli.calwatch(["check", "--config", "/nonexistent/config.yml"])
         #expect(run.status == 64)
@@ -346,7 +368,7 @@ import Testing
 
     @Test func unreadableCalendarDataExits65() async throws {
         let empty = SinkFixtures.folder() + "/config.yml"
-        FileManager.default.createFile(atPath: empty, contents: nil)
+        _ = FileManager.default.createFile(atPath: empty, contents: nil)
         let run = try await cli.calwatch(["check", fixture("not-a-calendar.ics"), "--config", empty])
         #expect(run.status == 65, "\(run.errors)")
         #expect(run.errors.contains("not-a-calendar.ics"))

@@ -3,6 +3,9 @@
 // Do not edit by hand.
 
 extension WindowsZones {
+    /// Where the table comes from, as `calwatch --version` names it.
+    public static let dataSource = "Unicode CLDR 41 windowsZones (Unicode-DFS-2016)"
+
     /// Windows zone name to the IANA zone CLDR names for territory 001.
     static let cldrTable: [String: String] = [
         "AUS Central Standard Time": "Australia/Darwin",

@@ -12,6 +12,9 @@ public enum WindowsZones {
         return lowercased[name.lowercased()]
     }
 
+    /// How many Windows names the table maps (`calwatch --version`).
+    public static var count: Int { cldrTable.count }
+
     private static let lowercased: [String: String] = Dictionary(
         cldrTable.map { ($0.key.lowercased(), $0.value) }, uniquingKeysWith: { first, _ in first })
 }

@@ -11,8 +11,11 @@ public struct SQLiteError: Error, CustomStringConvertible, Sendable {
 
 /// One open database. Owns its `sqlite3*` and closes it in `deinit`; explicitly not `Sendable`: a connection is
 /// used from one task at a time, and the handle never leaves this file and `SQLiteStatement`.
-final class SQLiteConnection {
+package final class SQLiteConnection {
     fileprivate let handle: OpaquePointer
+
+    /// The version of the SQLite library loaded at run time, `3.40.1` (`calwatch --version`).
+    package static var libraryVersion: String { String(cString: sqlite3_libversion()) }
 
     /// Opens (creating) the database at `path` with the given file mode for a new file.
     init(path: String) throws {

@@ -4,6 +4,9 @@
 // Licence: CC0-1.0 (public domain dedication).
 
 extension AirlineTable {
+    /// Where the table comes from, as `calwatch --version` names it.
+    public static let dataSource = "calwatch's own table, 2026 (CC0-1.0)"
+
     /// One carrier per line: IATA designator|name, and `|rail` for railways that sell seats under a designator
     /// (a "flight" number of theirs is a train).
     static let table = #"""

@@ -112,6 +112,9 @@ public final class AirportDatabase: Sendable {
     /// The airport with this IATA code.
     public func airport(_ code: some StringProtocol) -> Airport? { byCode[String(code)] }
 
+    /// How many airports the database holds (`calwatch --version`).
+    public var count: Int { byCode.count }
+
     /// Lower case without accents or extra spaces, as city names are compared: `München` → `munchen`.
     static func fold(_ text: String) -> String {
         // Most text is ASCII: lower-casing its bytes is a hundred times cheaper than Foundation's folding.
@@ -230,6 +233,9 @@ public final class AirlineTable: Sendable {
     }
 
     public func carrier(_ designator: some StringProtocol) -> Carrier? { carriers[String(designator)] }
+
+    /// How many designators the table holds (`calwatch --version`).
+    public var count: Int { carriers.count }
 
     /// The carrier named by `words` exactly (folded): ["delta", "air", "lines"], ["southwest"].
     func carrier(named words: [String]) -> Carrier? { names[words].flatMap { carriers[$0] } }

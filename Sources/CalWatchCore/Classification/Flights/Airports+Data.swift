@@ -3,6 +3,9 @@
 // Do not edit by hand.
 
 extension AirportDatabase {
+    /// Where the tables come from, as `calwatch --version` names it.
+    public static let dataSource = "airportsdata 20260905 (MIT)"
+
     /// One airport per line: IATA|name|city|country|latitude|longitude|IANA zone.
     static let airportTable = #"""
 AAA|Anaa Airport||PF|-17.353|-145.510|Pacific/Tahiti
