@@ -7,7 +7,8 @@ DEMO_WINDOW := --from 2027-03-01 --to 2027-03-08 --tz Europe/Berlin
 DEMO_DAY := --from 2027-03-03 --to 2027-03-04
 DEMO_CALENDARS := samples/calendars samples/radicale/family samples/caldav/report.xml
 
-.PHONY: deps build demo test test-busy corpus bench bench-replay bench-sinks bench-watch format clean
+.PHONY: deps build demo test test-busy corpus bench bench-replay bench-sinks bench-watch format clean \
+	release manual install uninstall deb deb-deps test-package
 
 deps:
 	@missing=""; \
@@ -53,8 +54,10 @@ demo: build
 	@echo "== calwatch explain: why the travel calendar's items are what they are =="
 	@.build/debug/calwatch explain samples/calendars/travel --tz Europe/Berlin
 
+# The test suite, then the Debian package built and checked as a user without Swift would meet it.
 test: deps
 	swift test $(SWIFT_BUILD_FLAGS)
+	@$(MAKE) --no-print-directory test-package
 
 # `make test` with one CPU hog per core running: the suite must pass on a busy machine too (BENCHMARKS.md has
 # both wall times).
@@ -78,8 +81,64 @@ bench-sinks: deps
 bench-watch: deps
 	python3 benchmarks/watch.py
 
+# Installing and packaging. The binary carries the Swift runtime and Foundation (--static-swift-stdlib), so it needs
+# only Debian's shared libraries (libical's pkg-config also links libicalss and libicalvcal, which calwatch does not
+# use; dpkg-shlibdeps says so, and both come with libical3 anyway). It is built in a folder of its own so that it does not rebuild .build/release.
+VERSION := $(shell sed -n 's/^    static let release = "\(.*\)"$$/\1/p' Sources/calwatch/CalwatchVersion.swift)
+STATIC_BINARY := .build/static/release/calwatch
+MANUAL := .build/plugins/GenerateManual/outputs/calwatch
+PREFIX ?= /usr/local
+DESTDIR ?=
+# Every directory scripts/install-files.sh writes to, for `make install` (PREFIX=~/.local works without root:
+# systemd, man, bash-completion and fish all look under ~/.local/share; zsh needs it on its fpath, see README).
+INSTALL_DIRS = BINDIR=$(PREFIX)/bin DATADIR=$(PREFIX)/share UNITDIR=$(PREFIX)/share/systemd/user \
+	ZSHDIR=$(PREFIX)/share/zsh/site-functions MANDIR=$(PREFIX)/share/man/man1 DOCDIR=$(PREFIX)/share/doc/calwatch
+# The same for the Debian package, in Debian's own places.
+DEB_DIRS = BINDIR=/usr/bin DATADIR=/usr/share UNITDIR=/usr/lib/systemd/user \
+	ZSHDIR=/usr/share/zsh/vendor-completions MANDIR=/usr/share/man/man1 DOCDIR=/usr/share/doc/calwatch
+DEB_ROOT := .build/deb/root
+DEB_PACKAGES := dpkg-dev fakeroot lintian
+
+release: deps
+	swift build -c release --static-swift-stdlib --scratch-path .build/static --product calwatch
+
+# One page per command, from the commands' own --help text (argument-parser's generate-manual), dated by the release.
+manual: deps
+	swift package generate-manual --multi-page --configuration debug \
+		--date "$$(date -u -d "$$(sed -n 's/^ -- .*>  //p' debian/changelog | head -n 1)" +%Y-%m-%d)"
+
+install: release manual
+	$(INSTALL_DIRS) DESTDIR="$(DESTDIR)" BINARY=$(STATIC_BINARY) MANPAGES=$(MANUAL) scripts/install-files.sh install
+
+uninstall:
+	$(INSTALL_DIRS) DESTDIR="$(DESTDIR)" scripts/install-files.sh uninstall
+
+deb-deps:
+	@$(MAKE) --no-print-directory deps SYSTEM_PACKAGES="$(DEB_PACKAGES)"
+
+# calwatch_<version>_<arch>.deb: the files of `make install` in Debian's places, Depends worked out by
+# dpkg-shlibdeps from the binary's own libraries, then checked by lintian (an error fails the build).
+deb: deb-deps release manual
+	@test "$(VERSION)" = "$$(dpkg-parsechangelog -l debian/changelog -S Version)" || \
+		{ echo "debian/changelog's version is not calwatch's ($(VERSION)): add an entry"; exit 1; }
+	rm -rf .build/deb && mkdir -p $(DEB_ROOT)/DEBIAN
+	$(DEB_DIRS) DESTDIR=$(DEB_ROOT) BINARY=$(STATIC_BINARY) MANPAGES=$(MANUAL) scripts/install-files.sh install
+	strip --strip-unneeded --remove-section=.comment --remove-section=.note $(DEB_ROOT)/usr/bin/calwatch
+	install -m 0644 debian/copyright $(DEB_ROOT)/usr/share/doc/calwatch/copyright
+	install -D -m 0644 debian/calwatch.lintian-overrides $(DEB_ROOT)/usr/share/lintian/overrides/calwatch
+	gzip -9nc debian/changelog >$(DEB_ROOT)/usr/share/doc/calwatch/changelog.gz
+	dpkg-shlibdeps -O $(DEB_ROOT)/usr/bin/calwatch >.build/deb/substvars
+	dpkg-gencontrol -pcalwatch -P$(DEB_ROOT) -T.build/deb/substvars -ldebian/changelog -cdebian/control \
+		-f.build/deb/files
+	fakeroot dpkg-deb -Zxz --build $(DEB_ROOT) calwatch_$(VERSION)_$$(dpkg --print-architecture).deb
+	lintian --fail-on error calwatch_$(VERSION)_$$(dpkg --print-architecture).deb
+
+# Builds the package and checks it as a user would meet it (scripts/check-package.sh). `make test` runs it.
+test-package: deb
+	scripts/check-package.sh calwatch_$(VERSION)_$$(dpkg --print-architecture).deb .build/debug/calwatch
+
 format:
 	swift format --in-place --recursive Sources Tests
 
 clean:
-	rm -rf .build bench-data
+	rm -rf .build bench-data calwatch_*.deb
