@@ -97,7 +97,7 @@ INSTALL_DIRS = BINDIR=$(PREFIX)/bin DATADIR=$(PREFIX)/share UNITDIR=$(PREFIX)/sh
 DEB_DIRS = BINDIR=/usr/bin DATADIR=/usr/share UNITDIR=/usr/lib/systemd/user \
 	ZSHDIR=/usr/share/zsh/vendor-completions MANDIR=/usr/share/man/man1 DOCDIR=/usr/share/doc/calwatch
 DEB_ROOT := .build/deb/root
-DEB_PACKAGES := dpkg-dev fakeroot lintian
+DEB_PACKAGES := dpkg-dev fakeroot lintian man-db binutils
 
 release: deps
 	swift build -c release --static-swift-stdlib --scratch-path .build/static --product calwatch
