@@ -4,6 +4,8 @@
     make bench         (or: python3 benchmarks/run.py [--runs N])
     make bench-replay  (or: python3 benchmarks/run.py --replay): the one-year replay through the JSONL sink
     make bench-sinks   (or: python3 benchmarks/run.py --sinks [--week]): the replay into a JSONL file and SQLite
+    make bench-package (or: python3 benchmarks/run.py --package after `make deb`): the package's size, and the
+                       start-up of its static binary against the toolchain-linked release build
 
 Builds calwatch in release mode and the C floor, generates the data once, then runs each case N times
 (default 5) and prints the median wall time, the ratios the targets are set on, the occurrence count and
@@ -115,6 +117,52 @@ def sinks(calwatch: str, calendar: str, week_only: bool) -> None:
         os.remove(os.path.join(out, name))
 
 
+def package(calwatch: str, runs: int) -> None:
+    """The Debian package: its size, and how long its static binary takes to start (`--help`: argument parsing
+    and nothing else) and to scan the samples, against the release build linked to the toolchain's shared Swift
+    libraries, round-robin."""
+    import glob
+    import shutil
+    import tempfile
+    debs = sorted(glob.glob(os.path.join(ROOT, "calwatch_*.deb")), key=os.path.getmtime)
+    if not debs:
+        sys.exit("no calwatch_*.deb here: run `make deb` first (make bench-package does)")
+    deb = debs[-1]
+    root = tempfile.mkdtemp()
+    try:
+        subprocess.run(["dpkg-deb", "-x", deb, root], check=True)
+        static = os.path.join(root, "usr", "bin", "calwatch")
+        stripped = os.path.join(root, "calwatch-release-stripped")
+        subprocess.run(["strip", "-o", stripped, calwatch], check=True)
+        installed = int(subprocess.run(["dpkg-deb", "-f", deb, "Installed-Size"], capture_output=True, text=True,
+                                       check=True).stdout)
+        samples = ["scan", os.path.join(ROOT, "samples", "calendars"), "--from", "2027-03-01", "--to", "2027-03-08",
+                   "--tz", "Europe/Berlin"]
+        results = measure([
+            ("static (package) --help", [static, "--help"], subprocess.DEVNULL),
+            ("shared Swift libraries (release build) --help", [calwatch, "--help"], subprocess.DEVNULL),
+            ("static (package) scan samples/calendars, one week", [static, *samples], subprocess.DEVNULL),
+            ("shared Swift libraries (release build) scan samples/calendars", [calwatch, *samples],
+             subprocess.DEVNULL),
+        ], runs)
+        print()
+        print(f"{machine()}; {runs} runs each, round-robin, median.")
+        print()
+        print(f"- {os.path.basename(deb)}: **{os.path.getsize(deb) / 1e6:.1f} MB** (xz); installed "
+              f"{installed / 1024:.1f} MiB; the stripped static binary {os.path.getsize(static) / 1e6:.1f} MB, the "
+              f"stripped release build {os.path.getsize(stripped) / 1e6:.1f} MB plus the toolchain's shared libraries")
+        print()
+        print("| case | median | best | peak RSS |")
+        print("|---|---:|---:|---:|")
+        for r in results:
+            print(f"| {r['name']} | {r['median'] * 1000:.1f} ms | {r['min'] * 1000:.1f} ms | {r['peak']:.0f} MB |")
+        print()
+        print(f"- start-up, static / shared: **{results[0]['median'] / results[1]['median']:.2f}x**; "
+              f"scan of the samples: **{results[2]['median'] / results[3]['median']:.2f}x**")
+    finally:
+        shutil.rmtree(root)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
@@ -125,6 +173,8 @@ def main() -> None:
     parser.add_argument("--sinks", action="store_true",
                         help="time the replay into a JSONL file and into SQLite instead (~10 minutes, ~35 GB)")
     parser.add_argument("--week", action="store_true", help="with --sinks: the week only (~30 s)")
+    parser.add_argument("--package", action="store_true",
+                        help="the Debian package's size and its static binary's start-up instead (after make deb)")
     args = parser.parse_args()
 
     subprocess.run(["swift", "build", "-c", "release", "--product", "calwatch"], cwd=ROOT, check=True)
@@ -137,6 +187,9 @@ def main() -> None:
         subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "generate.py"), DATA], check=True)
 
     calwatch = os.path.join(ROOT, ".build", "release", "calwatch")
+    if args.package:
+        package(calwatch, max(args.runs, 20))
+        return
     if args.replay:
         replay(calwatch, os.path.join(DATA, "benchmark.ics"))
         return

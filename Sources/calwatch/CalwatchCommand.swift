@@ -13,7 +13,16 @@ struct CalwatchCommand: AsyncParsableCommand {
 
             Exit codes: 0 success, 64 usage or configuration error, 65 unreadable calendar data, 74 I/O error.
             """,
-        version: CalwatchVersion.report,
         subcommands: [Scan.self, Explain.self, Replay.self, Watch.self, Check.self]
     )
+
+    /// A flag of this command's own rather than `CommandConfiguration.version`: argument-parser reads the
+    /// configuration on every run, and the report loads the airport and airline tables (60 ms of every start).
+    @Flag(help: "Show the version, and the data and libraries calwatch carries.")
+    var version = false
+
+    func run() async throws {
+        guard version else { throw CleanExit.helpRequest(self) }
+        print(CalwatchVersion.report)
+    }
 }
