@@ -87,7 +87,8 @@ bench-watch: deps
 
 # Installing and packaging. The binary carries the Swift runtime and Foundation (--static-swift-stdlib), so it needs
 # only Debian's shared libraries (libical's pkg-config also links libicalss and libicalvcal, which calwatch does not
-# use; dpkg-shlibdeps says so, and both come with libical3 anyway). It is built in a folder of its own so that it does not rebuild .build/release.
+# use; dpkg-shlibdeps says so, and both come with libical3 anyway). It is built in a folder of its own so that it
+# does not rebuild .build/release.
 VERSION := $(shell sed -n 's/^    static let release = "\(.*\)"$$/\1/p' Sources/calwatch/CalwatchVersion.swift)
 STATIC_BINARY := .build/static/release/calwatch
 MANUAL := .build/plugins/GenerateManual/outputs/calwatch
@@ -103,8 +104,10 @@ DEB_DIRS = BINDIR=/usr/bin DATADIR=/usr/share UNITDIR=/usr/lib/systemd/user \
 DEB_ROOT := .build/deb/root
 DEB_PACKAGES := dpkg-dev fakeroot lintian man-db binutils
 
+# Linked with full RELRO (-z relro -z now), as Debian's hardening defaults ask of every binary.
 release: deps
-	swift build -c release --static-swift-stdlib --scratch-path .build/static --product calwatch
+	swift build -c release --static-swift-stdlib -Xlinker -z -Xlinker relro -Xlinker -z -Xlinker now \
+		--scratch-path .build/static --product calwatch
 
 # One page per command, from the commands' own --help text (argument-parser's generate-manual), dated by the release.
 manual: deps
@@ -131,6 +134,7 @@ deb: deb-deps release manual
 	install -m 0644 debian/copyright $(DEB_ROOT)/usr/share/doc/calwatch/copyright
 	install -D -m 0644 debian/calwatch.lintian-overrides $(DEB_ROOT)/usr/share/lintian/overrides/calwatch
 	gzip -9nc debian/changelog >$(DEB_ROOT)/usr/share/doc/calwatch/changelog.gz
+	cd $(DEB_ROOT) && find usr -type f -exec md5sum {} + | sort -k 2 >DEBIAN/md5sums
 	dpkg-shlibdeps -O $(DEB_ROOT)/usr/bin/calwatch >.build/deb/substvars
 	dpkg-gencontrol -pcalwatch -P$(DEB_ROOT) -T.build/deb/substvars -ldebian/changelog -cdebian/control \
 		-f.build/deb/files
