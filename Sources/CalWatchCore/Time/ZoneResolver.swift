@@ -79,6 +79,10 @@ public final class ZoneResolver {
     }
 
     /// `(UTC+01:00) Amsterdam, Berlin`, `(GMT-05:00) Eastern Time`, `UTC+5:30`.
+    ///
+    /// Only offsets a real zone has: hours up to 14 and minutes up to 59, each one or two ASCII digits. Anything
+    /// else (`UTC+01:35791395`, `UTC+01:75`) is not a display name, and the zone is reported as unknown rather
+    /// than moving the event by decades or overflowing.
     private static func displayOffset(_ name: String) -> Int? {
         var text = Substring(name)
         if text.hasPrefix("(") { text = text.dropFirst() }
@@ -88,10 +92,13 @@ public final class ZoneResolver {
             return text.isEmpty || text.first == ")" ? 0 : nil
         }
         text = text.dropFirst()
-        let digits = text.prefix { $0.isNumber || $0 == ":" }
-        let fields = digits.split(separator: ":").compactMap { Int($0) }
-        guard let hours = fields.first, hours <= 14 else { return nil }
-        let minutes = fields.count > 1 ? fields[1] : 0
+        let digits = text.prefix { $0.isASCII && ($0.isNumber || $0 == ":") }
+        let fields = digits.split(separator: ":", omittingEmptySubsequences: false)
+        guard (1...2).contains(fields.count), fields.allSatisfy({ (1...2).contains($0.count) }),
+            let hours = Int(fields[0]), hours <= 14
+        else { return nil }
+        let minutes = fields.count > 1 ? Int(fields[1]) ?? 60 : 0
+        guard minutes < 60 else { return nil }
         return (sign == "-" ? -1 : 1) * (hours * 3600 + minutes * 60)
     }
 }
