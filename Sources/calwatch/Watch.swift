@@ -71,8 +71,9 @@ extension CalwatchCommand {
                 throw ValidationError(
                     "--log-level '\(logLevel)' is not one of trace, debug, info, notice, warning, error, critical.")
             }
-            guard let seconds = DurationText.seconds(rescanEvery), seconds > 0 else {
-                throw ValidationError("--rescan-every '\(rescanEvery)' is not a duration; write it like 10m or 1h.")
+            guard let seconds = DurationText.seconds(rescanEvery), (1...86_400).contains(seconds) else {
+                throw ValidationError(
+                    "--rescan-every '\(rescanEvery)' is not a duration from 1s to 1d; write it like 10m or 1h.")
             }
             guard (0...10_000).contains(debounceMs) else {
                 throw ValidationError("--debounce-ms must be between 0 and 10000.")

@@ -30,3 +30,53 @@ func strangersCalendar(uid: String = "stranger", _ lines: [String], summary: Str
         #expect(result.problems.isEmpty)
     }
 }
+
+/// Every number in config.yml has a bound that `check` enforces, so nothing `check` passes overflows later.
+@Suite struct ConfigurationBoundsTests {
+    @Test func durationsPastTheirBoundAreProblemsWithKeyAndLine() {
+        let problems = ConfigurationTests.problems(
+            """
+            horizon: 9223372036854775807s
+            reminders:
+              offsets: [30m, 9223372036854775807s, 400d]
+            liveActivity: { lead: 15m, updateEvery: 2d, maxDuration: 32d }
+            flights: { travelTime: 3d }
+            sinks:
+              - type: hook
+                run: [/bin/true]
+                timeout: 2d
+                concurrency: 65
+            """)
+        #expect(
+            problems.map { "\($0.line ?? 0) \($0.key ?? "")" } == [
+                "1 horizon", "3 reminders.offsets[1]", "3 reminders.offsets[2]", "4 liveActivity.updateEvery",
+                "4 liveActivity.maxDuration", "5 flights.travelTime", "9 sinks[0].timeout", "10 sinks[0].concurrency",
+            ])
+        #expect(problems[1].message.contains("is longer than the most calwatch accepts here, 366d"))
+        #expect(problems[7].message.contains("must be from 1 to 64"))
+    }
+
+    /// `replay` with every duration at its bound runs to the end: the bounds are ones the planner can add.
+    @Test func theLargestAcceptedValuesReplayWithoutOverflow() async throws {
+        let folder = SinkFixtures.folder()
+        try """
+            horizon: 1830d
+            reminders: { offsets: [366d, 0s], allDay: true }
+            liveActivity: { lead: 7d, updateEvery: 1d, maxDuration: 31d }
+            flights: { airportLead: { domestic: 2d, international: 2d }, travelTime: 2d }
+            sinks: [{ type: sqlite, path: events.db, keep: 36500d }]
+            """.write(toFile: folder + "/config.yml", atomically: true, encoding: .utf8)
+        let run = try await CommandLineTests().calwatch([
+            "replay", "--config", folder + "/config.yml", ConfigurationTests.repository + "/samples/calendars",
+            "--from", "2026-03-01", "--to", "2027-04-01", "--tz", "Europe/Berlin",
+        ])
+        #expect(run.status == 0, "\(run.errors)")
+        #expect(run.errors.contains(" events"), "\(run.errors)")
+    }
+
+    @Test func tooManySinksIsOneProblem() {
+        let sinks = (0..<65).map { "  - { type: jsonl, path: out\($0).jsonl }" }.joined(separator: "\n")
+        let problems = ConfigurationTests.problems("sinks:\n" + sinks + "\n")
+        #expect(problems.count == 1 && problems[0].message.contains("at most 64"))
+    }
+}

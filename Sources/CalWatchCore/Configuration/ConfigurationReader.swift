@@ -3,6 +3,22 @@ import Yams
 /// Walks the YAML nodes of a configuration file into a `Configuration`, noting every problem with its key and line
 /// and going on, so one run of `calwatch check` lists them all.
 struct ConfigurationReader {
+    /// The largest value each setting takes. Generous for any real use; what they stop is a value that overflows
+    /// the planner's arithmetic or a configuration that asks for unbounded work.
+    enum Limits {
+        static let day: Int64 = 86_400
+        static let horizon = 1830 * day
+        static let reminderOffset = 366 * day
+        static let liveActivityLead = 7 * day
+        static let liveActivityUpdate = day
+        static let liveActivityDuration = 31 * day
+        static let flightLead = 2 * day
+        static let keep = 36_500 * day
+        static let hookTimeout = day
+        static let hookConcurrency = 64
+        static let sinks = 64
+    }
+
     let paths: PathExpander
     private(set) var problems: [ConfigurationProblem] = []
 
@@ -39,7 +55,9 @@ struct ConfigurationReader {
                     }
                 }
             case "horizon":
-                if let seconds = duration(value, at: key, positive: true) { configuration.planner.horizon = seconds }
+                if let seconds = duration(value, at: key, positive: true, atMost: Limits.horizon) {
+                    configuration.planner.horizon = seconds
+                }
             case "reminders": readReminders(value, into: &configuration.planner)
             case "liveActivity": readLiveActivity(value, into: &configuration.planner)
             case "flights": readFlights(value, into: &configuration.flights)
@@ -63,7 +81,9 @@ struct ConfigurationReader {
             let path = section + "." + key
             switch key {
             case "offsets":
-                planner.reminderOffsets = list(value, at: path).compactMap { duration($0.node, at: $0.key) }
+                planner.reminderOffsets = list(value, at: path).compactMap {
+                    duration($0.node, at: $0.key, atMost: Limits.reminderOffset)
+                }
             case "anchor":
                 guard let anchors = mapping(value, at: path, known: PlanningFacts.Kind.allCases.map(\.rawValue))
                 else { break }
@@ -89,13 +109,18 @@ struct ConfigurationReader {
         for (key, (_, value)) in keys {
             let path = "liveActivity." + key
             switch key {
-            case "lead": if let seconds = duration(value, at: path) { planner.liveActivityLead = seconds }
+            case "lead":
+                if let seconds = duration(value, at: path, atMost: Limits.liveActivityLead) {
+                    planner.liveActivityLead = seconds
+                }
             case "updateEvery":
-                if let seconds = duration(value, at: path, positive: true) {
+                if let seconds = duration(value, at: path, positive: true, atMost: Limits.liveActivityUpdate) {
                     planner.liveActivityUpdateInterval = seconds
                 }
             case "maxDuration":
-                if let seconds = duration(value, at: path, positive: true) { planner.liveActivityMaxDuration = seconds }
+                if let seconds = duration(value, at: path, positive: true, atMost: Limits.liveActivityDuration) {
+                    planner.liveActivityMaxDuration = seconds
+                }
             default: break
             }
         }
@@ -109,10 +134,14 @@ struct ConfigurationReader {
                 guard let leads = mapping(value, at: "flights.airportLead", known: ["domestic", "international"])
                 else { break }
                 for (scope, (_, leadNode)) in leads {
-                    guard let seconds = duration(leadNode, at: "flights.airportLead." + scope) else { continue }
+                    guard let seconds = duration(leadNode, at: "flights.airportLead." + scope, atMost: Limits.flightLead)
+                    else { continue }
                     if scope == "domestic" { flights.domestic = seconds } else { flights.international = seconds }
                 }
-            case "travelTime": if let seconds = duration(value, at: "flights.travelTime") { flights.travelTime = seconds }
+            case "travelTime":
+                if let seconds = duration(value, at: "flights.travelTime", atMost: Limits.flightLead) {
+                    flights.travelTime = seconds
+                }
             default: break
             }
         }
@@ -121,7 +150,12 @@ struct ConfigurationReader {
     private mutating func readSinks(_ node: Node) -> [SinkSettings] {
         var sinks: [SinkSettings] = []
         var names: [String: Int] = [:]
-        for item in list(node, at: "sinks", single: false) {
+        let items = list(node, at: "sinks", single: false)
+        if items.count > Limits.sinks {
+            note(node, "sinks", "lists \(items.count) sinks; calwatch runs at most \(Limits.sinks)")
+            return []
+        }
+        for item in items {
             guard let sink = readSink(item.node, at: item.key) else { continue }
             if let line = names[sink.name] {
                 note(
@@ -168,7 +202,9 @@ struct ConfigurationReader {
                 return nil
             }
             guard let database = self.path(pathNode, at: path + ".path") else { return nil }
-            let keep = keys["keep"].flatMap { duration($0.value, at: path + ".keep", positive: true) }
+            let keep = keys["keep"].flatMap {
+                duration($0.value, at: path + ".keep", positive: true, atMost: Limits.keep)
+            }
             return SinkSettings(name: name ?? "sqlite:" + database, output: .sqlite(path: database, keep: keep))
         default:
             return readHook(keys, node: node, at: path, name: name)
@@ -226,16 +262,24 @@ struct ConfigurationReader {
                 list(node, at: path + ".kinds").compactMap { choice($0.node, at: $0.key, of: PlanningFacts.Kind.self) })
         }
         if let node = keys["offsets"]?.value {
-            hook.offsets = Set(list(node, at: path + ".offsets").compactMap { duration($0.node, at: $0.key) })
+            hook.offsets = Set(
+                list(node, at: path + ".offsets").compactMap {
+                    duration($0.node, at: $0.key, atMost: Limits.reminderOffset)
+                })
         }
         if let node = keys["calendars"]?.value {
             hook.calendars = Set(list(node, at: path + ".calendars").compactMap { string($0.node, at: $0.key) })
         }
-        if let node = keys["timeout"]?.value, let seconds = duration(node, at: path + ".timeout", positive: true) {
+        if let node = keys["timeout"]?.value, let seconds = duration(node, at: path + ".timeout", positive: true, atMost: Limits.hookTimeout)
+        {
             hook.timeout = .seconds(seconds)
         }
         if let node = keys["concurrency"]?.value, let limit = integer(node, at: path + ".concurrency") {
-            if limit < 1 { note(node, path + ".concurrency", "must be at least 1") } else { hook.concurrency = limit }
+            if !(1...Limits.hookConcurrency).contains(limit) {
+                note(node, path + ".concurrency", "must be from 1 to \(Limits.hookConcurrency)")
+            } else {
+                hook.concurrency = limit
+            }
         }
         return SinkSettings(name: name ?? "hook:" + hook.run.joined(separator: " "), output: .hook(hook))
     }
@@ -348,7 +392,9 @@ struct ConfigurationReader {
         return value
     }
 
-    private mutating func duration(_ node: Node, at path: String, positive: Bool = false) -> Int64? {
+    /// A duration no longer than `atMost`: every duration in the configuration has a bound, so that no value
+    /// (`9223372036854775807s`) passes `check` and then overflows when the planner adds it to an instant.
+    private mutating func duration(_ node: Node, at path: String, positive: Bool = false, atMost: Int64) -> Int64? {
         guard let text = string(node, at: path) else { return nil }
         guard let seconds = DurationText.seconds(text) else {
             note(node, path, "'\(text)' is not a duration; write it like 45s, 30m, 2h, 60d or 1h30m")
@@ -356,6 +402,10 @@ struct ConfigurationReader {
         }
         if positive && seconds == 0 {
             note(node, path, "must be longer than 0s")
+            return nil
+        }
+        if seconds > atMost {
+            note(node, path, "'\(text)' is longer than the most calwatch accepts here, \(DurationText.text(atMost))")
             return nil
         }
         return seconds
