@@ -17,11 +17,18 @@ import Testing
 
     /// Runs the binary on a thread of its own: waiting for a child process must not hold one of the few threads
     /// every other test's async work needs.
-    func calwatch(_ arguments: [String], input: String? = nil, shellPipe: String? = nil) async throws -> Run {
-        try await offCooperativePool { try self.calwatchBlocking(arguments, input: input, shellPipe: shellPipe) }
+    /// `setpriv`: run it through util-linux's setpriv with these options (as another user).
+    func calwatch(
+        _ arguments: [String], input: String? = nil, shellPipe: String? = nil, setpriv: [String]? = nil
+    ) async throws -> Run {
+        try await offCooperativePool {
+            try self.calwatchBlocking(arguments, input: input, shellPipe: shellPipe, setpriv: setpriv)
+        }
     }
 
-    func calwatchBlocking(_ arguments: [String], input: String? = nil, shellPipe: String? = nil) throws -> Run {
+    func calwatchBlocking(
+        _ arguments: [String], input: String? = nil, shellPipe: String? = nil, setpriv: [String]? = nil
+    ) throws -> Run {
         let process = Process()
         let output = Pipe()
         let errors = Pipe()
@@ -31,6 +38,9 @@ import Testing
             process.arguments = [
                 "-c", "'\(Self.executable.path)' " + arguments.joined(separator: " ") + " | " + shellPipe,
             ]
+        } else if let setpriv {
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+            process.arguments = setpriv + [Self.executable.path] + arguments
         } else {
             process.executableURL = Self.executable
             process.arguments = arguments

@@ -7,7 +7,10 @@ import Testing
 /// One calendar of one event, as a stranger could send it: `lines` go between UID and SUMMARY.
 func strangersCalendar(uid: String = "stranger", _ lines: [String], summary: String = "Sync") -> [UInt8] {
     let body =
-        ["BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:-//Stranger//EN", "BEGIN:VEVENT", "UID:\(uid)", "DTSTAMP:20250101T000000Z"]
+        [
+            "BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:-//Stranger//EN", "BEGIN:VEVENT", "UID:\(uid)",
+            "DTSTAMP:20250101T000000Z",
+        ]
         + lines + ["SUMMARY:\(summary)", "END:VEVENT", "END:VCALENDAR", ""]
     return Array(body.joined(separator: "\r\n").utf8)
 }
@@ -60,12 +63,12 @@ func strangersCalendar(uid: String = "stranger", _ lines: [String], summary: Str
     @Test func theLargestAcceptedValuesReplayWithoutOverflow() async throws {
         let folder = SinkFixtures.folder()
         try """
-            horizon: 1830d
-            reminders: { offsets: [366d, 0s], allDay: true }
-            liveActivity: { lead: 7d, updateEvery: 1d, maxDuration: 31d }
-            flights: { airportLead: { domestic: 2d, international: 2d }, travelTime: 2d }
-            sinks: [{ type: sqlite, path: events.db, keep: 36500d }]
-            """.write(toFile: folder + "/config.yml", atomically: true, encoding: .utf8)
+        horizon: 1830d
+        reminders: { offsets: [366d, 0s], allDay: true }
+        liveActivity: { lead: 7d, updateEvery: 1d, maxDuration: 31d }
+        flights: { airportLead: { domestic: 2d, international: 2d }, travelTime: 2d }
+        sinks: [{ type: sqlite, path: events.db, keep: 36500d }]
+        """.write(toFile: folder + "/config.yml", atomically: true, encoding: .utf8)
         let run = try await CommandLineTests().calwatch([
             "replay", "--config", folder + "/config.yml", ConfigurationTests.repository + "/samples/calendars",
             "--from", "2026-03-01", "--to", "2027-04-01", "--tz", "Europe/Berlin",
@@ -78,5 +81,87 @@ func strangersCalendar(uid: String = "stranger", _ lines: [String], summary: Str
         let sinks = (0..<65).map { "  - { type: jsonl, path: out\($0).jsonl }" }.joined(separator: "\n")
         let problems = ConfigurationTests.problems("sinks:\n" + sinks + "\n")
         #expect(problems.count == 1 && problems[0].message.contains("at most 64"))
+    }
+}
+
+/// Folders as a stranger (or an accident) can leave them: pipes, devices and links back up the tree.
+@Suite(.timeLimit(.minutes(1))) struct HostileFolderTests {
+    /// A vdir of two collections with one event each.
+    func vdir() throws -> String {
+        let root = SinkFixtures.folder() + "/calendars"
+        for (collection, uid) in [("work", "w1"), ("home", "h1")] {
+            try FileManager.default.createDirectory(atPath: root + "/" + collection, withIntermediateDirectories: true)
+            let text = strangersCalendar(uid: uid, ["DTSTART:20270301T090000Z", "DURATION:PT30M"])
+            FileManager.default.createFile(atPath: root + "/\(collection)/\(uid).ics", contents: Data(text))
+        }
+        return root
+    }
+
+    @Test func aPipeOrADeviceNamedIcsIsReportedAndNeverWaitedOn() throws {
+        let root = try vdir()
+        #expect(mkfifo(root + "/work/pipe.ics", 0o600) == 0)
+        try FileManager.default.createSymbolicLink(atPath: root + "/home/zero.ics", withDestinationPath: "/dev/zero")
+        let result = scan([root, root + "/work/pipe.ics"], from: "2027-03-01", to: "2027-03-02", zone: "UTC")
+        #expect(result.occurrences.map(\.uid).sorted() == ["h1", "w1"])
+        let messages = result.problems.map(\.description)
+        #expect(
+            messages.contains(
+                "\(root)/work/pipe.ics: error: is a named pipe (FIFO), not a calendar file; it is skipped"))
+        #expect(messages.contains("\(root)/work/pipe.ics: error: is a named pipe (FIFO), not a calendar file"))
+        #expect(
+            messages.contains("\(root)/home/zero.ics: error: is a character device, not a calendar file; it is skipped")
+        )
+    }
+
+    @Test func aLinkBackUpTheTreeIsReadOnceAndNamed() throws {
+        let root = try vdir()
+        for index in 0..<8 {
+            try FileManager.default.createSymbolicLink(atPath: root + "/work/loop\(index)", withDestinationPath: "..")
+        }
+        // A link to a collection elsewhere is still followed: people link calendars into their vdir.
+        let elsewhere = try vdir()
+        try FileManager.default.createSymbolicLink(atPath: root + "/linked", withDestinationPath: elsewhere + "/work")
+        let result = scan([root], from: "2027-03-01", to: "2027-03-02", zone: "UTC")
+        #expect(result.occurrences.map(\.uid).sorted() == ["h1", "w1", "w1"])
+        #expect(result.problems.count == 8)
+        #expect(
+            result.problems.allSatisfy { $0.message == "leads back to \(root), which is already read; it is skipped" })
+    }
+
+    /// As root every folder can be listed, so the scan runs as `nobody` there (setpriv, from util-linux).
+    @Test func oneUnreadableCollectionHidesNoOther() async throws {
+        let root = try vdir()
+        try FileManager.default.setAttributes([.posixPermissions: 0o000], ofItemAtPath: root + "/work")
+        defer { try? FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: root + "/work") }
+        let arguments = ["scan", root, "--from", "2027-03-01", "--to", "2027-03-02", "--tz", "UTC"]
+        let nobody = ["--reuid=65534", "--regid=65534", "--clear-groups"]
+        let run = try await CommandLineTests().calwatch(arguments, setpriv: geteuid() == 0 ? nobody : nil)
+        #expect(run.status == 0, "\(run.errors)")
+        #expect(run.output.contains("\"uid\":\"h1\""))
+        #expect(run.errors.contains("\(root)/work: error: cannot list the directory (Permission denied)"))
+    }
+}
+
+/// The daemon's view of the same folders: what cannot be read now keeps the version read before.
+@Suite(.timeLimit(.minutes(1))) struct HostileFolderWatchTests {
+    @Test func aFileReplacedByAPipeKeepsItsLastVersionAndIsReportedOnce() throws {
+        let root = try HostileFolderTests().vdir()
+        let files = CalendarFiles(roots: [root])
+        #expect(files.rescan().changed.count == 2)
+        let item = root + "/work/w1.ics"
+        try FileManager.default.removeItem(atPath: item)
+        #expect(mkfifo(item, 0o600) == 0)
+        let noticed = files.refresh([item])
+        #expect(noticed.removed.isEmpty && noticed.changed.isEmpty)
+        #expect(
+            noticed.problems.map(\.description) == [
+                "\(item): error: cannot read the file (is a named pipe (FIFO), not a calendar file); the version "
+                    + "read before stays in effect"
+            ])
+        let rescanned = files.rescan()
+        #expect(rescanned.removed.isEmpty && rescanned.changed.isEmpty)
+        #expect(rescanned.problems.map(\.message) == ["is a named pipe (FIFO), not a calendar file; it is skipped"])
+        #expect(files.rescan().problems.isEmpty)
+        #expect(files.count == 2)
     }
 }

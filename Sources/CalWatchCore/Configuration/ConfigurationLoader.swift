@@ -41,7 +41,7 @@ public enum ConfigurationLoader {
         }
         if let root { reader.read(root, into: &configuration) }
         guard reader.problems.isEmpty else {
-            throw ConfigurationError(file: file, problems: reader.problems.sorted { ($0.line ?? 0) < ($1.line ?? 0) })
+            throw ConfigurationError(file: file, problems: reader.problems.sorted { ($0.line ?? 0, $0.column ?? 0) < ($1.line ?? 0, $1.column ?? 0) })
         }
         return configuration
     }
@@ -65,6 +65,8 @@ public enum ConfigurationLoader {
 public struct ConfigurationProblem: Sendable, Hashable, CustomStringConvertible {
     /// 1-based line, when known.
     public var line: Int?
+    /// 1-based column, when known: orders problems on one line as they stand in the file.
+    var column: Int?
     /// The key's path, such as `reminders.offsets[1]`.
     public var key: String?
     public var message: String

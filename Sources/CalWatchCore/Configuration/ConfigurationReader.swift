@@ -134,7 +134,8 @@ struct ConfigurationReader {
                 guard let leads = mapping(value, at: "flights.airportLead", known: ["domestic", "international"])
                 else { break }
                 for (scope, (_, leadNode)) in leads {
-                    guard let seconds = duration(leadNode, at: "flights.airportLead." + scope, atMost: Limits.flightLead)
+                    guard
+                        let seconds = duration(leadNode, at: "flights.airportLead." + scope, atMost: Limits.flightLead)
                     else { continue }
                     if scope == "domestic" { flights.domestic = seconds } else { flights.international = seconds }
                 }
@@ -215,7 +216,9 @@ struct ConfigurationReader {
         _ keys: [String: (key: Node, value: Node)], node: Node, at path: String, name: String?
     ) -> SinkSettings? {
         guard let runNode = keys["run"]?.value else {
-            note(node, path, "has no `run:`; write the program and its arguments as a list, such as [notify.sh, \"{summary}\"]")
+            note(
+                node, path,
+                "has no `run:`; write the program and its arguments as a list, such as [notify.sh, \"{summary}\"]")
             return nil
         }
         if case .scalar = runNode, let text = runNode.string, text.contains(" ") {
@@ -231,7 +234,9 @@ struct ConfigurationReader {
             return nil
         }
         for (index, argument) in argv.enumerated()
-        where argument.hasPrefix("{") && argument.hasSuffix("}") && !HookSettings.placeholders.contains(String(argument.dropFirst().dropLast())) {
+        where argument.hasPrefix("{") && argument.hasSuffix("}")
+            && !HookSettings.placeholders.contains(String(argument.dropFirst().dropLast()))
+        {
             note(
                 runNode, "\(path).run[\(index)]",
                 "'\(argument)' is not a field; the fields are "
@@ -270,7 +275,8 @@ struct ConfigurationReader {
         if let node = keys["calendars"]?.value {
             hook.calendars = Set(list(node, at: path + ".calendars").compactMap { string($0.node, at: $0.key) })
         }
-        if let node = keys["timeout"]?.value, let seconds = duration(node, at: path + ".timeout", positive: true, atMost: Limits.hookTimeout)
+        if let node = keys["timeout"]?.value,
+            let seconds = duration(node, at: path + ".timeout", positive: true, atMost: Limits.hookTimeout)
         {
             hook.timeout = .seconds(seconds)
         }
@@ -287,7 +293,8 @@ struct ConfigurationReader {
     // MARK: Values
 
     private mutating func note(_ node: Node, _ key: String?, _ message: String) {
-        problems.append(ConfigurationProblem(line: node.mark?.line, key: key, message: message))
+        problems.append(
+            ConfigurationProblem(line: node.mark?.line, column: node.mark?.column, key: key, message: message))
     }
 
     private static func describe(_ node: Node) -> String {
@@ -323,8 +330,9 @@ struct ConfigurationReader {
     ) -> [String: (key: Node, value: Node)] {
         keys.filter { name, nodes in
             if known.contains(name) { return true }
-            note(nodes.key, path.map { $0 + "." + name } ?? name,
-                 "is not a known key here" + Self.suggestion(for: name, among: known))
+            note(
+                nodes.key, path.map { $0 + "." + name } ?? name,
+                "is not a known key here" + Self.suggestion(for: name, among: known))
             return false
         }
     }

@@ -111,12 +111,13 @@ public enum CalendarReader {
 
     /// Reads a whole file with POSIX calls (fast for the thousands of small files of a vdir).
     package static func readFile(_ path: String) throws -> [UInt8] {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        // O_NONBLOCK: opening a named pipe must not wait for a writer; the type is checked on what was opened.
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard descriptor >= 0 else { throw POSIXFailure(code: errno) }
         defer { close(descriptor) }
         var status = stat()
         guard fstat(descriptor, &status) == 0 else { throw POSIXFailure(code: errno) }
-        guard (status.st_mode & S_IFMT) == S_IFREG else { throw POSIXFailure(code: EISDIR) }
+        if let kind = FileStatus(status).notARegularFile { throw NotAFile(kind: kind) }
         var bytes = [UInt8](repeating: 0, count: max(Int(status.st_size), 0))
         var filled = 0
         while true {
@@ -138,6 +139,12 @@ public enum CalendarReader {
     /// Everything on standard input.
     public static func readStandardInput() -> [UInt8] {
         Array(FileHandle.standardInput.readDataToEndOfFile())
+    }
+
+    /// A path that is a pipe, a device or a socket: reading it could block for ever or never end.
+    package struct NotAFile: Error, CustomStringConvertible {
+        package var kind: String
+        package var description: String { "is \(kind), not a calendar file" }
     }
 
     package struct POSIXFailure: Error, CustomStringConvertible {

@@ -30,13 +30,7 @@ public enum SourceDiscovery {
         var failures: [Failure] = []
         var directories: [String] = []
         for path in paths {
-            do {
-                sources += try discover(path, directories: &directories)
-            } catch let failure as Failure {
-                failures.append(failure)
-            } catch {
-                failures.append(Failure(path: path, reason: "\(error)"))
-            }
+            sources += discover(path, directories: &directories, failures: &failures)
         }
         return (sources, failures, directories)
     }
@@ -44,10 +38,7 @@ public enum SourceDiscovery {
     /// The directories among `paths` under which no source was found (said once, so an empty scan is explained).
     public static func directoriesWithoutCalendars(_ paths: [String], sources: [CalendarSource]) -> [String] {
         paths.filter { path in
-            var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
-                return false
-            }
+            guard FileStatus(path)?.isDirectory == true else { return false }
             let prefix = path.hasSuffix("/") ? path : path + "/"
             return !sources.contains { $0.path.hasPrefix(prefix) }
         }
@@ -93,15 +84,31 @@ public enum SourceDiscovery {
     }
 
     private static func discover(_ path: String, directories: inout [String]) throws -> [CalendarSource] {
+        var failures: [Failure] = []
+        let sources = discover(path, directories: &directories, failures: &failures)
+        if let first = failures.first { throw first }
+        return sources
+    }
+
+    /// The sources under one path; what cannot be used goes to `failures`, and the rest is still found (one
+    /// unreadable collection never hides the others).
+    private static func discover(
+        _ path: String, directories: inout [String], failures: inout [Failure]
+    ) -> [CalendarSource] {
         if path == "-" { return [CalendarSource(path: "-", format: .iCalendar, fallbackName: "stdin")] }
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-            throw Failure(
-                path: path,
-                reason: "no such file or directory; give an .ics file, a vdir or Radicale "
-                    + "folder, a CalDAV .xml export, or - for standard input")
+        guard let status = FileStatus(path) else {
+            failures.append(
+                Failure(
+                    path: path,
+                    reason: "no such file or directory; give an .ics file, a vdir or Radicale "
+                        + "folder, a CalDAV .xml export, or - for standard input"))
+            return []
         }
-        if !isDirectory.boolValue {
+        if !status.isDirectory {
+            if let kind = status.notARegularFile {
+                failures.append(Failure(path: path, reason: "is \(kind), not a calendar file"))
+                return []
+            }
             directories.append((path as NSString).deletingLastPathComponent)
             let name = (path as NSString).lastPathComponent
             let isXML = name.lowercased().hasSuffix(".xml")
@@ -112,32 +119,47 @@ public enum SourceDiscovery {
             ]
         }
         var result: [CalendarSource] = []
-        try collect(directory: path, depth: 0, into: &result, directories: &directories)
+        var visited: [FileStatus.Identity: String] = [:]
+        collect(
+            directory: path, status: status, depth: 0, visited: &visited, into: &result, directories: &directories,
+            failures: &failures)
         return result
     }
 
     /// A directory with `.Radicale.props` or items is a collection; otherwise its subdirectories are searched.
+    ///
+    /// Links are followed (people link collections into their vdir), but no folder is read twice: a link back up
+    /// the tree would otherwise read the same items once per path, without end.
     private static func collect(
-        directory: String, depth: Int, into result: inout [CalendarSource], directories: inout [String]
-    ) throws {
+        directory: String, status: FileStatus, depth: Int, visited: inout [FileStatus.Identity: String],
+        into result: inout [CalendarSource], directories: inout [String], failures: inout [Failure]
+    ) {
+        if let first = visited[status.identity] {
+            failures.append(
+                Failure(path: directory, reason: "leads back to \(first), which is already read; it is skipped"))
+            return
+        }
+        visited[status.identity] = directory
         directories.append(directory)
-        let entries: [String]
-        do {
-            entries = try FileManager.default.contentsOfDirectory(atPath: directory).sorted()
-        } catch {
-            throw Failure(path: directory, reason: "cannot list the directory (\(reasonText(error)))")
+        guard let entries = FileStatus.list(directory) else {
+            failures.append(
+                Failure(path: directory, reason: "cannot list the directory (\(String(cString: strerror(errno))))"))
+            return
         }
         let isRadicale = entries.contains(".Radicale.props")
         let metadata = isRadicale ? radicaleMetadata(directory) : vdirMetadata(directory)
         let fallback = (directory as NSString).lastPathComponent
-        var subdirectories: [String] = []
+        var subdirectories: [(path: String, status: FileStatus)] = []
         for entry in entries where !entry.hasPrefix(".") {
             let full = (directory as NSString).appendingPathComponent(entry)
-            var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: full, isDirectory: &isDirectory) else { continue }
-            if isDirectory.boolValue {
-                subdirectories.append(full)
+            guard let entryStatus = FileStatus(full) else { continue }  // a dangling link, or gone meanwhile
+            if entryStatus.isDirectory {
+                subdirectories.append((full, entryStatus))
             } else if isItem(entry, inRadicaleCollection: isRadicale) {
+                if let kind = entryStatus.notARegularFile {
+                    failures.append(Failure(path: full, reason: "is \(kind), not a calendar file; it is skipped"))
+                    continue
+                }
                 result.append(
                     CalendarSource(
                         path: full, format: .iCalendar, collectionName: metadata.name, collectionColor: metadata.color,
@@ -147,7 +169,9 @@ public enum SourceDiscovery {
         // vdir roots hold collections one level down; deeper nesting is allowed but bounded.
         guard depth < 8 else { return }
         for subdirectory in subdirectories {
-            try collect(directory: subdirectory, depth: depth + 1, into: &result, directories: &directories)
+            collect(
+                directory: subdirectory.path, status: subdirectory.status, depth: depth + 1, visited: &visited,
+                into: &result, directories: &directories, failures: &failures)
         }
     }
 
@@ -181,5 +205,57 @@ public enum SourceDiscovery {
             return String(cString: strerror(posix.rawValue))
         }
         return nsError.localizedDescription
+    }
+}
+
+/// What `stat` (following links) says of a path: enough to tell a folder, a calendar file and what is neither.
+struct FileStatus {
+    /// Device and inode: the same folder reached by two paths has one identity.
+    struct Identity: Hashable {
+        var device: UInt64
+        var inode: UInt64
+    }
+
+    let mode: mode_t
+    let identity: Identity
+
+    init?(_ path: String) {
+        var status = stat()
+        guard stat(path, &status) == 0 else { return nil }
+        self.init(status)
+    }
+
+    init(_ status: stat) {
+        mode = status.st_mode & S_IFMT
+        identity = Identity(device: UInt64(status.st_dev), inode: UInt64(status.st_ino))
+    }
+
+    var isDirectory: Bool { mode == S_IFDIR }
+
+    /// The names in a folder, sorted, without `.` and `..`; `nil` with `errno` set when it cannot be listed.
+    static func list(_ directory: String) -> [String]? {
+        guard let stream = opendir(directory) else { return nil }
+        defer { closedir(stream) }
+        var names: [String] = []
+        while let entry = readdir(stream) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) {
+                String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names.sorted()
+    }
+
+    /// What the path is when it is not a regular file, worded for a message (`a named pipe (FIFO)`).
+    var notARegularFile: String? {
+        switch mode {
+        case S_IFREG: nil
+        case S_IFDIR: "a directory"
+        case S_IFIFO: "a named pipe (FIFO)"
+        case S_IFCHR: "a character device"
+        case S_IFBLK: "a block device"
+        case S_IFSOCK: "a socket"
+        default: "not a regular file"
+        }
     }
 }

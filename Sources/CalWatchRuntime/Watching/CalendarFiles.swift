@@ -95,7 +95,11 @@ public final class CalendarFiles {
             seen.insert(source.path)
             look(at: source, into: &changes)
         }
+        // What lies under a folder that cannot be listed now (or a file that is no longer one) is not known to be
+        // gone: the last version read stays in effect, as it does for a file that stops parsing.
+        let unreadable = survey.failures.map(\.path)
         for path in entries.keys.sorted() where !seen.contains(path) {
+            guard !unreadable.contains(where: { path == $0 || path.hasPrefix($0 + "/") }) else { continue }
             forget(path, into: &changes)
         }
         return changes
@@ -218,7 +222,9 @@ public final class CalendarFiles {
 
     static func stamp(_ path: String) -> Stamp? {
         var status = stat()
-        guard stat(path, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG else { return nil }
+        // Only a path that is gone has no stamp; one that is now a pipe or a folder is read, fails, and is reported
+        // with the version read before kept, as garbage written over a good file is.
+        guard stat(path, &status) == 0 else { return nil }
         return Stamp(
             size: Int64(status.st_size),
             modified: Int64(status.st_mtim.tv_sec) * 1_000_000_000 + Int64(status.st_mtim.tv_nsec),
