@@ -165,3 +165,13 @@ func strangersCalendar(uid: String = "stranger", _ lines: [String], summary: Str
         #expect(files.count == 2)
     }
 }
+
+@Suite struct EmptyConfigurationFileTests {
+    @Test func aFileWithNoSettingsIsMarkedAndAnExplicitEmptySectionIsNot() throws {
+        for text in ["", "\n\n", "# calwatch: nothing here yet\n", "~\n"] {
+            #expect(try ConfigurationTests.parse(text).fileIsEmpty, "\(text.debugDescription)")
+        }
+        #expect(try !ConfigurationTests.parse("{}\n").fileIsEmpty)
+        #expect(try !ConfigurationTests.parse("horizon: 30d\n").fileIsEmpty)
+    }
+}

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 
 @testable import CalWatchCore
@@ -16,8 +17,13 @@ import Testing
         /// The service's log, shown when a step fails.
         let log = LogRecorder()
 
-        init(debounce: Duration = .milliseconds(100)) throws {
+        /// `reloaded`: what the configuration file gives on a reload (the bench's own configuration by default).
+        init(
+            debounce: Duration = .milliseconds(100),
+            reloaded: (@Sendable (Configuration) -> Configuration)? = nil
+        ) throws {
             let bench = try WatchTests.Bench()
+            bench.configuration.file = bench.root + "/config.yml"
             self.bench = bench
             var options = WatchService<ManualClock>.Options()
             options.debounce = debounce
@@ -26,8 +32,15 @@ import Testing
             let journalPath = bench.journalPath
             let sink = bench.sink
             let wall = wall
+            let loads = Mutex(0)
             let setup = WatchService<ManualClock>.Setup(
-                load: { configuration },
+                load: {
+                    let first = loads.withLock { count in
+                        defer { count += 1 }
+                        return count == 0
+                    }
+                    return first ? configuration : reloaded?(configuration) ?? configuration
+                },
                 open: { configuration, now in
                     try await CalendarWatch(
                         configuration: configuration, zone: .utc, journal: JournalStore(path: journalPath),
@@ -82,5 +95,31 @@ import Testing
             try await eventually("the written file's events") { await service.received("b").count == 2 }
         }
         #expect(service.clock.now.offset == .milliseconds(100))
+    }
+
+    /// An editor saving config.yml can leave it empty for a moment, and a SIGHUP then read "all defaults": every
+    /// hook and sink gone. An empty file, or the file gone, on a reload keeps the configuration in use.
+    @Test(arguments: ["empty", "gone"])
+    func aReloadOfAnEmptyOrMissingFileKeepsTheConfigurationInUse(state: String) async throws {
+        let service = try Bench(reloaded: { current in
+            var fresh = Configuration(home: "/nonexistent")
+            fresh.file = state == "empty" ? current.file : nil
+            fresh.fileIsEmpty = state == "empty"
+            return fresh
+        })
+        #expect(service.bench.configuration.file != nil)
+        try await service.running {
+            service.service.reload()
+            try await eventually("the reload refused") {
+                service.log.messages.contains { $0.hasPrefix("configuration not reloaded, the one in use stays") }
+            }
+            // The sink in use still receives: the watch was never replaced.
+            try service.bench.writeRenamed(
+                "work/a.ics", WatchTests.event(uid: "a", start: "20270301T100000Z", end: "20270301T103000Z"))
+            try await eventually("events through the sink in use") { await service.received("a").count == 2 }
+        }
+        let refusal = service.log.messages.first { $0.hasPrefix("configuration not reloaded") } ?? ""
+        #expect(refusal.contains(state == "empty" ? "holds no settings" : "is gone"), "\(refusal)")
+        #expect(!service.log.messages.contains("configuration read again"))
     }
 }

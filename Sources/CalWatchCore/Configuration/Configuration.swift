@@ -18,6 +18,9 @@ public struct Configuration: Sendable {
     public var sinks: [SinkSettings] = [SinkSettings(name: "jsonl:-", output: .jsonLines(path: nil))]
     /// The file the configuration was read from, when there was one.
     public var file: String?
+    /// Whether that file held no settings at all (empty, or only comments): all defaults at start, but on a
+    /// reload more likely a file caught while an editor saves it.
+    public var fileIsEmpty = false
 
     /// The defaults, with `~` resolved against `home`.
     public init(home: String) {

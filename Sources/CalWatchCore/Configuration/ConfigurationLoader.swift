@@ -40,8 +40,11 @@ public enum ConfigurationLoader {
             throw ConfigurationError(file: file, problems: [Self.syntaxProblem(error)])
         }
         if let root { reader.read(root, into: &configuration) }
+        configuration.fileIsEmpty = root.map { $0.null != nil } ?? true
         guard reader.problems.isEmpty else {
-            throw ConfigurationError(file: file, problems: reader.problems.sorted { ($0.line ?? 0, $0.column ?? 0) < ($1.line ?? 0, $1.column ?? 0) })
+            throw ConfigurationError(
+                file: file,
+                problems: reader.problems.sorted { ($0.line ?? 0, $0.column ?? 0) < ($1.line ?? 0, $1.column ?? 0) })
         }
         return configuration
     }
@@ -128,7 +131,8 @@ struct PathExpander {
     }
 
     enum PathProblem: Error, CustomStringConvertible {
-        case unset(String), unclosedBrace, emptyName
+        case unset(String)
+        case unclosedBrace, emptyName
 
         var description: String {
             switch self {

@@ -198,6 +198,10 @@ public final class WatchService<WaitClock: Clock>: Service where WaitClock.Durat
             logger.error("configuration not reloaded, the one in use stays: \(error)")
             return
         }
+        if let reason = Self.doubtful(fresh, replacing: configuration) {
+            logger.error("configuration not reloaded, the one in use stays: \(reason)")
+            return
+        }
         log(await watch.finish())
         do {
             watch = try await setup.open(fresh, now)
@@ -210,6 +214,19 @@ public final class WatchService<WaitClock: Clock>: Service where WaitClock.Durat
         log(try await watch.start(at: now), "reload")
         follow(watch, with: watcher)
         logger.notice("configuration read again", metadata: ["calendar.files": "\(watch.files.count)"])
+    }
+
+    /// Why a configuration read on a reload is not taken, when it looks like a file caught mid-save rather than
+    /// what the user meant: an empty file, or the file in use gone. Both would silently mean "all defaults", and
+    /// drop every hook and sink.
+    static func doubtful(_ fresh: Configuration, replacing current: Configuration) -> String? {
+        if fresh.fileIsEmpty, let file = fresh.file {
+            return "\(file) holds no settings (caught while being saved?); write `{}` in it for all the defaults"
+        }
+        if let file = current.file, fresh.file == nil {
+            return "\(file) is gone; put it back, or restart calwatch to run on the defaults"
+        }
+        return nil
     }
 
     /// The earliest of: the next wake on the wall clock, a file turning quiet, a rescan, and one chunk from now.
