@@ -87,7 +87,7 @@ extension CalwatchCommand {
                 configurationErrors == 0 ? "OK" : "\(configurationErrors) error" + (configurationErrors == 1 ? "" : "s")
             report += "; sinks: " + configuration.sinks.map(\.name).joined(separator: ", ") + "\n"
             report += lines.joined(separator: "\n") + "\n"
-            print(report, terminator: "")
+            StandardStreams.report(report)
             if configurationErrors > 0 { throw ExitCode(64) }
             if calendarErrors > 0 { throw ExitCode(65) }
         }

@@ -60,7 +60,7 @@ extension CalwatchCommand {
                     } ?? "calwatch: no items found\n")
                 throw ExitCode(65)
             }
-            StandardStreams.Output().write(Array(text.utf8))
+            StandardStreams.report(text)
         }
 
         static func explanation(of occurrence: Occurrence, classifier: Classifier) -> String {

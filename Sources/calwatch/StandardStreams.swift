@@ -20,7 +20,14 @@ enum StandardStreams {
         }
     }
 
+    /// Standard error, for people: calendar text in a message shows its escape sequences instead of running them.
     static func error(_ text: String) {
-        FileHandle.standardError.write(Data(text.utf8))
+        FileHandle.standardError.write(Data(TerminalText.safe(text).utf8))
+    }
+
+    /// A report for people on standard output (`explain`, `check`), made as safe as `error`; a full disk or a
+    /// closed output is an error (exit 74), not silence.
+    static func report(_ text: String) {
+        Output().write(Array(TerminalText.safe(text).utf8))
     }
 }

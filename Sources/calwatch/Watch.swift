@@ -84,7 +84,7 @@ extension CalwatchCommand {
         func run() async throws {
             let level = Logger.Level(rawValue: logLevel) ?? .info
             LoggingSystem.bootstrap { label in
-                var handler = StreamLogHandler.standardError(label: label)
+                var handler = TerminalSafeLogHandler(inner: StreamLogHandler.standardError(label: label))
                 handler.logLevel = level
                 return handler
             }

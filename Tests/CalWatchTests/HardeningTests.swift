@@ -175,3 +175,55 @@ func strangersCalendar(uid: String = "stranger", _ lines: [String], summary: Str
         #expect(try !ConfigurationTests.parse("horizon: 30d\n").fileIsEmpty)
     }
 }
+
+/// What people read: calendar text never drives their terminal, and a failed write is never a silent success.
+@Suite struct HumanOutputTests {
+    static let osc52 = "\u{1B}]52;c;cHduZWQ=\u{07}\u{1B}[31mRED\u{202E}txt.exe"
+
+    @Test func controlsBecomeVisibleSymbolsAndPlainTextIsUntouched() {
+        #expect(TerminalText.safe(Self.osc52) == "␛]52;c;cHduZWQ=␇␛[31mRED\u{FFFD}txt.exe")
+        #expect(TerminalText.safe("a\u{85}b\u{7F}") == "a\u{FFFD}b␡")
+        #expect(TerminalText.safe("line 1\n\tline 2") == "line 1\n\tline 2")
+        #expect(TerminalText.safe("line 1\nline 2", keepingLines: false) == "line 1␊line 2")
+        #expect(TerminalText.safe("Réunion 東京 🛫") == "Réunion 東京 🛫")
+    }
+
+    @Test func explainAndWarningsShowEscapeSequencesInsteadOfRunningThem() async throws {
+        let calendar = strangersCalendar(
+            ["DTSTART;TZID=\"Nowhere \u{1B}]0;pwned\u{07}\":20270301T090000"], summary: Self.osc52)
+        let folder = SinkFixtures.folder()
+        FileManager.default.createFile(atPath: folder + "/stranger.ics", contents: Data(calendar))
+        let cli = CommandLineTests()
+        let explained = try await cli.calwatch(["explain", folder + "/stranger.ics", "--tz", "UTC"])
+        #expect(explained.status == 0, "\(explained.errors)")
+        for text in [explained.output, explained.errors] {
+            #expect(!text.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x07 || $0.value == 0x202E })
+        }
+        #expect(explained.output.contains("␛]52;c;cHduZWQ=␇␛[31mRED"))
+        #expect(explained.errors.contains("TZID 'Nowhere ␛]0;pwned␇' is neither a known zone"))
+        let scanned = try await cli.calwatch(["scan", folder + "/stranger.ics", "--from", "2027-03-01", "--tz", "UTC"])
+        #expect(!scanned.errors.unicodeScalars.contains { $0.value == 0x1B })
+        // JSON Lines are for programs: the summary is there exactly, escaped the JSON way.
+        #expect(scanned.output.contains(#""summary":"\u001b]52;c;cHduZWQ=\u0007\u001b[31mRED"#))
+    }
+
+    @Test func checkIntoAFullDiskFailsWith74() async throws {
+        let status = try await offCooperativePool { () throws -> Int32 in
+            let process = Process()
+            process.executableURL = CommandLineTests.executable
+            process.arguments = ["check", "--config", ConfigurationTests.repository + "/config.yml"]
+            process.standardOutput = FileHandle(forWritingAtPath: "/dev/full")
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            process.waitUntilExit()
+            return process.terminationStatus
+        }
+        #expect(status == 74)
+    }
+
+    @Test func aConfigurationThatNeverEndsIsRefused() async throws {
+        let run = try await CommandLineTests().calwatch(["check", "--config", "/dev/zero"])
+        #expect(run.status == 64)
+        #expect(run.errors.contains("/dev/zero: error: is larger than 1024 KiB"))
+    }
+}

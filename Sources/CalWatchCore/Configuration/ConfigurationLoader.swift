@@ -10,16 +10,33 @@ public enum ConfigurationLoader {
     public static func load(
         path: String, environment: [String: String]? = nil
     ) throws(ConfigurationError) -> Configuration {
-        // A file handle reads what `contents(atPath:)` refuses: /dev/null, a pipe from process substitution.
-        guard let handle = FileHandle(forReadingAtPath: path), let data = try? handle.readToEnd() ?? Data() else {
+        // A file handle reads what `contents(atPath:)` refuses: /dev/null, a pipe from process substitution. It
+        // reads at most `largestFile` bytes and one more, so /dev/zero or an endless pipe is an error, not a hang.
+        guard let handle = FileHandle(forReadingAtPath: path), let data = try? Self.read(handle) else {
             let reason =
                 FileManager.default.fileExists(atPath: path)
                 ? "cannot be read; check its permissions" : "does not exist; check the path given to --config"
             throw ConfigurationError(file: path, problems: [ConfigurationProblem(line: nil, key: nil, message: reason)])
         }
+        guard data.count <= largestFile else {
+            let message = "is larger than \(largestFile / 1024) KiB; a configuration is a few lines of YAML"
+            throw ConfigurationError(
+                file: path, problems: [ConfigurationProblem(line: nil, key: nil, message: message)])
+        }
         let text = String(decoding: data, as: UTF8.self)
         let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
         return try parse(text, file: path, directory: directory, environment: environment)
+    }
+
+    /// The most a configuration file may hold (the documented example is 5 KiB).
+    static let largestFile = 1024 * 1024
+
+    private static func read(_ handle: FileHandle) throws -> Data {
+        var data = Data()
+        while data.count <= largestFile, let chunk = try handle.read(upToCount: 64 * 1024), !chunk.isEmpty {
+            data.append(chunk)
+        }
+        return data
     }
 
     /// Reads configuration text; relative paths in it are relative to `directory`.

@@ -62,7 +62,7 @@ public enum OccurrenceTable {
 
     /// Calendar text is a stranger's: no newlines or control characters reach the terminal, and long titles are cut.
     private static func oneLine(_ text: String) -> String {
-        let cleaned = String(text.unicodeScalars.map { $0.value < 32 || $0.value == 127 ? " " : Character($0) })
+        let cleaned = TerminalText.safe(text, keepingLines: false)
         return cleaned.count > 60 ? String(cleaned.prefix(59)) + "…" : cleaned
     }
 }
