@@ -332,7 +332,9 @@ public struct OccurrenceExpander {
         _ text: String, property: String, master: CalendarComponent, base: Resolved, lower: Instant, upper: Instant,
         into instances: inout [Instance]
     ) {
-        guard let rule = RecurrenceRuleText(text), var steps = RuleSteps(rule, start: base.wall, isDate: base.isDate)
+        guard
+            let rule = RecurrenceRuleText(text),
+            var steps = RuleSteps(rule, start: base.wall, isDate: base.isDate, budget: options.maxIterationsPerRule)
         else {
             report(.error, master, "\(property) '\(text)' cannot be iterated and is ignored. Correct the \(property).")
             return
@@ -348,6 +350,26 @@ public struct OccurrenceExpander {
         var counted = 0
         var stepCount = 0
         var kept = 0
+        defer {
+            switch steps.stop {
+            case .noDay?:
+                report(
+                    .warning, master,
+                    "\(property) '\(text)' matches no day in 400 years (its BYMONTH, BYMONTHDAY, BYYEARDAY and BYDAY "
+                        + "exclude each other); it adds no instances. Correct the \(property).")
+            case .noTime?:
+                report(
+                    .warning, master,
+                    "\(property) '\(text)' never reaches its BYHOUR, BYMINUTE or BYSECOND: every INTERVAL from DTSTART "
+                        + "misses them; it adds no instances. Correct the \(property).")
+            case .budget?:
+                report(
+                    .warning, master,
+                    "\(property) '\(text)' was stopped after \(options.maxIterationsPerRule) steps without reaching the "
+                        + "window's end; later instances are not shown.")
+            case nil: break
+            }
+        }
         while let wall = steps.next() {
             stepCount += 1
             if stepCount > options.maxIterationsPerRule {
@@ -393,11 +415,14 @@ public struct OccurrenceExpander {
     /// The instances of one rule: stepped in Swift when the rule is simple, else by libical.
     enum RuleSteps {
         case simple(SimpleRecurrence)
+        case subDaily(SubDailyRecurrence)
         case libical(RecurrenceIterator)
 
-        init?(_ rule: RecurrenceRuleText, start: LocalDateTime, isDate: Bool) {
+        init?(_ rule: RecurrenceRuleText, start: LocalDateTime, isDate: Bool, budget: Int) {
             if let simple = SimpleRecurrence(rule, start: start) {
                 self = .simple(simple)
+            } else if !isDate, let subDaily = SubDailyRecurrence(rule, start: start, budget: budget) {
+                self = .subDaily(subDaily)
             } else if let iterator = RecurrenceIterator(rule: rule.iterable, start: start, isDate: isDate) {
                 self = .libical(iterator)
             } else {
@@ -411,13 +436,28 @@ public struct OccurrenceExpander {
                 let next = simple.next()
                 self = .simple(simple)
                 return next
+            case .subDaily(var subDaily):
+                let next = subDaily.next()
+                self = .subDaily(subDaily)
+                return next
             case .libical(let iterator): return iterator.next()
             }
         }
 
-        /// Moves close to `wall` (libical only: simple rules are never sub-daily).
-        func skip(to wall: LocalDateTime) {
-            if case .libical(let iterator) = self { _ = iterator.skip(to: wall, isDate: false) }
+        /// Why stepping gave up before the rule's end, when it did (only the Swift sub-daily stepper can tell).
+        var stop: SubDailyRecurrence.Stop? {
+            if case .subDaily(let subDaily) = self { subDaily.stop } else { nil }
+        }
+
+        /// Moves close to `wall` (simple rules are never sub-daily).
+        mutating func skip(to wall: LocalDateTime) {
+            switch self {
+            case .libical(let iterator): _ = iterator.skip(to: wall, isDate: false)
+            case .subDaily(var subDaily):
+                subDaily.skip(to: wall)
+                self = .subDaily(subDaily)
+            case .simple: break
+            }
         }
     }
 
