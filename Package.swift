@@ -32,6 +32,12 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
         ),
+        /// libxml2's pull reader, for CalDAV exports: Foundation's XMLParser traps on invalid UTF-8 in names.
+        .systemLibrary(
+            name: "CXML2",
+            pkgConfig: "libxml-2.0",
+            providers: [.apt(["libxml2-dev"])]
+        ),
         /// timerfd, which Glibc's module does not export.
         .systemLibrary(name: "CLinux"),
         /// Reading, expansion, classification and planning: pure functions of calendar text, configuration and
@@ -39,7 +45,7 @@ let package = Package(
         .target(
             name: "CalWatchCore",
             dependencies: [
-                "CICal",
+                "CICal", "CXML2",
                 .product(name: "Yams", package: "Yams"),
             ],
             swiftSettings: strictSettings

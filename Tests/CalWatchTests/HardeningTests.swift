@@ -227,3 +227,80 @@ func strangersCalendar(uid: String = "stranger", _ lines: [String], summary: Str
         #expect(run.errors.contains("/dev/zero: error: is larger than 1024 KiB"))
     }
 }
+
+/// CalDAV exports as a broken server or a stranger writes them: read with libxml2, never a trap, never an entity
+/// expanded or fetched, and the other paths of the command always read.
+@Suite struct HostileCalDAVTests {
+    static let event =
+        "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nBEGIN:VEVENT\r\nUID:x1\r\nDTSTART:20270301T090000Z\r\nSUMMARY:ok\r\n"
+        + "END:VEVENT\r\nEND:VCALENDAR\r\n"
+    static let response = Array(
+        ("<d:response><d:href>/cal/work/x1.ics</d:href><d:propstat><d:prop><c:calendar-data>" + event
+            + "</c:calendar-data></d:prop></d:propstat></d:response>").utf8)
+
+    static func document(_ inner: [UInt8]) -> [UInt8] {
+        Array(
+            "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<d:multistatus xmlns:d=\"DAV:\" xmlns:c=\"urn:ietf:params:xml:ns:caldav\">\n"
+                .utf8) + inner + Array("\n</d:multistatus>\n".utf8)
+    }
+
+    /// Each document once trapped inside Foundation's XMLParser (or said only "NSXMLParserErrorDomain error 89").
+    @Test(arguments: [
+        ("element name", Array("<d:resp".utf8) + [0xFF] + Array("onse/>".utf8), "Input is not proper UTF-8"),
+        ("end tag", Array("<d:response></d:respo".utf8) + [0xFE] + Array(">".utf8), "Opening and ending tag mismatch"),
+        ("prefix", [0x3C, 0xFF] + Array("d:response/>".utf8), "Namespace prefix"),
+        ("processing instruction", Array("<?pi".utf8) + [0xFF] + Array(" x?>".utf8), "Input is not proper UTF-8"),
+    ])
+    func invalidUTF8IsAnErrorWithTheLineAndOtherPathsAreRead(place: String, bytes: [UInt8], reason: String) throws {
+        let folder = SinkFixtures.folder()
+        FileManager.default.createFile(
+            atPath: folder + "/report.xml", contents: Data(Self.document(Self.response + bytes)))
+        FileManager.default.createFile(
+            atPath: folder + "/other.ics", contents: Data(strangersCalendar(uid: "other", ["DTSTART:20270301T100000Z"]))
+        )
+        let result = scan(
+            [folder + "/report.xml", folder + "/other.ics"], from: "2027-03-01", to: "2027-03-02", zone: "UTC")
+        #expect(result.occurrences.map(\.uid) == ["other"], "\(place)")
+        let problem = result.problems.first { $0.path.hasSuffix("report.xml") }
+        #expect(problem?.message.hasPrefix("malformed XML: ") == true && problem?.message.contains(reason) == true)
+        #expect(problem?.line != nil && problem?.message.contains("\n") == false, "\(String(describing: problem))")
+    }
+
+    @Test func aResponseInsideAnHrefStartsTheHrefAgain() throws {
+        let inner = Array(
+            ("<d:response><d:href><d:response/>/cal/work/y.ics</d:href><d:propstat><d:prop><c:calendar-data>"
+                + Self.event + "</c:calendar-data></d:prop></d:propstat></d:response>").utf8)
+        let folder = SinkFixtures.folder()
+        FileManager.default.createFile(atPath: folder + "/report.xml", contents: Data(Self.document(inner)))
+        let fromFile = scan([folder + "/report.xml"], from: "2027-03-01", to: "2027-03-02", zone: "UTC")
+        #expect(fromFile.occurrences.map(\.source.calendar) == ["work"])
+        #expect(fromFile.problems.isEmpty)
+    }
+
+    @Test func entitiesAreNeitherExpandedNorFetched() throws {
+        let folder = SinkFixtures.folder()
+        try "secret-\(UUID().uuidString)".write(toFile: folder + "/secret.txt", atomically: true, encoding: .utf8)
+        let xxe = """
+            <?xml version="1.0"?><!DOCTYPE d:multistatus [<!ENTITY x SYSTEM "file://\(folder)/secret.txt">]>
+            <d:multistatus xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:caldav"><d:response><d:href>/cal/work/z.ics</d:href>
+            <d:propstat><d:prop><c:calendar-data>BEGIN:VCALENDAR\r\nBEGIN:VEVENT\r\nUID:xxe\r\nDTSTART:20270301T090000Z\r
+            SUMMARY:&x;\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n</c:calendar-data></d:prop></d:propstat></d:response></d:multistatus>
+            """
+        FileManager.default.createFile(atPath: folder + "/xxe.xml", contents: Data(xxe.utf8))
+        let result = scan([folder + "/xxe.xml"], from: "2027-03-01", to: "2027-03-02", zone: "UTC")
+        #expect(result.occurrences.map(\.uid) == ["xxe"])
+        #expect(result.occurrences.first?.summary?.contains("secret") != true)
+
+        let laughs =
+            "<?xml version=\"1.0\"?><!DOCTYPE d:multistatus [<!ENTITY a \"aaaaaaaaaa\">"
+            + (1...7).map { level in
+                let inner = level == 1 ? "a" : "e\(level - 1)"
+                return "<!ENTITY e\(level) \"" + String(repeating: "&\(inner);", count: 10) + "\">"
+            }.joined()
+            + "]>\n<d:multistatus xmlns:d=\"DAV:\"><d:response><d:href>&e7;</d:href></d:response></d:multistatus>"
+        FileManager.default.createFile(atPath: folder + "/laughs.xml", contents: Data(laughs.utf8))
+        let laughed = scan([folder + "/laughs.xml"], from: "2027-03-01", to: "2027-03-02", zone: "UTC")
+        #expect(laughed.occurrences.isEmpty)
+        #expect(laughed.problems.count == 1)
+    }
+}

@@ -1,8 +1,5 @@
+import CXML2
 import Foundation
-
-#if canImport(FoundationXML)
-    import FoundationXML
-#endif
 
 /// Extracts the calendar objects of a CalDAV REPORT response (`multistatus` XML).
 ///
@@ -26,16 +23,43 @@ enum CalDAVMultistatus {
     }
 
     /// The calendar objects in a document, or an error naming the line where the XML broke.
+    ///
+    /// Read with libxml2's pull reader: Foundation's XMLParser traps on invalid UTF-8 in an element name, an end
+    /// tag, a prefix or a processing instruction, which took every other path of the command down with it. The
+    /// reader never fetches anything (`XML_PARSE_NONET`), never substitutes entities (no `XML_PARSE_NOENT`, so no
+    /// entity can expand or read a file), and keeps libxml2's limits on depth and sizes (no `XML_PARSE_HUGE`).
     static func objects(in data: Data) throws -> [Object] {
-        let collector = Collector()
-        let parser = XMLParser(data: data)
-        parser.shouldProcessNamespaces = true
-        parser.shouldResolveExternalEntities = false
-        parser.delegate = collector
-        guard parser.parse() else {
-            throw ParseFailure(
-                line: parser.lineNumber,
-                reason: parser.parserError.map { "\($0.localizedDescription)" } ?? "malformed XML")
+        _ = libxml2Ready
+        let options = Int32(XML_PARSE_NONET.rawValue | XML_PARSE_NOWARNING.rawValue | XML_PARSE_NOERROR.rawValue)
+        let reader = data.withUnsafeBytes { bytes in
+            xmlReaderForMemory(
+                bytes.baseAddress?.assumingMemoryBound(to: CChar.self), Int32(clamping: bytes.count), nil, nil,
+                options)
+        }
+        guard let reader else { throw ParseFailure(line: nil, reason: "libxml2 cannot read this document") }
+        defer { xmlFreeTextReader(reader) }
+        xmlResetLastError()
+        var collector = Collector()
+        while true {
+            let step = xmlTextReaderRead(reader)
+            if step == 0 { break }
+            guard step == 1 else { throw failure(at: xmlTextReaderGetParserLineNumber(reader)) }
+            let type = xmlTextReaderNodeType(reader)
+            switch type {
+            case Int32(XML_READER_TYPE_ELEMENT.rawValue):
+                let name = string(xmlTextReaderConstLocalName(reader))
+                let namespace = string(xmlTextReaderConstNamespaceUri(reader))
+                collector.start(name, namespace: namespace)
+                if xmlTextReaderIsEmptyElement(reader) == 1 { collector.end(name, namespace: namespace) }
+            case Int32(XML_READER_TYPE_END_ELEMENT.rawValue):
+                collector.end(
+                    string(xmlTextReaderConstLocalName(reader)),
+                    namespace: string(xmlTextReaderConstNamespaceUri(reader)))
+            case Int32(XML_READER_TYPE_TEXT.rawValue), Int32(XML_READER_TYPE_CDATA.rawValue),
+                Int32(XML_READER_TYPE_SIGNIFICANT_WHITESPACE.rawValue), Int32(XML_READER_TYPE_WHITESPACE.rawValue):
+                collector.text(string(xmlTextReaderConstValue(reader)))
+            default: break
+            }
         }
         guard collector.sawMultistatus else {
             throw ParseFailure(line: nil, reason: "this XML is not a WebDAV multistatus document")
@@ -49,46 +73,62 @@ enum CalDAVMultistatus {
         var reason: String
     }
 
-    private final class Collector: NSObject, XMLParserDelegate {
+    /// libxml2's one-time set-up, before any thread parses ("xmlInitParser … should be called once before
+    /// processing in case of use in multithreaded programs").
+    private static let libxml2Ready: Void = xmlInitParser()
+
+    /// libxml2's own words for the last error on this thread (`Input is not proper UTF-8, indicate encoding !`),
+    /// with its line.
+    private static func failure(at readerLine: Int32) -> ParseFailure {
+        guard let error = xmlGetLastError(), let message = error.pointee.message else {
+            return ParseFailure(line: readerLine > 0 ? Int(readerLine) : nil, reason: "malformed XML")
+        }
+        // libxml2 puts the offending bytes on a second line ("…indicate encoding !\nBytes: 0xFF 0x6F"): one line.
+        let reason = String(cString: message).split(whereSeparator: \.isNewline)
+            .map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: "; ")
+        let line = error.pointee.line > 0 ? Int(error.pointee.line) : Int(readerLine)
+        return ParseFailure(line: line > 0 ? line : nil, reason: "malformed XML: " + reason)
+    }
+
+    private static func string(_ pointer: UnsafePointer<xmlChar>?) -> String {
+        guard let pointer else { return "" }
+        return String(decoding: UnsafeBufferPointer(start: pointer, count: strlen(pointer)), as: UTF8.self)
+    }
+
+    /// What the reader found, gathered into objects: the state of one document.
+    private struct Collector {
         var objects: [Object] = []
         var sawMultistatus = false
         private var href: String?
-        private var text: String?
+        private var data: String?
         private var inHref = false
 
-        func parser(
-            _ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?,
-            attributes: [String: String] = [:]
-        ) {
-            switch (namespaceURI, name) {
+        mutating func start(_ name: String, namespace: String) {
+            switch (namespace, name) {
             case (davNamespace, "multistatus"): sawMultistatus = true
             case (davNamespace, "response"): href = nil
             case (davNamespace, "href"):
                 inHref = true
                 href = ""
-            case (calDAVNamespace, "calendar-data"): text = ""
+            case (calDAVNamespace, "calendar-data"): data = ""
             default: break
             }
         }
 
-        func parser(_ parser: XMLParser, foundCharacters string: String) {
+        mutating func text(_ string: String) {
             // A `response` opened inside an `href` resets it: text after that starts the href again.
-            if text != nil { text?.append(string) } else if inHref { href = (href ?? "") + string }
+            if data != nil { data?.append(string) } else if inHref { href = (href ?? "") + string }
         }
 
-        func parser(_ parser: XMLParser, foundCDATA block: Data) {
-            text?.append(String(decoding: block, as: UTF8.self))
-        }
-
-        func parser(_ parser: XMLParser, didEndElement name: String, namespaceURI: String?, qualifiedName: String?) {
-            switch (namespaceURI, name) {
+        mutating func end(_ name: String, namespace: String) {
+            switch (namespace, name) {
             case (davNamespace, "href"): inHref = false
             case (calDAVNamespace, "calendar-data"):
-                if let text, !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
+                if let data, !data.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
                     objects.append(
-                        Object(href: href?.trimmingCharacters(in: .whitespacesAndNewlines), calendarData: text))
+                        Object(href: href?.trimmingCharacters(in: .whitespacesAndNewlines), calendarData: data))
                 }
-                text = nil
+                data = nil
             default: break
             }
         }
