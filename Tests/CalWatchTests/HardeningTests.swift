@@ -304,3 +304,37 @@ func strangersCalendar(uid: String = "stranger", _ lines: [String], summary: Str
         #expect(laughed.problems.count == 1)
     }
 }
+
+/// What libical loses when it writes a rule back: calwatch judges the rule as the calendar wrote it.
+@Suite struct RuleAsWrittenTests {
+    @Test func anUntilInYearZeroEndsTheSeriesInsteadOfDroppingOut() {
+        let text = strangersCalendar(["DTSTART:20270301T090000Z", "RRULE:FREQ=DAILY;UNTIL=00000101"])
+        let result = scan(["-"], from: "2027-02-25", to: "2027-03-10", zone: "UTC", standardInput: text)
+        // libical writes it back as FREQ=DAILY: a daily series without end.
+        #expect(starts(result, uid: "stranger") == ["2027-03-01T09:00:00Z"])
+        #expect(
+            result.problems.map(\.message) == [
+                "RRULE 'FREQ=DAILY;UNTIL=00000101' ends (UNTIL) before DTSTART; the series is its first instance only."
+            ])
+    }
+
+    @Test func aByDayOrdinalOutOfRangeIsNamedAsWritten() {
+        let text = strangersCalendar(["DTSTART:20270301T090000Z", "RRULE:FREQ=MONTHLY;BYDAY=500MO"])
+        let result = scan(["-"], from: "2027-02-25", to: "2027-06-10", zone: "UTC", standardInput: text)
+        #expect(starts(result, uid: "stranger") == ["2027-03-01T09:00:00Z"])
+        // libical reads 500MO as -12MO; the message says what the calendar says.
+        #expect(
+            result.problems.map(\.message) == [
+                "RRULE 'FREQ=MONTHLY;BYDAY=500MO' cannot be iterated (BYDAY 500MO: an ordinal runs from -53 to 53, "
+                    + "without 0) and is ignored. Correct the RRULE."
+            ])
+    }
+
+    @Test func aFoldedRuleIsReadWhole() {
+        let rules = RecurrenceRuleText.written(
+            in: Array(
+                "BEGIN:VEVENT\r\nrrule;X-A=1:FREQ=WEEKLY;BY\r\n DAY=1MO\r\nRRULE:FREQ=DAILY\r\nEND:VEVENT\r\n".utf8)[
+                    ...])
+        #expect(rules == ["FREQ=WEEKLY;BYDAY=1MO", "FREQ=DAILY"])
+    }
+}

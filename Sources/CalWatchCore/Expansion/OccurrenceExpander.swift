@@ -332,6 +332,12 @@ public struct OccurrenceExpander {
         _ text: String, property: String, master: CalendarComponent, base: Resolved, lower: Instant, upper: Instant,
         into instances: inout [Instance]
     ) {
+        if let problem = RecurrenceRuleText(text)?.outOfRange {
+            report(
+                .error, master,
+                "\(property) '\(text)' cannot be iterated (\(problem)) and is ignored. Correct the \(property).")
+            return
+        }
         guard
             let rule = RecurrenceRuleText(text),
             var steps = RuleSteps(rule, start: base.wall, isDate: base.isDate, budget: options.maxIterationsPerRule)
@@ -343,6 +349,21 @@ public struct OccurrenceExpander {
             if case .dateTime(let wall, .utc) = rule.until { Instant(secondsSinceEpoch: wall.secondsAsUTC) } else {
                 nil
             }
+        let untilBeforeStart: Bool =
+            switch rule.until {
+            case .date(let date): date < base.wall.date
+            case .dateTime(let wall, .utc): Instant(secondsSinceEpoch: wall.secondsAsUTC) < base.instant
+            case .dateTime(let wall, _): wall < base.wall
+            case nil: false
+            }
+        if untilBeforeStart {
+            // Said, because a producer that writes UNTIL=00000101 meant something else: the series is DTSTART alone.
+            report(
+                .warning, master,
+                "\(property) '\(text)' ends (UNTIL) before DTSTART; "
+                    + (property == "RRULE" ? "the series is its first instance only." : "it excludes nothing."))
+            return
+        }
         if rule.isSubDaily, rule.count == nil, lower.secondsSinceEpoch - base.instant.secondsSinceEpoch > 86_400 {
             // Jump close to the window instead of stepping through years of seconds.
             steps.skip(to: base.zone.wallClock(at: lower.adding(seconds: -86_400)))

@@ -34,6 +34,86 @@ public struct RecurrenceRuleText: Hashable, Sendable {
         self.frequency = frequency
     }
 
+    /// The RRULE values of one component as written, unfolded, in order (nested components have none).
+    static func written(in bytes: ArraySlice<UInt8>) -> [String] {
+        var rules: [String] = []
+        var line: [UInt8] = []
+        func finish() {
+            defer { line.removeAll(keepingCapacity: true) }
+            guard line.count > 6, line.prefix(5).map({ $0 & 0xDF }) == Array("RRULE".utf8),
+                line[5] == UInt8(ascii: ":") || line[5] == UInt8(ascii: ";"),
+                let colon = line.firstIndex(of: UInt8(ascii: ":"))
+            else { return }
+            rules.append(String(decoding: line[(colon + 1)...], as: UTF8.self))
+        }
+        var index = bytes.startIndex
+        while index < bytes.endIndex {
+            let byte = bytes[index]
+            if byte == 10 || byte == 13 {
+                var next = index + 1
+                if byte == 13, next < bytes.endIndex, bytes[next] == 10 { next += 1 }
+                // A folded line goes on after a space or tab at the start of the next one.
+                if next < bytes.endIndex, bytes[next] == 32 || bytes[next] == 9 {
+                    index = next + 1
+                    continue
+                }
+                finish()
+                index = next
+                continue
+            }
+            line.append(byte)
+            index += 1
+        }
+        finish()
+        return rules
+    }
+
+    /// libical's reading of a rule with what it lost put back from the rule as written: an UNTIL libical cannot
+    /// hold (year 0: dropped, and the series would never end) and a BYDAY ordinal past its range (500MO is read
+    /// as -12MO), so that the expander judges what the calendar says. Only those two parts are taken from the
+    /// written text; the rest is libical's (case and order normalised, repairs applied).
+    static func restoring(_ parsed: String, from written: String) -> String {
+        func parts(_ text: String) -> [(name: String, value: Substring)] {
+            text.split(separator: ";").compactMap { part in
+                let pieces = part.split(separator: "=", maxSplits: 1)
+                guard pieces.count == 2 else { return nil }
+                return (pieces[0].uppercased().filter { !$0.isWhitespace }, pieces[1])
+            }
+        }
+        let original = parts(written)
+        var result = parts(parsed)
+        var changed = false
+        if let until = original.first(where: { $0.name == "UNTIL" }), !result.contains(where: { $0.name == "UNTIL" }) {
+            result.append(("UNTIL", until.value))
+            changed = true
+        }
+        if let byDay = original.first(where: { $0.name == "BYDAY" }),
+            let index = result.firstIndex(where: { $0.name == "BYDAY" }),
+            result[index].value.uppercased() != byDay.value.uppercased().filter({ !$0.isWhitespace })
+        {
+            result[index].value = Substring(byDay.value.uppercased())
+            changed = true
+        }
+        return changed ? result.map { "\($0.name)=\($0.value)" }.joined(separator: ";") : parsed
+    }
+
+    /// The first part whose value is outside what RFC 5545 allows (`BYDAY 500MO: ordinals run from -53 to 53`), or
+    /// `nil`: libical wraps such values into other, valid ones.
+    public var outOfRange: String? {
+        for part in iterable.split(separator: ";") {
+            let pieces = part.split(separator: "=", maxSplits: 1)
+            guard pieces.count == 2, pieces[0] == "BYDAY" else { continue }
+            for day in pieces[1].split(separator: ",") {
+                let ordinal = day.dropLast(2)
+                guard !ordinal.isEmpty else { continue }
+                guard let number = Int(ordinal), (1...53).contains(abs(number)) else {
+                    return "BYDAY \(day): an ordinal runs from -53 to 53, without 0"
+                }
+            }
+        }
+        return nil
+    }
+
     /// Whether instances can come faster than daily, the rules that need a skip ahead and a cap.
     public var isSubDaily: Bool { ["SECONDLY", "MINUTELY", "HOURLY"].contains(frequency) }
 }

@@ -35,7 +35,7 @@ enum ICalDocumentParser {
             calendars = parseWhole(text)
             if calendars.count == layout.calendars.count {
                 for index in calendars.indices {
-                    assignLines(layout.calendars[index].children, to: &calendars[index].components)
+                    assignLines(layout.calendars[index].children, of: text, to: &calendars[index].components)
                 }
             }
         } else {
@@ -45,13 +45,23 @@ enum ICalDocumentParser {
         return calendars
     }
 
-    /// Gives each event and to-do the line it starts on, when libical kept all of them (it drops broken ones).
+    /// Gives each event and to-do the line it starts on, when libical kept all of them (it drops broken ones), and
+    /// puts back what libical lost of its RRULEs (`writtenRule`).
     private static func assignLines<C: Collection<ICalendarLayout.Child>>(
-        _ children: C, to components: inout [CalendarComponent]
+        _ children: C, of text: [UInt8], to components: inout [CalendarComponent]
     ) {
-        let lines = children.filter { $0.name == "VEVENT" || $0.name == "VTODO" }.map(\.line)
-        guard lines.count == components.count else { return }
-        for index in components.indices { components[index].line = lines[index] }
+        let items = children.filter { $0.name == "VEVENT" || $0.name == "VTODO" }
+        guard items.count == components.count else { return }
+        for (index, child) in zip(components.indices, items) {
+            components[index].line = child.line
+            guard !components[index].recurrenceRules.isEmpty else { continue }
+            let written = RecurrenceRuleText.written(in: child.bytes(of: text))
+            guard written.count == components[index].recurrenceRules.count else { continue }
+            for (rule, original) in zip(components[index].recurrenceRules.indices, written) {
+                components[index].recurrenceRules[rule] = RecurrenceRuleText.restoring(
+                    components[index].recurrenceRules[rule], from: original)
+            }
+        }
     }
 
     private static func parseInBatches(_ layout: ICalendarLayout.Calendar, of text: [UInt8]) -> ParsedCalendar {
@@ -72,7 +82,7 @@ enum ICalDocumentParser {
             chunk += end
             for part in parseWhole(chunk) {
                 var components = part.components
-                assignLines(batch, to: &components)
+                assignLines(batch, of: text, to: &components)
                 calendar.components += components
                 calendar.problems += part.problems
             }
@@ -220,7 +230,8 @@ enum ICalDocumentParser {
             attendee.name = LibICal.string(icalparameter_get_cn(name))
         }
         if let status = icalproperty_get_first_parameter(property, ICAL_PARTSTAT_PARAMETER) {
-            attendee.participation = LibICal.string(icalparameter_get_xvalue(status))?.uppercased()
+            attendee.participation =
+                LibICal.string(icalparameter_get_xvalue(status))?.uppercased()
                 ?? LibICal.string(icalparameter_enum_to_string(Int32(icalparameter_get_partstat(status).rawValue)))
         }
         return attendee
