@@ -112,7 +112,9 @@ extension CalwatchCommand {
             var hooks: [String: HookSink.Counts] = [:]
             for case let hook as HookSink in sinks { hooks[hook.name] = await hook.counts }
             StandardStreams.error(
-                Self.describe(summary, hooks: hooks, window: window, seconds: Date().timeIntervalSince(started)))
+                Self.describe(
+                    summary, hooks: hooks, window: window, seconds: Date().timeIntervalSince(started),
+                    journalKept: !temporary))
             if summary.sinks.allSatisfy(\.closed) { return }  // the reader went away (`| head`): a quiet end
             if StopSignals.received() { throw ExitCode(130) }
             if summary.sinks.contains(where: { $0.undelivered > 0 }) { throw ExitCode(74) }
@@ -121,7 +123,7 @@ extension CalwatchCommand {
         /// The summary on standard error: events by type, each sink, time taken.
         static func describe(
             _ summary: CalWatchRuntime.Replay.Summary, hooks: [String: HookSink.Counts], window: InstantWindow,
-            seconds: Double
+            seconds: Double, journalKept: Bool
         ) -> String {
             var text = ""
             if summary.start > window.start {
@@ -146,7 +148,11 @@ extension CalwatchCommand {
                     if runs.retried > 0 { text += ", \(runs.retried) retries" }
                 }
                 if sink.undelivered > 0 {
-                    text += ", \(sink.undelivered) not delivered (kept in the journal for the next run"
+                    text +=
+                        ", \(sink.undelivered) not delivered ("
+                        + (journalKept
+                            ? "kept in the journal for the next run"
+                            : "the replay's journal is temporary: give --state to keep them for the next run")
                     text += sink.lastFailure.map { "; last failure: \($0))" } ?? ")"
                 }
                 text += "\n"

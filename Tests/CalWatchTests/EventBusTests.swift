@@ -110,7 +110,8 @@ import Testing
         let log = LogRecorder()
         let replay = Replay(
             occurrences: ReplayTests.occurrences, configuration: PlannerConfiguration(),
-            journal: try ReplayTests.journal(), sinks: [flaky, fast], recordedTime: { Timestamp(millisecondsSinceEpoch: 0) },
+            journal: try ReplayTests.journal(), sinks: [flaky, fast],
+            recordedTime: { Timestamp(millisecondsSinceEpoch: 0) },
             options: Self.quickRetries, logger: log.logger)
         let summary = try await replay.run(
             from: try ReplayTests.instant("2027-03-01"), to: try ReplayTests.instant("2027-03-03"))
@@ -122,6 +123,38 @@ import Testing
         #expect(told.first == "flaky: No space left on device (retrying)")
         #expect(log.metadata.first?["sink.name"] == "flaky")
         #expect(told.contains { $0.hasPrefix("flaky: delivering again after 3 failed attempts") })
+    }
+
+    /// SIGTERM on a long replay with a sink that keeps failing: it once tried every queued batch with a pause
+    /// after each (up to 5 s) and ignored the signal for hours. Now the healthy sink still gets everything
+    /// committed, the failing one one more try, and the replay ends at once (the suite's time limit would catch a
+    /// wait: these pauses are ten seconds each on the real clock).
+    @Test func aStopEndsAFailingSinksRetriesAndKeepsTheHealthyOnesWhole() async throws {
+        let fast = CountingSink()
+        let failing = FlakySink(failures: .max)
+        var options = Replay.Options.small
+        options.bus.retryDelay = .seconds(10)
+        options.bus.maxRetryDelay = .seconds(10)
+        let batches = Mutex(0)
+        let journal = try ReplayTests.journal()
+        let replay = Replay(
+            occurrences: ReplayTests.occurrences, configuration: PlannerConfiguration(), journal: journal,
+            sinks: [failing, fast], recordedTime: { Timestamp(millisecondsSinceEpoch: 0) }, options: options,
+            logger: LogRecorder().logger)
+        let summary = try await replay.run(
+            from: try ReplayTests.instant("2027-03-01"), to: try ReplayTests.instant("2027-03-08"),
+            shouldStop: {
+                batches.withLock {
+                    $0 += 1
+                    return $0 > 20
+                }
+            })
+        #expect(summary.stopped)
+        let committed = try await journal.lastSequence()
+        #expect(committed > 100)
+        #expect(Int64(await fast.lines.count) == committed)
+        let report = try #require(summary.sinks.first { $0.name == "flaky" })
+        #expect(report.undelivered == committed && report.failures <= 3, "\(report)")
     }
 
     @Test func whatASinkCouldNotTakeWaitsInTheJournalForTheNextRun() async throws {

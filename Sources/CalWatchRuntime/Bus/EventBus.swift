@@ -115,6 +115,8 @@ public final class EventBus: Service {
     private let logger: Logger
     private let pace: Pace
     private let reports = Outcome<[SinkReport]>()
+    /// Set when the owner is stopping (a signal): a failing sink then gets one more try, without waiting.
+    private let stopping = Outcome<Void>()
 
     /// A bus over `sinks`; nothing runs until `run`. Each consumer first delivers what the journal holds beyond its
     /// sink's cursor, joined to its occurrence by `entry`. Retry delays are slept on `clock`; failures and
@@ -149,6 +151,7 @@ public final class EventBus: Service {
         await withGracefulShutdownHandler {
             await consume()
         } onGracefulShutdown: {
+            self.stopping.set(())
             self.closeInput()
         }
     }
@@ -199,6 +202,13 @@ public final class EventBus: Service {
         return await reports.wait() ?? []
     }
 
+    /// Says the owner is stopping (SIGTERM): healthy sinks still get everything committed, but a failing sink is
+    /// tried once more without waiting and then gives up for this run, so a sink that keeps failing never holds
+    /// the process. What it missed stays in the journal. Call `finish` next.
+    public func stop() {
+        stopping.set(())
+    }
+
     /// One sink's consumer: its cursor, its retries, its report.
     private struct Consumer {
         let sink: any EventSink
@@ -231,13 +241,15 @@ public final class EventBus: Service {
             for await batch in stream {
                 pace.taken(lane)
                 if report.closed { continue }
+                // Stopping and failing: what is queued is in the journal; one catch-up below tries it all.
+                if streak > 0 && bus.stopping.isSet { continue }
                 guard let first = batch.first?.sequence else { continue }
                 // A gap: batches beyond the queue, or ones that failed. The journal has them.
                 if first > cursor + 1, await !catchUp(through: first - 1) { continue }
                 let fresh = batch.drop { $0.sequence <= cursor }
                 if !fresh.isEmpty { _ = await deliver(Array(fresh), fromJournal: false) }
             }
-            for _ in 0..<policy.finalAttempts where !report.closed {
+            for _ in 0..<(bus.stopping.isSet ? 1 : policy.finalAttempts) where !report.closed {
                 if await catchUp(through: nil) { break }
             }
             if !report.closed, let last = try? await journal.lastSequence() {
@@ -313,9 +325,16 @@ public final class EventBus: Service {
             streak += 1
         }
 
+        /// Waits before the next try, on the bus's clock; a stop ends the wait at once.
         mutating func pause() async {
-            try? await bus.clock.sleep(for: delay)
-            delay = min(delay * 2, policy.maxRetryDelay)
+            let (clock, delay, stopping) = (bus.clock, delay, bus.stopping)
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { try? await clock.sleep(for: delay) }
+                group.addTask { _ = await stopping.wait() }
+                await group.next()
+                group.cancelAll()
+            }
+            self.delay = min(delay * 2, policy.maxRetryDelay)
         }
     }
 }

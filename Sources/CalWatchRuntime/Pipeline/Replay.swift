@@ -100,6 +100,7 @@ public final class Replay {
                 pending.removeAll(keepingCapacity: true)
                 if shouldStop() || bus.allSinksClosed {
                     summary.stopped = true
+                    if shouldStop() { bus.stop() }
                     return
                 }
             }
