@@ -83,6 +83,21 @@ enum SinkFixtures {
         #expect(SinkFixtures.lines(path) == entries[..<8].map(\.json))
     }
 
+    /// Pointed at someone's file whose last byte is not a newline: nothing of it is cut (only a partial line
+    /// calwatch wrote is), and calwatch's lines start on a line of their own.
+    @Test(arguments: ["notes without a final newline", "{\"specversion\":\"1.0\" but not ours", "{"])
+    func aFileEndingInOtherTextKeepsEveryByte(ending: String) async throws {
+        let entries = try await SinkFixtures.wednesday()
+        let path = SinkFixtures.folder() + "/events.jsonl"
+        let theirs = "a line of the user's\n" + ending
+        try theirs.write(toFile: path, atomically: false, encoding: .utf8)
+        let sink = try JSONLinesSink.file(path: path)
+        #expect(sink.repairedBytes == 0)
+        try await sink.deliver(Array(entries[..<3]))
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        #expect(text == theirs + "\n" + entries[..<3].map { $0.json + "\n" }.joined())
+    }
+
     @Test func eventsTheFileAlreadyEndsWithAreNotWrittenAgain() async throws {
         let entries = try await SinkFixtures.wednesday()
         let path = SinkFixtures.folder() + "/events.jsonl"
@@ -205,7 +220,8 @@ enum SinkFixtures {
         let sink = try SQLiteSink(path: path)
         let entries = try await SinkFixtures.wednesday()
         try await sink.deliver(entries)
-        #expect(try SinkFixtures.rows(path, "SELECT summary FROM events_before_layout3 WHERE id = 'kept'") == ["Old row"])
+        #expect(
+            try SinkFixtures.rows(path, "SELECT summary FROM events_before_layout3 WHERE id = 'kept'") == ["Old row"])
         #expect(try SinkFixtures.rows(path, "PRAGMA user_version") == ["3"])
         #expect(try SinkFixtures.rows(path, "SELECT count(*) FROM events") == ["\(entries.count)"])
     }

@@ -24,6 +24,8 @@ public actor JSONLinesSink: EventSink {
     /// delivered past them.
     private var tail: Set<TailLine>
     private var tailEnd: Int64
+    /// The file ended without a newline in text calwatch did not write: the first write starts with one.
+    private var needsNewline: Bool
 
     /// What `file(path:)` found and repaired.
     public nonisolated let repairedBytes: Int
@@ -55,10 +57,10 @@ public actor JSONLinesSink: EventSink {
             throw SinkError(sink: name, reason: "cannot open \(path): \(String(cString: strerror(errno)))")
         }
         do {
-            let (repaired, tail) = try Self.repairTail(descriptor)
+            let (repaired, tail, foreignEnd) = try Self.repairTail(descriptor)
             return JSONLinesSink(
                 name: name, output: DescriptorWriter(descriptor: descriptor), ownsDescriptor: true, tail: tail,
-                repairedBytes: repaired)
+                repairedBytes: repaired, needsNewline: foreignEnd)
         } catch {
             close(descriptor)
             throw SinkError(sink: name, reason: "cannot read the end of \(path): \(error)")
@@ -66,9 +68,11 @@ public actor JSONLinesSink: EventSink {
     }
 
     private init(
-        name: String, output: DescriptorWriter, ownsDescriptor: Bool, tail: Set<TailLine>, repairedBytes: Int
+        name: String, output: DescriptorWriter, ownsDescriptor: Bool, tail: Set<TailLine>, repairedBytes: Int,
+        needsNewline: Bool = false
     ) {
         self.name = name
+        self.needsNewline = needsNewline
         self.output = output
         self.ownsDescriptor = ownsDescriptor
         self.tail = tail
@@ -85,6 +89,7 @@ public actor JSONLinesSink: EventSink {
     /// `SinkError`.
     public func deliver(_ batch: [JournalStore.Entry]) throws {
         buffer.removeAll(keepingCapacity: true)
+        if needsNewline { buffer.append(10) }
         for entry in batch {
             if !tail.isEmpty && tail.contains(TailLine(sequence: entry.sequence, id: entry.event.id.description)) {
                 continue  // already in the file: written before a crash that kept the cursor from moving
@@ -97,6 +102,7 @@ public actor JSONLinesSink: EventSink {
         } catch let failure as DescriptorWriter.Failure {
             throw SinkError(sink: name, reason: failure.description)
         }
+        needsNewline = false
         if let last = batch.last?.sequence, last >= tailEnd { tail = [] }
     }
 
@@ -108,13 +114,14 @@ public actor JSONLinesSink: EventSink {
     /// How much of a file's end is read for the lines a crash may have left: more than a batch of events.
     static let tailWindow = 4 << 20
 
-    /// Cuts a partial last line off the file and returns how many bytes it had, with the `(sequence, id)` of the
-    /// complete lines in the last `tailWindow` bytes.
-    static func repairTail(_ descriptor: Int32) throws -> (Int, Set<TailLine>) {
+    /// Cuts a partial last line calwatch wrote off the file and returns how many bytes it had, with the
+    /// `(sequence, id)` of the complete lines in the last `tailWindow` bytes, and whether the file ends in text of
+    /// someone else's without a newline (never cut: only what calwatch wrote is).
+    static func repairTail(_ descriptor: Int32) throws -> (Int, Set<TailLine>, Bool) {
         var status = stat()
         guard fstat(descriptor, &status) == 0 else { throw DescriptorWriter.Failure(code: errno) }
         let size = Int(status.st_size)
-        guard size > 0 else { return (0, []) }
+        guard size > 0 else { return (0, [], false) }
         let start = max(0, size - tailWindow)
         var bytes = [UInt8](repeating: 0, count: size - start)
         var read = 0
@@ -127,19 +134,37 @@ public actor JSONLinesSink: EventSink {
             read += count
         }
         var repaired = 0
+        var foreignEnd = false
         if bytes.last != 10 {
-            // The last line was cut short. Its events come again, since the cursor never moved past them.
             let keep = bytes.lastIndex(of: 10).map { $0 + 1 } ?? (start == 0 ? 0 : -1)
             guard keep >= 0 else { throw LineTooLong() }
-            repaired = bytes.count - keep
-            guard ftruncate(descriptor, off_t(start + keep)) == 0 else { throw DescriptorWriter.Failure(code: errno) }
-            bytes.removeLast(repaired)
+            let lastComplete = bytes[..<max(keep - 1, 0)].split(separator: 10).last
+            if isCalwatchPrefix(bytes[keep...]) && (keep == 0 || lastComplete.flatMap(parse) != nil) {
+                // The last line was cut short by a crash. Its events come again: the cursor never moved past them.
+                repaired = bytes.count - keep
+                guard ftruncate(descriptor, off_t(start + keep)) == 0 else {
+                    throw DescriptorWriter.Failure(code: errno)
+                }
+                bytes.removeLast(repaired)
+            } else {
+                // Someone else's text without a final newline: kept whole; calwatch's lines start on a line of
+                // their own.
+                foreignEnd = true
+            }
         }
         var tail = Set<TailLine>()
         for line in bytes.split(separator: 10) {
             if let parsed = parse(line) { tail.insert(parsed) }
         }
-        return (repaired, tail)
+        return (repaired, tail, foreignEnd)
+    }
+
+    /// How every line calwatch writes begins (the CloudEvents envelope, `id` first).
+    static let lineStart = Array(#"{"specversion":"1.0","id":""#.utf8)
+
+    /// Whether `partial` is what a crash can leave of a calwatch line: the beginning of one.
+    private static func isCalwatchPrefix(_ partial: ArraySlice<UInt8>) -> Bool {
+        partial.count >= lineStart.count ? partial.starts(with: lineStart) : lineStart.starts(with: partial)
     }
 
     /// The `id` and `sequence` of one line calwatch wrote. Both come before any calendar text, and every string
