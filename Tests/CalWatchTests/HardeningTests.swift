@@ -338,3 +338,27 @@ func strangersCalendar(uid: String = "stranger", _ lines: [String], summary: Str
         #expect(rules == ["FREQ=WEEKLY;BYDAY=1MO", "FREQ=DAILY"])
     }
 }
+
+/// Long EXDATE and RDATE lists: libical keeps 500 values of one property; calwatch keeps them all.
+@Suite struct LongDateListTests {
+    static func days(_ count: Int, from first: Int = 1) -> String {
+        (first..<(first + count)).map { day in
+            LocalDateTime(date: CalendarDate(year: 2027, month: 3, day: 1).adding(days: day), hour: 9).iso8601
+                .replacingOccurrences(of: "-", with: "").replacingOccurrences(of: ":", with: "") + "Z"
+        }.joined(separator: ",")
+    }
+
+    @Test func everyExcludedDayStaysExcluded() {
+        let text = strangersCalendar([
+            "DTSTART:20270301T090000Z", "RRULE:FREQ=DAILY;COUNT=700", "EXDATE:" + Self.days(650),
+        ])
+        let result = scan(["-"], from: "2027-03-01", to: "2029-03-01", zone: "UTC", standardInput: text)
+        #expect(result.occurrences.count == 50)
+    }
+
+    @Test func everyAddedDayIsAdded() {
+        let text = strangersCalendar(["DTSTART;TZID=Europe/Berlin:20270301T090000", "RDATE:" + Self.days(600)])
+        let result = scan(["-"], from: "2027-03-01", to: "2029-03-01", zone: "UTC", standardInput: text)
+        #expect(result.occurrences.count == 601)
+    }
+}

@@ -36,36 +36,7 @@ public struct RecurrenceRuleText: Hashable, Sendable {
 
     /// The RRULE values of one component as written, unfolded, in order (nested components have none).
     static func written(in bytes: ArraySlice<UInt8>) -> [String] {
-        var rules: [String] = []
-        var line: [UInt8] = []
-        func finish() {
-            defer { line.removeAll(keepingCapacity: true) }
-            guard line.count > 6, line.prefix(5).map({ $0 & 0xDF }) == Array("RRULE".utf8),
-                line[5] == UInt8(ascii: ":") || line[5] == UInt8(ascii: ";"),
-                let colon = line.firstIndex(of: UInt8(ascii: ":"))
-            else { return }
-            rules.append(String(decoding: line[(colon + 1)...], as: UTF8.self))
-        }
-        var index = bytes.startIndex
-        while index < bytes.endIndex {
-            let byte = bytes[index]
-            if byte == 10 || byte == 13 {
-                var next = index + 1
-                if byte == 13, next < bytes.endIndex, bytes[next] == 10 { next += 1 }
-                // A folded line goes on after a space or tab at the start of the next one.
-                if next < bytes.endIndex, bytes[next] == 32 || bytes[next] == 9 {
-                    index = next + 1
-                    continue
-                }
-                finish()
-                index = next
-                continue
-            }
-            line.append(byte)
-            index += 1
-        }
-        finish()
-        return rules
+        WrittenProperties.named("RRULE", in: bytes).map(\.value)
     }
 
     /// libical's reading of a rule with what it lost put back from the rule as written: an UNTIL libical cannot

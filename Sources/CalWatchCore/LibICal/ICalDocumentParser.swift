@@ -54,13 +54,29 @@ enum ICalDocumentParser {
         guard items.count == components.count else { return }
         for (index, child) in zip(components.indices, items) {
             components[index].line = child.line
+            guard components[index].isRecurring else { continue }
+            let bytes = child.bytes(of: text)
+            restoreDateLists(of: &components[index], from: bytes)
             guard !components[index].recurrenceRules.isEmpty else { continue }
-            let written = RecurrenceRuleText.written(in: child.bytes(of: text))
+            let written = RecurrenceRuleText.written(in: bytes)
             guard written.count == components[index].recurrenceRules.count else { continue }
             for (rule, original) in zip(components[index].recurrenceRules.indices, written) {
                 components[index].recurrenceRules[rule] = RecurrenceRuleText.restoring(
                     components[index].recurrenceRules[rule], from: original)
             }
+        }
+    }
+
+    /// libical keeps only the first 500 values of a comma-separated EXDATE or RDATE (a series with years of
+    /// cancelled days got them back): when it kept fewer than were written, the written lists are read instead.
+    private static func restoreDateLists(of component: inout CalendarComponent, from bytes: ArraySlice<UInt8>) {
+        let exceptions = WrittenProperties.named("EXDATE", in: bytes)
+        if exceptions.reduce(0, { $0 + $1.value.split(separator: ",").count }) > component.exceptionDates.count {
+            component.exceptionDates = exceptions.flatMap { dateValues($0.value, reference: $0.reference) }
+        }
+        let additions = WrittenProperties.named("RDATE", in: bytes)
+        if additions.reduce(0, { $0 + $1.value.split(separator: ",").count }) > component.recurrenceDates.count {
+            component.recurrenceDates = additions.flatMap { recurrenceDates($0.value, reference: $0.reference) }
         }
     }
 
@@ -382,13 +398,19 @@ enum ICalDocumentParser {
 
     /// EXDATE and RDATE may list several values separated by commas.
     private static func dateValues(_ property: OpaquePointer) -> [DateValue] {
-        let reference = reference(of: property)
-        return rawValue(property).split(separator: ",").compactMap { DateValue(icalText: $0, reference: reference) }
+        dateValues(rawValue(property), reference: reference(of: property))
+    }
+
+    private static func dateValues(_ text: String, reference: TimeReference) -> [DateValue] {
+        text.split(separator: ",").compactMap { DateValue(icalText: $0, reference: reference) }
     }
 
     private static func recurrenceDates(_ property: OpaquePointer) -> [RecurrenceDate] {
-        let reference = reference(of: property)
-        return rawValue(property).split(separator: ",").compactMap { text in
+        recurrenceDates(rawValue(property), reference: reference(of: property))
+    }
+
+    private static func recurrenceDates(_ value: String, reference: TimeReference) -> [RecurrenceDate] {
+        value.split(separator: ",").compactMap { text in
             let halves = text.split(separator: "/", maxSplits: 1)
             guard let start = DateValue(icalText: halves[0], reference: reference) else { return nil }
             guard halves.count == 2 else { return .start(start) }
