@@ -122,4 +122,37 @@ import Testing
         #expect(refusal.contains(state == "empty" ? "holds no settings" : "is gone"), "\(refusal)")
         #expect(!service.log.messages.contains("configuration read again"))
     }
+
+    /// `rm -rf ~/.calendars` and a sync that writes it again: the new folder is followed without a SIGHUP.
+    @Test func aRootRemovedAndCreatedAgainIsFollowed() async throws {
+        let service = try Bench()
+        try await service.running {
+            try service.bench.writeRenamed(
+                "work/a.ics", WatchTests.event(uid: "a", start: "20270301T100000Z", end: "20270301T103000Z"))
+            try await eventually("the first item's events") { await service.received("a").count == 2 }
+            try FileManager.default.removeItem(atPath: service.bench.root)
+            // The removal is seen: the item's live activity ends (`removed`).
+            try await eventually("the removal") {
+                await service.received("a").contains { $0.hasPrefix("liveActivityEnd") }
+            }
+            // The folder's own removal asks for a look at everything once the debounce has passed (other tests'
+            // files in the same parent folder ask too, so the clock is moved on until it has happened): the root
+            // is reported missing, and its parent is followed instead.
+            try await eventually("the look that finds the root missing") {
+                service.clock.advance(by: .milliseconds(100))
+                return service.log.messages.contains { $0.contains("no such file or directory") }
+            }
+            try FileManager.default.createDirectory(
+                atPath: service.bench.root + "/work", withIntermediateDirectories: true)
+            try service.bench.writeRenamed(
+                "work/b.ics", WatchTests.event(uid: "b", start: "20270301T100000Z", end: "20270301T103000Z"))
+            // The new folder in the parent asks for another look, within a debounce or two: the clock moves at most
+            // two seconds on, far short of the safety rescan every ten minutes.
+            let limit = service.clock.now.offset + .seconds(2)
+            try await eventually("the new item's events") {
+                if service.clock.now.offset < limit { service.clock.advance(by: .milliseconds(100)) }
+                return await service.received("b").count == 2
+            }
+        }
+    }
 }

@@ -97,6 +97,13 @@ public enum SourceDiscovery {
     ) -> [CalendarSource] {
         if path == "-" { return [CalendarSource(path: "-", format: .iCalendar, fallbackName: "stdin")] }
         guard let status = FileStatus(path) else {
+            // Followed from the nearest folder that exists, so that the path is seen when it comes back (a vdir
+            // removed and synced again, a calendar file not yet written).
+            var ancestor = (path as NSString).deletingLastPathComponent
+            while !ancestor.isEmpty && ancestor != "/" && FileStatus(ancestor)?.isDirectory != true {
+                ancestor = (ancestor as NSString).deletingLastPathComponent
+            }
+            if !ancestor.isEmpty { directories.append(ancestor) }
             failures.append(
                 Failure(
                     path: path,
