@@ -362,3 +362,38 @@ func strangersCalendar(uid: String = "stranger", _ lines: [String], summary: Str
         #expect(result.occurrences.count == 601)
     }
 }
+
+/// A `--state` pointing at someone else's database is refused with what to do, and no SQL reaches the user.
+@Suite struct ForeignDatabaseTests {
+    @Test func aDatabaseThatIsNotAJournalIsRefusedByName() throws {
+        let path = SinkFixtures.folder() + "/theirs.db"
+        try SQLiteConnection(path: path).execute("CREATE TABLE journal (x); CREATE TABLE sink_cursors (y);")
+        do {
+            _ = try JournalStore(path: path)
+            Issue.record("opened someone else's database as a journal")
+        } catch {
+            #expect(
+                "\(error)"
+                    == "it is an SQLite database, but not a calwatch journal; move it away or use another --state")
+        }
+    }
+
+    @Test func theSQLiteSinkStillSharesADatabaseOfTheUsers() async throws {
+        let path = SinkFixtures.folder() + "/mine.db"
+        try SQLiteConnection(path: path).execute("CREATE TABLE notes (x);")
+        let sink = try SQLiteSink(path: path)
+        try await sink.deliver(Array(try await SinkFixtures.wednesday().prefix(3)))
+        #expect(try SinkFixtures.rows(path, "SELECT count(*) FROM events") == ["3"])
+        #expect(try SinkFixtures.rows(path, "SELECT count(*) FROM notes") == ["0"])
+    }
+
+    @Test func sqlErrorsSaySQLitesReasonWithoutTheStatements() throws {
+        let connection = try SQLiteConnection(path: SinkFixtures.folder() + "/x.db")
+        do {
+            try connection.execute("CREATE TABLE t (a); CREATE TABLE t (a);")
+            Issue.record("created a table twice")
+        } catch {
+            #expect("\(error)" == "SQLite error 1: table t already exists")
+        }
+    }
+}

@@ -146,8 +146,10 @@ public actor JournalStore {
     public struct IncompatibleLayout: Error, CustomStringConvertible, Sendable {
         public var found: Int64
         public var description: String {
-            "it was written by another calwatch version (layout \(found); this one reads \(JournalStore.schemaVersion)); "
-                + "move it away or use another --state"
+            found == 0
+                ? "it is an SQLite database, but not a calwatch journal; move it away or use another --state"
+                : "it was written by another calwatch version (layout \(found); this one reads "
+                    + "\(JournalStore.schemaVersion)); move it away or use another --state"
         }
     }
 

@@ -61,12 +61,14 @@ package final class SQLiteConnection {
     }
 
     /// The layout (`PRAGMA user_version`) a database was written with when it is not `expected`; `nil` when it is,
-    /// or when the database is new (no `events` table yet).
-    func otherLayout(than expected: Int64) throws -> Int64? {
+    /// or when the database is new: no table at all, or, when `sharing` names one, no table of that name (the
+    /// SQLite sink may add its tables to a database of the user's; the journal is calwatch's alone).
+    func otherLayout(than expected: Int64, sharing table: String? = nil) throws -> Int64? {
         let version = try prepare("PRAGMA user_version")
         try version.step()
         let found = version.integer(0)
-        let tables = try prepare("SELECT count(*) FROM sqlite_master WHERE name = 'events'")
+        let tables = try prepare("SELECT count(*) FROM sqlite_master WHERE ?1 IS NULL OR name = ?1")
+        try tables.bind([table.map { .text($0) } ?? .null])
         try tables.step()
         return found == expected || (found == 0 && tables.integer(0) == 0) ? nil : found
     }
@@ -78,7 +80,8 @@ package final class SQLiteConnection {
         guard result == SQLITE_OK else {
             let message = error.map { String(cString: $0) } ?? "unknown error"
             sqlite3_free(error)
-            throw SQLiteError(code: result, message: message + " in: " + sql)
+            // SQLite's message only: the statements are calwatch's schema, which tells a user nothing.
+            throw SQLiteError(code: result, message: message)
         }
     }
 

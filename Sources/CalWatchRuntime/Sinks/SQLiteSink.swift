@@ -68,7 +68,7 @@ public actor SQLiteSink: EventSink {
         self.keep = keep
         try SQLiteConnection.createPrivately(path: path)
         connection = try SQLiteConnection(path: path)
-        if let found = try connection.otherLayout(than: Self.schemaVersion) {
+        if let found = try connection.otherLayout(than: Self.schemaVersion, sharing: "events") {
             guard let migration = Self.migrations[found] else {
                 throw SinkError(
                     sink: self.name,
