@@ -131,3 +131,16 @@ import Testing
             ])
     }
 }
+
+/// A sub-daily rule the Swift stepper does not read is reported, never handed to libical to step without end.
+@Suite struct SubDailyRefusalTests {
+    @Test(arguments: [
+        "FREQ=MINUTELY;BYDAY=1MO;BYMONTH=2;BYMONTHDAY=30", "FREQ=SECONDLY;BYHOUR=25;BYMONTH=2;BYMONTHDAY=30",
+    ])
+    func isAnErrorNotAFreeze(rule: String) {
+        let text = strangersCalendar(["DTSTART:20270301T090000Z", "RRULE:" + rule])
+        let result = scan(["-"], from: "2027-02-25", to: "2027-03-05", zone: "UTC", standardInput: text)
+        #expect(starts(result, uid: "stranger") == ["2027-03-01T09:00:00Z"])
+        #expect(result.problems.contains { $0.message.contains("cannot be") }, "\(result.problems)")
+    }
+}

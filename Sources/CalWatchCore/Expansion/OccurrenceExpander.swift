@@ -442,7 +442,13 @@ public struct OccurrenceExpander {
         init?(_ rule: RecurrenceRuleText, start: LocalDateTime, isDate: Bool, budget: Int) {
             if let simple = SimpleRecurrence(rule, start: start) {
                 self = .simple(simple)
-            } else if !isDate, let subDaily = SubDailyRecurrence(rule, start: start, budget: budget) {
+            } else if rule.isSubDaily {
+                // Never libical's: it steps these one period at a time without end (see SubDailyRecurrence). A rule
+                // the Swift stepper does not read (an ordinal BYDAY, a value out of range, a DATE start) cannot be
+                // iterated, and is reported.
+                guard !isDate, let subDaily = SubDailyRecurrence(rule, start: start, budget: budget) else {
+                    return nil
+                }
                 self = .subDaily(subDaily)
             } else if let iterator = RecurrenceIterator(rule: rule.iterable, start: start, isDate: isDate) {
                 self = .libical(iterator)
