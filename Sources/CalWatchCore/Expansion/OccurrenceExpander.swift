@@ -332,17 +332,16 @@ public struct OccurrenceExpander {
         _ text: String, property: String, master: CalendarComponent, base: Resolved, lower: Instant, upper: Instant,
         into instances: inout [Instance]
     ) {
-        if let problem = RecurrenceRuleText(text)?.outOfRange {
+        let rule = RecurrenceRuleText(text)
+        let steps = rule.flatMap { rule in
+            rule.outOfRange == nil
+                ? RuleSteps(rule, start: base.wall, isDate: base.isDate, budget: options.maxIterationsPerRule) : nil
+        }
+        guard let rule, var steps else {
+            let why = rule?.outOfRange.map { " (\($0))" } ?? ""
             report(
                 .error, master,
-                "\(property) '\(text)' cannot be iterated (\(problem)) and is ignored. Correct the \(property).")
-            return
-        }
-        guard
-            let rule = RecurrenceRuleText(text),
-            var steps = RuleSteps(rule, start: base.wall, isDate: base.isDate, budget: options.maxIterationsPerRule)
-        else {
-            report(.error, master, "\(property) '\(text)' cannot be iterated and is ignored. Correct the \(property).")
+                "\(property) '\(text)' cannot be iterated\(why) and is ignored. Correct the \(property).")
             return
         }
         let untilInstant: Instant? =

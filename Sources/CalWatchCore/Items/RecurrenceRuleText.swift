@@ -70,7 +70,7 @@ public struct RecurrenceRuleText: Hashable, Sendable {
 
     /// The first part whose value is outside what RFC 5545 allows (`BYDAY 500MO: ordinals run from -53 to 53`), or
     /// `nil`: libical wraps such values into other, valid ones.
-    public var outOfRange: String? {
+    var outOfRange: String? {
         for part in iterable.split(separator: ";") {
             let pieces = part.split(separator: "=", maxSplits: 1)
             guard pieces.count == 2, pieces[0] == "BYDAY" else { continue }
