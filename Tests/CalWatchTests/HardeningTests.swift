@@ -397,3 +397,101 @@ func strangersCalendar(uid: String = "stranger", _ lines: [String], summary: Str
         }
     }
 }
+
+/// Work that input decides is bounded: a property's length, a file's size, a series' overrides.
+@Suite(.timeLimit(.minutes(1))) struct InputBudgetTests {
+    /// One event with a 2 MiB inline attachment, folded as producers write it, then an ordinary event.
+    @Test func aPropertyOverOneMebibyteIsLeftOutAndTheRestIsRead() {
+        let chunk = String(repeating: "QUJD", count: 18)
+        let folded = (0..<(2 << 20) / 72).map { _ in " " + chunk }.joined(separator: "\r\n")
+        var text = strangersCalendar(["DTSTART:20270301T090000Z", "ATTACH;ENCODING=BASE64;VALUE=BINARY:", folded])
+        text.removeLast("END:VCALENDAR\r\n".utf8.count)
+        text += Array(
+            """
+            BEGIN:VEVENT\r
+            UID:after\r
+            DTSTART:20270301T100000Z\r
+            SUMMARY:Next\r
+            RRULE:FREQ=DAILY;COUNT=2;BYDAY=MO,TU,WE,\r
+             TH,FR\r
+            END:VEVENT\r
+            END:VCALENDAR\r
+
+            """.utf8)
+        let result = scan(["-"], from: "2027-03-01", to: "2027-03-08", zone: "UTC", standardInput: text)
+        #expect(starts(result, uid: "stranger") == ["2027-03-01T09:00:00Z"])
+        #expect(starts(result, uid: "after") == ["2027-03-01T10:00:00Z", "2027-03-02T10:00:00Z"])
+        #expect(
+            result.problems.map(\.description) == [
+                "-:8: warning: the ATTACH property is 2.1 MiB long and is left out: calwatch reads properties up to "
+                    + "1 MiB. The rest of the item is read; link a large attachment with ATTACH;VALUE=URI instead of "
+                    + "writing it inline."
+            ])
+    }
+
+    @Test func aPropertyJustUnderTheLimitIsKept() {
+        var text = strangersCalendar(["DTSTART:20270301T090000Z", "DESCRIPTION:" + String(repeating: "a", count: 1000)])
+        let before = text
+        #expect(PropertyLengthLimit.removeLongProperties(from: &text, limit: 1014).isEmpty)
+        #expect(text == before)
+        let problems = PropertyLengthLimit.removeLongProperties(from: &text, limit: 1011)
+        #expect(problems.map(\.line) == [8])
+        // The line stays as an empty one, so that every later line keeps its number.
+        #expect(text.count == before.count - 1012 - 2 + 1)
+    }
+
+    /// A sparse file: 257 MiB long without using the disk.
+    @Test func aFileOverTheSizeLimitIsRefusedAndTheOthersAreRead() throws {
+        let folder = SinkFixtures.folder()
+        FileManager.default.createFile(
+            atPath: folder + "/small.ics", contents: Data(strangersCalendar(["DTSTART:20270301T090000Z"])))
+        let huge = open(folder + "/huge.ics", O_CREAT | O_WRONLY, 0o600)
+        #expect(ftruncate(huge, off_t(257 << 20)) == 0)
+        close(huge)
+        let result = scan([folder], from: "2027-03-01", to: "2027-03-02", zone: "UTC")
+        #expect(result.occurrences.map(\.uid) == ["stranger"])
+        #expect(
+            result.problems.map(\.description) == [
+                "\(folder)/huge.ics: error: cannot read the file (it is larger than the 256 MiB calwatch reads from "
+                    + "one file; split the calendar into several files (a vdir folder holds one item per file))"
+            ])
+    }
+
+    /// 5,000 overrides of one UID, each moving its instance by a quarter hour, with later copies replacing earlier
+    /// ones and a THISANDFUTURE split: every instance is where its newest override says.
+    @Test func thousandsOfOverridesOfOneSeriesAreEachApplied() {
+        var lines = [
+            "BEGIN:VCALENDAR", "VERSION:2.0", "BEGIN:VEVENT", "UID:busy", "DTSTART:20270101T000000Z",
+            "DURATION:PT10M", "RRULE:FREQ=HOURLY;COUNT=6000", "SUMMARY:Series", "END:VEVENT",
+        ]
+        func stamp(_ hour: Int) -> String {
+            let wall = LocalDateTime(date: CalendarDate(year: 2027, month: 1, day: 1), hour: 0).adding(
+                seconds: Int64(hour) * 3600)
+            return wall.iso8601.replacingOccurrences(of: "-", with: "").replacingOccurrences(of: ":", with: "")
+        }
+        for hour in 0..<5000 {
+            for sequence in [0, 1] {
+                lines += [
+                    "BEGIN:VEVENT", "UID:busy", "SEQUENCE:\(sequence)", "RECURRENCE-ID:\(stamp(hour))Z",
+                    "DTSTART:\(stamp(hour).dropLast(4))\(sequence == 1 ? "15" : "45")00Z", "DURATION:PT10M",
+                    "SUMMARY:Moved", "END:VEVENT",
+                ]
+            }
+        }
+        lines += [
+            "BEGIN:VEVENT", "UID:busy", "RECURRENCE-ID;RANGE=THISANDFUTURE:\(stamp(5500))Z",
+            "DTSTART:\(stamp(5500).dropLast(4))3000Z", "DURATION:PT10M", "SUMMARY:Later", "END:VEVENT",
+            "END:VCALENDAR", "",
+        ]
+        let text = Array(lines.joined(separator: "\r\n").utf8)
+        let result = scan(["-"], from: "2027-01-01", to: "2028-01-01", zone: "UTC", standardInput: text)
+        #expect(result.problems.isEmpty)
+        let minutes = Dictionary(grouping: result.occurrences) { ($0.start.secondsSinceEpoch % 3600) / 60 }
+        #expect(minutes[15]?.count == 5000)
+        #expect(minutes[15]?.allSatisfy { $0.summary == "Moved" } == true)
+        #expect(minutes[0]?.count == 500)
+        #expect(minutes[30]?.count == 500)
+        #expect(minutes[30]?.allSatisfy { $0.summary == "Later" } == true)
+        #expect(result.occurrences.count == 6000)
+    }
+}

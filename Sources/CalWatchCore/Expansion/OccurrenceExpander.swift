@@ -58,14 +58,19 @@ public struct OccurrenceExpander {
     private mutating func expandGroup(_ components: [CalendarComponent], into output: inout [Occurrence]) {
         var master: CalendarComponent?
         var overrides: [CalendarComponent] = []
+        // Looked up by RECURRENCE-ID, so that a series with thousands of overrides stays linear.
+        var overrideIndex: [DateValue: Int] = [:]
         for component in components {
-            if component.recurrenceID == nil {
+            if let recurrenceID = component.recurrenceID {
+                if let index = overrideIndex[recurrenceID] {
+                    if !Self.isNewer(overrides[index], than: component) { overrides[index] = component }
+                } else {
+                    overrideIndex[recurrenceID] = overrides.count
+                    overrides.append(component)
+                }
+            } else {
                 if let current = master, Self.isNewer(current, than: component) { continue }
                 master = component
-            } else if let index = overrides.firstIndex(where: { $0.recurrenceID == component.recurrenceID }) {
-                if !Self.isNewer(overrides[index], than: component) { overrides[index] = component }
-            } else {
-                overrides.append(component)
             }
         }
         guard let master else {
@@ -257,7 +262,7 @@ public struct OccurrenceExpander {
             var source = masterSource
             var wall = instance.wall
             var instanceSpan = span
-            if let rule = thisAndFuture.last(where: { $0.from <= instance.recurrenceID }) {
+            if let rule = Self.lastRule(in: thisAndFuture, from: instance.recurrenceID) {
                 if shiftedSources[rule.index] == nil {
                     shiftedSources[rule.index] = self.source(overrides[rule.index], base: base)
                 }
@@ -283,6 +288,19 @@ public struct OccurrenceExpander {
             }
             emitOverride(override, series: base, masterSpan: span, into: &output)
         }
+    }
+
+    /// The last THISANDFUTURE override at or before an instance, by binary search (`rules` is sorted by `from`).
+    private static func lastRule(
+        in rules: [(from: Instant, shift: Int64, index: Int)], from instant: Instant
+    ) -> (from: Instant, shift: Int64, index: Int)? {
+        var low = 0
+        var high = rules.count
+        while low < high {
+            let middle = (low + high) / 2
+            if rules[middle].from <= instant { low = middle + 1 } else { high = middle }
+        }
+        return low == 0 ? nil : rules[low - 1]
     }
 
     /// DTSTART, every RRULE instance and every RDATE whose start can overlap `[lower, upper)`, de-duplicated.

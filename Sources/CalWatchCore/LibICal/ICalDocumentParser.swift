@@ -22,6 +22,7 @@ enum ICalDocumentParser {
             text.removeAll { $0 == 0 }
             problems.append(ParseProblem(line: line, message: "NUL bytes removed (the first on this line)"))
         }
+        problems += PropertyLengthLimit.removeLongProperties(from: &text)
         guard let layout = ICalendarLayout.scan(text) else {
             var calendars = parseWhole(text)
             if !calendars.isEmpty { calendars[0].problems = problems + calendars[0].problems }

@@ -29,6 +29,7 @@ public enum CalendarReader {
         let bytes: [UInt8]
         do {
             bytes = source.path == "-" ? standardInput() : try readFile(source.path)
+            if bytes.count > maximumFileBytes { throw TooLarge() }
         } catch {
             result.failed = true
             result.problems.append(
@@ -109,6 +110,11 @@ public enum CalendarReader {
             message: "not iCalendar data: expected BEGIN:VCALENDAR, found '\(firstLine.prefix(60))'")
     }
 
+    /// The largest calendar file calwatch reads: 256 MiB, ten times a busy shared calendar of 20 years, and what one
+    /// process can expand without risking the memory of a small machine. A larger file, or a file that keeps
+    /// growing while it is read, is refused with `TooLarge`.
+    package static let maximumFileBytes = 256 << 20
+
     /// Reads a whole file with POSIX calls (fast for the thousands of small files of a vdir).
     package static func readFile(_ path: String) throws -> [UInt8] {
         // O_NONBLOCK: opening a named pipe must not wait for a writer; the type is checked on what was opened.
@@ -118,6 +124,7 @@ public enum CalendarReader {
         var status = stat()
         guard fstat(descriptor, &status) == 0 else { throw POSIXFailure(code: errno) }
         if let kind = FileStatus(status).notARegularFile { throw NotAFile(kind: kind) }
+        guard status.st_size <= maximumFileBytes else { throw TooLarge() }
         var bytes = [UInt8](repeating: 0, count: max(Int(status.st_size), 0))
         var filled = 0
         while true {
@@ -131,14 +138,29 @@ public enum CalendarReader {
             }
             if count == 0 { break }
             filled += count
+            if filled > maximumFileBytes { throw TooLarge() }
         }
         bytes.removeSubrange(filled...)
         return bytes
     }
 
-    /// Everything on standard input.
+    /// Standard input, up to one byte more than `maximumFileBytes` (which `read` then refuses).
     public static func readStandardInput() -> [UInt8] {
-        Array(FileHandle.standardInput.readDataToEndOfFile())
+        var bytes: [UInt8] = []
+        while bytes.count <= maximumFileBytes {
+            let chunk = FileHandle.standardInput.readData(ofLength: 1 << 20)
+            if chunk.isEmpty { break }
+            bytes += chunk
+        }
+        return bytes
+    }
+
+    /// A file above `maximumFileBytes`.
+    package struct TooLarge: Error, CustomStringConvertible {
+        package var description: String {
+            "it is larger than the 256 MiB calwatch reads from one file; split the calendar into several files "
+                + "(a vdir folder holds one item per file)"
+        }
     }
 
     /// A path that is a pipe, a device or a socket: reading it could block for ever or never end.
