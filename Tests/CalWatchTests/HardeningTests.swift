@@ -495,3 +495,85 @@ func strangersCalendar(uid: String = "stranger", _ lines: [String], summary: Str
         #expect(result.occurrences.count == 6000)
     }
 }
+
+/// A journal that no longer matches what the sinks hold is refused with the fix, instead of sinks receiving again
+/// every event they already have.
+@Suite struct JournalMatchesSinksTests {
+    /// A replay of Monday into a kept journal, a JSON Lines file and a SQLite database.
+    static func monday(folder: String) async throws -> (journal: String, lines: [String]) {
+        let journal = folder + "/journal.db"
+        try await ReplayTests.replay(
+            journal: try JournalStore(path: journal),
+            sinks: [try JSONLinesSink.file(path: folder + "/events.jsonl"), try SQLiteSink(path: folder + "/events.db")],
+            from: "2027-03-01", to: "2027-03-02")
+        return (journal, SinkFixtures.lines(folder + "/events.jsonl"))
+    }
+
+    @Test(arguments: ["deleted", "truncated", "emptied", "replaced"])
+    func aJournalThatLostTheSinksEventsIsRefusedAndNothingIsWrittenTwice(change: String) async throws {
+        let folder = SinkFixtures.folder()
+        let (path, lines) = try await Self.monday(folder: folder)
+        #expect(lines.count > 20)
+        switch change {
+        case "deleted":
+            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+        case "truncated":
+            for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+            #expect(truncate(path, 0) == 0)
+        case "emptied":
+            _ = try SinkFixtures.rows(path, "DELETE FROM events")
+        default:
+            // Another journal, longer than this one: same sequence numbers, other events.
+            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+            try await ReplayTests.replay(
+                journal: try JournalStore(path: path), sinks: [], from: "2027-03-03", to: "2027-03-06")
+        }
+        for sinks in [
+            [try JSONLinesSink.file(path: folder + "/events.jsonl")] as [any EventSink],
+            [try SQLiteSink(path: folder + "/events.db")],
+        ] {
+            let error = await #expect(throws: SinkError.self) {
+                try await ReplayTests.replay(
+                    journal: try JournalStore(path: path), sinks: sinks, from: "2027-03-01", to: "2027-03-03")
+            }
+            #expect(error?.sink == sinks[0].name)
+            let ending = change == "replaced" ? "never delivered it" : "ends at sequence 0"
+            #expect(error?.reason.contains("the journal \(path) \(ending)") == true, "\(String(describing: error))")
+            #expect(error?.reason.hasSuffix("or move the sink's file away to start both afresh.") == true)
+        }
+        #expect(SinkFixtures.lines(folder + "/events.jsonl") == lines)
+    }
+
+    /// The same journal, continued: its sinks' records match, and a crash's repeated lines are still fine.
+    @Test func theJournalThatWroteTheRecordsGoesOn() async throws {
+        let folder = SinkFixtures.folder()
+        let (path, lines) = try await Self.monday(folder: folder)
+        try await ReplayTests.replay(
+            journal: try JournalStore(path: path),
+            sinks: [try JSONLinesSink.file(path: folder + "/events.jsonl"), try SQLiteSink(path: folder + "/events.db")],
+            from: "2027-03-01", to: "2027-03-03")
+        let after = SinkFixtures.lines(folder + "/events.jsonl")
+        #expect(after.count > lines.count)
+        #expect(Set(after).count == after.count)
+    }
+
+    /// From the command line: the daemon's journal removed by hand, then a `replay --state` onto the same file.
+    @Test func theCommandSaysWhatToDo() async throws {
+        let folder = SinkFixtures.folder()
+        try "sinks: [{ type: jsonl, path: events.jsonl }]\n".write(
+            toFile: folder + "/config.yml", atomically: true, encoding: .utf8)
+        let arguments = [
+            "replay", "--config", folder + "/config.yml", "--state", folder + "/journal.db",
+            ConfigurationTests.repository + "/samples/calendars", "--from", "2027-03-01", "--to", "2027-03-02",
+            "--tz", "Europe/Berlin",
+        ]
+        let first = try await CommandLineTests().calwatch(arguments)
+        #expect(first.status == 0, "\(first.errors)")
+        let written = SinkFixtures.lines(folder + "/events.jsonl")
+        try FileManager.default.removeItem(atPath: folder + "/journal.db")
+        let second = try await CommandLineTests().calwatch(arguments)
+        #expect(second.status != 0)
+        #expect(second.errors.contains("jsonl:\(folder)/events.jsonl: its records end with event"), "\(second.errors)")
+        #expect(SinkFixtures.lines(folder + "/events.jsonl") == written)
+    }
+}

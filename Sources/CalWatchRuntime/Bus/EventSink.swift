@@ -16,10 +16,25 @@ public protocol EventSink: Sendable {
     /// the sink's consumer; it returns once `context.stopped` has come and the work in hand is done. The default has
     /// none.
     func run(_ context: SinkContext) async
+    /// The newest event the sink's own records hold (the last line of a JSON Lines file, the newest row of a
+    /// database), checked against the journal before anything is delivered; `nil` for a sink that keeps none.
+    func newestRecord() async throws -> SinkRecord?
 }
 
 extension EventSink {
     public func run(_ context: SinkContext) async {}
+    public func newestRecord() async throws -> SinkRecord? { nil }
+}
+
+/// An event as a sink recorded it: its journal sequence number and its id.
+public struct SinkRecord: Sendable, Hashable {
+    public var sequence: Int64
+    public var id: String
+
+    public init(sequence: Int64, id: String) {
+        self.sequence = sequence
+        self.id = id
+    }
 }
 
 /// What the bus lends a sink's `run`: the journal, how to turn a journaled event into an entry again, and the stop

@@ -248,6 +248,38 @@ public actor JournalStore {
         return state
     }
 
+    /// Checks that every sink's own records came from this journal, before anything is delivered to them: a
+    /// journal deleted, emptied or replaced since (a new one starts again at sequence 1) would have them receive
+    /// again, under new sequence numbers, every event they already hold. The sink's newest record must be in the
+    /// journal with the same id, or pruned from it, which the journal only does once the sink's cursor has passed it.
+    public func verify(_ sinks: [any EventSink]) async throws {
+        for sink in sinks {
+            guard let record = try await sink.newestRecord() else { continue }
+            let statement = try connection.prepare("SELECT id FROM events WHERE seq = ?1")
+            try statement.bind([.integer(record.sequence)])
+            let found: String
+            if try statement.step() {
+                guard statement.text(0) != record.id else { continue }
+                found = "the journal \(path) holds another event at that sequence"
+            } else {
+                // Pruning keeps the last row, and prunes a row only once the sink's cursor has passed it.
+                let last = try lastSequenceLocked()
+                if last < record.sequence {
+                    found = "the journal \(path) ends at sequence \(last)"
+                } else {
+                    guard try cursor(for: sink.name) < record.sequence else { continue }
+                    found = "the journal \(path) never delivered it"
+                }
+            }
+            throw SinkError(
+                sink: sink.name,
+                reason: "its records end with event \(record.id) at sequence \(record.sequence), but \(found): the "
+                    + "journal was deleted, emptied or replaced since they were written, and going on would deliver "
+                    + "again events they already hold. Use the journal that wrote them (the configuration's `state`, "
+                    + "or --state), or move the sink's file away to start both afresh.")
+        }
+    }
+
     /// Journaled events after `sequence`, in order, at most `limit`: how a lagging sink catches up.
     public func events(after sequence: Int64, limit: Int) throws -> [Journaled] {
         let statement = try connection.prepare(

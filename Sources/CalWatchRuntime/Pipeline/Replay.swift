@@ -64,6 +64,7 @@ public final class Replay {
 
     /// Replays `[from, to)`; `shouldStop` is asked between batches (a signal arrived).
     public func run(from: Instant, to: Instant, shouldStop: () -> Bool = { false }) async throws -> Summary {
+        try await journal.verify(sinks)
         let bus = EventBus(
             journal: journal, sinks: sinks, policy: options.bus, entry: occurrences.entry, logger: logger)
         var summary = Summary(start: from)

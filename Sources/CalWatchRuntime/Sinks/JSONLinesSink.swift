@@ -24,6 +24,8 @@ public actor JSONLinesSink: EventSink {
     /// delivered past them.
     private var tail: Set<TailLine>
     private var tailEnd: Int64
+    /// The line with the highest sequence when the file was opened.
+    private let newest: SinkRecord?
     /// The file ended without a newline in text calwatch did not write: the first write starts with one.
     private var needsNewline: Bool
 
@@ -77,6 +79,7 @@ public actor JSONLinesSink: EventSink {
         self.ownsDescriptor = ownsDescriptor
         self.tail = tail
         tailEnd = tail.map(\.sequence).max() ?? 0
+        newest = tail.max { $0.sequence < $1.sequence }.map { SinkRecord(sequence: $0.sequence, id: $0.id) }
         self.repairedBytes = repairedBytes
         buffer.reserveCapacity(1 << 16)
     }
@@ -84,6 +87,8 @@ public actor JSONLinesSink: EventSink {
     deinit {
         if ownsDescriptor { close(output.descriptor) }
     }
+
+    public func newestRecord() -> SinkRecord? { newest }
 
     /// Writes the batch with one write; a reader that went away is `DescriptorWriter.Closed`, other failures a
     /// `SinkError`.

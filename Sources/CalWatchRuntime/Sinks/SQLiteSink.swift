@@ -205,6 +205,13 @@ public actor SQLiteSink: EventSink {
         """
 
     /// Stores a batch in one transaction; events already stored are skipped.
+    /// The stored event with the highest sequence number (one scan of `event_log`, at start only).
+    public func newestRecord() throws -> SinkRecord? {
+        let statement = try connection.prepare("SELECT seq, id FROM event_log ORDER BY seq DESC LIMIT 1")
+        guard try statement.step(), let id = statement.text(1) else { return nil }
+        return SinkRecord(sequence: statement.integer(0), id: id)
+    }
+
     public func deliver(_ batch: [JournalStore.Entry]) throws {
         do {
             try connection.transaction {

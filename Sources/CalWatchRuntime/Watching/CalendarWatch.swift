@@ -75,6 +75,7 @@ public final class CalendarWatch {
         self.classifier = classifier
         let occurrences = WatchedOccurrences(facts: classifier.facts(for:))
         self.occurrences = occurrences
+        try await journal.verify(sinks)
         sinkNames = sinks.map(\.name)
         bus = EventBus(journal: journal, sinks: sinks, clock: clock, entry: occurrences.entry, logger: logger)
         loop = PlanningLoop(
