@@ -8,7 +8,7 @@ DEMO_DAY := --from 2027-03-03 --to 2027-03-04
 DEMO_CALENDARS := samples/calendars samples/radicale/family samples/caldav/report.xml
 
 .PHONY: deps build demo test test-busy corpus bench bench-replay bench-sinks bench-package bench-watch format clean \
-	release manual install uninstall deb deb-deps test-package
+	release manual install uninstall deb deb-deps test-package fuzz test-asan test-tsan
 
 deps:
 	@missing=""; \
@@ -63,6 +63,20 @@ test: deps
 # both wall times).
 test-busy: deps
 	scripts/busy.sh $(MAKE) test
+
+# libFuzzer under AddressSanitizer on the calendar reader, the CalDAV reader and the configuration loader
+# (Fuzz/, scripts/fuzz.sh): FUZZ_SECONDS per target (default 300), FUZZ_JOBS targets at once. Found inputs land in
+# fuzz-failures/ and fail the run.
+fuzz: deps
+	scripts/fuzz.sh
+
+# The test suite under AddressSanitizer and under ThreadSanitizer, in build folders of their own (BENCHMARKS.md
+# explains what each reports).
+test-asan: deps
+	swift test $(SWIFT_BUILD_FLAGS) --sanitize=address --scratch-path .build/asan
+
+test-tsan: deps
+	swift test $(SWIFT_BUILD_FLAGS) --sanitize=thread --scratch-path .build/tsan
 
 # The labelled classification corpus: precision, recall and field accuracy (Tests/CalWatchTests/Fixtures/corpus).
 corpus: deps
