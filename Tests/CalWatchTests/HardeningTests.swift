@@ -577,3 +577,78 @@ func strangersCalendar(uid: String = "stranger", _ lines: [String], summary: Str
         #expect(SinkFixtures.lines(folder + "/events.jsonl") == written)
     }
 }
+
+/// An occurrence is its UID and RECURRENCE-ID wherever it is stored: renaming a collection or keeping one
+/// invitation in two calendars changes where it is found, not which reminders it gets.
+@Suite(.timeLimit(.minutes(2))) struct OccurrenceIdentityTests {
+    @Test func aCollectionRenamedMidwayIsNotRemindedAgainAndGoesOnUnderItsNewName() async throws {
+        let bench = try WatchTests.Bench()
+        try bench.writeRenamed("work/review.ics", WatchTests.event(uid: "r1", start: "20270301T100000Z", end: "20270301T110000Z"))
+        try await bench.start(at: "2027-03-01T09:00:00Z")
+        for instant in ["09:30", "09:45", "09:46"] { try await bench.advance(to: "2027-03-01T\(instant):00Z") }
+        #expect(rename(bench.root + "/work", bench.root + "/job") == 0)
+        try await bench.changes(at: "2027-03-01T09:47:00Z", rescan: true)
+        for instant in ["09:55", "10:00", "10:30", "11:00"] { try await bench.advance(to: "2027-03-01T\(instant):00Z") }
+        let events = await bench.sink.events
+        let received = await bench.received().filter { !$0.hasPrefix("liveActivityUpdate") }
+        #expect(
+            received == [
+                "reminderDue 2027-03-01T09:30:00Z 30m", "liveActivityStart 2027-03-01T09:45:00Z",
+                "reminderDue 2027-03-01T09:45:00Z 15m", "reminderDue 2027-03-01T09:55:00Z 5m",
+                "liveActivityEnd 2027-03-01T11:00:00Z ended",
+            ])
+        #expect(events.filter { $0.type == .reminderDue }.map(\.key.calendar) == ["work", "work", "job"])
+    }
+
+    @Test func oneInvitationInTwoCalendarsIsRemindedOnce() async throws {
+        let bench = try WatchTests.Bench(collections: ["work", "team"])
+        bench.configuration.planner.liveActivityLead = 0
+        let invitation = WatchTests.event(uid: "shared", start: "20270301T100000Z", end: "20270301T110000Z")
+        try bench.writeRenamed("work/shared.ics", invitation)
+        try bench.writeRenamed("team/shared.ics", invitation)
+        try await bench.start(at: "2027-03-01T09:00:00Z")
+        for instant in ["09:30", "09:45", "09:55", "11:00"] { try await bench.advance(to: "2027-03-01T\(instant):00Z") }
+        let reminders = await bench.received().filter { $0.hasPrefix("reminderDue") }
+        #expect(
+            reminders == [
+                "reminderDue 2027-03-01T09:30:00Z 30m", "reminderDue 2027-03-01T09:45:00Z 15m",
+                "reminderDue 2027-03-01T09:55:00Z 5m",
+            ])
+    }
+
+    /// A journal of layout 3 (ids hashed with the calendar) continues without repeating its offset reminders.
+    @Test func aJournalFromBeforeIsMigratedAndItsRemindersAreNotRepeated() async throws {
+        let path = JournalTests.temporaryPath()
+        let file = SinkFixtures.folder() + "/events.jsonl"
+        let first = ReplayTests.CollectingSink()
+        try await ReplayTests.replay(
+            journal: try JournalStore(path: path), sinks: [first, try JSONLinesSink.file(path: file)],
+            from: "2027-03-01T00:00", to: "2027-03-01T09:45")
+        let delivered = await first.events.filter { $0.type == .reminderDue }
+        #expect(!delivered.isEmpty)
+        // What layout 3 had written: the same rows and lines, with ids that hashed the calendar first.
+        var lines = try String(contentsOfFile: file, encoding: .utf8)
+        for event in delivered {
+            var hasher = EventID.Hasher()
+            hasher.feed(event.key.calendar)
+            hasher.feed(event.key.uid)
+            hasher.feed(event.key.recurrenceID?.description ?? "")
+            let old = EventID.make(
+                hasher, .reminderDue, "offset,anchor", event.reminder!.secondsBefore, event.expiry.secondsSinceEpoch)
+            _ = try SinkFixtures.rows(path, "UPDATE events SET id = '\(old)' WHERE id = '\(event.id)'")
+            lines = lines.replacingOccurrences(of: event.id.description, with: old.description)
+        }
+        try lines.write(toFile: file, atomically: false, encoding: .utf8)
+        _ = try SinkFixtures.rows(path, "PRAGMA user_version = 3")
+        let second = ReplayTests.CollectingSink()
+        try await ReplayTests.replay(
+            journal: try JournalStore(path: path), sinks: [second, try JSONLinesSink.file(path: file)],
+            from: "2027-03-01T00:00", to: "2027-03-01T12:00")
+        let again = Set(await second.events.map(\.id))
+        #expect(delivered.allSatisfy { !again.contains($0.id) })
+        #expect(try SinkFixtures.rows(path, "PRAGMA user_version") == ["4"])
+        // The file's lines from before the upgrade are accepted as the journal's, and continued without repeats.
+        let sequences = SinkFixtures.lines(file).map { $0.firstMatch(of: /"sequence":"(\d+)"/)!.1 }
+        #expect(sequences.map { Int($0)! } == Array(1...sequences.count))
+    }
+}

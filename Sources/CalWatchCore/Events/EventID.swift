@@ -43,10 +43,10 @@ public struct EventID: Hashable, Sendable, Comparable, CustomStringConvertible {
         package var id: EventID { EventID(high: first, low: second) }
     }
 
-    /// The hash of an occurrence's key, from which its events' ids continue.
-    static func seed(_ key: OccurrenceKey) -> Hasher {
+    /// The hash of an occurrence's key, from which its events' ids continue. The calendar is left out (see
+    /// `OccurrenceKey`); journals of layout 3 and before hashed it first, and are migrated (`JournalStore`).
+    package static func seed(_ key: OccurrenceKey) -> Hasher {
         var hasher = Hasher()
-        hasher.feed(key.calendar)
         hasher.feed(key.uid)
         hasher.feed(key.recurrenceID?.description ?? "")
         return hasher
@@ -54,7 +54,7 @@ public struct EventID: Hashable, Sendable, Comparable, CustomStringConvertible {
 
     /// The id of an event of `type` about the occurrence hashed in `seed`, told apart from its siblings by a tag
     /// (what the numbers mean) and numbers (offsets, instants).
-    static func make(_ seed: Hasher, _ type: EventType, _ tag: String, _ numbers: Int64...) -> EventID {
+    package static func make(_ seed: Hasher, _ type: EventType, _ tag: String, _ numbers: Int64...) -> EventID {
         var hasher = seed
         hasher.feed(type.rawValue)
         hasher.feed(tag)

@@ -8,6 +8,11 @@ public enum EventType: String, Sendable, CaseIterable, Hashable {
 
 /// Which occurrence an event is about, stable across moves: a series instance is named by its RECURRENCE-ID,
 /// a single event by its UID alone, so that moving either is seen as a change of the same occurrence.
+///
+/// The calendar is where the occurrence was found, not part of what it is (RFC 5545: a UID names one calendar
+/// object wherever it is stored): keys that differ only in calendar are equal, and event ids leave it out. So a
+/// collection folder renamed, or an item moved to another calendar, keeps its events and is not reminded again,
+/// and one invitation kept in two calendars is reminded once.
 public struct OccurrenceKey: Hashable, Sendable, Comparable, CustomStringConvertible {
     public var calendar: String
     public var uid: String
@@ -26,8 +31,17 @@ public struct OccurrenceKey: Hashable, Sendable, Comparable, CustomStringConvert
         self.init(calendar: occurrence.calendar, uid: occurrence.uid, recurrenceID: occurrence.recurrenceID)
     }
 
+    public static func == (a: OccurrenceKey, b: OccurrenceKey) -> Bool {
+        a.uid == b.uid && a.recurrenceID == b.recurrenceID
+    }
+
+    public func hash(into hasher: inout Swift.Hasher) {
+        hasher.combine(uid)
+        hasher.combine(recurrenceID)
+    }
+
     public static func < (a: OccurrenceKey, b: OccurrenceKey) -> Bool {
-        (a.calendar, a.uid, a.recurrenceID?.description ?? "") < (b.calendar, b.uid, b.recurrenceID?.description ?? "")
+        (a.uid, a.recurrenceID?.description ?? "") < (b.uid, b.recurrenceID?.description ?? "")
     }
 
     public var description: String { "\(calendar)/\(uid)/\(recurrenceID?.description ?? "-")" }

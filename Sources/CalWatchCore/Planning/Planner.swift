@@ -138,7 +138,7 @@ public enum Planner {
             var reminders = configuration.reminderOffsets.map { offset in
                 Reminder(
                     time: anchor.adding(seconds: -offset), secondsBefore: offset, source: .offset,
-                    id: EventID.make(seed, .reminderDue, "offset,anchor", offset, anchor.secondsSinceEpoch),
+                    id: Planner.offsetReminderID(seed, offset: offset, anchor: anchor),
                     expiry: anchor)
             }
             guard configuration.calendarAlarms else { return reminders }
@@ -152,13 +152,22 @@ public enum Planner {
                         time: trigger.trigger,
                         secondsBefore: start.secondsSinceEpoch - trigger.trigger.secondsSinceEpoch,
                         source: .valarm,
-                        id: EventID.make(
-                            seed, .reminderDue, "valarm,repetition,at", Int64(trigger.alarmIndex),
-                            Int64(trigger.repetition), trigger.trigger.secondsSinceEpoch),
+                        id: Planner.alarmReminderID(
+                            seed, alarm: trigger.alarmIndex, repetition: trigger.repetition, at: trigger.trigger),
                         expiry: expiry))
             }
             return reminders
         }
+    }
+
+    /// The id of a reminder `offset` seconds before `anchor`.
+    package static func offsetReminderID(_ seed: EventID.Hasher, offset: Int64, anchor: Instant) -> EventID {
+        EventID.make(seed, .reminderDue, "offset,anchor", offset, anchor.secondsSinceEpoch)
+    }
+
+    /// The id of a calendar alarm's reminder: which VALARM, which repetition, when.
+    package static func alarmReminderID(_ seed: EventID.Hasher, alarm: Int, repetition: Int, at: Instant) -> EventID {
+        EventID.make(seed, .reminderDue, "valarm,repetition,at", Int64(alarm), Int64(repetition), at.secondsSinceEpoch)
     }
 
     /// Within one instant: an end before a start (a moved occurrence), a start before its updates.

@@ -27,9 +27,9 @@ public actor JournalStore {
 
     /// The layout of the tables; a journal of another layout is refused rather than misread, except the ones
     /// `migrations` turns into this one (layout 2 kept `recorded` in seconds; 3 keeps milliseconds and the hook
-    /// retries waiting).
-    static let schemaVersion: Int64 = 3
-    static let migrations: [Int64: String] = [2: "UPDATE events SET recorded = recorded * 1000;"]
+    /// retries waiting; 4 has event ids without the calendar, see `rehashReminders`).
+    static let schemaVersion: Int64 = 4
+    static let migrations: [Int64: String] = [2: "UPDATE events SET recorded = recorded * 1000;", 3: ""]
 
     /// One committed event as sinks receive it: the event, the occurrence it is about as the calendars have it
     /// now, and what classification found about it.
@@ -100,6 +100,7 @@ public actor JournalStore {
         if let found = try connection.otherLayout(than: Self.schemaVersion) {
             guard let migration = Self.migrations[found] else { throw IncompatibleLayout(found: found) }
             try connection.execute(migration)
+            try Self.rehashReminders(connection)
         }
         try connection.execute(
             """
@@ -140,6 +141,47 @@ public actor JournalStore {
                 end_reason)
             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)
             """)
+    }
+
+    /// Gives the reminders of a journal of layout 3 or before the ids they have now that ids leave the calendar
+    /// out, so that none is planned again after an upgrade. Offset reminders have every part of their id in the
+    /// row; for a calendar alarm the first VALARM without repetition is assumed (the usual single alarm). Other
+    /// events keep their old ids: a flight still ahead may be detected once more, and live activities go on from
+    /// the journal's record of them, not from ids.
+    private static func rehashReminders(_ connection: SQLiteConnection) throws {
+        try connection.transaction {
+            let select = try connection.prepare(
+                """
+                SELECT seq, uid, recurrence_id, time, expiry, seconds_before, reminder_source FROM events
+                WHERE type = 'reminderDue'
+                """)
+            var updates: [(Int64, String)] = []
+            while try select.step() {
+                let key = OccurrenceKey(
+                    calendar: "", uid: select.text(1) ?? "",
+                    recurrenceID: select.text(2).flatMap(DateValueText.init(text:)))
+                let seed = EventID.seed(key)
+                let id =
+                    select.text(6) == ReminderDetail.Source.valarm.rawValue
+                    ? Planner.alarmReminderID(
+                        seed, alarm: 0, repetition: 0, at: Instant(secondsSinceEpoch: select.integer(3)))
+                    : Planner.offsetReminderID(
+                        seed, offset: select.integer(5), anchor: Instant(secondsSinceEpoch: select.integer(4)))
+                updates.append((select.integer(0), id.description))
+            }
+            let update = try connection.prepare("UPDATE OR IGNORE events SET id = ?2 WHERE seq = ?1")
+            for (sequence, id) in updates {
+                try update.bind([.integer(sequence), .text(id)])
+                try update.step()
+            }
+            // Sinks hold the old ids up to here: `verify` compares only sequence numbers there.
+            try connection.execute(
+                """
+                CREATE TABLE IF NOT EXISTS settings (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+                INSERT OR REPLACE INTO settings (name, value)
+                    VALUES ('rehashed_through', (SELECT COALESCE(MAX(seq), 0) FROM events));
+                """)
+        }
     }
 
     /// A journal written with another layout of its tables.
@@ -259,7 +301,8 @@ public actor JournalStore {
             try statement.bind([.integer(record.sequence)])
             let found: String
             if try statement.step() {
-                guard statement.text(0) != record.id else { continue }
+                guard statement.text(0) != record.id, record.sequence > (try setting("rehashed_through") ?? 0)
+                else { continue }
                 found = "the journal \(path) holds another event at that sequence"
             } else {
                 // Pruning keeps the last row, and prunes a row only once the sink's cursor has passed it.
@@ -313,8 +356,13 @@ public actor JournalStore {
     /// Until when the journal has handled time: events that expired before it were pruned, so planning must not
     /// start earlier (`nil` while nothing was pruned).
     public func handledUntil() throws -> Instant? {
-        let statement = try connection.prepare("SELECT value FROM settings WHERE name = 'handled_until'")
-        return try statement.step() ? Instant(secondsSinceEpoch: statement.integer(0)) : nil
+        try setting("handled_until").map(Instant.init(secondsSinceEpoch:))
+    }
+
+    private func setting(_ name: String) throws -> Int64? {
+        let statement = try connection.prepare("SELECT value FROM settings WHERE name = ?1")
+        try statement.bind([.text(name)])
+        return try statement.step() ? statement.integer(0) : nil
     }
 
     /// Deletes the events that expired before `instant` and that every sink in `sinks` has handled, and records
