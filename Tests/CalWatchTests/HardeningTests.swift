@@ -652,3 +652,32 @@ func strangersCalendar(uid: String = "stranger", _ lines: [String], summary: Str
         #expect(sequences.map { Int($0)! } == Array(1...sequences.count))
     }
 }
+
+/// Copies of one item in several files of a calendar: the newest is read, and each copy is named.
+@Suite struct DuplicateItemTests {
+    @Test func fiveFilesWithOneUIDAreOneItemAndFourWarnings() throws {
+        let root = SinkFixtures.folder() + "/calendars"
+        for collection in ["work", "team"] {
+            try FileManager.default.createDirectory(atPath: root + "/" + collection, withIntermediateDirectories: true)
+        }
+        for (index, sequence) in [1, 3, 2, 0, 3].enumerated() {
+            let text = strangersCalendar(
+                uid: "copied", ["SEQUENCE:\(sequence)", "DTSTART:20270301T09\(index)000Z", "DURATION:PT30M"],
+                summary: "Copy \(index)")
+            FileManager.default.createFile(atPath: root + "/work/copy\(index).ics", contents: Data(text))
+        }
+        // The same invitation in another calendar is another place, not a copy.
+        FileManager.default.createFile(
+            atPath: root + "/team/copy.ics",
+            contents: Data(strangersCalendar(uid: "copied", ["DTSTART:20270301T091000Z"], summary: "Team copy")))
+        let result = scan([root], from: "2027-03-01", to: "2027-03-02", zone: "UTC")
+        // SEQUENCE 3 twice: the first by name of the two is kept.
+        #expect(result.occurrences.map { "\($0.calendar) \($0.summary ?? "")" } == ["team Team copy", "work Copy 1"])
+        #expect(
+            result.problems.map(\.description) == [0, 2, 3, 4].map { index in
+                "\(root)/work/copy\(index).ics:4: warning: this item is also in \(root)/work/copy1.ics of calendar "
+                    + "'work', which is newer or first by name; this copy is left out. A calendar holds each UID "
+                    + "once: remove the copy. (UID copied)"
+            })
+    }
+}

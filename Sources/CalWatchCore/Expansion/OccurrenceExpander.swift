@@ -81,7 +81,8 @@ public struct OccurrenceExpander {
         expandSeries(master, overrides: overrides, into: &output)
     }
 
-    private static func isNewer(_ a: CalendarComponent, than b: CalendarComponent) -> Bool {
+    /// Whether `a` is a newer copy of an item than `b`: a higher SEQUENCE, then a later LAST-MODIFIED.
+    static func isNewer(_ a: CalendarComponent, than b: CalendarComponent) -> Bool {
         if a.sequence != b.sequence { return a.sequence > b.sequence }
         guard let left = a.lastModified, let right = b.lastModified else { return false }
         return left.wallClock > right.wallClock

@@ -44,6 +44,7 @@ public struct CalendarScan: Sendable {
                 message: "no calendar files here (.ics items, Radicale items or a CalDAV .xml export)")
         }
         var occurrences: [Occurrence] = []
+        var files: [ObjectIdentifier: String] = [:]
         var failed = failures.count
 
         let chunkSize = 64
@@ -51,7 +52,7 @@ public struct CalendarScan: Sendable {
         let workers = min(chunkCount, ProcessInfo.processInfo.activeProcessorCount)
         if workers <= 1 {
             for source in sources {
-                read(source, input: input, failed: &failed, problems: &problems, into: &occurrences)
+                read(source, input: input, failed: &failed, problems: &problems, into: &occurrences, files: &files)
             }
         } else {
             let next = Atomic<Int>(0)
@@ -64,7 +65,7 @@ public struct CalendarScan: Sendable {
                     for source in sources[(chunk * chunkSize)..<min(sources.count, (chunk + 1) * chunkSize)] {
                         read(
                             source, input: input, failed: &result.failed, problems: &result.problems,
-                            into: &result.occurrences)
+                            into: &result.occurrences, files: &result.files)
                     }
                     results.withLock { $0[chunk] = result }
                 }
@@ -80,8 +81,10 @@ public struct CalendarScan: Sendable {
                 occurrences += result.occurrences
                 problems += result.problems
                 failed += result.failed
+                files.merge(result.files) { first, _ in first }
             }
         }
+        problems += DuplicateItems.resolve(&occurrences, files: files)
         return Result(
             occurrences: Self.sorted(occurrences), problems: problems, sourceCount: sources.count + failures.count,
             failedSourceCount: failed)
@@ -92,17 +95,25 @@ public struct CalendarScan: Sendable {
         var occurrences: [Occurrence] = []
         var problems: [CalendarProblem] = []
         var failed = 0
+        var files: [ObjectIdentifier: String] = [:]
     }
 
-    /// Reads and expands one source.
+    /// Reads and expands one source; `files` learns which file each new occurrence source came from.
     private func read(
         _ source: CalendarSource, input: [UInt8], failed: inout Int, problems: inout [CalendarProblem],
-        into occurrences: inout [Occurrence]
+        into occurrences: inout [Occurrence], files: inout [ObjectIdentifier: String]
     ) {
         let read = CalendarReader.read(source, standardInput: { input })
         if read.failed { failed += 1 }
         problems += read.problems
+        let before = occurrences.count
         problems += Self.expand(read.calendars, of: source, options: options, into: &occurrences)
+        var previous: ObjectIdentifier?
+        for occurrence in occurrences[before...] {
+            let id = ObjectIdentifier(occurrence.source)
+            if id != previous { files[id] = source.path }
+            previous = id
+        }
     }
 
     /// Expands the calendars read from one source; returns the problems found, with file and line.

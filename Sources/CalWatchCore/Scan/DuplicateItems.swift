@@ -1,0 +1,59 @@
+/// One item of a calendar kept in several files.
+///
+/// A vdir holds one item per file and one file per UID; two files with the same UID in one collection are copies
+/// (a sync that failed half-way, an editor's backup saved as `.ics`). Every copy used to be shown and reminded.
+/// The newest copy is kept (higher SEQUENCE, then later LAST-MODIFIED, then the first path by name), and each
+/// other file gets a warning naming the one kept. The same UID in two different calendars is left alone here:
+/// those are one invitation in two places, shown in both and reminded once (`OccurrenceKey`).
+enum DuplicateItems {
+    /// Drops the occurrences of every copy but the newest; `files` gives the file each occurrence source came from.
+    static func resolve(_ occurrences: inout [Occurrence], files: [ObjectIdentifier: String]) -> [CalendarProblem] {
+        struct Item: Hashable {
+            var calendar: String
+            var uid: String
+        }
+        // The newest master or single component of each file, per item.
+        var copies: [Item: [String: CalendarComponent]] = [:]
+        var previous: ObjectIdentifier?
+        for occurrence in occurrences {
+            let id = ObjectIdentifier(occurrence.source)
+            guard id != previous, let file = files[id] else { continue }
+            previous = id
+            let item = Item(calendar: occurrence.calendar, uid: occurrence.uid)
+            let component = occurrence.source.component
+            if let held = copies[item]?[file], !OccurrenceExpander.isNewer(component, than: held) { continue }
+            copies[item, default: [:]][file] = component
+        }
+        var problems: [CalendarProblem] = []
+        var leftOut: [Item: Set<String>] = [:]
+        for (item, byFile) in copies where byFile.count > 1 {
+            // Newest first: a total order, so the copy kept does not depend on the order files were read in.
+            let ordered = byFile.sorted { a, b in
+                if a.value.sequence != b.value.sequence { return a.value.sequence > b.value.sequence }
+                let left = a.value.lastModified?.wallClock
+                let right = b.value.lastModified?.wallClock
+                if left != right, let left, let right { return left > right }
+                if (left == nil) != (right == nil) { return left != nil }
+                return a.key < b.key
+            }
+            let kept = ordered[0].key
+            leftOut[item] = Set(ordered.dropFirst().map(\.key))
+            for (file, component) in ordered.dropFirst() {
+                problems.append(
+                    CalendarProblem(
+                        severity: .warning, path: file, line: component.line, uid: item.uid,
+                        message: "this item is also in \(kept) of calendar '\(item.calendar)', which is "
+                            + "newer or first by name; this copy is left out. A calendar holds each UID once: "
+                            + "remove the copy."))
+            }
+        }
+        guard !leftOut.isEmpty else { return [] }
+        occurrences.removeAll { occurrence in
+            guard let leftOutFiles = leftOut[Item(calendar: occurrence.calendar, uid: occurrence.uid)],
+                let file = files[ObjectIdentifier(occurrence.source)]
+            else { return false }
+            return leftOutFiles.contains(file)
+        }
+        return problems.sorted { ($0.path, $0.line ?? 0) < ($1.path, $1.line ?? 0) }
+    }
+}
