@@ -5,8 +5,9 @@
 #
 # FUZZ_SECONDS (default 300) and FUZZ_RUNS (default unlimited) bound each target's run; FUZZ_JOBS (default 1) runs
 # that many targets at once. Each target's corpus grows in .build/fuzz/corpus/TARGET across runs, seeded from
-# samples/, the test fixtures and Fuzz/Seeds. An input that crashes, times out (10 s) or runs out of memory is kept
-# in fuzz-failures/ and the script exits 1: make it a regression test in Tests/CalWatchTests/Fixtures/fuzz.
+# samples/ and the test fixtures. An input that crashes, times out (10 s) or runs out of memory is kept in
+# fuzz-failures/ and the script exits 1: once fixed, copy it into Tests/CalWatchTests/Fixtures/fuzz/calendar,
+# caldav or configuration, where FuzzFixtureTests reads every file as its fuzz target does.
 # Leaks are left to a final pass over each corpus (libFuzzer's leak check on every input is ten times slower).
 set -eu
 cd "$(dirname "$0")/.."
@@ -28,13 +29,13 @@ seed() {
     mkdir -p "$corpus"
     case $target in
     FuzzCalendar)
-        find samples Tests/CalWatchTests/Fixtures Fuzz/Seeds/calendar -type f -name '*.ics' -exec cp {} "$corpus/" \;
+        find samples Tests/CalWatchTests/Fixtures -type f -name '*.ics' -exec cp {} "$corpus/" \;
         find samples/radicale -type f ! -name '*.props' -exec cp {} "$corpus/" \; ;;
     FuzzCalDAV)
-        find samples Tests/CalWatchTests/Fixtures Fuzz/Seeds/caldav -type f -name '*.xml' -exec cp {} "$corpus/" \; ;;
+        find samples Tests/CalWatchTests/Fixtures -type f -name '*.xml' -exec cp {} "$corpus/" \; ;;
     FuzzConfiguration)
         cp config.yml "$corpus/"
-        find Fuzz/Seeds/configuration -type f -name '*.yml' -exec cp {} "$corpus/" \; ;;
+        find Tests/CalWatchTests/Fixtures/fuzz -type f -name '*.yml' -exec cp {} "$corpus/" \; ;;
     esac
 }
 

@@ -77,6 +77,23 @@ func strangersCalendar(uid: String = "stranger", _ lines: [String], summary: Str
         #expect(run.errors.contains(" events"), "\(run.errors)")
     }
 
+    /// Anchors and YAML merge keys, the way people share settings between sinks.
+    @Test func mergeKeysGiveTheirKeysWhereASectionHasNone() throws {
+        let configuration = try ConfigurationTests.parse(
+            """
+            sinks:
+              - &hook { type: hook, run: [/bin/true], timeout: 5s, name: first }
+              - { <<: *hook, name: second, concurrency: 2 }
+            """)
+        let hooks = configuration.sinks.compactMap { sink -> (String, HookSettings)? in
+            guard case .hook(let settings) = sink.output else { return nil }
+            return (sink.name, settings)
+        }
+        #expect(hooks.map(\.0) == ["first", "second"])
+        #expect(hooks.map(\.1.timeout) == [.seconds(5), .seconds(5)])
+        #expect(hooks.map(\.1.concurrency) == [4, 2])
+    }
+
     @Test func tooManySinksIsOneProblem() {
         let sinks = (0..<65).map { "  - { type: jsonl, path: out\($0).jsonl }" }.joined(separator: "\n")
         let problems = ConfigurationTests.problems("sinks:\n" + sinks + "\n")
@@ -679,5 +696,46 @@ func strangersCalendar(uid: String = "stranger", _ lines: [String], summary: Str
                     + "'work', which is newer or first by name; this copy is left out. A calendar holds each UID "
                     + "once: remove the copy. (UID copied)"
             })
+    }
+}
+
+/// The inputs the fuzz targets start from and every input they found (`make fuzz`), read here as each target reads
+/// them, so a fixed crash or hang stays fixed.
+@Suite(.timeLimit(.minutes(1))) struct FuzzFixtureTests {
+    static func files(_ kind: String) throws -> [String] {
+        let folder = fixture("fuzz/" + kind)
+        return try FileManager.default.contentsOfDirectory(atPath: folder).sorted().map { folder + "/" + $0 }
+    }
+
+    @Test func everyCalendarInputIsReadWithItsProblemsNamed() throws {
+        for path in try Self.files("calendar") {
+            let result = scan([path], from: "2026-01-01", to: "2027-01-01", zone: "UTC", todos: true)
+            #expect(result.problems.allSatisfy { $0.path == path }, "\(path)")
+        }
+        let hostile = scan(
+            [fixture("fuzz/calendar/hostile.ics")], from: "2026-01-01", to: "2027-01-01", zone: "UTC", todos: true)
+        let messages = hostile.problems.map(\.message)
+        #expect(messages.contains { $0.hasPrefix("TZID '(UTC+01:35791395) Amsterdam' is neither a known zone") })
+        #expect(messages.contains { $0.contains("matches no day in 400 years") })
+        #expect(messages.contains { $0.contains("COUNT=0 allows no instance") })
+        #expect(hostile.occurrences.map(\.uid) == ["a", "a", "t"])
+    }
+
+    @Test func everyCalDAVInputIsReadWithoutExpandingEntities() throws {
+        for path in try Self.files("caldav") {
+            _ = scan([path], from: "2026-01-01", to: "2027-01-01", zone: "UTC")
+        }
+        let hostile = scan([fixture("fuzz/caldav/hostile.xml")], from: "2026-01-01", to: "2027-01-01", zone: "UTC")
+        #expect(hostile.occurrences.map { "\($0.calendar) \($0.summary ?? "")" } == ["hostile &e;", "☃ "])
+    }
+
+    @Test func everyConfigurationIsAcceptedOrRefusedWithLines() throws {
+        for path in try Self.files("configuration") {
+            do {
+                _ = try ConfigurationLoader.load(path: path, environment: ["HOME": "/nonexistent"])
+            } catch {
+                #expect(error.problems.allSatisfy { $0.line != nil }, "\(path): \(error)")
+            }
+        }
     }
 }

@@ -317,7 +317,15 @@ struct ConfigurationReader {
         }
         var keys: [String: (key: Node, value: Node)] = [:]
         for (key, value) in mapping {
-            if let name = key.string { keys[name] = (key, value) }
+            if let name = key.string, name != "<<" { keys[name] = (key, value) }
+        }
+        // YAML merge keys (`<<: *defaults`, or a list of them): their keys, where the section does not set its own.
+        for (key, value) in mapping where key.string == "<<" {
+            for case .mapping(let merged) in value.sequence.map(Array.init) ?? [value] {
+                for (mergedKey, mergedValue) in merged {
+                    if let name = mergedKey.string, keys[name] == nil { keys[name] = (mergedKey, mergedValue) }
+                }
+            }
         }
         if let known { keys = rejectUnknown(keys, known: known, at: path) }
         return keys
