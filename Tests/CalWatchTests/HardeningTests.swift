@@ -633,6 +633,27 @@ func strangersCalendar(uid: String = "stranger", _ lines: [String], summary: Str
             ])
     }
 
+    /// Deleting or declining the invitation in one calendar leaves the other copy planned.
+    @Test func removingOneOfTwoCopiesKeepsTheOther() async throws {
+        let bench = try WatchTests.Bench(collections: ["work", "team"])
+        let invitation = WatchTests.event(uid: "shared", start: "20270301T100000Z", end: "20270301T110000Z")
+        try bench.writeRenamed("team/shared.ics", invitation)
+        try await bench.start(at: "2027-03-01T09:00:00Z")
+        try bench.writeRenamed("work/shared.ics", invitation)
+        try await bench.changes(at: "2027-03-01T09:01:00Z", expecting: ["work/shared.ics"])
+        try await bench.advance(to: "2027-03-01T09:30:00Z")
+        try bench.delete("work/shared.ics")
+        try await bench.changes(at: "2027-03-01T09:40:00Z", expecting: ["work/shared.ics"])
+        for instant in ["09:45", "09:55", "11:00"] { try await bench.advance(to: "2027-03-01T\(instant):00Z") }
+        let received = await bench.received().filter { !$0.hasPrefix("liveActivityUpdate") }
+        #expect(
+            received == [
+                "reminderDue 2027-03-01T09:30:00Z 30m", "liveActivityStart 2027-03-01T09:45:00Z",
+                "reminderDue 2027-03-01T09:45:00Z 15m", "reminderDue 2027-03-01T09:55:00Z 5m",
+                "liveActivityEnd 2027-03-01T11:00:00Z ended",
+            ])
+    }
+
     /// A journal of layout 3 (ids hashed with the calendar) continues without repeating its offset reminders.
     @Test func aJournalFromBeforeIsMigratedAndItsRemindersAreNotRepeated() async throws {
         let path = JournalTests.temporaryPath()

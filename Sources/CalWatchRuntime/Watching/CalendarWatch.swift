@@ -154,16 +154,24 @@ public final class CalendarWatch {
         report.unsettled += changes.unsettled
         for (_, origin) in changes.removed {
             loop.remove(origin: origin)
-            classifier.forget(occurrences.replace(origin, with: []))
+            replace(origin, with: [], at: now)
         }
         for (source, origin, calendars) in changes.changed {
             var expanded: [Occurrence] = []
             report.problems += CalendarScan.expand(calendars, of: source, options: expansion, into: &expanded)
             loop.remove(origin: origin)
-            classifier.forget(occurrences.replace(origin, with: expanded))
+            replace(origin, with: expanded, at: now)
             loop.add(expanded, origin: origin, now: now)
         }
         if !changes.isEmpty { loop.endRemovedActivities(at: now) }
+    }
+
+    /// Hands one file's occurrences to `occurrences`, and admits again those of other files that now stand alone
+    /// for a key this file gave up.
+    private func replace(_ origin: PlanningLoop.Origin, with expanded: [Occurrence], at now: Instant) {
+        let (forgotten, takenOver) = occurrences.replace(origin, with: expanded)
+        classifier.forget(forgotten)
+        for (other, occurrences) in takenOver { loop.add(occurrences, origin: other, now: now) }
     }
 
     private func commit(at now: Instant, into report: Report) async throws -> Report {
@@ -194,6 +202,8 @@ final class WatchedOccurrences: Sendable {
     private struct Held {
         var byKey: [OccurrenceKey: Occurrence] = [:]
         var byOrigin: [PlanningLoop.Origin: [Occurrence]] = [:]
+        /// The files holding each key: one invitation can be in two calendars (see `OccurrenceKey`).
+        var holders: [OccurrenceKey: [PlanningLoop.Origin]] = [:]
     }
     private let held = Mutex(Held())
     private let facts: @Sendable (Occurrence) -> PlanningFacts
@@ -204,15 +214,37 @@ final class WatchedOccurrences: Sendable {
 
     var count: Int { held.withLock { $0.byKey.count } }
 
-    /// Replaces one file's occurrences; returns the items it held before, for the classifier to forget.
-    func replace(_ origin: PlanningLoop.Origin, with occurrences: [Occurrence]) -> [OccurrenceSource] {
+    /// Replaces one file's occurrences. Returns the items it held before, for the classifier to forget, and the
+    /// occurrences of other files that take over a key this file no longer holds (the same invitation in another
+    /// calendar), for the planning loop to admit again under their own file.
+    func replace(_ origin: PlanningLoop.Origin, with occurrences: [Occurrence]) -> (
+        forgotten: [OccurrenceSource], takenOver: [PlanningLoop.Origin: [Occurrence]]
+    ) {
         held.withLock { held in
             let old = held.byOrigin.removeValue(forKey: origin) ?? []
-            for occurrence in old { held.byKey[OccurrenceKey(occurrence)] = nil }
-            for occurrence in occurrences { held.byKey[OccurrenceKey(occurrence)] = occurrence }
+            var orphaned: [OccurrenceKey] = []
+            for occurrence in old {
+                let key = OccurrenceKey(occurrence)
+                held.byKey[key] = nil
+                held.holders[key]?.removeAll { $0 == origin }
+                if held.holders[key]?.isEmpty ?? true { held.holders[key] = nil } else { orphaned.append(key) }
+            }
+            for occurrence in occurrences {
+                let key = OccurrenceKey(occurrence)
+                held.byKey[key] = occurrence
+                if held.holders[key]?.contains(origin) != true { held.holders[key, default: []].append(origin) }
+            }
             if !occurrences.isEmpty { held.byOrigin[origin] = occurrences }
+            var takenOver: [PlanningLoop.Origin: [Occurrence]] = [:]
+            for key in orphaned where held.byKey[key] == nil {
+                guard let other = held.holders[key]?.last,
+                    let occurrence = held.byOrigin[other]?.first(where: { OccurrenceKey($0) == key })
+                else { continue }
+                held.byKey[key] = occurrence
+                takenOver[other, default: []].append(occurrence)
+            }
             var seen = Set<ObjectIdentifier>()
-            return old.map(\.source).filter { seen.insert(ObjectIdentifier($0)).inserted }
+            return (old.map(\.source).filter { seen.insert(ObjectIdentifier($0)).inserted }, takenOver)
         }
     }
 
