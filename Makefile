@@ -80,7 +80,8 @@ soak: deps
 # The test suite under AddressSanitizer and under ThreadSanitizer, in build folders of their own (BENCHMARKS.md
 # explains what each reports).
 test-asan: deps
-	swift test $(SWIFT_BUILD_FLAGS) --sanitize=address --scratch-path .build/asan
+	LSAN_OPTIONS=suppressions=$(CURDIR)/scripts/lsan-suppressions.txt \
+		swift test $(SWIFT_BUILD_FLAGS) --sanitize=address --scratch-path .build/asan
 
 test-tsan: deps
 	swift test $(SWIFT_BUILD_FLAGS) --sanitize=thread --scratch-path .build/tsan
