@@ -1,7 +1,5 @@
 import CLinux
-import Dispatch
 import Foundation
-import Synchronization
 
 /// A serial executor with a thread of its own, for actors whose work blocks: SQLite calls, writes to a file or a
 /// pipe. Their jobs never park a thread of Swift's cooperative pool (one per core), so a slow disk, a busy database
@@ -11,43 +9,44 @@ import Synchronization
 /// which happens only after the actor is gone (a queued job keeps its actor alive).
 public final class BlockingExecutor: SerialExecutor {
     /// The jobs waiting, shared with the thread (which must not keep the executor alive).
-    private final class Queue: Sendable {
-        private struct State {
-            var jobs: [UnownedJob] = []
-            var next = 0
-            var stopped = false
-        }
-        private let state = Mutex(State())
-        private let ready = DispatchSemaphore(value: 0)
+    ///
+    /// A pthread mutex and condition variable (`NSCondition`): ThreadSanitizer sees the order they give, which it
+    /// cannot see through Synchronization's `Mutex` and a `DispatchSemaphore` (neither library is instrumented), and
+    /// so it reported every job handed to the thread as a race.
+    private final class Queue: @unchecked Sendable {
+        private let condition = NSCondition()
+        /// Guarded by `condition`.
+        private var jobs: [UnownedJob] = []
+        private var next = 0
+        private var stopped = false
 
         func push(_ job: UnownedJob) {
-            state.withLock { $0.jobs.append(job) }
-            ready.signal()
+            condition.lock()
+            jobs.append(job)
+            condition.signal()
+            condition.unlock()
         }
 
         func stop() {
-            state.withLock { $0.stopped = true }
-            ready.signal()
+            condition.lock()
+            stopped = true
+            condition.signal()
+            condition.unlock()
         }
 
         /// The next job, waiting for one; `nil` once stopped and empty.
         func pop() -> UnownedJob? {
-            while true {
-                ready.wait()
-                let job: UnownedJob?? = state.withLock { state in
-                    if state.next < state.jobs.count {
-                        let job = state.jobs[state.next]
-                        state.next += 1
-                        if state.next == state.jobs.count {
-                            state.jobs.removeAll(keepingCapacity: true)
-                            state.next = 0
-                        }
-                        return .some(job)
-                    }
-                    return state.stopped ? .some(nil) : nil
-                }
-                if let job { return job }
+            condition.lock()
+            defer { condition.unlock() }
+            while next == jobs.count && !stopped { condition.wait() }
+            guard next < jobs.count else { return nil }
+            let job = jobs[next]
+            next += 1
+            if next == jobs.count {
+                jobs.removeAll(keepingCapacity: true)
+                next = 0
             }
+            return job
         }
     }
 
