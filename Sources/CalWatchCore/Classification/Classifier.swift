@@ -1,4 +1,3 @@
-import Synchronization
 
 /// Classifies occurrences (DESIGN §4): the flight classifier, then the meeting classifier, once per calendar
 /// item however many occurrences it has; then per occurrence the facts planning needs (a flight's leave-by from
@@ -7,7 +6,7 @@ public final class Classifier: Sendable {
     let classifiers: [any ItemClassifier]
     let leads: FlightLeads
     /// Results by the item's `OccurrenceSource`, which the entry keeps alive so its identifier is never reused.
-    private let cache = Mutex<[ObjectIdentifier: (source: OccurrenceSource, result: Classification)]>([:])
+    private let cache = Locked<[ObjectIdentifier: (source: OccurrenceSource, result: Classification)]>([:])
 
     /// The classifiers for a configuration: `me` tells the user's attendee entries apart, `leads` times leave-by.
     public init(me: [String] = [], leads: FlightLeads = FlightLeads()) {

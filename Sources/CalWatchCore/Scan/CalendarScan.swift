@@ -56,7 +56,7 @@ public struct CalendarScan: Sendable {
             }
         } else {
             let next = Atomic<Int>(0)
-            let results = Mutex<[Int: ChunkResult]>([:])
+            let results = Locked<[Int: ChunkResult]>([:])
             DispatchQueue.concurrentPerform(iterations: workers) { _ in
                 while true {
                     let chunk = next.add(1, ordering: .relaxed).oldValue

@@ -1,11 +1,10 @@
 import Foundation
-import Synchronization
 
 /// IANA zone rules from the system's zone data, built once per zone and shared by every calendar.
 public enum TimeZoneDatabase {
     /// Transitions are tabulated over this span; outside it the nearest offset holds.
     static let tabulatedYears = 1900...2200
-    private static let cache = Mutex<[String: ZoneRules?]>([:])
+    private static let cache = Locked<[String: ZoneRules?]>([:])
 
     /// The rules for an IANA zone name, or `nil` when the system does not know it.
     public static func rules(named name: String) -> ZoneRules? {

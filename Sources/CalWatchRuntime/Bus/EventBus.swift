@@ -1,7 +1,6 @@
 import CalWatchCore
 public import Logging
 public import ServiceLifecycle
-import Synchronization
 
 /// The bus between the journal and the sinks (DESIGN §1 and §6): each sink consumes committed events from its own
 /// async stream, in its own task, at its own pace.
@@ -65,11 +64,11 @@ public final class EventBus: Service {
             var health: [Health]
             var waiter: CheckedContinuation<Void, Never>?
         }
-        private let state: Mutex<State>
+        private let state: Locked<State>
         private let limit: Int
 
         init(lanes: Int, limit: Int) {
-            state = Mutex(
+            state = Locked(
                 State(
                     queued: Array(repeating: 0, count: lanes), health: Array(repeating: .delivering, count: lanes)))
             self.limit = limit

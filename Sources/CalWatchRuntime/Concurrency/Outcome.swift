@@ -1,4 +1,4 @@
-import Synchronization
+import CalWatchCore
 
 /// A value set once by one task and awaited by others: how an owner learns what a child task produced (a bus's
 /// reports), or how a stop is announced to every task that waits for it. A wait ends early, with `nil`, when its
@@ -9,7 +9,7 @@ final class Outcome<Value: Sendable>: Sendable {
         var waiters: [Int: CheckedContinuation<Value?, Never>] = [:]
         var nextWaiter = 0
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     init() {}
 

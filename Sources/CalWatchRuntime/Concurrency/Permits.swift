@@ -1,4 +1,4 @@
-import Synchronization
+import CalWatchCore
 
 /// At most `limit` holders at once, waiting in turn without blocking a thread: a hook's `concurrency`.
 final class Permits: Sendable {
@@ -7,10 +7,10 @@ final class Permits: Sendable {
         var waiting: [CheckedContinuation<Void, Never>] = []
         var first = 0
     }
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
     init(_ limit: Int) {
-        state = Mutex(State(available: max(1, limit)))
+        state = Locked(State(available: max(1, limit)))
     }
 
     /// Waits until a permit is free and takes it; `release` gives it back.

@@ -1,4 +1,4 @@
-import Synchronization
+import CalWatchCore
 
 /// Reasons to wake a loop, gathered until it asks: signalled from any thread (inotify's, a signal handler's task),
 /// taken all at once, so a burst is one wake and none is lost between two waits.
@@ -7,7 +7,7 @@ final class Wakeups<Reason: Hashable & Sendable>: Sendable {
         var pending: Set<Reason> = []
         var waiter: CheckedContinuation<Set<Reason>?, Never>?
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     init() {}
 

@@ -1,6 +1,5 @@
 public import CalWatchCore
 import Foundation
-import Synchronization
 
 /// The journal: every emitted event with its deterministic id and increasing sequence number, and each sink's
 /// cursor, in a SQLite state database (WAL). It is the single source of truth for "already emitted": an event
@@ -71,7 +70,7 @@ public actor JournalStore {
         }
 
         private final class Rendering: Sendable {
-            private let json = Mutex<String?>(nil)
+            private let json = Locked<String?>(nil)
 
             func once(_ render: () -> String) -> String {
                 json.withLock { json in

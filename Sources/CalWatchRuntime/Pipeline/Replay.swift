@@ -1,6 +1,5 @@
 public import CalWatchCore
 public import Logging
-import Synchronization
 
 /// The whole pipeline on a virtual clock: planner → journal → bus → sinks, from one instant to another, as fast as
 /// the machine allows (`calwatch replay`).
@@ -126,7 +125,7 @@ public final class Replay {
         let all: [Occurrence]
         let facts: @Sendable (Occurrence) -> PlanningFacts
         /// Built the first time a sink catches up, which most replays never need.
-        private let byKey = Mutex<[OccurrenceKey: Occurrence]?>(nil)
+        private let byKey = Locked<[OccurrenceKey: Occurrence]?>(nil)
 
         init(_ occurrences: [Occurrence], facts: @escaping @Sendable (Occurrence) -> PlanningFacts) {
             all = occurrences

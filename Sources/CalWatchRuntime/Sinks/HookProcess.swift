@@ -1,7 +1,7 @@
+import CalWatchCore
 import CLinux
 import Foundation
 import Subprocess
-import Synchronization
 import SystemPackage
 
 #if canImport(Glibc)
@@ -142,7 +142,7 @@ struct HookProcess: Sendable {
             var leader: pid_t?
             var errorTail: [UInt8] = []
         }
-        let state = Mutex(State())
+        let state = Locked(State())
     }
 
     /// "No such file or directory" rather than the error's own wording, where the system says why.

@@ -1,6 +1,5 @@
 public import CalWatchCore
 public import Logging
-import Synchronization
 
 /// The daemon's pipeline on a clock its caller drives (DESIGN §1 and §9): calendar files → expansion →
 /// classification → `PlanningLoop` → journal → bus → sinks.
@@ -205,7 +204,7 @@ final class WatchedOccurrences: Sendable {
         /// The files holding each key: one invitation can be in two calendars (see `OccurrenceKey`).
         var holders: [OccurrenceKey: [PlanningLoop.Origin]] = [:]
     }
-    private let held = Mutex(Held())
+    private let held = Locked(Held())
     private let facts: @Sendable (Occurrence) -> PlanningFacts
 
     init(facts: @escaping @Sendable (Occurrence) -> PlanningFacts) {

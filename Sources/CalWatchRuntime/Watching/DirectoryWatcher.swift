@@ -1,7 +1,6 @@
 import CLinux
 import CalWatchCore
 import Foundation
-import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -54,8 +53,8 @@ public final class DirectoryWatcher: Sendable {
     }
     /// What the watcher's thread and its users share.
     private final class Shared: Sendable {
-        let watches = Mutex(Watches())
-        let pending = Mutex(Notices())
+        let watches = Locked(Watches())
+        let pending = Locked(Notices())
     }
     private let shared = Shared()
 
