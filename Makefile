@@ -84,7 +84,8 @@ test-asan: deps
 		swift test $(SWIFT_BUILD_FLAGS) --sanitize=address --scratch-path .build/asan
 
 test-tsan: deps
-	swift test $(SWIFT_BUILD_FLAGS) --sanitize=thread --scratch-path .build/tsan
+	TSAN_OPTIONS=suppressions=$(CURDIR)/scripts/tsan-suppressions.txt \
+		swift test $(SWIFT_BUILD_FLAGS) --sanitize=thread --scratch-path .build/tsan
 
 # The labelled classification corpus: precision, recall and field accuracy (Tests/CalWatchTests/Fixtures/corpus).
 corpus: deps
