@@ -760,3 +760,35 @@ func strangersCalendar(uid: String = "stranger", _ lines: [String], summary: Str
         }
     }
 }
+
+/// A file rewritten every second for a day leaves nothing behind: what its old versions had waiting is swept out.
+@Suite struct PlanningLoopMemoryTests {
+    @Test func aFileRewrittenThousandsOfTimesKeepsTheWaitingQueueBounded() {
+        var loop = PlanningLoop(configuration: PlannerConfiguration(), facts: { _ in .event }, state: PlannerState())
+        let now = utc("2027-03-01T08:00:00Z")
+        loop.add([PlannerTests.meeting("stable", "2027-03-20T10:00:00Z", "2027-03-20T11:00:00Z")], origin: 1, now: now)
+        for version in 0..<5000 {
+            let start = utc("2027-03-10T10:00:00Z").adding(seconds: Int64(version) * 60)
+            loop.remove(origin: 2)
+            loop.add(
+                [PlannerTests.meeting("changing", start.description, start.adding(seconds: 3600).description)],
+                origin: 2, now: now)
+        }
+        #expect(loop.waitingCount <= 1026)
+        // What is live still comes due: the stable item and the last version of the changing one, nothing older.
+        var reminders: [String] = []
+        var instant = utc("2027-03-10T00:00:00Z")
+        while instant < utc("2027-03-21T00:00:00Z") {
+            reminders += loop.step(at: instant).filter { $0.event.type == .reminderDue }
+                .map { "\($0.event.key.uid) \($0.event.time)" }
+            instant = instant.adding(seconds: 60)
+        }
+        let last = utc("2027-03-10T10:00:00Z").adding(seconds: 4999 * 60)
+        #expect(
+            reminders == [
+                "changing \(last.adding(seconds: -1800))", "changing \(last.adding(seconds: -900))",
+                "changing \(last.adding(seconds: -300))", "stable 2027-03-20T09:30:00Z", "stable 2027-03-20T09:45:00Z",
+                "stable 2027-03-20T09:55:00Z",
+            ])
+    }
+}

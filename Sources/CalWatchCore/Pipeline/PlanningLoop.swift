@@ -42,6 +42,8 @@ public struct PlanningLoop {
     private var slotsOf: [Origin: [Int]] = [:]
     /// The events of the current step, in the order planned.
     private var step: [Emitted] = []
+    /// Origins removed since the waiting queue last dropped the entries they left behind.
+    private var removedSinceSweep = 0
 
     /// A loop that continues from `state` (rebuilt from the journal).
     public init(
@@ -51,6 +53,9 @@ public struct PlanningLoop {
         self.facts = facts
         self.state = state
     }
+
+    /// Occurrences waiting to be admitted, entries of removed files not yet swept out included.
+    var waitingCount: Int { waiting.count }
 
     /// The next instant at which something is due or an occurrence is admitted (`nil`: nothing ever will be).
     public var nextInstant: Instant? {
@@ -82,6 +87,14 @@ public struct PlanningLoop {
     /// live activity whose occurrence does not come back ends at the next `endRemovedActivities`.
     public mutating func remove(origin: Origin) {
         generations[origin, default: 0] &+= 1
+        // A removed file's occurrences still waiting are skipped when they come up, which for an item days ahead is
+        // days later; each holds its component. A daemon whose files change every second would grow by them, so
+        // every 1,024 removals they are swept out.
+        removedSinceSweep += 1
+        if removedSinceSweep >= 1024 {
+            removedSinceSweep = 0
+            waiting.removeAll { generations[$0.origin, default: 0] != $0.generation }
+        }
         for index in slotsOf.removeValue(forKey: origin) ?? [] where slots[index]?.origin == origin {
             slotOf[slots[index]!.subject.key] = nil
             slots[index] = nil
@@ -205,6 +218,19 @@ private struct WaitingQueue {
             return
         }
         for entry in entries { push(entry) }
+    }
+
+    /// How many entries wait, stale ones included.
+    var count: Int { run.count - runIndex + heap.count }
+
+    /// Drops the entries `stale` says will be skipped anyway; the order of the rest is kept.
+    mutating func removeAll(where stale: (Entry) -> Bool) {
+        run = run[runIndex...].filter { !stale($0) }
+        runIndex = 0
+        let kept = heap.filter { !stale($0) }
+        heap = []
+        heap.reserveCapacity(kept.count)
+        for entry in kept { push(entry) }
     }
 
     mutating func pop() -> Entry {
