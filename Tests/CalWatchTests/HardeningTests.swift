@@ -34,6 +34,32 @@ func strangersCalendar(uid: String = "stranger", _ lines: [String], summary: Str
     }
 }
 
+/// Everything calwatch says about a file names the file: libical and libxml2 print some complaints to standard
+/// error themselves, and those are kept from reaching it.
+@Suite struct LibraryChatterTests {
+    @Test func onlyCalwatchsOwnLinesReachStandardError() async throws {
+        let folder = SinkFixtures.folder()
+        // A bare VEVENT after a stray END (libical: "Encountered END before BEGIN"), and an export declared in an
+        // encoding its bytes are not in (libxml2: "encoding error : input conversion failed").
+        try "END:VEVENT\r\nBEGIN:VEVENT\r\nUID:bare\r\nDTSTART:20270301T090000Z\r\nEND:VEVENT\r\n".write(
+            toFile: folder + "/bare.ics", atomically: true, encoding: .utf8)
+        var export = Array("<?xml version=\"1.0\" encoding=\"EUC-JP\"?>\n<d:multistatus xmlns:d=\"DAV:\">".utf8)
+        export += Array("<d:response><d:href>".utf8) + [0xFF, 0xFF, 0xFF, 0xFF] + Array("</d:href></d:response>".utf8)
+        FileManager.default.createFile(atPath: folder + "/export.xml", contents: Data(export))
+        let run = try await CommandLineTests().calwatch([
+            "scan", folder + "/bare.ics", folder + "/export.xml", "--from", "2027-03-01", "--to", "2027-03-02",
+            "--tz", "UTC",
+        ])
+        #expect(run.output.contains("\"uid\":\"bare\""))
+        #expect(
+            run.errors.split(separator: "\n").map(String.init) == [
+                "\(folder)/bare.ics:1: warning: END:VEVENT without a matching BEGIN is ignored",
+                "\(folder)/export.xml:2: error: malformed XML: input conversion failed due to input error, bytes "
+                    + "0xFF 0xFF 0xFF 0xFF",
+            ])
+    }
+}
+
 /// Every number in config.yml has a bound that `check` enforces, so nothing `check` passes overflows later.
 @Suite struct ConfigurationBoundsTests {
     @Test func durationsPastTheirBoundAreProblemsWithKeyAndLine() {

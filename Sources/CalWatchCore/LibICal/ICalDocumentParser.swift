@@ -24,6 +24,9 @@ enum ICalDocumentParser {
         }
         problems += PropertyLengthLimit.removeLongProperties(from: &text)
         guard let layout = ICalendarLayout.scan(text) else {
+            problems += ICalendarLayout.blankUnmatchedEnds(in: &text).map {
+                ParseProblem(line: $0.line, message: $0.message)
+            }
             var calendars = parseWhole(text)
             if !calendars.isEmpty { calendars[0].problems = problems + calendars[0].problems }
             return calendars

@@ -75,6 +75,37 @@ struct ICalendarLayout {
         return ICalendarLayout(calendars: scanner.calendars, repairs: scanner.repairs)
     }
 
+    /// Blanks every `END:` line that closes nothing in text without a VCALENDAR (bare components), which libical
+    /// would otherwise report on standard error itself, without the file's name. The lines stay, empty, so that
+    /// every later line keeps its number.
+    static func blankUnmatchedEnds(in bytes: inout [UInt8]) -> [Repair] {
+        var open: [String] = []
+        var blanks: [(range: Range<Int>, line: Int, name: String)] = []
+        var start = 0
+        var line = 0
+        let count = bytes.count
+        while start < count {
+            var end = start
+            while end < count && bytes[end] != 10 { end += 1 }
+            var contentEnd = end
+            if contentEnd > start && bytes[contentEnd - 1] == 13 { contentEnd -= 1 }
+            line += 1
+            if startsWith(bytes, start, contentEnd, "BEGIN:") {
+                open.append(upperName(bytes, start + 6, contentEnd))
+            } else if startsWith(bytes, start, contentEnd, "END:") {
+                let name = upperName(bytes, start + 4, contentEnd)
+                if let position = open.lastIndex(of: name) {
+                    open.removeSubrange(position...)
+                } else {
+                    blanks.append((start..<contentEnd, line, name))
+                }
+            }
+            start = min(end + 1, count)
+        }
+        for blank in blanks.reversed() { bytes.removeSubrange(blank.range) }
+        return blanks.map { Repair(line: $0.line, message: "END:\($0.name) without a matching BEGIN is ignored") }
+    }
+
     /// The state of the line scan: the open components and what has been found.
     private struct Scanner {
         var calendars: [Calendar] = []

@@ -30,6 +30,7 @@ enum CalDAVMultistatus {
     /// entity can expand or read a file), and keeps libxml2's limits on depth and sizes (no `XML_PARSE_HUGE`).
     static func objects(in data: Data) throws -> [Object] {
         _ = libxml2Ready
+        calwatch_xml_silence()
         let options = Int32(XML_PARSE_NONET.rawValue | XML_PARSE_NOWARNING.rawValue | XML_PARSE_NOERROR.rawValue)
         let reader = data.withUnsafeBytes { bytes in
             xmlReaderForMemory(
