@@ -818,3 +818,47 @@ func strangersCalendar(uid: String = "stranger", _ lines: [String], summary: Str
             ])
     }
 }
+
+/// Rules that start long ago: those without COUNT jump to the window; all of one calendar's rules share a budget.
+@Suite struct LongAgoRuleTests {
+    /// Jumping to the window gives what stepping from DTSTART gives (a huge COUNT forces every step).
+    @Test(arguments: [
+        "FREQ=DAILY", "FREQ=DAILY;INTERVAL=3", "FREQ=WEEKLY;INTERVAL=3;BYDAY=MO,TH;WKST=SU", "FREQ=WEEKLY",
+        "FREQ=HOURLY;INTERVAL=7", "FREQ=MINUTELY;INTERVAL=17;BYHOUR=9,10",
+    ])
+    func jumpingToTheWindowMatchesSteppingThere(rule: String) {
+        func starts(_ written: String) -> [String] {
+            let text = strangersCalendar(["DTSTART;TZID=Europe/Berlin:20050103T093000", "RRULE:" + written])
+            let result = scan(["-"], from: "2027-03-01", to: "2027-03-29", zone: "UTC", standardInput: text)
+            #expect(result.problems.isEmpty, "\(result.problems)")
+            return result.occurrences.map(\.start.description)
+        }
+        let jumped = starts(rule)
+        #expect(!jumped.isEmpty)
+        #expect(jumped == starts(rule + ";COUNT=10000000"))
+    }
+
+    @Test func oneCalendarsRulesShareABudgetAndTheRestAreNamedOnce() throws {
+        var lines = ["BEGIN:VCALENDAR", "VERSION:2.0"]
+        for index in 0..<20 {
+            lines += [
+                "BEGIN:VEVENT", "UID:old\(index)", "DTSTART:20000101T000000Z",
+                "RRULE:FREQ=HOURLY;COUNT=10000000", "END:VEVENT",
+            ]
+        }
+        lines += ["END:VCALENDAR", ""]
+        let text = Array(lines.joined(separator: "\r\n").utf8)
+        let options = ExpansionOptions(
+            window: InstantWindow(start: utc("2027-03-01T00:00:00Z"), end: utc("2027-03-02T00:00:00Z")),
+            defaultZone: .utc, maxIterationsPerCalendar: 1_000_000)
+        let result = CalendarScan(paths: ["-"], options: options).run(standardInput: { text })
+        // 2000 to 2027 is about 237,000 hours: four rules fit in the budget, the fifth is cut, the rest not stepped.
+        #expect(result.occurrences.filter { $0.uid == "old0" }.count == 24)
+        #expect(result.occurrences.filter { $0.uid == "old3" }.count == 24)
+        #expect(result.occurrences.filter { $0.uid == "old5" }.isEmpty)
+        let warnings = result.problems.filter { $0.message.hasPrefix("the calendar's rules used up") }
+        #expect(warnings.count == 1)
+        #expect(warnings.first?.message.contains("15 rule(s) from here on were not stepped") == true)
+        #expect(warnings.first?.uid == "old5")
+    }
+}

@@ -11,6 +11,9 @@ public struct OccurrenceExpander {
     private let resolver: ZoneResolver
     private let window: InstantWindow
     private var problems: [CalendarProblem] = []
+    /// What is left of `maxIterationsPerCalendar`, and the rules not stepped once it ran out.
+    private var stepsLeft: Int
+    private var rulesNotStepped: [(uid: String, line: Int?)] = []
 
     /// Expands a parsed calendar into `occurrences` (appending); `calendarName` labels every occurrence.
     /// Returns the problems met.
@@ -20,6 +23,15 @@ public struct OccurrenceExpander {
     ) -> [CalendarProblem] {
         var expander = OccurrenceExpander(calendar: calendar, calendarName: calendarName, options: options)
         expander.run(calendar.components, into: &occurrences)
+        if let first = expander.rulesNotStepped.first {
+            expander.problems.append(
+                CalendarProblem(
+                    severity: .warning, line: first.line, uid: first.uid,
+                    message: "the calendar's rules used up the \(options.maxIterationsPerCalendar) steps one calendar "
+                        + "gets; \(expander.rulesNotStepped.count) rule(s) from here on were not stepped and their "
+                        + "series show their first instance only. Rules that start long ago and step every minute or "
+                        + "hour cost the most."))
+        }
         let zoneProblems = expander.resolver.problems.map { CalendarProblem(severity: .warning, message: $0) }
         return zoneProblems + expander.problems
     }
@@ -28,6 +40,7 @@ public struct OccurrenceExpander {
         self.calendarName = calendarName
         self.options = options
         self.window = options.expansionWindow
+        self.stepsLeft = options.maxIterationsPerCalendar
         self.resolver = ZoneResolver(
             defaultZone: options.defaultZone, definitions: calendar.timeZones,
             calendarZoneName: calendar.defaultTimeZone)
@@ -351,10 +364,14 @@ public struct OccurrenceExpander {
         _ text: String, property: String, master: CalendarComponent, base: Resolved, lower: Instant, upper: Instant,
         into instances: inout [Instance]
     ) {
+        guard stepsLeft > 0 else {
+            rulesNotStepped.append((master.uid, master.line))
+            return
+        }
+        let budget = min(options.maxIterationsPerRule, stepsLeft)
         let rule = RecurrenceRuleText(text)
         let steps = rule.flatMap { rule in
-            rule.outOfRange == nil
-                ? RuleSteps(rule, start: base.wall, isDate: base.isDate, budget: options.maxIterationsPerRule) : nil
+            rule.outOfRange == nil ? RuleSteps(rule, start: base.wall, isDate: base.isDate, budget: budget) : nil
         }
         guard let rule, var steps else {
             let why = rule?.outOfRange.map { " (\($0))" } ?? ""
@@ -382,14 +399,15 @@ public struct OccurrenceExpander {
                     + (property == "RRULE" ? "the series is its first instance only." : "it excludes nothing."))
             return
         }
-        if rule.isSubDaily, rule.count == nil, lower.secondsSinceEpoch - base.instant.secondsSinceEpoch > 86_400 {
-            // Jump close to the window instead of stepping through years of seconds.
+        if steps.canSkip, rule.count == nil, lower.secondsSinceEpoch - base.instant.secondsSinceEpoch > 86_400 {
+            // Jump close to the window instead of stepping through years of seconds, or of days.
             steps.skip(to: base.zone.wallClock(at: lower.adding(seconds: -86_400)))
         }
         var counted = 0
         var stepCount = 0
         var kept = 0
         defer {
+            stepsLeft -= max(stepCount, steps.stepsTaken)
             switch steps.stop {
             case .noDay?:
                 report(
@@ -404,18 +422,17 @@ public struct OccurrenceExpander {
             case .budget?:
                 report(
                     .warning, master,
-                    "\(property) '\(text)' was stopped after \(options.maxIterationsPerRule) steps without reaching the "
+                    "\(property) '\(text)' was stopped after \(budget) steps without reaching the "
                         + "window's end; later instances are not shown.")
             case nil: break
             }
         }
         while let wall = steps.next() {
             stepCount += 1
-            if stepCount > options.maxIterationsPerRule {
+            if stepCount > budget {
                 report(
                     .warning, master,
-                    "\(property) '\(text)' was stopped after \(options.maxIterationsPerRule) steps; later "
-                        + "instances are not shown.")
+                    "\(property) '\(text)' was stopped after \(budget) steps; later instances are not shown.")
                 return
             }
             if let count = rule.count {
@@ -489,19 +506,31 @@ public struct OccurrenceExpander {
             }
         }
 
+        /// Steps taken inside the stepper that `next` did not return (the sub-daily stepper's excluded periods).
+        var stepsTaken: Int {
+            if case .subDaily(let subDaily) = self { subDaily.stepsTaken } else { 0 }
+        }
+
         /// Why stepping gave up before the rule's end, when it did (only the Swift sub-daily stepper can tell).
         var stop: SubDailyRecurrence.Stop? {
             if case .subDaily(let subDaily) = self { subDaily.stop } else { nil }
         }
 
-        /// Moves close to `wall` (simple rules are never sub-daily).
+        /// Whether `skip` is exact: calwatch's own steppers. libical's is used for nothing else.
+        var canSkip: Bool {
+            if case .libical = self { false } else { true }
+        }
+
+        /// Moves close to `wall`, for a rule without COUNT.
         mutating func skip(to wall: LocalDateTime) {
             switch self {
-            case .libical(let iterator): _ = iterator.skip(to: wall, isDate: false)
+            case .libical: break
             case .subDaily(var subDaily):
                 subDaily.skip(to: wall)
                 self = .subDaily(subDaily)
-            case .simple: break
+            case .simple(var simple):
+                simple.skip(to: wall)
+                self = .simple(simple)
             }
         }
     }

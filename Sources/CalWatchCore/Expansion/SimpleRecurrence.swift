@@ -72,6 +72,15 @@ struct SimpleRecurrence {
         }
     }
 
+    /// Moves to the period holding `wall`'s day (never back): a daily series from twenty years ago reaches this week
+    /// in one step, not seven thousand. Only for rules without COUNT, which must count every instance.
+    mutating func skip(to wall: LocalDateTime) {
+        let target = (wall.date.daysSinceEpoch - firstPeriodDay) / Int64(stepDays)
+        guard target > Int64(period) else { return }
+        period = Int(target)
+        slot = 0
+    }
+
     /// 0 = Monday … 6 = Sunday.
     private static func weekday(ofDay day: Int64) -> Int { Int(((day % 7) + 7 + 3) % 7) }
 

@@ -46,6 +46,8 @@ struct SubDailyRecurrence {
     private var pending: [LocalDateTime] = []
     private var pendingIndex = 0
     private var budget: Int
+    /// The steps taken so far, budget included in them.
+    private(set) var stepsTaken = 0
     private(set) var stop: Stop?
 
     /// Creates the iterator, or `nil` for a rule it does not read (not sub-daily, or with parts RFC 5545 does
@@ -165,6 +167,7 @@ struct SubDailyRecurrence {
         let repeatsDaily = 86_400 % period == 0
         while true {
             budget -= 1
+            stepsTaken += 1
             guard budget > 0 else {
                 stop = .budget
                 return nil

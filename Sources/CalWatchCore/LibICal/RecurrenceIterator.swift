@@ -24,11 +24,6 @@ final class RecurrenceIterator {
         icalrecur_iterator_free(iterator)
     }
 
-    /// Moves the iterator to the first instance at or after `wall`; libical refuses this for COUNT rules.
-    func skip(to wall: LocalDateTime, isDate: Bool) -> Bool {
-        icalrecur_iterator_set_start(iterator, Self.icalTime(wall, isDate: isDate)) != 0
-    }
-
     /// The next instance as wall time, or `nil` at the end of the rule.
     func next() -> LocalDateTime? {
         let time = icalrecur_iterator_next(iterator)
