@@ -26,6 +26,15 @@ func strangersCalendar(uid: String = "stranger", _ lines: [String], summary: Str
         #expect(result.problems.contains { $0.description.contains("TZID '\(tzid)' is neither a known zone") })
     }
 
+    /// Vendor prefixes before an IANA name, as Mozilla writes them, and thousands of them as a stranger could.
+    @Test(arguments: ["/mozilla.org/20070129_1/Europe/Berlin", String(repeating: "Europe/", count: 5000) + "Berlin"])
+    func aPrefixedZoneEndsInItsIANAName(tzid: String) {
+        let text = strangersCalendar(["DTSTART;TZID=\(tzid):20270301T090000"])
+        let result = scan(["-"], from: "2027-03-01", to: "2027-03-02", zone: "UTC", standardInput: text)
+        #expect(starts(result, uid: "stranger") == ["2027-03-01T08:00:00Z"])
+        #expect(result.problems.isEmpty)
+    }
+
     @Test func realDisplayNameOffsetsStillWork() {
         let text = strangersCalendar(["DTSTART;TZID=\"(UTC+05:30) Chennai, Kolkata\":20270301T090000"])
         let result = scan(["-"], from: "2027-03-01", to: "2027-03-02", zone: "UTC", standardInput: text)
@@ -481,6 +490,23 @@ func strangersCalendar(uid: String = "stranger", _ lines: [String], summary: Str
         #expect(problems.map(\.line) == [8])
         // The line stays as an empty one, so that every later line keeps its number.
         #expect(text.count == before.count - 1012 - 2 + 1)
+    }
+
+    /// An invitation with thousands of repeating VALARMs: the first alarms and firings are read, with one warning.
+    @Test(arguments: [(3, 2, 9, false), (40, 0, 32, true), (2, 500, 200, true)])
+    func alarmsAndTheirRepetitionsAreBounded(alarms: Int, repeats: Int, firings: Int, warned: Bool) {
+        let valarms = (0..<alarms).flatMap { index in
+            [
+                "BEGIN:VALARM", "ACTION:DISPLAY", "TRIGGER:-PT\(10 + index)M", "REPEAT:\(repeats)", "DURATION:PT1M",
+                "END:VALARM",
+            ]
+        }
+        let text = strangersCalendar(["DTSTART:20270301T090000Z", "DURATION:PT30M"] + valarms)
+        let calendars = ICalDocumentParser.parse(text)
+        let component = calendars[0].components[0]
+        #expect(component.alarms.reduce(0) { $0 + $1.repeatCount + 1 } == firings)
+        #expect(component.alarms.count == min(alarms, 32))
+        #expect(component.problems.contains { $0.hasPrefix("the item's \(alarms) VALARMs fire") } == warned)
     }
 
     /// A sparse file: 257 MiB long without using the disk.

@@ -8,6 +8,8 @@ public enum TimeZoneDatabase {
 
     /// The rules for an IANA zone name, or `nil` when the system does not know it.
     public static func rules(named name: String) -> ZoneRules? {
+        // The longest IANA name has 32 characters; a longer TZID from a calendar is neither looked up nor kept.
+        guard name.utf8.count <= 64 else { return nil }
         if let cached = cache.withLock({ $0[name] }) { return cached }
         let built = build(name)
         cache.withLock { $0[name] = built }
