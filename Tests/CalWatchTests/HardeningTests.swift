@@ -794,6 +794,19 @@ func strangersCalendar(uid: String = "stranger", _ lines: [String], summary: Str
         #expect(hostile.occurrences.map(\.uid) == ["a", "a", "t"])
     }
 
+    /// Found by FuzzCalendar as a timeout: a VTIMEZONE observance with `FREQ=HOURLY;BYDAY=1SU;BYMONTH=11` from 1601,
+    /// which libical stepped an hour at a time up to 2200 (17 s). Observance rules other than YEARLY are not stepped.
+    @Test func aVTimeZoneWithAnHourlyRuleIsReadFromItsOnsetAlone() throws {
+        let result = scan(
+            [fixture("fuzz/calendar/timeout-hourly-vtimezone-rule.ics")], from: "2025-03-12", to: "2025-03-13",
+            zone: "Europe/Berlin")
+        // 09:00 in the zone's yearly daylight time (from the second Sunday of March, UTC-4).
+        #expect(
+            result.occurrences.map { "\($0.summary ?? "") \($0.start)" } == [
+                "Call with New York office 2025-03-12T13:00:00Z", "Call with New York office 2025-03-12T13:00:00Z",
+            ])
+    }
+
     @Test func everyCalDAVInputIsReadWithoutExpandingEntities() throws {
         for path in try Self.files("caldav") {
             _ = scan([path], from: "2026-01-01", to: "2027-01-01", zone: "UTC")
