@@ -47,7 +47,7 @@ run() {
     log="$build/logs/$target.log"
     echo "== $target: ${seconds}s =="
     if ! "$bin/$target" "$build/corpus/$target" -max_total_time="$seconds" -runs="$runs" -timeout=10 \
-        -rss_limit_mb=2048 -max_len=8192 -detect_leaks=0 -print_final_stats=1 \
+        -rss_limit_mb=4096 -max_len=8192 -detect_leaks=0 -print_final_stats=1 \
         -artifact_prefix="$root/fuzz-failures/$target-" >"$log" 2>&1; then
         echo "$target FAILED: see $log and fuzz-failures/"
         return 1

@@ -12,7 +12,9 @@ public enum TimeZoneDatabase {
         guard name.utf8.count <= 64 else { return nil }
         if let cached = cache.withLock({ $0[name] }) { return cached }
         let built = build(name)
-        cache.withLock { $0[name] = built }
+        // Only zones are kept: a calendar can name any number of zones that do not exist, and a daemon reading a
+        // feed that invents new ones would keep every one of them.
+        if built != nil { cache.withLock { $0[name] = built } }
         return built
     }
 
