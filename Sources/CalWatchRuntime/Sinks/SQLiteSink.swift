@@ -205,9 +205,10 @@ public actor SQLiteSink: EventSink {
         """
 
     /// Stores a batch in one transaction; events already stored are skipped.
-    /// The stored event with the highest sequence number (one scan of `event_log`, at start only).
+    /// The stored event with the highest sequence number: the row stored last, since events arrive in sequence
+    /// order and trimming removes the oldest (by rowid, one step of the table's b-tree, not a scan of every row).
     public func newestRecord() throws -> SinkRecord? {
-        let statement = try connection.prepare("SELECT seq, id FROM event_log ORDER BY seq DESC LIMIT 1")
+        let statement = try connection.prepare("SELECT seq, id FROM event_log ORDER BY rowid DESC LIMIT 1")
         guard try statement.step(), let id = statement.text(1) else { return nil }
         return SinkRecord(sequence: statement.integer(0), id: id)
     }
