@@ -76,8 +76,11 @@ install)
             install -D -m 0644 "samples/$file" "$root$DOCDIR/examples/samples/$file"
         done
     done
-    for hook in samples/hooks/*.sh; do
+    for hook in samples/hooks/*.sh samples/statusbar/*.sh; do
         install -D -m 0755 "$hook" "$root$DOCDIR/examples/$hook"
+    done
+    for bar in samples/statusbar/*.jsonc samples/statusbar/*.ini samples/statusbar/*.conf; do
+        install -D -m 0644 "$bar" "$root$DOCDIR/examples/$bar"
     done
     ;;
 uninstall)

@@ -48,3 +48,21 @@ final class Wakeups<Reason: Hashable & Sendable>: Sendable {
         }
     }
 }
+
+extension Wakeups {
+    /// The reasons signalled by `deadline` on `clock`, or none when the deadline came first.
+    func next<C: Clock>(orUntil deadline: C.Instant, on clock: C) async -> Set<Reason> {
+        await withTaskGroup(of: Set<Reason>?.self) { race in
+            race.addTask { await self.next() }
+            race.addTask {
+                try? await clock.sleep(until: deadline, tolerance: nil)
+                return []
+            }
+            var reasons: Set<Reason> = (await race.next() ?? nil) ?? []
+            race.cancelAll()
+            // Reasons taken by the losing side at the same moment are kept too.
+            for await case let more? in race { reasons.formUnion(more) }
+            return reasons
+        }
+    }
+}

@@ -131,8 +131,8 @@ public final class WatchService<WaitClock: Clock>: Service where WaitClock.Durat
         var zone = watch.zone
 
         while true {
-            let reasons = await wait(
-                until: deadline(watch, quietAt: quietAt, rescanAt: rescanAt, safety: safetyRescanAt))
+            let reasons = await wakeups.next(
+                orUntil: deadline(watch, quietAt: quietAt, rescanAt: rescanAt, safety: safetyRescanAt), on: clock)
             // A graceful shutdown, or the task running the service cancelled.
             if reasons.contains(.shutdown) || Task.isCancelled { return }
             if reasons.contains(.files) {
@@ -242,22 +242,6 @@ public final class WatchService<WaitClock: Clock>: Service where WaitClock.Durat
         }
         for instant in quietAt.values { deadline = min(deadline, instant) }
         return min(deadline, rescanAt ?? safety, safety)
-    }
-
-    /// What woke the loop by `deadline`: the reasons signalled, or none when the deadline came first.
-    private func wait(until deadline: WaitClock.Instant) async -> Set<Wakeup> {
-        await withTaskGroup(of: Set<Wakeup>?.self) { race in
-            race.addTask { [wakeups] in await wakeups.next() }
-            race.addTask { [clock] in
-                try? await clock.sleep(until: deadline, tolerance: nil)
-                return []
-            }
-            var reasons: Set<Wakeup> = (await race.next() ?? nil) ?? []
-            race.cancelAll()
-            // Reasons taken by the losing side at the same moment are kept too.
-            for await case let more? in race { reasons.formUnion(more) }
-            return reasons
-        }
     }
 
     /// The wall clock, to the second, for planning.

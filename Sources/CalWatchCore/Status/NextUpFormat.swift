@@ -1,0 +1,255 @@
+/// How `calwatch next` prints a `NextUp`: one short line for people and prompts, JSON for scripts, and the
+/// conventions of waybar, polybar and i3blocks.
+///
+/// Every field is calendar text from a stranger: each format removes what its reader would act on (terminal
+/// escapes, newlines that end a status-bar update, Pango markup for waybar, `%{…}` action tags for polybar).
+public enum NextUpFormat: String, Sendable, CaseIterable {
+    case text, json, waybar, polybar, i3blocks
+
+    /// What the text formats show when nothing is coming; `nil` for "Nothing in the next <horizon>".
+    public struct Style: Sendable {
+        /// The widest line, in terminal columns (`nil`: no limit).
+        public var maxWidth: Int?
+        /// The text shown when nothing is coming (`nil`: the default sentence for `text`, empty for the bars).
+        public var none: String?
+
+        public init(maxWidth: Int? = nil, none: String? = nil) {
+            self.maxWidth = maxWidth
+            self.none = none
+        }
+    }
+
+    /// The output for one update, without the final newline (i3blocks' is three lines).
+    public func render(_ status: NextUp, style: Style = Style()) -> String {
+        switch self {
+        case .text:
+            return Self.cut(Self.line(status) ?? style.none ?? Self.nothing(status), to: style.maxWidth)
+        case .json:
+            return Self.json(status)
+        case .waybar:
+            var writer = JSONLineWriter(capacity: 512)
+            writer.beginObject()
+            writer.field("text", Self.pango(Self.cut(Self.line(status) ?? style.none ?? "", to: style.maxWidth)))
+            writer.field("alt", status.state)
+            writer.field("tooltip", Self.pango(Self.tooltip(status)))
+            writer.field("class", status.state)
+            writer.field("percentage", status.current?.progress.map { Int(($0 * 100).rounded(.down)) } ?? 0)
+            writer.endObject()
+            return String(decoding: writer.bytes, as: UTF8.self)
+        case .polybar:
+            let line = Self.polybarSafe(Self.cut(Self.line(status) ?? style.none ?? "", to: style.maxWidth))
+            guard let colour = Self.colour(status.state), !line.isEmpty else { return line }
+            return "%{F\(colour)}\(line)%{F-}"
+        case .i3blocks:
+            let full = Self.cut(Self.line(status) ?? style.none ?? "", to: style.maxWidth)
+            return [full, Self.cut(Self.short(status) ?? "", to: style.maxWidth), Self.colour(status.state) ?? ""]
+                .joined(separator: "\n")
+        }
+    }
+
+    // MARK: The line
+
+    /// `Standup in 12 min · zoom`, `Leave for BER in 1 h 05 (BA987 07:10)`, `Review: 18 min left`; `nil` when
+    /// nothing is coming.
+    static func line(_ status: NextUp) -> String? {
+        guard let item = status.current else { return nil }
+        return describe(item, zone: status.zone)
+    }
+
+    static func describe(_ item: NextUp.Item, zone: ZoneRules) -> String {
+        let title = oneLine(item.occurrence.summary ?? "(no summary)")
+        let count = countdown(item.seconds)
+        if item.facts.kind == .flight, let flight = item.facts.flight {
+            let code = flight.code ?? title
+            let departure = clockTime(item.occurrence.start, zone: zone)
+            switch item.target {
+            case .leaveBy:
+                let airport = flight.origin?.code ?? "the airport"
+                return item.seconds <= 0
+                    ? "Leave for \(airport) now (\(code) \(departure))"
+                    : "Leave for \(airport) in \(count) (\(code) \(departure))"
+            case .start:
+                let to = flight.destination.map { " to \($0.code)" } ?? ""
+                return "\(code)\(to) departs " + (item.seconds <= 0 ? "now" : "in \(count)") + " (\(departure))"
+            case .end:
+                let at = flight.destination.map { " at \($0.code)" } ?? ""
+                return "\(code) lands\(at) in \(count)"
+            }
+        }
+        let service = item.facts.meeting?.service.map { " · \($0)" } ?? ""
+        switch item.target {
+        case .end: return "\(title): \(count) left\(service)"
+        case .start, .leaveBy: return item.seconds <= 0 ? "\(title) now\(service)" : "\(title) in \(count)\(service)"
+        }
+    }
+
+    /// i3blocks' short text: the countdown and the flight code or the first words of the title.
+    static func short(_ status: NextUp) -> String? {
+        guard let item = status.current else { return nil }
+        let name = item.facts.flight?.code ?? cut(oneLine(item.occurrence.summary ?? ""), to: 16)
+        let count = item.seconds <= 0 ? "now" : countdown(item.seconds)
+        return item.target == .end ? "\(name) \(count) left" : "\(name) \(count)"
+    }
+
+    /// "Nothing in the next 24 h".
+    static func nothing(_ status: NextUp) -> String {
+        let horizon = status.options.horizon
+        let span = horizon % 3600 == 0 && horizon <= 48 * 3600 ? "\(horizon / 3600) h" : countdown(horizon)
+        return "Nothing in the next \(span)"
+    }
+
+    /// The rest of today, one line each (`▸` marks the current one), then the current one's join link.
+    static func tooltip(_ status: NextUp) -> String {
+        guard let current = status.current else { return nothing(status) }
+        var lines = status.today.map { item -> String in
+            let marker = NextUp.same(item, current) ? "▸ " : "  "
+            let times =
+                clockTime(item.occurrence.start, zone: status.zone) + "–"
+                + clockTime(item.occurrence.end, zone: status.zone)
+            let title = oneLine(item.occurrence.summary ?? "(no summary)")
+            var text = marker + times + "  " + title
+            if let code = item.facts.flight?.code, !title.contains(code) { text += " (\(code))" }
+            if let service = item.facts.meeting?.service { text += " · \(service)" }
+            return text
+        }
+        if let link = current.facts.joinURL { lines.append(oneLine(link)) }
+        return lines.joined(separator: "\n")
+    }
+
+    /// `12 min`, `1 h 05`, `3 h`, `2 d 4 h`: minutes rounded up, so a meeting 11 min 30 s away is "in 12 min".
+    public static func countdown(_ seconds: Int64) -> String {
+        let minutes = max(0, (seconds + 59) / 60)
+        if minutes < 60 { return "\(minutes) min" }
+        if minutes < 1440 {
+            let rest = minutes % 60
+            return rest == 0 ? "\(minutes / 60) h" : "\(minutes / 60) h " + (rest < 10 ? "0" : "") + "\(rest)"
+        }
+        let hours = minutes % 1440 / 60
+        return "\(minutes / 1440) d" + (hours == 0 ? "" : " \(hours) h")
+    }
+
+    /// `07:10` in the zone shown.
+    static func clockTime(_ instant: Instant, zone: ZoneRules) -> String {
+        let local = zone.wallClock(at: instant)
+        return (local.hour < 10 ? "0" : "") + "\(local.hour):" + (local.minute < 10 ? "0" : "") + "\(local.minute)"
+    }
+
+    /// Calendar text on one line: runs of white space (newlines, tabs) become one space, controls become visible.
+    static func oneLine(_ text: String) -> String {
+        let words = text.split(whereSeparator: { $0.isWhitespace || $0.isNewline })
+        return TerminalText.safe(words.joined(separator: " "), keepingLines: false)
+    }
+
+    // MARK: Width
+
+    /// `text` cut to `width` terminal columns with `…`, never inside a character (a grapheme cluster: an emoji
+    /// with its modifiers, a letter with its accents).
+    public static func cut(_ text: String, to width: Int?) -> String {
+        guard let width, columns(text) > width else { return text }
+        guard width > 0 else { return "" }
+        var result = ""
+        var used = 0
+        for character in text {
+            let wide = columns(character)
+            if used + wide + 1 > width { break }
+            result.append(character)
+            used += wide
+        }
+        return result + "…"
+    }
+
+    /// The columns a terminal gives a text.
+    public static func columns(_ text: String) -> Int { text.reduce(0) { $0 + columns($1) } }
+
+    /// 2 for East Asian wide and emoji-presentation characters, 0 for a lone combining mark, else 1.
+    static func columns(_ character: Character) -> Int {
+        guard let first = character.unicodeScalars.first else { return 0 }
+        if character.unicodeScalars.contains("\u{FE0F}") || first.properties.isEmojiPresentation { return 2 }
+        switch first.value {
+        case 0x1100...0x115F, 0x2E80...0x303E, 0x3041...0x33FF, 0x3400...0x4DBF, 0x4E00...0x9FFF, 0xA000...0xA4CF,
+            0xAC00...0xD7A3, 0xF900...0xFAFF, 0xFE30...0xFE4F, 0xFF00...0xFF60, 0xFFE0...0xFFE6, 0x20000...0x3FFFD:
+            return 2
+        default:
+            switch first.properties.generalCategory {
+            case .nonspacingMark, .enclosingMark, .format: return 0
+            default: return 1
+            }
+        }
+    }
+
+    // MARK: The bars' own rules
+
+    /// Colours by state (One Dark): live red, soon yellow, flight blue; upcoming and none in the bar's own colour.
+    static func colour(_ state: String) -> String? {
+        switch state {
+        case "live": "#e06c75"
+        case "soon": "#e5c07b"
+        case "flight": "#61afef"
+        default: nil
+        }
+    }
+
+    /// Waybar reads `text` and `tooltip` as Pango markup: `<`, `>` and `&` from a calendar are shown, not obeyed.
+    static func pango(_ text: String) -> String {
+        var result = ""
+        for character in text {
+            switch character {
+            case "&": result += "&amp;"
+            case "<": result += "&lt;"
+            case ">": result += "&gt;"
+            default: result.append(character)
+            }
+        }
+        return result
+    }
+
+    /// Polybar obeys `%{…}` tags in a script's output, `%{A1:command:}` among them, which would run calendar text
+    /// through a shell on a click. Its `%%` escape is not reliable across versions, so a zero-width space goes
+    /// between `%` and `{`.
+    static func polybarSafe(_ text: String) -> String {
+        var result = ""
+        var previous: Character?
+        for character in text {
+            if character == "{" && previous == "%" { result.append("\u{200B}") }
+            result.append(character)
+            previous = character
+        }
+        return result
+    }
+
+    // MARK: JSON
+
+    /// `{"state":…,"now":…,"countdown":{…},"occurrence":{…},"today":[…]}`, keys as in the JSON Schema
+    /// (`schemas/calwatch-next.schema.json`).
+    static func json(_ status: NextUp) -> String {
+        var writer = JSONLineWriter(capacity: 2048)
+        writer.beginObject()
+        writer.field("state", status.state)
+        writer.field("now", status.now)
+        writer.field("text", line(status))
+        if let current = status.current {
+            writer.beginObject(field: "countdown")
+            writer.field("to", current.target.rawValue)
+            writer.field("at", current.targetTime)
+            writer.field("seconds", Int(current.seconds))
+            writer.field("text", countdown(current.seconds))
+            writer.field("progress", current.progress)
+            writer.endObject()
+            writer.key("occurrence")
+            OccurrenceJSON.write(current.occurrence, facts: current.facts, to: &writer, newline: false)
+        } else {
+            writer.nullField("countdown")
+            writer.nullField("occurrence")
+        }
+        writer.key("today")
+        writer.append(raw: Array("[".utf8))
+        for (index, item) in status.today.enumerated() {
+            if index > 0 { writer.append(raw: Array(",".utf8)) }
+            OccurrenceJSON.write(item.occurrence, facts: item.facts, to: &writer, newline: false)
+        }
+        writer.append(raw: Array("]".utf8))
+        writer.continueObject()
+        writer.endObject()
+        return String(decoding: writer.bytes, as: UTF8.self)
+    }
+}

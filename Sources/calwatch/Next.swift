@@ -1,0 +1,153 @@
+import ArgumentParser
+import CalWatchCore
+import CalWatchRuntime
+import Foundation
+
+extension CalwatchCommand {
+    /// `calwatch next`: the meeting or flight that matters now, for status bars, prompts and scripts.
+    struct Next: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Show the meeting, flight or event that matters now, for status bars, prompts and scripts.",
+            discussion: """
+                While one is running (from its start to its end), that one, with the time left; otherwise the next \
+                one within --within, with a countdown; a flight counts down to the time to leave for its airport \
+                (leave-by), then to its departure. Declined and cancelled ones are skipped, and an all-day event is \
+                never next. Of two running at once, the one that started last wins.
+
+                Formats:
+                  text      one line: `Standup in 12 min · zoom`, `Leave for BER in 1 h 05 (BA987 07:10)`
+                  json      the occurrence (as `scan` prints it), its countdown and the rest of today; keys in \
+                schemas/calwatch-event.schema.json ($defs/nextStatus)
+                  waybar    a custom module's JSON: text, tooltip (the rest of today), class, percentage
+                  polybar   a custom/script line, coloured by state
+                  i3blocks  full text, short text and colour, one per line
+
+                The class (waybar) and the colour follow the state: live (running), flight (a flight not yet in \
+                the air), soon (within the live activity's lead, 15 min by default), upcoming, none.
+
+                --follow prints a line every minute, and at once when it changes: a calendar file written, a \
+                meeting starting or ending, the wall clock or the system zone set. It reads the calendars itself \
+                with inotify, as `watch` does, and sleeps in between; a bar runs one process, not one a second. \
+                samples/statusbar/ has configurations for waybar, polybar and i3blocks.
+
+                The configuration (--config, else $XDG_CONFIG_HOME/calwatch/config.yml when it exists) gives the \
+                calendars, the zone, `me` (whose declined meetings are skipped) and the flight leads.
+
+                Examples:
+                  calwatch next
+                  calwatch next ~/.calendars --kinds meeting,flight --max-width 40
+                  calwatch next --format waybar --follow
+                  calwatch next --format json | jq -r '.occurrence.meeting.joinURL // empty'
+                """
+        )
+
+        @OptionGroup var calendars: CalendarOptions
+        @OptionGroup var settings: ConfigurationOptions
+
+        @Option(help: "Output format: text, json, waybar, polybar or i3blocks.")
+        var format: Format = .text
+
+        /// `NextUpFormat`, as an argument.
+        enum Format: String, ExpressibleByArgument, CaseIterable {
+            case text, json, waybar, polybar, i3blocks
+            var format: NextUpFormat { NextUpFormat(rawValue: rawValue)! }
+        }
+
+        @Flag(help: "Keep running: a line every minute, and at once on every change.")
+        var follow = false
+
+        @Option(
+            help: ArgumentHelp(
+                "Kinds shown, comma-separated: meeting, flight, event (default: all).", valueName: "kinds"))
+        var kinds: String?
+
+        @Option(
+            name: .customLong("calendars"),
+            help: ArgumentHelp(
+                "Calendars shown, comma-separated, by name without regard to case (default: all).",
+                valueName: "names"))
+        var calendarNames: String?
+
+        @Option(help: ArgumentHelp("How far ahead to look for the next one.", valueName: "duration"))
+        var within: String = "24h"
+
+        @Option(help: ArgumentHelp("Cut the line to this many terminal columns, with …", valueName: "columns"))
+        var maxWidth: Int?
+
+        @Option(
+            help: ArgumentHelp(
+                "The line when nothing is coming (default: `Nothing in the next …` for text, empty for the bars).",
+                valueName: "text"))
+        var none: String?
+
+        @Option(help: ArgumentHelp("Show what `next` would say at this time instead of now.", valueName: "time"))
+        var at: String?
+
+        func validate() throws {
+            _ = try calendars.zone()
+            _ = try kindSet()
+            guard let seconds = DurationText.seconds(within), (60...31 * 86_400).contains(seconds) else {
+                throw ValidationError("--within '\(within)' is not a duration from 1m to 31d; write it like 12h or 2d.")
+            }
+            if let maxWidth, maxWidth < 1 { throw ValidationError("--max-width must be 1 or more.") }
+            if follow && at != nil { throw ValidationError("--at shows one moment; it cannot be used with --follow.") }
+            if let at { _ = try CommandSupport.instant(at, zone: calendars.zone()) }
+        }
+
+        func kindSet() throws -> Set<PlanningFacts.Kind>? {
+            guard let kinds else { return nil }
+            var set = Set<PlanningFacts.Kind>()
+            for name in kinds.split(separator: ",") {
+                let name = name.trimmingCharacters(in: .whitespaces)
+                guard let kind = PlanningFacts.Kind(rawValue: name) else {
+                    throw ValidationError("--kinds: '\(name)' is not one of meeting, flight, event.")
+                }
+                set.insert(kind)
+            }
+            return set
+        }
+
+        func run() async throws {
+            let configuration = try settings.loadOrExit(calendars: calendars, useDefaultFile: true)
+            let zone = try CommandSupport.zone(configuration.timeZone)
+            var options = NextUp.Options(
+                kinds: try kindSet(),
+                calendars: calendarNames.map {
+                    $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+                })
+            options.horizon = DurationText.seconds(within) ?? 86_400
+            options.soon = configuration.planner.liveActivityLead
+            let style = NextUpFormat.Style(maxWidth: maxWidth, none: none)
+
+            guard follow else {
+                let now = try at.map { try CommandSupport.instant($0, zone: zone) } ?? CommandSupport.now
+                var expansion = ExpansionOptions(
+                    window: InstantWindow(start: now, end: now.adding(seconds: options.horizon)), defaultZone: zone)
+                expansion.lookBehind = 2 * 86_400
+                let scan = CalendarScan(paths: configuration.calendars, options: expansion).run()
+                CommandSupport.report(scan.problems)
+                if scan.nothingReadable { throw ExitCode(65) }
+                let classifier = Classifier(configuration)
+                let status = NextUp(
+                    scan.occurrences, facts: classifier.facts(for:), options: options, now: now, zone: zone)
+                StandardStreams.Output().write(Array((format.format.render(status, style: style) + "\n").utf8))
+                return
+            }
+
+            let output = StandardStreams.Output()
+            let follower = NextFollower(
+                setup: .init(
+                    configuration: configuration, options: options, format: format.format, style: style, zone: zone,
+                    followsSystemZone: configuration.timeZone == nil),
+                clock: ContinuousClock(), wallClock: { CommandSupport.timestamp },
+                systemZone: { TimeZoneDatabase.rules(named: TimeZoneDatabase.systemZoneName) },
+                problems: { CommandSupport.report($0) },
+                output: { line in
+                    output.write(Array((line + "\n").utf8))
+                    return true
+                })
+            // SIGTERM and SIGINT end it as they would any status-bar script: every line is written whole.
+            try await follower.run()
+        }
+    }
+}
