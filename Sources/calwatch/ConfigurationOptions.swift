@@ -23,20 +23,20 @@ struct ConfigurationOptions: ParsableArguments {
     }
 
     /// Reads the configuration (or takes the defaults) and applies the command line to it.
-    func load(calendars: CalendarOptions, useDefaultFile: Bool) throws(ConfigurationError) -> Configuration {
+    func load(calendars: CalendarOptions?, useDefaultFile: Bool) throws(ConfigurationError) -> Configuration {
         var configuration: Configuration
         if let file = file(useDefaultFile: useDefaultFile) {
             configuration = try ConfigurationLoader.load(path: file)
         } else {
             configuration = Configuration(home: NSHomeDirectory())
         }
-        if !calendars.paths.isEmpty { configuration.calendars = calendars.paths }
-        if let tz = calendars.tz { configuration.timeZone = tz }
+        if let calendars, !calendars.paths.isEmpty { configuration.calendars = calendars.paths }
+        if let tz = calendars?.tz { configuration.timeZone = tz }
         return configuration
     }
 
     /// `load`, with its problems on standard error and exit status 64.
-    func loadOrExit(calendars: CalendarOptions, useDefaultFile: Bool) throws -> Configuration {
+    func loadOrExit(calendars: CalendarOptions?, useDefaultFile: Bool) throws -> Configuration {
         do {
             return try load(calendars: calendars, useDefaultFile: useDefaultFile)
         } catch {

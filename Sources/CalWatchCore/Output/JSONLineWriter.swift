@@ -27,6 +27,35 @@ public struct JSONLineWriter {
         beginObject()
     }
 
+    /// Opens an array as the value of a field; its elements are `element` and `beginElement`.
+    public mutating func beginArray(field name: StaticString) {
+        key(name)
+        bytes.append(UInt8(ascii: "["))
+        needsComma = false
+    }
+
+    /// Closes an array.
+    public mutating func endArray() {
+        bytes.append(UInt8(ascii: "]"))
+        needsComma = true
+    }
+
+    /// Opens an object as the next element of an array.
+    public mutating func beginElement() {
+        if needsComma { bytes.append(UInt8(ascii: ",")) }
+        beginObject()
+    }
+
+    /// A string as the next element of an array.
+    public mutating func element(_ value: String) {
+        if needsComma { bytes.append(UInt8(ascii: ",")) }
+        var value = value
+        bytes.append(UInt8(ascii: "\""))
+        value.withUTF8 { appendEscaped($0) }
+        bytes.append(UInt8(ascii: "\""))
+        needsComma = true
+    }
+
     /// `"name":null`.
     public mutating func nullField(_ name: StaticString) {
         key(name)

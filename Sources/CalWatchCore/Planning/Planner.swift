@@ -124,7 +124,7 @@ public enum Planner {
         }
 
         /// A flight's leave-by when its kind is anchored there and it has one, else the start.
-        static func anchor(
+        package static func anchor(
             _ occurrence: Occurrence, facts: PlanningFacts, configuration: PlannerConfiguration
         ) -> (kind: ReminderDetail.Anchor, instant: Instant) {
             if configuration.anchors[facts.kind] == .leaveBy, let leaveBy = facts.leaveBy { return (.leaveBy, leaveBy) }

@@ -241,14 +241,12 @@ public enum NextUpFormat: String, Sendable, CaseIterable {
             writer.nullField("countdown")
             writer.nullField("occurrence")
         }
-        writer.key("today")
-        writer.append(raw: Array("[".utf8))
+        writer.beginArray(field: "today")
         for (index, item) in status.today.enumerated() {
             if index > 0 { writer.append(raw: Array(",".utf8)) }
             OccurrenceJSON.write(item.occurrence, facts: item.facts, to: &writer, newline: false)
         }
-        writer.append(raw: Array("]".utf8))
-        writer.continueObject()
+        writer.endArray()
         writer.endObject()
         return String(decoding: writer.bytes, as: UTF8.self)
     }

@@ -27,6 +27,9 @@ final class Outcome<Value: Sendable>: Sendable {
     /// Whether the value is set.
     var isSet: Bool { state.withLock { $0.value != nil } }
 
+    /// The value if it is set, without waiting.
+    var value: Value? { state.withLock { $0.value } }
+
     /// The value once set; `nil` if the waiting task is cancelled first.
     func wait() async -> Value? {
         let id = state.withLock { state in

@@ -132,6 +132,14 @@ public actor JournalStore {
             -- Events a sink has taken but must try again later (a hook that exited 75): its cursor moves past
             -- them, so later events go on, and neither a stop nor a crash loses them.
             CREATE TABLE IF NOT EXISTS sink_retries (sink TEXT NOT NULL, seq INTEGER NOT NULL, PRIMARY KEY (sink, seq));
+            -- How each run of a hook ended, for `calwatch why`; pruned with the events. A journal without it (an
+            -- earlier calwatch) gets it here, and an earlier calwatch reading this one passes it by.
+            CREATE TABLE IF NOT EXISTS hook_runs (
+                sink TEXT NOT NULL, seq INTEGER NOT NULL, attempt INTEGER NOT NULL,
+                finished INTEGER NOT NULL,      -- seconds since 1970
+                outcome TEXT NOT NULL,          -- exit 0, exit 3, killed by signal 9, timed out, not started: …
+                PRIMARY KEY (sink, seq, attempt)
+            );
             """)
         insert = try connection.prepare(
             """
@@ -384,6 +392,9 @@ public actor JournalStore {
             try delete.bind([.integer(delivered), .integer(instant.secondsSinceEpoch)])
             try delete.step()
             let removed = Int(delete.changes)
+            if removed > 0 {
+                try connection.execute("DELETE FROM hook_runs WHERE seq NOT IN (SELECT seq FROM events)")
+            }
             let record = try connection.prepare(
                 """
                 INSERT INTO settings (name, value) VALUES ('handled_until', ?1)
@@ -393,6 +404,59 @@ public actor JournalStore {
             try record.step()
             return removed
         }
+    }
+
+    /// Records how a hook's run for the event `sequence` ended.
+    public func recordHookRun(_ sequence: Int64, sink: String, attempt: Int, outcome: String, at finished: Instant)
+        throws
+    {
+        let statement = try connection.prepare(
+            "INSERT OR REPLACE INTO hook_runs (sink, seq, attempt, finished, outcome) VALUES (?1, ?2, ?3, ?4, ?5)")
+        try statement.bind([
+            .text(sink), .integer(sequence), .integer(Int64(attempt)), .integer(finished.secondsSinceEpoch),
+            .text(outcome),
+        ])
+        try statement.step()
+    }
+
+    /// One run of a hook, as `recordHookRun` kept it.
+    public struct HookRun: Sendable, Hashable {
+        public var attempt: Int
+        public var finished: Instant
+        public var outcome: String
+    }
+
+    /// The runs of `sink` for the event `sequence`, in order.
+    public func hookRuns(_ sequence: Int64, sink: String) throws -> [HookRun] {
+        let statement = try connection.prepare(
+            "SELECT attempt, finished, outcome FROM hook_runs WHERE sink = ?1 AND seq = ?2 ORDER BY attempt")
+        try statement.bind([.text(sink), .integer(sequence)])
+        var runs: [HookRun] = []
+        while try statement.step() {
+            runs.append(
+                HookRun(
+                    attempt: Int(statement.integer(0)), finished: Instant(secondsSinceEpoch: statement.integer(1)),
+                    outcome: statement.text(2) ?? ""))
+        }
+        return runs
+    }
+
+    /// Whether `sink` holds the event `sequence` for a retry.
+    public func isHeldForRetry(_ sequence: Int64, sink: String) throws -> Bool {
+        let statement = try connection.prepare("SELECT 1 FROM sink_retries WHERE sink = ?1 AND seq = ?2")
+        try statement.bind([.text(sink), .integer(sequence)])
+        return try statement.step()
+    }
+
+    /// Every journaled event about `uid`, in sequence order: what `calwatch why` reads.
+    public func events(uid: String) throws -> [Journaled] {
+        let statement = try connection.prepare("SELECT \(Self.columns) FROM events WHERE uid = ?1 ORDER BY seq")
+        try statement.bind([.text(uid)])
+        var rows: [Journaled] = []
+        while try statement.step() {
+            if let journaled = Self.journaled(statement) { rows.append(journaled) }
+        }
+        return rows
     }
 
     /// Records that `sink` will try the event `sequence` again later.

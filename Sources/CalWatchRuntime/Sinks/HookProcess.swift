@@ -17,13 +17,25 @@ import SystemPackage
 /// sleep wins, the run is cancelled, which sends SIGTERM to the group, then SIGKILL after `grace`.
 struct HookProcess: Sendable {
     /// How a run ended.
-    enum Outcome: Equatable, Sendable {
+    enum Outcome: Equatable, Sendable, CustomStringConvertible {
         case exited(Int32)
         case signaled(Int32)
         /// Still running at the timeout: its group got SIGTERM, then SIGKILL.
         case timedOut
         /// The program could not be started (not found, not executable).
         case notStarted(String)
+
+        /// `exit 0`, `exit 75 (asked for a retry)`, `killed by signal 9`, `timed out`, `not started: …`: as the
+        /// journal keeps it for `calwatch why`.
+        var description: String {
+            switch self {
+            case .exited(75): "exit 75 (asked for a retry)"
+            case .exited(let status): "exit \(status)"
+            case .signaled(let signal): "killed by signal \(signal)"
+            case .timedOut: "timed out"
+            case .notStarted(let problem): "not started: \(problem)"
+            }
+        }
     }
 
     struct Result: Sendable {

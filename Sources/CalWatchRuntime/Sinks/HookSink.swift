@@ -61,6 +61,9 @@ public actor HookSink: EventSink {
     /// What the bus lent `run`: the journal that keeps retries waiting, and the stop.
     private let context = Outcome<SinkContext>()
     public private(set) var counts = Counts()
+    /// Runs finished and not yet recorded in the journal (it comes with `run`, which may start after the first
+    /// deliveries).
+    private var finishedRuns: [(sequence: Int64, attempt: Int, outcome: String, finished: Instant)] = []
 
     /// A hook sink. Timeouts and retry delays are measured on `clock`; `now` is the wall clock (for expiry);
     /// failed runs are logged with `hook.exit_code`, `event.id` and `sink.name`.
@@ -103,6 +106,7 @@ public actor HookSink: EventSink {
     /// bus stops the sink. A retry whose delay has not passed by then stays in the journal for the next start.
     public func run(_ context: SinkContext) async {
         self.context.set(context)
+        await recordRuns()
         do {
             for journaled in try await context.journal.heldRetries(for: name) {
                 retryInput.yield(Retry(entry: context.entry(journaled), attempt: 2, delay: .zero))
@@ -120,6 +124,7 @@ public actor HookSink: EventSink {
                 group.addTask { await self.retryWhenDue(waiting, stop: context) }
             }
         }
+        await recordRuns()
     }
 
     private func retryWhenDue(_ waiting: Retry, stop context: SinkContext) async {
@@ -149,6 +154,8 @@ public actor HookSink: EventSink {
             input: Array((entry.json + "\n").utf8),
             timeout: settings.timeout)
         let result = await process.run(clock: clock)
+        finishedRuns.append((entry.sequence, number, result.outcome.description, now()))
+        await recordRuns()
         var metadata: Logger.Metadata = [
             "sink.name": "\(name)", "event.id": "\(entry.event.id)", "event.type": "\(entry.event.type.rawValue)",
         ]
@@ -199,6 +206,19 @@ public actor HookSink: EventSink {
         retryInput.yield(Retry(entry: entry, attempt: number + 1, delay: delay))
     }
 
+    /// Records in the journal how the finished runs ended, for `calwatch why`, once the journal is known.
+    private func recordRuns() async {
+        guard !finishedRuns.isEmpty, context.value != nil else { return }
+        let runs = finishedRuns
+        finishedRuns = []
+        await journal { journal in
+            for run in runs {
+                try await journal.recordHookRun(
+                    run.sequence, sink: name, attempt: run.attempt, outcome: run.outcome, at: run.finished)
+            }
+        }
+    }
+
     /// An event is done with: a retry waiting for it is no longer kept.
     private func settled(_ entry: JournalStore.Entry, number: Int) async {
         guard number > 1 else { return }
@@ -218,12 +238,25 @@ public actor HookSink: EventSink {
 
 extension HookSettings {
     /// Whether the filters let an event through. An offset filter applies to reminders only.
-    func accepts(_ entry: JournalStore.Entry) -> Bool {
-        if let events, !events.contains(entry.event.type) { return false }
-        if let kinds, !kinds.contains(entry.facts.kind) { return false }
-        if let calendars, !calendars.contains(entry.event.key.calendar) { return false }
-        if let offsets, let reminder = entry.event.reminder, !offsets.contains(reminder.secondsBefore) { return false }
-        return true
+    func accepts(_ entry: JournalStore.Entry) -> Bool { rejection(entry) == nil }
+
+    /// Which filter leaves an event out, in words (`calwatch why` prints it); `nil` when the hook takes it.
+    public func rejection(_ entry: JournalStore.Entry) -> String? {
+        func list(_ values: some Sequence<String>) -> String { values.sorted().joined(separator: ", ") }
+        if let events, !events.contains(entry.event.type) {
+            return "its on: takes \(list(events.map(\.rawValue))), not \(entry.event.type.rawValue)"
+        }
+        if let kinds, !kinds.contains(entry.facts.kind) {
+            return "its kinds: takes \(list(kinds.map(\.rawValue))), and this is a \(entry.facts.kind.rawValue)"
+        }
+        if let calendars, !calendars.contains(entry.event.key.calendar) {
+            return "its calendars: takes \(list(calendars)), and this is in \(entry.event.key.calendar)"
+        }
+        if let offsets, let reminder = entry.event.reminder, !offsets.contains(reminder.secondsBefore) {
+            return "its offsets: take \(list(offsets.map { DurationText.text($0) })), and this reminder is "
+                + DurationText.text(reminder.secondsBefore) + " before"
+        }
+        return nil
     }
 }
 

@@ -1,0 +1,412 @@
+public import CalWatchCore
+import Foundation
+
+/// `calwatch why`: for one occurrence, every event calwatch plans for it and what became of each, with the reason
+/// when one is not planned, not emitted or not delivered.
+///
+/// "Planned" comes from the planner itself, run over the occurrence's life as the daemon would run it; "emitted"
+/// and "delivered" are facts read back: the journal's rows, each sink's cursor, the hook runs the journal keeps,
+/// and the sinks' own records (the lines of a JSON Lines file, the rows of a SQLite file). Nothing is guessed: what
+/// the journal no longer holds (pruned a day after expiry) is said to be unknown.
+public struct DecisionTrace: Sendable {
+    /// What became of one planned event.
+    public enum State: String, Sendable {
+        /// Still to come.
+        case planned
+        /// Committed to the journal (then handed to the sinks, see `deliveries`).
+        case emitted
+        /// Never planned, for a reason of the configuration or the calendar (declined, cancelled, all-day).
+        case skipped
+        /// Its time passed with no calwatch running, and its anchor passed too.
+        case missed
+        /// Missed, and delivered as part of one late reminder (several missed offsets become the latest).
+        case collapsed
+        /// Emitted for an earlier time of the occurrence, which then moved: planned again for the new time.
+        case moved
+        /// Its time is past and the journal no longer holds it (rows go a day after they expire).
+        case forgotten
+    }
+
+    /// What one sink did with an emitted event.
+    public struct Delivery: Sendable {
+        /// `delivered`, `filtered`, `waiting`, `retrying`, `failed`, `expired`, `missing`.
+        public var state: String
+        public var sink: String
+        public var detail: String
+    }
+
+    /// One planned event, or a group of live-activity updates.
+    public struct Step: Sendable {
+        public var type: EventType
+        /// When it is (or was) due.
+        public var time: Instant
+        /// `30 min before the start`, `start`, `every 1 min until the end (24)`.
+        public var what: String
+        public var state: State
+        public var reason: String?
+        public var id: EventID?
+        public var sequence: Int64?
+        /// When it was committed to the journal.
+        public var recorded: Timestamp?
+        public var deliveries: [Delivery] = []
+    }
+
+    /// The occurrence as the calendars have it now; `nil` when it is no longer there (the journal's view only).
+    public var occurrence: Occurrence?
+    public var uid: String
+    public var classification: Classification?
+    public var facts: PlanningFacts
+    /// The instant the trace is about (`--at`, or now).
+    public var now: Instant
+    /// Notes about the whole occurrence: why no reminders, which anchor, which journal.
+    public var notes: [String]
+    public var steps: [Step]
+
+    /// Everything needed to trace an occurrence.
+    public struct Inputs: Sendable {
+        public var configuration: Configuration
+        /// The daemon's journal, `nil` when there is none (nothing was ever emitted with this configuration).
+        public var journal: JournalStore?
+        public var now: Instant
+
+        public init(configuration: Configuration, journal: JournalStore?, now: Instant) {
+            self.configuration = configuration
+            self.journal = journal
+            self.now = now
+        }
+    }
+
+    /// The trace of `occurrence` (or, when it is gone from the calendars, of what the journal holds about `uid`).
+    public static func trace(
+        _ occurrence: Occurrence?, uid: String, classifier: Classifier, inputs: Inputs
+    ) async throws -> DecisionTrace {
+        let planner = inputs.configuration.planner
+        let facts = occurrence.map(classifier.facts(for:)) ?? .event
+        var trace = DecisionTrace(
+            occurrence: occurrence, uid: uid, classification: occurrence.map(classifier.classification(of:)),
+            facts: facts, now: inputs.now, notes: [], steps: [])
+        let key = occurrence.map(OccurrenceKey.init)
+        var rows = try await inputs.journal?.events(uid: uid) ?? []
+        if let key { rows = rows.filter { $0.event.key == key } }
+        let forgottenBefore = try await inputs.journal?.handledUntil()
+        if let journal = inputs.journal {
+            trace.notes.append("journal \(journal.path): \(rows.count) events about it")
+        } else {
+            trace.notes.append("no journal: calwatch has not emitted anything with this configuration")
+        }
+
+        guard let occurrence else {
+            trace.notes.append(
+                "it is not in the calendars around \(inputs.now) (deleted, or outside the window looked at); "
+                    + "the journal's events follow")
+            trace.steps = rows.map { emittedStep($0, what: describe($0.event, planner: planner)) }
+            try await addDeliveries(to: &trace, rows: rows, inputs: inputs)
+            return trace
+        }
+
+        let subject = Planner.Subject(occurrence, facts: facts, configuration: planner)
+        let anchor = Planner.Subject.anchor(occurrence, facts: facts, configuration: planner)
+        trace.notes.append(
+            anchor.kind == .leaveBy
+                ? "reminders count back from the time to leave for the airport, \(anchor.instant)"
+                : "reminders count back from the start, \(occurrence.start)")
+        trace.steps += skippedSteps(occurrence, facts: facts, anchor: anchor.instant, planner: planner, into: &trace)
+
+        // The events the planner makes for it when calwatch runs throughout.
+        let planned = simulate(subject, configuration: planner)
+        let current = rows.filter { $0.event.occurrenceStart == occurrence.start }
+        let byID = Dictionary(current.map { ($0.event.id, $0) }, uniquingKeysWith: { first, _ in first })
+        var matched = Set<EventID>()
+        var updates: [PlannedEvent] = []
+        for event in planned {
+            if event.type == .liveActivityUpdate {
+                updates.append(event)
+                continue
+            }
+            let what = describe(event, planner: planner)
+            if let row = byID[event.id] {
+                matched.insert(event.id)
+                trace.steps.append(emittedStep(row, what: what))
+                continue
+            }
+            var step = Step(type: event.type, time: event.time, what: what, state: .planned, id: event.id)
+            if event.time > inputs.now {
+                step.reason = "due at \(event.time)"
+            } else if let forgottenBefore, event.expiry < forgottenBefore {
+                step.state = .forgotten
+                step.reason = "the journal no longer holds events that expired before \(forgottenBefore)"
+            } else if event.type == .reminderDue,
+                let late = current.first(where: {
+                    $0.event.type == .reminderDue && $0.event.time > event.time && ($0.event.reminder?.late ?? false)
+                })
+            {
+                step.state = .collapsed
+                step.reason =
+                    "calwatch was not running at \(event.time); the missed reminders came once, late, as the "
+                    + describe(late.event, planner: planner) + " one (emitted \(late.recorded))"
+            } else if event.type == .reminderDue,
+                let later = current.first(where: { $0.event.type == .reminderDue && $0.event.time > event.time })
+            {
+                step.state = .collapsed
+                step.reason = "a later reminder (\(describe(later.event, planner: planner))) came first"
+            } else {
+                step.state = .missed
+                step.reason =
+                    "nothing was emitted: calwatch was not running from \(event.time) until it expired at "
+                    + "\(event.expiry)"
+            }
+            trace.steps.append(step)
+        }
+        if let step = updateStep(updates, rows: byID, now: inputs.now, matched: &matched) { trace.steps.append(step) }
+
+        // What the journal holds beyond the plan: a change reported while running, an early end, and what was
+        // emitted for a time the occurrence has since left.
+        let unmatched = rows.filter { !matched.contains($0.event.id) }
+        // Updates for an earlier time, one step per time: the first of them stands for all.
+        var updatesByStart: [Instant: [JournalStore.Journaled]] = [:]
+        for row in unmatched where row.event.type == .liveActivityUpdate {
+            updatesByStart[row.event.occurrenceStart, default: []].append(row)
+        }
+        for row in unmatched {
+            var step = emittedStep(row, what: describe(row.event, planner: planner))
+            if row.event.type == .liveActivityUpdate, let group = updatesByStart[row.event.occurrenceStart] {
+                guard group.first?.sequence == row.sequence, let last = group.last else { continue }
+                step.what = "\(group.count) updates, \(row.event.time) to \(last.event.time)"
+            }
+            if row.event.occurrenceStart != occurrence.start {
+                step.state = .moved
+                step.reason =
+                    "emitted for its earlier start \(row.event.occurrenceStart); it moved to \(occurrence.start) "
+                    + "and was planned again"
+            }
+            trace.steps.append(step)
+        }
+        trace.steps.sort { ($0.time, $0.sequence ?? .max) < ($1.time, $1.sequence ?? .max) }
+        try await addDeliveries(to: &trace, rows: rows, inputs: inputs)
+        return trace
+    }
+
+    /// Runs the planner over the occurrence's life, wake by wake, from an empty state.
+    static func simulate(_ subject: Planner.Subject, configuration: PlannerConfiguration) -> [PlannedEvent] {
+        var state = PlannerState()
+        var now = Planner.earliestEvent(
+            of: subject.occurrence, facts: subject.facts, configuration: configuration)
+        var events: [PlannedEvent] = []
+        for _ in 0..<100_000 {
+            var due: [PlannedEvent] = []
+            let wake = Planner.plan(subject, state: state, configuration: configuration, now: now, into: &due)
+            for event in due.sorted(by: Planner.emittedBefore) {
+                state.apply(event)
+                events.append(event)
+            }
+            guard let wake else { break }
+            now = wake
+        }
+        return events
+    }
+
+    /// Reminders and live activities the configuration leaves out for this occurrence, each with why.
+    static func skippedSteps(
+        _ occurrence: Occurrence, facts: PlanningFacts, anchor: Instant, planner: PlannerConfiguration,
+        into trace: inout DecisionTrace
+    ) -> [Step] {
+        var reason: String?
+        var activityToo = false
+        if occurrence.allDay && !planner.includeAllDay {
+            reason = "it is an all-day event, and reminders for those are off (reminders.allDay: true turns them on)"
+            activityToo = true
+        } else if occurrence.status == .cancelled && !planner.includeCancelled {
+            reason = "it is cancelled (STATUS:CANCELLED); reminders.cancelled: true would still remind"
+            activityToo = true
+        } else if facts.declined && !planner.includeDeclined {
+            reason = "you declined it (your PARTSTAT is DECLINED); reminders.declined: true would still remind"
+        }
+        guard let reason else { return [] }
+        trace.notes.append("no reminders: " + reason)
+        var steps = planner.reminderOffsets.map { offset in
+            Step(
+                type: .reminderDue, time: anchor.adding(seconds: -offset),
+                what: "\(DurationText.text(offset)) before", state: .skipped, reason: reason)
+        }
+        if activityToo {
+            steps.append(
+                Step(
+                    type: .liveActivityStart, time: anchor.adding(seconds: -planner.liveActivityLead),
+                    what: "live activity", state: .skipped, reason: reason))
+        }
+        return steps
+    }
+
+    /// The live activity's updates as one step: how many, from when to when, how many emitted.
+    static func updateStep(
+        _ updates: [PlannedEvent], rows: [EventID: JournalStore.Journaled], now: Instant, matched: inout Set<EventID>
+    ) -> Step? {
+        guard let first = updates.first, let last = updates.last else { return nil }
+        let emitted = updates.filter { rows[$0.id] != nil }
+        matched.formUnion(emitted.map(\.id))
+        let past = updates.filter { $0.time <= now }.count
+        var step = Step(
+            type: .liveActivityUpdate, time: first.time,
+            what: "\(updates.count) updates, \(first.time) to \(last.time)", state: .planned)
+        if emitted.count == updates.count {
+            step.state = .emitted
+            step.reason = "all emitted"
+        } else if past == 0 {
+            step.reason = "due from \(first.time)"
+        } else {
+            step.state = emitted.isEmpty ? .missed : .emitted
+            step.reason = "\(emitted.count) of the \(past) due by now were emitted"
+        }
+        step.sequence = emitted.first.flatMap { rows[$0.id]?.sequence }
+        return step
+    }
+
+    static func emittedStep(_ row: JournalStore.Journaled, what: String) -> Step {
+        var step = Step(
+            type: row.event.type, time: row.event.time, what: what, state: .emitted, id: row.event.id,
+            sequence: row.sequence, recorded: row.recorded)
+        if let reminder = row.event.reminder, reminder.late {
+            step.reason = "late by \(DurationText.text(reminder.lateness)): calwatch was not running at its time"
+        }
+        return step
+    }
+
+    /// `30m before`, `start`, `end (rescheduled)`, `detected`.
+    static func describe(_ event: PlannedEvent, planner: PlannerConfiguration) -> String {
+        switch event.type {
+        case .reminderDue:
+            guard let reminder = event.reminder else { return "reminder" }
+            let before = DurationText.text(reminder.secondsBefore) + " before"
+            return reminder.source == .valarm ? "calendar alarm \(before) the start" : before
+        case .flightDetected: return "flight detected"
+        case .liveActivityStart: return "live activity starts"
+        case .liveActivityUpdate: return "live activity update"
+        case .liveActivityEnd:
+            return "live activity ends (\(event.liveActivity?.endReason?.rawValue ?? "ended"))"
+        }
+    }
+
+    /// What each sink did with each emitted step: the hooks' filters and runs, the cursors, the sinks' records.
+    static func addDeliveries(to trace: inout DecisionTrace, rows: [JournalStore.Journaled], inputs: Inputs)
+        async throws
+    {
+        guard let journal = inputs.journal else { return }
+        let bySequence = Dictionary(rows.map { ($0.sequence, $0) }, uniquingKeysWith: { first, _ in first })
+        var records = SinkRecords()
+        for sink in inputs.configuration.sinks {
+            let cursor = try await journal.cursor(for: sink.name)
+            for index in trace.steps.indices {
+                guard let sequence = trace.steps[index].sequence, let row = bySequence[sequence],
+                    trace.steps[index].type != .liveActivityUpdate || trace.steps[index].state == .emitted
+                else { continue }
+                let delivery = try await deliveryOf(
+                    row, to: sink, cursor: cursor, trace: trace, journal: journal, records: &records,
+                    now: inputs.now)
+                trace.steps[index].deliveries.append(delivery)
+            }
+        }
+    }
+
+    static func deliveryOf(
+        _ row: JournalStore.Journaled, to sink: SinkSettings, cursor: Int64, trace: DecisionTrace,
+        journal: JournalStore, records: inout SinkRecords, now: Instant
+    ) async throws -> Delivery {
+        if case .hook(let hook) = sink.output {
+            let entry = JournalStore.Entry(
+                sequence: row.sequence, event: row.event, occurrence: trace.occurrence, facts: trace.facts,
+                recorded: row.recorded)
+            if let rejection = hook.rejection(entry) {
+                return Delivery(state: "filtered", sink: sink.name, detail: "left out: " + rejection)
+            }
+        }
+        guard cursor >= row.sequence else {
+            if row.event.expiry < now {
+                return Delivery(
+                    state: "expired", sink: sink.name,
+                    detail: "expired at \(row.event.expiry) before the sink took it (it is at sequence \(cursor))")
+            }
+            return Delivery(
+                state: "waiting", sink: sink.name, detail: "not taken yet (the sink is at sequence \(cursor))")
+        }
+        switch sink.output {
+        case .hook:
+            let runs = try await journal.hookRuns(row.sequence, sink: sink.name)
+            if try await journal.isHeldForRetry(row.sequence, sink: sink.name) {
+                return Delivery(
+                    state: "retrying", sink: sink.name,
+                    detail: "ran \(runs.count) times, last at \(runs.last.map { "\($0.finished)" } ?? "?"): "
+                        + "\(runs.last?.outcome ?? "?"); it will be tried again")
+            }
+            guard let last = runs.last else {
+                return Delivery(state: "delivered", sink: sink.name, detail: "handed to the hook (no run recorded)")
+            }
+            let times = runs.count == 1 ? "" : " (attempt \(runs.count))"
+            return last.outcome == "exit 0"
+                ? Delivery(state: "delivered", sink: sink.name, detail: "ran at \(last.finished)\(times): exit 0")
+                : Delivery(
+                    state: "failed", sink: sink.name,
+                    detail: "ran at \(last.finished)\(times): \(last.outcome); not tried again")
+        case .jsonLines(path: nil):
+            return Delivery(state: "delivered", sink: sink.name, detail: "written to standard output")
+        case .jsonLines(path: let path?):
+            return records.jsonLines(path).contains(row.event.id.description)
+                ? Delivery(state: "delivered", sink: sink.name, detail: "written to \(path)")
+                : Delivery(
+                    state: "missing", sink: sink.name,
+                    detail: "the sink took it, but \(path) has no line with its id (cut, replaced or edited since)")
+        case .sqlite(let path, _):
+            return records.sqlite(path, has: row.event)
+                ? Delivery(state: "delivered", sink: sink.name, detail: "stored in \(path)")
+                : Delivery(
+                    state: "missing", sink: sink.name,
+                    detail: "the sink took it, but \(path) has no row with its id (replaced or edited since)")
+        }
+    }
+
+    /// The sinks' own records, each file read once.
+    struct SinkRecords {
+        private var lines: [String: Set<String>] = [:]
+
+        /// The event ids in a JSON Lines file (each line's first `"id":"…"`).
+        mutating func jsonLines(_ path: String) -> Set<String> {
+            if let known = lines[path] { return known }
+            var ids = Set<String>()
+            if let data = FileManager.default.contents(atPath: path) {
+                let marker = Array(#""id":""#.utf8)
+                data.withUnsafeBytes { (bytes: UnsafeRawBufferPointer) in
+                    var lineStart = 0
+                    while lineStart < bytes.count {
+                        let end = bytes[lineStart...].firstIndex(of: 10) ?? bytes.count
+                        if let found = Self.find(marker, in: bytes, from: lineStart, to: end), found + 32 <= end {
+                            ids.insert(String(decoding: bytes[(found)..<(found + 32)], as: UTF8.self))
+                        }
+                        lineStart = end + 1
+                    }
+                }
+            }
+            lines[path] = ids
+            return ids
+        }
+
+        /// The index after `marker` in `bytes[from..<to]`.
+        private static func find(_ marker: [UInt8], in bytes: UnsafeRawBufferPointer, from: Int, to: Int) -> Int? {
+            var index = from
+            while index + marker.count <= to {
+                if bytes[index] == marker[0] && zip(marker, bytes[index..<(index + marker.count)]).allSatisfy(==) {
+                    return index + marker.count
+                }
+                index += 1
+            }
+            return nil
+        }
+
+        /// Whether a SQLite sink's file holds the event.
+        func sqlite(_ path: String, has event: PlannedEvent) -> Bool {
+            guard FileManager.default.fileExists(atPath: path), let connection = try? SQLiteConnection(path: path),
+                let statement = try? connection.prepare("SELECT 1 FROM event_log WHERE time = ?1 AND id = ?2"),
+                (try? statement.bind([.text(event.time.description), .text(event.id.description)])) != nil
+            else { return false }
+            return (try? statement.step()) ?? false
+        }
+    }
+}
