@@ -38,7 +38,8 @@ demo: build
 	@echo "   reminders, an all-day trip that gets none either, an evening event; the minute-by-minute"
 	@echo "   liveActivityUpdate events are left out here: drop the grep to see them)"
 	@rm -rf .build/demo
-	@.build/debug/calwatch replay --config config.yml $(DEMO_DAY) | grep -v '"type":"calwatch.liveActivityUpdate"' || true
+	@.build/debug/calwatch replay --config config.yml $(DEMO_DAY) --state .build/demo/journal.db \
+		| grep -v '"type":"calwatch.liveActivityUpdate"' || true
 	@echo
 	@echo "== the same events in the SQLite sink, .build/demo/events.db =="
 	@sqlite3 -header -column .build/demo/events.db \
@@ -53,6 +54,15 @@ demo: build
 	@echo
 	@echo "== calwatch explain: why the travel calendar's items are what they are =="
 	@.build/debug/calwatch explain samples/calendars/travel --tz Europe/Berlin
+	@echo
+	@echo "== calwatch next: what a status bar shows that morning at 03:00 and 10:18 (text, then waybar) =="
+	@.build/debug/calwatch next --config config.yml --at 2027-03-03T03:00
+	@.build/debug/calwatch next --config config.yml --at 2027-03-03T10:18
+	@.build/debug/calwatch next --config config.yml --at 2027-03-03T10:18 --format waybar
+	@echo
+	@echo "== calwatch why: what became of the moved standup's reminders, read back from the replay's journal =="
+	@.build/debug/calwatch why 4q1d6v8s0m7b2c5n9k3j1h0g6f@google.com --config config.yml \
+		--state .build/demo/journal.db --at 2027-03-03T11:00
 
 # The test suite, then the Debian package built and checked as a user without Swift would meet it.
 test: deps

@@ -9,8 +9,8 @@ extension CalwatchCommand {
         static let configuration = CommandConfiguration(
             abstract: "Explain what calwatch planned for one occurrence, and what became of each reminder.",
             discussion: """
-                Names an item by its UID (the occurrence running at --at, else the next one, else the last \
-                before), or one occurrence by its subject, UID/START as events carry it in `subject` and hooks in \
+                Names an item by its UID (the occurrence running at --at, else one that ended in the 12 hours \
+                before it, else the next one, else the last before), or one occurrence by its subject, UID/START as events carry it in `subject` and hooks in \
                 CE_SUBJECT (START in UTC, or the RECURRENCE-ID).
 
                 For each reminder, flightDetected and live-activity event the planner makes for it: when it is \
@@ -68,7 +68,7 @@ extension CalwatchCommand {
             expansion.includeTodos = true
             let scan = CalendarScan(paths: configuration.calendars, options: expansion).run()
             CommandSupport.report(scan.problems.filter { $0.severity == .error })
-            let (uid, occurrence) = Self.choose(item, in: scan.occurrences, at: now)
+            let (uid, occurrence) = DecisionTrace.occurrence(named: item, in: scan.occurrences, at: now)
 
             let path = state ?? configuration.statePath
             var journal: JournalStore?
@@ -82,7 +82,7 @@ extension CalwatchCommand {
             }
             let trace = try await DecisionTrace.trace(
                 occurrence, uid: uid, classifier: Classifier(configuration),
-                inputs: .init(configuration: configuration, journal: journal, now: now))
+                inputs: .init(configuration: configuration, journal: journal, now: now, zone: zone))
             if occurrence == nil && trace.steps.isEmpty {
                 StandardStreams.error(
                     "calwatch: no item with UID \(uid) in \(configuration.calendars.joined(separator: ", ")) "
@@ -94,29 +94,6 @@ extension CalwatchCommand {
             case .text: StandardStreams.report(trace.text(zone: zone))
             case .json: StandardStreams.Output().write(Array((trace.json + "\n").utf8))
             }
-        }
-
-        /// The UID asked about, and its occurrence: the one named by a subject, else the one running at `now`,
-        /// else the next, else the last before.
-        static func choose(_ item: String, in occurrences: [Occurrence], at now: Instant) -> (String, Occurrence?) {
-            let byUID = occurrences.filter { $0.uid == item }
-            if !byUID.isEmpty {
-                let chosen =
-                    byUID.first { $0.start <= now && now < $0.end } ?? byUID.filter { $0.start > now }.min {
-                        $0.start < $1.start
-                    } ?? byUID.max { $0.start < $1.start }
-                return (item, chosen)
-            }
-            if let slash = item.lastIndex(of: "/") {
-                let uid = String(item[..<slash])
-                let instant = String(item[item.index(after: slash)...])
-                let chosen = occurrences.first {
-                    $0.uid == uid
-                        && ($0.recurrenceID?.description == instant || $0.start.description == instant)
-                }
-                return (uid, chosen)
-            }
-            return (item, nil)
         }
     }
 }

@@ -68,13 +68,13 @@ import Testing
                 defaultZone: zone)
             options.includeTodos = true
             let scan = CalendarScan(paths: configuration.calendars, options: options).run()
-            let occurrence = scan.occurrences.first { $0.uid == uid }
+            let occurrence = DecisionTrace.occurrence(named: uid, in: scan.occurrences, at: now).occurrence
             let journal =
                 FileManager.default.fileExists(atPath: configuration.statePath)
                 ? try JournalStore(path: configuration.statePath) : nil
             return try await DecisionTrace.trace(
                 occurrence, uid: uid, classifier: Classifier(configuration),
-                inputs: .init(configuration: configuration, journal: journal, now: now))
+                inputs: .init(configuration: configuration, journal: journal, now: now, zone: zone))
         }
     }
 
@@ -217,7 +217,7 @@ import Testing
         let moved = trace.steps.filter { $0.state == .moved }
         #expect(moved.contains { $0.type == .reminderDue && $0.what == "30m before" })
         #expect(moved.contains { $0.type == .liveActivityUpdate && $0.what.hasPrefix("4 updates") })
-        #expect(moved.first?.reason?.contains("it moved to 2027-04-05T11:00:00Z and was planned again") == true)
+        #expect(moved.first?.reason?.contains("it moved to 2027-04-05 11:00:00 and was planned again") == true)
         // The old live activity ended when the move was seen.
         let end = try Self.step(trace, .liveActivityEnd, "live activity ends (rescheduled)")
         #expect(end.state == .emitted && end.time == utc("2027-04-05T09:50:00Z"))
@@ -247,7 +247,7 @@ import Testing
         let trace = try await setup.why("planning", at: "2027-04-05T11:00:00Z")
         let reminder = try Self.step(trace, .reminderDue, "5m before")
         #expect(reminder.deliveries.map(\.state) == ["delivered", "expired"])
-        #expect(reminder.deliveries[1].detail.hasPrefix("expired at 2027-04-05T10:00:00Z before the sink took it"))
+        #expect(reminder.deliveries[1].detail.hasPrefix("expired at 2027-04-05 10:00:00 before the sink took it"))
         // And a JSON Lines file replaced since is noticed, not trusted.
         try "".write(toFile: setup.folder.path + "/events.jsonl", atomically: true, encoding: .utf8)
         let replaced = try await setup.why("planning", at: "2027-04-05T11:00:00Z")
@@ -269,6 +269,23 @@ import Testing
                 try EventSchemaTests.JSON.parse(json), validator.resolve("#/$defs/whyTrace"))
             #expect(errors.isEmpty, "\(errors) in \(json)")
         }
+    }
+
+    /// Which occurrence of a series a UID means: the one running, else one just over (the question is usually
+    /// asked afterwards), else the next; a subject names one exactly.
+    @Test func aUIDMeansTheOccurrenceRunningJustOverOrNext() throws {
+        let folder = try NextTests.Folder()
+        try folder.write(
+            "daily", ["SUMMARY:Standup", "DTSTART:20270405T080000Z", "DTEND:20270405T081500Z", "RRULE:FREQ=DAILY"])
+        let result = scan([folder.path], from: "2027-04-01", to: "2027-04-12", zone: "UTC")
+        func chosen(_ item: String, at: String) -> String? {
+            DecisionTrace.occurrence(named: item, in: result.occurrences, at: utc(at)).occurrence?.start.description
+        }
+        #expect(chosen("daily", at: "2027-04-06T08:10:00Z") == "2027-04-06T08:00:00Z")  // running
+        #expect(chosen("daily", at: "2027-04-06T09:00:00Z") == "2027-04-06T08:00:00Z")  // just over
+        #expect(chosen("daily", at: "2027-04-06T21:00:00Z") == "2027-04-07T08:00:00Z")  // long over: the next
+        #expect(chosen("daily/2027-04-08T08:00:00Z", at: "2027-04-06T09:00:00Z") == "2027-04-08T08:00:00Z")
+        #expect(chosen("daily/2027-04-08T09:00:00Z", at: "2027-04-06T09:00:00Z") == nil)
     }
 
     /// The commands as a user types them: `replay --state`, then `why` by UID and by subject, in text and JSON.

@@ -68,11 +68,14 @@ public struct DecisionTrace: Sendable {
         /// The daemon's journal, `nil` when there is none (nothing was ever emitted with this configuration).
         public var journal: JournalStore?
         public var now: Instant
+        /// The zone the reasons show times in.
+        public var zone: ZoneRules
 
-        public init(configuration: Configuration, journal: JournalStore?, now: Instant) {
+        public init(configuration: Configuration, journal: JournalStore?, now: Instant, zone: ZoneRules = .utc) {
             self.configuration = configuration
             self.journal = journal
             self.now = now
+            self.zone = zone
         }
     }
 
@@ -81,6 +84,7 @@ public struct DecisionTrace: Sendable {
         _ occurrence: Occurrence?, uid: String, classifier: Classifier, inputs: Inputs
     ) async throws -> DecisionTrace {
         let planner = inputs.configuration.planner
+        let at = { (instant: Instant) in shown(instant, in: inputs.zone) }
         let facts = occurrence.map(classifier.facts(for:)) ?? .event
         var trace = DecisionTrace(
             occurrence: occurrence, uid: uid, classification: occurrence.map(classifier.classification(of:)),
@@ -97,7 +101,7 @@ public struct DecisionTrace: Sendable {
 
         guard let occurrence else {
             trace.notes.append(
-                "it is not in the calendars around \(inputs.now) (deleted, or outside the window looked at); "
+                "it is not in the calendars around \(at(inputs.now)) (deleted, or outside the window looked at); "
                     + "the journal's events follow")
             trace.steps = rows.map { emittedStep($0, what: describe($0.event, planner: planner)) }
             try await addDeliveries(to: &trace, rows: rows, inputs: inputs)
@@ -108,8 +112,8 @@ public struct DecisionTrace: Sendable {
         let anchor = Planner.Subject.anchor(occurrence, facts: facts, configuration: planner)
         trace.notes.append(
             anchor.kind == .leaveBy
-                ? "reminders count back from the time to leave for the airport, \(anchor.instant)"
-                : "reminders count back from the start, \(occurrence.start)")
+                ? "reminders count back from the time to leave for the airport, \(at(anchor.instant))"
+                : "reminders count back from the start, \(at(occurrence.start))")
         trace.steps += skippedSteps(occurrence, facts: facts, anchor: anchor.instant, planner: planner, into: &trace)
 
         // The events the planner makes for it when calwatch runs throughout.
@@ -131,10 +135,10 @@ public struct DecisionTrace: Sendable {
             }
             var step = Step(type: event.type, time: event.time, what: what, state: .planned, id: event.id)
             if event.time > inputs.now {
-                step.reason = "due at \(event.time)"
+                // Still to come: planned, at the time shown.
             } else if let forgottenBefore, event.expiry < forgottenBefore {
                 step.state = .forgotten
-                step.reason = "the journal no longer holds events that expired before \(forgottenBefore)"
+                step.reason = "the journal no longer holds events that expired before \(at(forgottenBefore))"
             } else if event.type == .reminderDue,
                 let late = current.first(where: {
                     $0.event.type == .reminderDue && $0.event.time > event.time && ($0.event.reminder?.late ?? false)
@@ -142,8 +146,8 @@ public struct DecisionTrace: Sendable {
             {
                 step.state = .collapsed
                 step.reason =
-                    "calwatch was not running at \(event.time); the missed reminders came once, late, as the "
-                    + describe(late.event, planner: planner) + " one (emitted \(late.recorded))"
+                    "calwatch was not running at \(at(event.time)); the missed reminders came once, late, as the "
+                    + describe(late.event, planner: planner) + " one (emitted \(at(late.recorded.instant)))"
             } else if event.type == .reminderDue,
                 let later = current.first(where: { $0.event.type == .reminderDue && $0.event.time > event.time })
             {
@@ -152,12 +156,14 @@ public struct DecisionTrace: Sendable {
             } else {
                 step.state = .missed
                 step.reason =
-                    "nothing was emitted: calwatch was not running from \(event.time) until it expired at "
-                    + "\(event.expiry)"
+                    "nothing was emitted: calwatch was not running from \(at(event.time)) until it expired at "
+                    + at(event.expiry)
             }
             trace.steps.append(step)
         }
-        if let step = updateStep(updates, rows: byID, now: inputs.now, matched: &matched) { trace.steps.append(step) }
+        if let step = updateStep(updates, rows: byID, now: inputs.now, zone: inputs.zone, matched: &matched) {
+            trace.steps.append(step)
+        }
 
         // What the journal holds beyond the plan: a change reported while running, an early end, and what was
         // emitted for a time the occurrence has since left.
@@ -171,12 +177,12 @@ public struct DecisionTrace: Sendable {
             var step = emittedStep(row, what: describe(row.event, planner: planner))
             if row.event.type == .liveActivityUpdate, let group = updatesByStart[row.event.occurrenceStart] {
                 guard group.first?.sequence == row.sequence, let last = group.last else { continue }
-                step.what = "\(group.count) updates, \(row.event.time) to \(last.event.time)"
+                step.what = "\(group.count) updates, \(at(row.event.time)) to \(at(last.event.time))"
             }
             if row.event.occurrenceStart != occurrence.start {
                 step.state = .moved
                 step.reason =
-                    "emitted for its earlier start \(row.event.occurrenceStart); it moved to \(occurrence.start) "
+                    "emitted for its earlier start \(at(row.event.occurrenceStart)); it moved to \(at(occurrence.start)) "
                     + "and was planned again"
             }
             trace.steps.append(step)
@@ -184,6 +190,40 @@ public struct DecisionTrace: Sendable {
         trace.steps.sort { ($0.time, $0.sequence ?? .max) < ($1.time, $1.sequence ?? .max) }
         try await addDeliveries(to: &trace, rows: rows, inputs: inputs)
         return trace
+    }
+
+    /// The UID asked about, and its occurrence: the one named by a subject, else the one running at `now`,
+    /// else one that ended within the last 12 hours (the question is usually asked afterwards), else the next,
+    /// else the last before.
+    public static func occurrence(named item: String, in occurrences: [Occurrence], at now: Instant) -> (
+        uid: String, occurrence: Occurrence?
+    ) {
+        let byUID = occurrences.filter { $0.uid == item }
+        if !byUID.isEmpty {
+            let past = byUID.filter { $0.end <= now }
+            let recent = past.filter { $0.end.adding(seconds: 12 * 3600) >= now }
+            let chosen =
+                byUID.first { $0.start <= now && now < $0.end } ?? recent.max { $0.start < $1.start }
+                ?? byUID.filter { $0.start > now }.min { $0.start < $1.start } ?? past.max { $0.start < $1.start }
+            return (item, chosen)
+        }
+        if let slash = item.lastIndex(of: "/") {
+            let uid = String(item[..<slash])
+            let instant = String(item[item.index(after: slash)...])
+            let chosen = occurrences.first {
+                $0.uid == uid
+                    && ($0.recurrenceID?.description == instant || $0.start.description == instant)
+            }
+            return (uid, chosen)
+        }
+        return (item, nil)
+    }
+
+    /// `2027-03-03 10:30:00` in `zone`: how reasons show times.
+    public static func shown(_ instant: Instant, in zone: ZoneRules) -> String {
+        let local = zone.wallClock(at: instant)
+        func two(_ value: Int) -> String { (value < 10 ? "0" : "") + "\(value)" }
+        return "\(local.date) \(two(local.hour)):\(two(local.minute)):\(two(local.second))"
     }
 
     /// Runs the planner over the occurrence's life, wake by wake, from an empty state.
@@ -239,7 +279,8 @@ public struct DecisionTrace: Sendable {
 
     /// The live activity's updates as one step: how many, from when to when, how many emitted.
     static func updateStep(
-        _ updates: [PlannedEvent], rows: [EventID: JournalStore.Journaled], now: Instant, matched: inout Set<EventID>
+        _ updates: [PlannedEvent], rows: [EventID: JournalStore.Journaled], now: Instant, zone: ZoneRules,
+        matched: inout Set<EventID>
     ) -> Step? {
         guard let first = updates.first, let last = updates.last else { return nil }
         let emitted = updates.filter { rows[$0.id] != nil }
@@ -247,13 +288,12 @@ public struct DecisionTrace: Sendable {
         let past = updates.filter { $0.time <= now }.count
         var step = Step(
             type: .liveActivityUpdate, time: first.time,
-            what: "\(updates.count) updates, \(first.time) to \(last.time)", state: .planned)
+            what: "\(updates.count) updates, \(shown(first.time, in: zone)) to \(shown(last.time, in: zone))",
+            state: .planned)
         if emitted.count == updates.count {
             step.state = .emitted
             step.reason = "all emitted"
-        } else if past == 0 {
-            step.reason = "due from \(first.time)"
-        } else {
+        } else if past > 0 {
             step.state = emitted.isEmpty ? .missed : .emitted
             step.reason = "\(emitted.count) of the \(past) due by now were emitted"
         }
@@ -301,7 +341,7 @@ public struct DecisionTrace: Sendable {
                 else { continue }
                 let delivery = try await deliveryOf(
                     row, to: sink, cursor: cursor, trace: trace, journal: journal, records: &records,
-                    now: inputs.now)
+                    now: inputs.now, zone: inputs.zone)
                 trace.steps[index].deliveries.append(delivery)
             }
         }
@@ -309,7 +349,7 @@ public struct DecisionTrace: Sendable {
 
     static func deliveryOf(
         _ row: JournalStore.Journaled, to sink: SinkSettings, cursor: Int64, trace: DecisionTrace,
-        journal: JournalStore, records: inout SinkRecords, now: Instant
+        journal: JournalStore, records: inout SinkRecords, now: Instant, zone: ZoneRules
     ) async throws -> Delivery {
         if case .hook(let hook) = sink.output {
             let entry = JournalStore.Entry(
@@ -323,7 +363,9 @@ public struct DecisionTrace: Sendable {
             if row.event.expiry < now {
                 return Delivery(
                     state: "expired", sink: sink.name,
-                    detail: "expired at \(row.event.expiry) before the sink took it (it is at sequence \(cursor))")
+                    detail:
+                        "expired at \(shown(row.event.expiry, in: zone)) before the sink took it (it is at sequence \(cursor))"
+                )
             }
             return Delivery(
                 state: "waiting", sink: sink.name, detail: "not taken yet (the sink is at sequence \(cursor))")
@@ -334,7 +376,8 @@ public struct DecisionTrace: Sendable {
             if try await journal.isHeldForRetry(row.sequence, sink: sink.name) {
                 return Delivery(
                     state: "retrying", sink: sink.name,
-                    detail: "ran \(runs.count) times, last at \(runs.last.map { "\($0.finished)" } ?? "?"): "
+                    detail:
+                        "ran \(runs.count) times, last at \(runs.last.map { shown($0.finished, in: zone) } ?? "?"): "
                         + "\(runs.last?.outcome ?? "?"); it will be tried again")
             }
             guard let last = runs.last else {
@@ -342,10 +385,12 @@ public struct DecisionTrace: Sendable {
             }
             let times = runs.count == 1 ? "" : " (attempt \(runs.count))"
             return last.outcome == "exit 0"
-                ? Delivery(state: "delivered", sink: sink.name, detail: "ran at \(last.finished)\(times): exit 0")
+                ? Delivery(
+                    state: "delivered", sink: sink.name,
+                    detail: "ran at \(shown(last.finished, in: zone))\(times): exit 0")
                 : Delivery(
                     state: "failed", sink: sink.name,
-                    detail: "ran at \(last.finished)\(times): \(last.outcome); not tried again")
+                    detail: "ran at \(shown(last.finished, in: zone))\(times): \(last.outcome); not tried again")
         case .jsonLines(path: nil):
             return Delivery(state: "delivered", sink: sink.name, detail: "written to standard output")
         case .jsonLines(path: let path?):

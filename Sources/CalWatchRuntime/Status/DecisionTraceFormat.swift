@@ -5,11 +5,7 @@ extension DecisionTrace {
     /// The report: the occurrence, then each event by time with what became of it and of each sink's copy. Times
     /// are shown in `zone`, with the UTC instant JSON uses.
     public func text(zone: ZoneRules) -> String {
-        func at(_ instant: Instant) -> String {
-            let local = zone.wallClock(at: instant)
-            func two(_ value: Int) -> String { (value < 10 ? "0" : "") + "\(value)" }
-            return "\(local.date) \(two(local.hour)):\(two(local.minute)):\(two(local.second))"
-        }
+        func at(_ instant: Instant) -> String { DecisionTrace.shown(instant, in: zone) }
         var lines: [String] = []
         if let occurrence {
             let line = occurrence.source.component.line.map { ", line \($0)" } ?? ""
