@@ -7,7 +7,7 @@ DEMO_WINDOW := --from 2027-03-01 --to 2027-03-08 --tz Europe/Berlin
 DEMO_DAY := --from 2027-03-03 --to 2027-03-04
 DEMO_CALENDARS := samples/calendars samples/radicale/family samples/caldav/report.xml
 
-.PHONY: deps build demo test test-busy corpus bench bench-replay bench-sinks bench-package bench-watch format clean \
+.PHONY: deps build demo test test-busy corpus bench bench-replay bench-sinks bench-package bench-watch bench-next format clean \
 	release manual install uninstall deb deb-deps test-package fuzz test-asan test-tsan soak
 
 deps:
@@ -113,6 +113,10 @@ bench-sinks: deps
 # The Debian package's size, and its static binary's start-up against the toolchain-linked release build.
 bench-package: deb
 	python3 benchmarks/run.py --package
+
+# `calwatch next`: one run, and --follow changed and left alone for two minutes (~4 minutes).
+bench-next: deps
+	python3 benchmarks/next.py
 
 # `calwatch watch` on a 10,000-file vdir: change latency, CPU per change and idle, memory (~2 minutes).
 bench-watch: deps

@@ -86,6 +86,17 @@ import Testing
 
     static let meeting = ["SUMMARY:Planning", "DTSTART:20270405T100000Z", "DTEND:20270405T103000Z"]
 
+    /// The 10:00 meeting, with a JSON Lines file as the only sink.
+    static func planningIntoJSONLines() throws -> Setup {
+        let setup = try Setup(
+            sinks: """
+                  - type: jsonl
+                    path: events.jsonl
+                """)
+        try setup.write("planning", meeting)
+        return setup
+    }
+
     @Test func deliveredSaysWhenAndWhereAndAFailedHookSaysHowItEnded() async throws {
         let setup = try Setup(
             sinks: """
@@ -185,12 +196,7 @@ import Testing
     }
 
     @Test func missedRemindersCollapseIntoOneLateOne() async throws {
-        let setup = try Setup(
-            sinks: """
-                  - type: jsonl
-                    path: events.jsonl
-                """)
-        try setup.write("planning", Self.meeting)
+        let setup = try Self.planningIntoJSONLines()
         // calwatch starts at 09:50: the 30- and 15-minute reminders are past, the meeting is not.
         try await setup.replay(from: "2027-04-05T09:50:00Z", to: "2027-04-05T11:00:00Z")
         let trace = try await setup.why("planning", at: "2027-04-05T11:00:00Z")
@@ -203,12 +209,7 @@ import Testing
     }
 
     @Test func aMovedMeetingShowsWhatWentOutForTheOldTimeAndThePlanForTheNew() async throws {
-        let setup = try Setup(
-            sinks: """
-                  - type: jsonl
-                    path: events.jsonl
-                """)
-        try setup.write("planning", Self.meeting)
+        let setup = try Self.planningIntoJSONLines()
         try await setup.replay(from: "2027-04-05T09:00:00Z", to: "2027-04-05T09:50:00Z")
         // Moved to 11:00 at 09:50, after two of its reminders and the start of its live activity.
         try setup.write("planning", ["SUMMARY:Planning", "DTSTART:20270405T110000Z", "DTEND:20270405T113000Z"])
@@ -228,12 +229,7 @@ import Testing
     }
 
     @Test func aSinkAddedAfterTheEventExpiredIsSaidNeverToHaveTakenIt() async throws {
-        let setup = try Setup(
-            sinks: """
-                  - type: jsonl
-                    path: events.jsonl
-                """)
-        try setup.write("planning", Self.meeting)
+        let setup = try Self.planningIntoJSONLines()
         try await setup.replay(from: "2027-04-05T09:00:00Z", to: "2027-04-05T11:00:00Z")
         // A hook added to the configuration later: it has not run since, and the reminders expired meanwhile.
         setup.configuration = try Setup.configuration(
@@ -255,12 +251,7 @@ import Testing
     }
 
     @Test func theJSONFollowsTheSchema() async throws {
-        let setup = try Setup(
-            sinks: """
-                  - type: jsonl
-                    path: events.jsonl
-                """)
-        try setup.write("planning", Self.meeting)
+        let setup = try Self.planningIntoJSONLines()
         try await setup.replay(from: "2027-04-05T09:50:00Z", to: "2027-04-05T10:10:00Z")
         let validator = EventSchemaTests.Validator(root: EventSchemaTests.schema)
         for at in ["2027-04-05T09:00:00Z", "2027-04-05T10:10:00Z"] {
@@ -290,12 +281,7 @@ import Testing
 
     /// The commands as a user types them: `replay --state`, then `why` by UID and by subject, in text and JSON.
     @Test func theCommandsReadTheSameJournal() async throws {
-        let setup = try Setup(
-            sinks: """
-                  - type: jsonl
-                    path: events.jsonl
-                """)
-        try setup.write("planning", Self.meeting)
+        let setup = try Self.planningIntoJSONLines()
         let config = setup.folder.path + "/config.yml"
         try """
         calendars: [cal]
