@@ -32,6 +32,9 @@ for path in /usr/bin/calwatch /usr/lib/systemd/user/calwatch.service \
     /usr/share/man/man1/calwatch.1.gz /usr/share/man/man1/calwatch-scan.1.gz \
     /usr/share/man/man1/calwatch-explain.1.gz /usr/share/man/man1/calwatch-replay.1.gz \
     /usr/share/man/man1/calwatch-watch.1.gz /usr/share/man/man1/calwatch-check.1.gz \
+    /usr/share/man/man1/calwatch-next.1.gz /usr/share/man/man1/calwatch-why.1.gz \
+    /usr/share/doc/calwatch/examples/samples/statusbar/waybar.jsonc \
+    /usr/share/doc/calwatch/examples/samples/statusbar/join-next.sh \
     /usr/share/doc/calwatch/copyright /usr/share/doc/calwatch/changelog.gz /usr/share/doc/calwatch/README.md \
     /usr/share/doc/calwatch/examples/config.yml /usr/share/doc/calwatch/examples/samples/hooks/notify.sh; do
     grep -qx "$path" "$work/contents" || fail "the package has no $path"

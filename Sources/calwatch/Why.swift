@@ -60,12 +60,11 @@ extension CalwatchCommand {
 
             // Far enough back for an occurrence whose reminders someone asks about afterwards, and ahead to the
             // horizon of flightDetected.
-            var expansion = ExpansionOptions(
+            let expansion = ExpansionOptions(
                 window: InstantWindow(
                     start: now.adding(seconds: -14 * 86_400),
                     end: now.adding(seconds: min(configuration.planner.horizon, 62 * 86_400) + 86_400)),
                 defaultZone: zone)
-            expansion.includeTodos = true
             let scan = CalendarScan(paths: configuration.calendars, options: expansion).run()
             CommandSupport.report(scan.problems.filter { $0.severity == .error })
             let (uid, occurrence) = DecisionTrace.occurrence(named: item, in: scan.occurrences, at: now)

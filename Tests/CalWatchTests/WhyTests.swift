@@ -63,10 +63,9 @@ import Testing
         /// The trace of `uid`'s occurrence at `at`, as `calwatch why` makes it.
         func why(_ uid: String, at: String) async throws -> DecisionTrace {
             let now = utc(at)
-            var options = ExpansionOptions(
+            let options = ExpansionOptions(
                 window: InstantWindow(start: now.adding(seconds: -14 * 86_400), end: now.adding(seconds: 86_400)),
                 defaultZone: zone)
-            options.includeTodos = true
             let scan = CalendarScan(paths: configuration.calendars, options: options).run()
             let occurrence = DecisionTrace.occurrence(named: uid, in: scan.occurrences, at: now).occurrence
             let journal =
