@@ -101,6 +101,8 @@ extension CalwatchCommand {
                 open: { configuration, now in
                     let zone = try CommandSupport.zone(configuration.timeZone)
                     let journal = try CommandSupport.openJournal(state ?? configuration.statePath)
+                    // Hooks inherit it, so `calwatch snooze "$CE_ID"` in a hook finds this daemon's journal.
+                    setenv("CALWATCH_STATE", journal.path, 1)
                     let sinks = try CommandSupport.openSinks(configuration.sinks, logger: logger)
                     return try await CalendarWatch(
                         configuration: configuration, zone: zone, journal: journal, sinks: sinks, now: now,

@@ -736,7 +736,7 @@ func strangersCalendar(uid: String = "stranger", _ lines: [String], summary: Str
             from: "2027-03-01T00:00", to: "2027-03-01T12:00")
         let again = Set(await second.events.map(\.id))
         #expect(delivered.allSatisfy { !again.contains($0.id) })
-        #expect(try SinkFixtures.rows(path, "PRAGMA user_version") == ["4"])
+        #expect(try SinkFixtures.rows(path, "PRAGMA user_version") == ["\(JournalStore.schemaVersion)"])
         // The file's lines from before the upgrade are accepted as the journal's, and continued without repeats.
         let sequences = SinkFixtures.lines(file).map { $0.firstMatch(of: /"sequence":"(\d+)"/)!.1 }
         #expect(sequences.map { Int($0)! } == Array(1...sequences.count))

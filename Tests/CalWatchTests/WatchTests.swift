@@ -87,6 +87,7 @@ import Testing
             if let reminder = event.reminder {
                 text += " \(reminder.secondsBefore / 60)m"
                 if reminder.late { text += " late" }
+                if reminder.snoozeCount > 0 { text += " snoozed \(reminder.snoozeCount)" }
             }
             if let reason = event.liveActivity?.endReason { text += " \(reason.rawValue)" }
             return text

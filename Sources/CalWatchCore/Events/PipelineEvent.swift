@@ -1,6 +1,8 @@
 /// The typed events calwatch emits (DESIGN §5).
 public enum EventType: String, Sendable, CaseIterable, Hashable {
     case flightDetected, reminderDue, liveActivityStart, liveActivityUpdate, liveActivityEnd
+    /// Answers to a reminder (`calwatch snooze`, `dismiss`, `ack`), on the stream like the events they answer.
+    case reminderSnoozed, reminderDismissed, reminderAcknowledged
 
     /// The CloudEvents `type`: `calwatch.` and the event name.
     public var cloudEventType: String { "calwatch." + rawValue }
@@ -51,8 +53,8 @@ public struct OccurrenceKey: Hashable, Sendable, Comparable, CustomStringConvert
 public struct ReminderDetail: Hashable, Sendable {
     /// What the reminder counts back from.
     public enum Anchor: String, Sendable, CaseIterable { case start, leaveBy }
-    /// Where the reminder comes from.
-    public enum Source: String, Sendable { case offset, valarm }
+    /// Where the reminder comes from: an offset, a calendar alarm, or a snooze of an earlier reminder.
+    public enum Source: String, Sendable { case offset, valarm, snooze }
 
     public var secondsBefore: Int64
     public var anchor: Anchor
@@ -61,13 +63,34 @@ public struct ReminderDetail: Hashable, Sendable {
     public var late: Bool
     /// How late, in seconds (0 when on time).
     public var lateness: Int64
+    /// Which snooze of the occurrence brought it (1, 2, …); 0 for a reminder that was not snoozed.
+    public var snoozeCount: Int
 
-    package init(secondsBefore: Int64, anchor: Anchor, source: Source, late: Bool, lateness: Int64) {
+    package init(
+        secondsBefore: Int64, anchor: Anchor, source: Source, late: Bool, lateness: Int64, snoozeCount: Int = 0
+    ) {
         self.secondsBefore = secondsBefore
         self.anchor = anchor
         self.source = source
         self.late = late
         self.lateness = lateness
+        self.snoozeCount = snoozeCount
+    }
+}
+
+/// An answer to a reminder, as `reminderSnoozed`, `reminderDismissed` and `reminderAcknowledged` carry it.
+public struct AnswerDetail: Hashable, Sendable {
+    /// The event answered (a reminder's id, as hooks get it in `CE_ID`); `nil` when the occurrence was named.
+    public var answered: EventID?
+    /// A snooze's reminder instant.
+    public var until: Instant?
+    /// Which snooze of the occurrence this is (1, 2, …); 0 for a dismiss or an acknowledgement.
+    public var count: Int
+
+    package init(answered: EventID?, until: Instant?, count: Int) {
+        self.answered = answered
+        self.until = until
+        self.count = count
     }
 }
 
@@ -76,7 +99,7 @@ public struct LiveActivityDetail: Hashable, Sendable {
     /// Before the occurrence starts, or while it runs.
     public enum Phase: String, Sendable { case upcoming, inProgress }
     /// Why a live activity ended.
-    public enum EndReason: String, Sendable { case ended, cancelled, removed, rescheduled, expired }
+    public enum EndReason: String, Sendable { case ended, cancelled, removed, rescheduled, expired, dismissed }
 
     public var phase: Phase
     public var secondsToStart: Int64
@@ -114,6 +137,8 @@ public struct PlannedEvent: Hashable, Sendable {
     public var expiry: Instant
     public var reminder: ReminderDetail?
     public var liveActivity: LiveActivityDetail?
+    /// Set on the answer events only.
+    public var answer: AnswerDetail?
     /// A hash of the occurrence's reported fields (summary, location, end, status) when the event was planned;
     /// a live activity whose occurrence no longer matches is updated at once.
     public var fingerprint: UInt64
@@ -121,8 +146,9 @@ public struct PlannedEvent: Hashable, Sendable {
     package init(
         type: EventType, id: EventID, key: OccurrenceKey, occurrenceStart: Instant, occurrenceEnd: Instant,
         time: Instant, expiry: Instant, reminder: ReminderDetail?, liveActivity: LiveActivityDetail?,
-        fingerprint: UInt64
+        fingerprint: UInt64, answer: AnswerDetail? = nil
     ) {
+        self.answer = answer
         self.type = type
         self.id = id
         self.key = key

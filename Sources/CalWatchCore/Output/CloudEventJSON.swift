@@ -33,6 +33,15 @@ public enum CloudEventJSON {
             writer.field("source", reminder.source.rawValue)
             writer.field("late", reminder.late)
             writer.field("lateness", Int(reminder.lateness))
+            writer.field("snoozed", reminder.source == .snooze)
+            writer.field("snoozeCount", reminder.snoozeCount)
+            writer.endObject()
+        }
+        if let answer = event.answer {
+            writer.beginObject(field: "answer")
+            writer.field("answered", answer.answered?.description)
+            writer.field("until", answer.until)
+            writer.field("count", answer.count)
             writer.endObject()
         }
         if let activity = event.liveActivity {

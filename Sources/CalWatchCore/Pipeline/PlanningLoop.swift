@@ -129,6 +129,17 @@ public struct PlanningLoop {
         return step
     }
 
+    /// Applies an answer (`reminderSnoozed`, `…Dismissed`, `…Acknowledged`) and plans its occurrence again at
+    /// `now`: the answer and what it changes (a dismissed live activity's end) come with the next `step`. An
+    /// occurrence not admitted yet finds the answer in the state when it is.
+    public mutating func answer(
+        _ event: PlannedEvent, occurrence: Occurrence, facts: PlanningFacts, at now: Instant
+    ) {
+        state.apply(event)
+        step.append(Emitted(event: event, occurrence: occurrence, facts: facts))
+        if let index = slotOf[event.key] { plan(index, at: now) }
+    }
+
     /// Drops the ids of events that expired before `instant` (see `PlannerState.forget`).
     public mutating func forget(expiredBefore instant: Instant) {
         state.forget(expiredBefore: instant)

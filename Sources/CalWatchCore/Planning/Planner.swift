@@ -178,6 +178,7 @@ public enum Planner {
         case .liveActivityStart: 2
         case .liveActivityUpdate: 3
         case .reminderDue: 4
+        case .reminderSnoozed, .reminderDismissed, .reminderAcknowledged: 5
         }
     }
 
@@ -220,6 +221,12 @@ public enum Planner {
             guard eligible, !cancelled || configuration.includeCancelled,
                 !subject.facts.declined || configuration.includeDeclined
             else { return }
+            let answers = state.answers[key]
+            // Dismissed or acknowledged: nothing more, snoozes included.
+            guard answers?.silenced == nil else { return }
+            for (index, until) in (answers?.snoozes ?? []).enumerated() {
+                planSnooze(until, count: index + 1, state: state, into: &due, wake: wake)
+            }
             var latestDue: Subject.Reminder?
             var latestEmitted: Instant?
             for candidate in subject.reminders {
@@ -245,6 +252,25 @@ public enum Planner {
             due.append(event)
         }
 
+        /// Until when a reminder of this occurrence is of use: its end, or a flight's departure.
+        var reminderLimit: Instant { subject.facts.kind == .flight ? occurrence.start : occurrence.end }
+
+        /// A snoozed reminder: at its instant, once, while it is of use.
+        func planSnooze(
+            _ until: Instant, count: Int, state: PlannerState, into due: inout [PlannedEvent], wake: (Instant) -> Void
+        ) {
+            let id = EventID.make(subject.seed, .reminderDue, "snooze,until", Int64(count), until.secondsSinceEpoch)
+            guard !state.hasEmitted(id), until < reminderLimit else { return }
+            guard until <= now else { return wake(until) }
+            let lateness = now.secondsSinceEpoch - until.secondsSinceEpoch
+            var event = base(.reminderDue, id: id, time: until, expiry: reminderLimit)
+            event.reminder = ReminderDetail(
+                secondsBefore: anchor.secondsSinceEpoch - until.secondsSinceEpoch, anchor: subject.anchorKind,
+                source: .snooze, late: lateness > configuration.lateGrace,
+                lateness: lateness > configuration.lateGrace ? lateness : 0, snoozeCount: count)
+            due.append(event)
+        }
+
         // MARK: Live activities
 
         /// From anchor − lead to the end (at most `maxDuration` after the start); an update at every interval and
@@ -252,6 +278,11 @@ public enum Planner {
         func planLiveActivity(state: PlannerState, into due: inout [PlannedEvent], wake: (Instant) -> Void) {
             var running = state.active[key]
             var rescheduled = false
+            if state.answers[key]?.dismissed == true {
+                // Dismissed: a running activity ends now, and none starts again.
+                if let activity = running { due.append(endEvent(activity, reason: .dismissed, at: now)) }
+                return
+            }
             if let activity = running {
                 if cancelled {
                     due.append(endEvent(activity, reason: .cancelled, at: now))

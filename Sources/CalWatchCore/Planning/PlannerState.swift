@@ -21,6 +21,21 @@ public struct PlannerState: Sendable, Hashable {
     /// Live activities running now.
     public var active: [OccurrenceKey: ActiveActivity] = [:]
 
+    /// What the user answered about an occurrence's reminders.
+    public struct Answers: Sendable, Hashable {
+        /// When it was dismissed or acknowledged: no reminder comes after that.
+        public var silenced: Instant?
+        /// Dismissed (not only acknowledged): its live activity ends too.
+        public var dismissed = false
+        /// Snoozes, in order: each brings one reminder at its instant.
+        public var snoozes: [Instant] = []
+        /// Kept until a day after the occurrence ends.
+        public var occurrenceEnd: Instant
+    }
+
+    /// Answers by occurrence.
+    public var answers: [OccurrenceKey: Answers] = [:]
+
     /// An empty state: nothing emitted yet.
     public init() {}
 
@@ -44,11 +59,22 @@ public struct PlannerState: Sendable, Hashable {
             active[event.key] = nil
         case .reminderDue, .flightDetected:
             break
+        case .reminderSnoozed, .reminderDismissed, .reminderAcknowledged:
+            var answers = self.answers[event.key] ?? Answers(occurrenceEnd: event.occurrenceEnd)
+            switch event.type {
+            case .reminderSnoozed: if let until = event.answer?.until { answers.snoozes.append(until) }
+            case .reminderDismissed:
+                answers.silenced = answers.silenced ?? event.time
+                answers.dismissed = true
+            default: answers.silenced = answers.silenced ?? event.time
+            }
+            self.answers[event.key] = answers
         }
     }
 
     /// Drops the ids of events that expired before `instant`: planning at `instant` or later never needs them.
     public mutating func forget(expiredBefore instant: Instant) {
         emitted = emitted.filter { $0.value >= instant }
+        answers = answers.filter { $0.value.occurrenceEnd.adding(seconds: 86_400) >= instant }
     }
 }

@@ -27,8 +27,16 @@ public actor JournalStore {
     /// The layout of the tables; a journal of another layout is refused rather than misread, except the ones
     /// `migrations` turns into this one (layout 2 kept `recorded` in seconds; 3 keeps milliseconds and the hook
     /// retries waiting; 4 has event ids without the calendar, see `rehashReminders`).
-    static let schemaVersion: Int64 = 4
-    static let migrations: [Int64: String] = [2: "UPDATE events SET recorded = recorded * 1000;", 3: ""]
+    static let schemaVersion: Int64 = 5
+    /// What turns layout N into N + 1, applied in turn (5 adds the answers' columns, `addedColumns`, and their inbox).
+    static let migrations: [Int64: String] = [
+        2: "UPDATE events SET recorded = recorded * 1000;", 3: "",
+        4: "",
+    ]
+
+    /// Columns added to `events` since layout 4, added to a journal that lacks them (`CREATE TABLE IF NOT EXISTS`
+    /// leaves an existing table as it is).
+    static let addedColumns = [("answered", "TEXT"), ("answer_until", "INTEGER"), ("answer_count", "INTEGER")]
 
     /// One committed event as sinks receive it: the event, the occurrence it is about as the calendars have it
     /// now, and what classification found about it.
@@ -97,9 +105,10 @@ public actor JournalStore {
         try SQLiteConnection.createPrivately(path: path)
         connection = try SQLiteConnection(path: path)
         if let found = try connection.otherLayout(than: Self.schemaVersion) {
-            guard let migration = Self.migrations[found] else { throw IncompatibleLayout(found: found) }
-            try connection.execute(migration)
-            try Self.rehashReminders(connection)
+            guard found < Self.schemaVersion, (found..<Self.schemaVersion).allSatisfy({ Self.migrations[$0] != nil })
+            else { throw IncompatibleLayout(found: found) }
+            for layout in found..<Self.schemaVersion { try connection.execute(Self.migrations[layout]!) }
+            if found < 4 { try Self.rehashReminders(connection) }
         }
         try connection.execute(
             """
@@ -122,7 +131,10 @@ public actor JournalStore {
                 seconds_before INTEGER,
                 reminder_source TEXT,
                 lateness INTEGER,
-                end_reason TEXT
+                end_reason TEXT,
+                answered TEXT,                  -- an answer's: the event answered
+                answer_until INTEGER,           -- a snooze's reminder instant
+                answer_count INTEGER            -- an answer's snooze count; a snoozed reminder's too
             );
             -- An event is refused when one with its id and scheduled instant is journaled. Keyed by time first, the
             -- index grows at its end as time passes; an index on the id (a hash) alone cost a random page per event.
@@ -140,13 +152,30 @@ public actor JournalStore {
                 outcome TEXT NOT NULL,          -- exit 0, exit 3, killed by signal 9, timed out, not started: …
                 PRIMARY KEY (sink, seq, attempt)
             );
+            -- Answers given with `calwatch snooze`, `dismiss` and `ack`, waiting for the daemon (or given while it
+            -- was down). The same answer twice (a hook run again after a crash) is one row.
+            CREATE TABLE IF NOT EXISTS answers (
+                id INTEGER PRIMARY KEY,
+                kind TEXT NOT NULL,             -- snooze, dismiss, ack
+                target TEXT NOT NULL,           -- an event id, or a subject UID/START
+                seconds INTEGER,                -- a snooze's duration
+                given INTEGER NOT NULL,         -- milliseconds since 1970
+                outcome TEXT,                   -- NULL while waiting; then what the daemon did with it
+                UNIQUE (kind, target)
+            );
             """)
+        let columns = try connection.prepare("SELECT name FROM pragma_table_info('events')")
+        var present = Set<String>()
+        while try columns.step() { present.insert(columns.text(0) ?? "") }
+        for (name, type) in Self.addedColumns where !present.contains(name) {
+            try connection.execute("ALTER TABLE events ADD COLUMN \(name) \(type);")
+        }
         insert = try connection.prepare(
             """
             INSERT OR IGNORE INTO events (seq, id, type, calendar, uid, recurrence_id, occurrence_start,
                 occurrence_end, time, expiry, fingerprint, recorded, seconds_before, reminder_source, lateness,
-                end_reason)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)
+                end_reason, answered, answer_until, answer_count)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)
             """)
     }
 
@@ -228,6 +257,9 @@ public actor JournalStore {
                 row.append(event.reminder?.source.rawValue)
                 row.append(event.reminder.map { $0.late ? $0.lateness : -1 })
                 row.append(event.liveActivity?.endReason?.rawValue)
+                row.append(event.answer?.answered?.description)
+                row.append(event.answer?.until?.secondsSinceEpoch)
+                row.append(event.answer.map { Int64($0.count) } ?? event.reminder.map { Int64($0.snoozeCount) })
                 guard try insert.run(row) else { continue }  // already journaled: never twice
                 committed.append((next, event))
                 next += 1
@@ -249,7 +281,7 @@ public actor JournalStore {
 
     private static let columns = """
         seq, id, type, calendar, uid, recurrence_id, occurrence_start, occurrence_end, time, expiry, fingerprint,
-        recorded, seconds_before, reminder_source, lateness, end_reason
+        recorded, seconds_before, reminder_source, lateness, end_reason, answered, answer_until, answer_count
         """
 
     /// The event in the current row of a `SELECT` of `columns`; `nil` for a row this version cannot read.
@@ -272,13 +304,17 @@ public actor JournalStore {
             event.reminder = ReminderDetail(
                 secondsBefore: row.integer(12), anchor: .start,
                 source: row.text(13).flatMap(ReminderDetail.Source.init) ?? .offset, late: lateness >= 0,
-                lateness: max(0, lateness))
+                lateness: max(0, lateness), snoozeCount: Int(row.integer(18)))
         case .liveActivityStart, .liveActivityUpdate, .liveActivityEnd:
             event.liveActivity = LiveActivityDetail(
                 start: start, end: end, at: time,
                 endReason: row.text(15).flatMap(LiveActivityDetail.EndReason.init))
         case .flightDetected:
             break
+        case .reminderSnoozed, .reminderDismissed, .reminderAcknowledged:
+            event.answer = AnswerDetail(
+                answered: row.text(16).flatMap(EventID.init(hex:)),
+                until: row.isNull(17) ? nil : Instant(secondsSinceEpoch: row.integer(17)), count: Int(row.integer(18)))
         }
         return Journaled(
             sequence: row.integer(0), event: event, recorded: Timestamp(millisecondsSinceEpoch: row.integer(11)))
@@ -457,6 +493,72 @@ public actor JournalStore {
             if let journaled = Self.journaled(statement) { rows.append(journaled) }
         }
         return rows
+    }
+
+    /// An answer as `calwatch snooze`, `dismiss` or `ack` left it.
+    public struct Answer: Sendable, Hashable {
+        public enum Kind: String, Sendable { case snooze, dismiss, ack }
+        public var id: Int64
+        public var kind: Kind
+        /// An event id (32 hex digits, as hooks get it in `CE_ID`) or a subject `UID/START`.
+        public var target: String
+        /// A snooze's duration.
+        public var seconds: Int64?
+        public var given: Timestamp
+        /// What the daemon did with it; `nil` while it waits.
+        public var outcome: String?
+    }
+
+    /// Records an answer; returns it as kept, an earlier identical one included (the same answer twice is one).
+    public func recordAnswer(_ kind: Answer.Kind, target: String, seconds: Int64?, given: Timestamp) throws -> Answer {
+        let insert = try connection.prepare(
+            "INSERT OR IGNORE INTO answers (kind, target, seconds, given) VALUES (?1, ?2, ?3, ?4)")
+        try insert.bind([
+            .text(kind.rawValue), .text(target), seconds.map { .integer($0) } ?? .null,
+            .integer(given.millisecondsSinceEpoch),
+        ])
+        try insert.step()
+        return try answers(where: "kind = ?1 AND target = ?2", [.text(kind.rawValue), .text(target)])[0]
+    }
+
+    /// Answers the daemon has not handled yet, oldest first.
+    public func pendingAnswers() throws -> [Answer] {
+        try answers(where: "outcome IS NULL", [])
+    }
+
+    /// An answer by its row id.
+    public func answer(id: Int64) throws -> Answer? {
+        try answers(where: "id = ?1", [.integer(id)]).first
+    }
+
+    /// Records what became of an answer.
+    public func settleAnswer(_ id: Int64, outcome: String) throws {
+        let statement = try connection.prepare("UPDATE answers SET outcome = ?2 WHERE id = ?1")
+        try statement.bind([.integer(id), .text(outcome)])
+        try statement.step()
+    }
+
+    private func answers(where condition: String, _ values: [SQLiteValue]) throws -> [Answer] {
+        let statement = try connection.prepare(
+            "SELECT id, kind, target, seconds, given, outcome FROM answers WHERE \(condition) ORDER BY id")
+        try statement.bind(values)
+        var answers: [Answer] = []
+        while try statement.step() {
+            guard let kind = statement.text(1).flatMap(Answer.Kind.init) else { continue }
+            answers.append(
+                Answer(
+                    id: statement.integer(0), kind: kind, target: statement.text(2) ?? "",
+                    seconds: statement.isNull(3) ? nil : statement.integer(3),
+                    given: Timestamp(millisecondsSinceEpoch: statement.integer(4)), outcome: statement.text(5)))
+        }
+        return answers
+    }
+
+    /// The journaled event with this id, if the journal still holds it.
+    public func event(id: EventID) throws -> Journaled? {
+        let statement = try connection.prepare("SELECT \(Self.columns) FROM events WHERE id = ?1 LIMIT 1")
+        try statement.bind([.text(id.description)])
+        return try statement.step() ? Self.journaled(statement) : nil
     }
 
     /// Records that `sink` will try the event `sequence` again later.

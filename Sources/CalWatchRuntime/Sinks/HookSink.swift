@@ -79,9 +79,10 @@ public actor HookSink: EventSink {
         self.logger = logger
         permits = Permits(settings.concurrency)
         (retries, retryInput) = AsyncStream.makeStream(of: Retry.self)
-        // Variables the sink sets itself are dropped from the inherited ones, so an event never carries stale values.
+        // Variables the sink sets itself are dropped from the inherited ones, so an event never carries stale values;
+        // CALWATCH_STATE (the daemon's journal, for `calwatch snooze` in a hook) is the daemon's own.
         inherited = ProcessInfo.processInfo.environment
-            .filter { !$0.key.hasPrefix("CE_") && !$0.key.hasPrefix("CALWATCH_") }
+            .filter { !$0.key.hasPrefix("CE_") && (!$0.key.hasPrefix("CALWATCH_") || $0.key == "CALWATCH_STATE") }
             .map { $0.key + "=" + $0.value }
         signal(SIGPIPE, SIG_IGN)  // a hook that does not read its input must not kill calwatch
     }

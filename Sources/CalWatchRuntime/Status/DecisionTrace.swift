@@ -317,12 +317,20 @@ public struct DecisionTrace: Sendable {
         case .reminderDue:
             guard let reminder = event.reminder else { return "reminder" }
             let before = DurationText.text(reminder.secondsBefore) + " before"
-            return reminder.source == .valarm ? "calendar alarm \(before) the start" : before
+            switch reminder.source {
+            case .valarm: return "calendar alarm \(before) the start"
+            case .snooze: return "snoozed (\(reminder.snoozeCount)), \(before)"
+            case .offset: return before
+            }
         case .flightDetected: return "flight detected"
         case .liveActivityStart: return "live activity starts"
         case .liveActivityUpdate: return "live activity update"
         case .liveActivityEnd:
             return "live activity ends (\(event.liveActivity?.endReason?.rawValue ?? "ended"))"
+        case .reminderSnoozed:
+            return "snoozed until " + (event.answer?.until.map { "\($0)" } ?? "?")
+        case .reminderDismissed: return "dismissed"
+        case .reminderAcknowledged: return "acknowledged"
         }
     }
 

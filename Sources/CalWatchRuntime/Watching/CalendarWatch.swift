@@ -25,6 +25,8 @@ public final class CalendarWatch {
         public var removed = 0
         /// Files caught half-written: call `filesChanged` for them again after `CalendarFiles.settle`.
         public var unsettled: [String] = []
+        /// Answers taken, with what became of each.
+        public var answers: [(answer: JournalStore.Answer, outcome: String)] = []
     }
 
     /// How the daemon keeps its journal and window.
@@ -99,7 +101,67 @@ public final class CalendarWatch {
     public func start(at now: Instant) async throws -> Report {
         var report = Report()
         apply(files.rescan(), at: now, into: &report)
+        try await takeAnswers(at: now, into: &report)
         return try await commit(at: now, into: report)
+    }
+
+    /// The folder `calwatch snooze`, `dismiss` and `ack` rename a file into after recording an answer in the
+    /// journal: a watcher on it wakes the daemon, whose next `advance` takes the answer. A folder of its own, so
+    /// that nothing else written beside the journal (in /tmp, say) wakes the daemon.
+    public var answerBell: String { journal.path + ".answers" }
+
+    /// Each waiting answer becomes an event about its occurrence (one the journal's events name, or a subject),
+    /// or is settled with why not: an occurrence no longer held or already over, a snooze past its end.
+    private func takeAnswers(at now: Instant, into report: inout Report) async throws {
+        for answer in try await journal.pendingAnswers() {
+            let outcome: String
+            do {
+                outcome = try await take(answer, at: now)
+            } catch {
+                outcome = "not applied: \(error)"
+            }
+            try await journal.settleAnswer(answer.id, outcome: outcome)
+            report.answers.append((answer, outcome))
+        }
+    }
+
+    private func take(_ answer: JournalStore.Answer, at now: Instant) async throws -> String {
+        let answered = EventID(hex: answer.target)
+        let key: OccurrenceKey?
+        if let answered {
+            key = try await journal.event(id: answered)?.event.key
+        } else {
+            key = occurrences.key(forSubject: answer.target)
+        }
+        guard let key, let occurrence = occurrences.occurrence(for: key) else {
+            return "not applied: the calendars hold no occurrence for \(answer.target) now"
+        }
+        let facts = classifier.facts(for: occurrence)
+        guard now < occurrence.end else { return "not applied: \(occurrence.uid) is over" }
+        var event = PlannedEvent(
+            type: .reminderDismissed, id: EventID(high: 0, low: 0), key: key, occurrenceStart: occurrence.start,
+            occurrenceEnd: occurrence.end, time: now, expiry: occurrence.end, reminder: nil, liveActivity: nil,
+            fingerprint: 0)
+        switch answer.kind {
+        case .snooze:
+            let count = (loop.state.answers[key]?.snoozes.count ?? 0) + 1
+            let until = now.adding(seconds: answer.seconds ?? 300)
+            let limit = facts.kind == .flight ? occurrence.start : occurrence.end
+            guard until < limit else {
+                return "not snoozed: \(until) is after its " + (facts.kind == .flight ? "departure" : "end")
+                    + " (\(limit))"
+            }
+            event.type = .reminderSnoozed
+            event.answer = AnswerDetail(answered: answered, until: until, count: count)
+        case .dismiss:
+            event.answer = AnswerDetail(answered: answered, until: nil, count: 0)
+        case .ack:
+            event.type = .reminderAcknowledged
+            event.answer = AnswerDetail(answered: answered, until: nil, count: 0)
+        }
+        event.id = EventID.make(EventID.seed(key), event.type, "answer:" + answer.target)
+        loop.answer(event, occurrence: occurrence, facts: facts, at: now)
+        return "applied at \(now)"
     }
 
     /// Looks at what a watcher noticed (or everything, on a rescan) and plans the changes at `now`.
@@ -110,7 +172,8 @@ public final class CalendarWatch {
     }
 
     /// Plans everything due by `now`: the wake the caller slept until, or a later instant after a suspend or a
-    /// jump of the wall clock. Rolls the window forward and prunes when their time has come.
+    /// jump of the wall clock. Rolls the window forward and prunes when their time has come, and takes the answers
+    /// given since the last call.
     public func advance(to now: Instant) async throws -> Report {
         var report = Report()
         if now.secondsSinceEpoch - rolledAt.secondsSinceEpoch >= options.rollEvery || now < rolledAt {
@@ -121,6 +184,7 @@ public final class CalendarWatch {
             try await journal.prune(expiredBefore: now.adding(seconds: -options.retention), sinks: sinkNames)
             prunedAt = now
         }
+        try await takeAnswers(at: now, into: &report)
         return try await commit(at: now, into: report)
     }
 
@@ -244,6 +308,22 @@ final class WatchedOccurrences: Sendable {
             }
             var seen = Set<ObjectIdentifier>()
             return (old.map(\.source).filter { seen.insert(ObjectIdentifier($0)).inserted }, takenOver)
+        }
+    }
+
+    /// The occurrence held under `key`.
+    func occurrence(for key: OccurrenceKey) -> Occurrence? { held.withLock { $0.byKey[key] } }
+
+    /// The key of the occurrence a subject names (`UID/START`, START its RECURRENCE-ID or start in UTC).
+    func key(forSubject subject: String) -> OccurrenceKey? {
+        guard let slash = subject.lastIndex(of: "/") else { return nil }
+        let uid = subject[..<slash]
+        let instant = String(subject[subject.index(after: slash)...])
+        return held.withLock { held in
+            held.byKey.first { key, occurrence in
+                key.uid == uid
+                    && (key.recurrenceID?.description == instant || occurrence.start.description == instant)
+            }?.key
         }
     }
 

@@ -136,7 +136,11 @@ public final class WatchService<WaitClock: Clock>: Service where WaitClock.Durat
             // A graceful shutdown, or the task running the service cancelled.
             if reasons.contains(.shutdown) || Task.isCancelled { return }
             if reasons.contains(.files) {
-                let notices = watcher.take()
+                var notices = watcher.take()
+                // An answer rang: the `advance` below takes it.
+                let bell = watch.answerBell + "/"
+                notices.files = notices.files.filter { !$0.hasPrefix(bell) }
+                notices.written = notices.written.filter { !$0.hasPrefix(bell) }
                 let quiet = clock.now.advanced(by: options.debounce)
                 for path in notices.files {
                     if notices.written.contains(path) {
@@ -248,7 +252,9 @@ public final class WatchService<WaitClock: Clock>: Service where WaitClock.Durat
     private var now: Instant { wallClock().instant }
 
     private func follow(_ watch: CalendarWatch, with watcher: DirectoryWatcher) {
-        for failure in watcher.follow(watch.files.directories) {
+        try? FileManager.default.createDirectory(
+            atPath: watch.answerBell, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        for failure in watcher.follow(watch.files.directories + [watch.answerBell]) {
             logger.warning(
                 "cannot watch \(failure.path): \(failure.reason); changes there are seen by the rescan",
                 metadata: ["calendar.path": "\(failure.path)"])

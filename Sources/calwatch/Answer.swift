@@ -1,0 +1,143 @@
+import ArgumentParser
+import CalWatchCore
+import CalWatchRuntime
+import Foundation
+
+extension CalwatchCommand {
+    /// What `snooze`, `dismiss` and `ack` share: which journal, and how an answer reaches the daemon.
+    struct AnswerOptions: ParsableArguments {
+        @OptionGroup var settings: ConfigurationOptions
+
+        @Option(
+            help: ArgumentHelp(
+                "The daemon's journal (default: $CALWATCH_STATE, which hooks get, else the configuration's state).",
+                valueName: "file"))
+        var state: String?
+
+        /// The journal the daemon keeps: --state, the hook's `CALWATCH_STATE`, or the configuration's `state`.
+        func journalPath() throws -> String {
+            if let state { return absolute(state) }
+            if let fromHook = ProcessInfo.processInfo.environment["CALWATCH_STATE"], !fromHook.isEmpty {
+                return fromHook
+            }
+            return try settings.loadOrExit(calendars: nil, useDefaultFile: true).statePath
+        }
+
+        private func absolute(_ path: String) -> String {
+            path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+        }
+
+        /// Records the answer in the journal, rings the daemon, and says what became of it: the daemon's outcome
+        /// when it takes the answer within a second and a half, else that it is kept for the daemon.
+        func give(_ kind: JournalStore.Answer.Kind, target: String, seconds: Int64? = nil) async throws {
+            guard EventID(hex: target) != nil || target.contains("/") else {
+                throw ValidationError(
+                    "'\(target)' is neither an event id (32 hex digits, as hooks get it in CE_ID) nor a subject "
+                        + "UID/START (as in CE_SUBJECT).")
+            }
+            let path = try journalPath()
+            let journal: JournalStore
+            do {
+                journal = try CommandSupport.openJournal(path)
+            } catch {
+                StandardStreams.error("calwatch: \(error)\n")
+                throw ExitCode(74)
+            }
+            let answer = try await journal.recordAnswer(
+                kind, target: target, seconds: seconds, given: CommandSupport.timestamp)
+            if let outcome = answer.outcome {
+                StandardStreams.report("calwatch: given before: \(outcome)\n")
+                return
+            }
+            ring(folder: path + ".answers")
+            for _ in 0..<30 {
+                try await Task.sleep(for: .milliseconds(50))
+                if let outcome = try await journal.answer(id: answer.id)?.outcome {
+                    StandardStreams.report("calwatch: \(outcome)\n")
+                    return
+                }
+            }
+            StandardStreams.report("calwatch: recorded in \(path); calwatch watch applies it when it runs\n")
+        }
+
+        /// Renames a file into the folder a running daemon watches (it makes it when it starts; without one, the
+        /// answer waits in the journal for the next start).
+        private func ring(folder: String) {
+            let temporary = folder + "/.ring-\(getpid())"
+            guard FileManager.default.createFile(atPath: temporary, contents: Data()) else { return }
+            if rename(temporary, folder + "/rang") != 0 { unlink(temporary) }
+        }
+    }
+
+    /// `calwatch snooze`.
+    struct Snooze: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Snooze a reminder: it comes again after the duration (default 5m).",
+            discussion: """
+                EVENT is the reminder's id, as a hook gets it in CE_ID. The snoozed reminderDue is marked \
+                "snoozed": true with its count, and never comes after the occurrence's end (a flight's \
+                departure); a snooze that would is refused. The answer is a calwatch.reminderSnoozed event on the \
+                stream. The running daemon applies it within a second; with none running it is kept in the \
+                journal for its next start. The same answer given twice counts once, so a hook may call it again.
+
+                Examples:
+                  calwatch snooze "$CE_ID"            # in a hook: five minutes
+                  calwatch snooze 3f2a…e9 10m
+                """)
+
+        @Argument(help: "The reminder's event id (CE_ID).")
+        var event: String
+
+        @Argument(help: "How long: 30s, 5m, 1h.")
+        var duration: String = "5m"
+
+        @OptionGroup var options: AnswerOptions
+
+        func validate() throws {
+            guard let seconds = DurationText.seconds(duration), (1...86_400).contains(seconds) else {
+                throw ValidationError("'\(duration)' is not a duration from 1s to 1d; write it like 5m or 30s.")
+            }
+        }
+
+        func run() async throws {
+            try await options.give(.snooze, target: event, seconds: DurationText.seconds(duration))
+        }
+    }
+
+    /// `calwatch dismiss`.
+    struct Dismiss: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Dismiss an occurrence's reminders: no more come, and its live activity ends (dismissed).",
+            discussion: """
+                EVENT is an event id (CE_ID) of any of its events, or SUBJECT the occurrence's UID/START as in \
+                CE_SUBJECT. The answer is a calwatch.reminderDismissed event; applied within a second by the \
+                running daemon, or at its next start.
+                """)
+
+        @Argument(help: "An event id (CE_ID) or a subject UID/START (CE_SUBJECT).")
+        var event: String
+
+        @OptionGroup var options: AnswerOptions
+
+        func run() async throws { try await options.give(.dismiss, target: event) }
+    }
+
+    /// `calwatch ack`.
+    struct Ack: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "ack",
+            abstract: "Acknowledge an occurrence's reminders: no more come, and its live activity goes on.",
+            discussion: """
+                EVENT is an event id (CE_ID) of any of its events, or SUBJECT the occurrence's UID/START as in \
+                CE_SUBJECT. The answer is a calwatch.reminderAcknowledged event; applied within a second by the \
+                running daemon, or at its next start.
+                """)
+
+        @Argument(help: "An event id (CE_ID) or a subject UID/START (CE_SUBJECT).")
+        var event: String
+
+        @OptionGroup var options: AnswerOptions
+
+        func run() async throws { try await options.give(.ack, target: event) }
+    }
+}

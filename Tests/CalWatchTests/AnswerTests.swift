@@ -1,0 +1,212 @@
+import Foundation
+import Testing
+
+@testable import CalWatchCore
+@testable import CalWatchRuntime
+
+/// Answers to reminders (`calwatch snooze`, `dismiss`, `ack`) through the daemon's pipeline on a manual clock: each
+/// recorded in the journal as the command records it, then taken at the instant the test says.
+@Suite struct AnswerTests {
+    typealias Bench = WatchTests.Bench
+
+    /// A meeting 10:00–11:00 with the default reminders (30, 15, 5 min) and live activity (from 09:45).
+    static func meeting() throws -> Bench {
+        let bench = try Bench()
+        try bench.writeRenamed(
+            "work/m.ics", WatchTests.event(uid: "m", start: "20270301T100000Z", end: "20270301T110000Z"))
+        return bench
+    }
+
+    static func answer(
+        _ bench: Bench, _ kind: JournalStore.Answer.Kind, _ target: String, seconds: Int64? = nil, at: String
+    ) async throws -> JournalStore.Answer {
+        try await JournalStore(path: bench.journalPath).recordAnswer(
+            kind, target: target, seconds: seconds, given: Timestamp(utc(at)))
+    }
+
+    /// The id of the last reminder committed (as a hook gets it in CE_ID).
+    static func lastReminder(_ bench: Bench) async throws -> String {
+        let events = try await JournalStore(path: bench.journalPath).events(uid: "m")
+        return try #require(events.last { $0.event.type == .reminderDue }).event.id.description
+    }
+
+    @Test func snoozedTwiceThenDismissed() async throws {
+        let bench = try Self.meeting()
+        try await bench.start(at: "2027-03-01T09:00:00Z")
+        try await bench.advance(to: "2027-03-01T09:30:00Z")
+        _ = try await Self.answer(
+            bench, .snooze, try await Self.lastReminder(bench), seconds: 300, at: "2027-03-01T09:31:00Z")
+        try await bench.advance(to: "2027-03-01T09:31:00Z")
+        try await bench.advance(to: "2027-03-01T09:36:00Z")
+        _ = try await Self.answer(
+            bench, .snooze, try await Self.lastReminder(bench), seconds: 300, at: "2027-03-01T09:37:00Z")
+        try await bench.advance(to: "2027-03-01T09:37:00Z")
+        try await bench.advance(to: "2027-03-01T09:42:00Z")
+        _ = try await Self.answer(bench, .dismiss, "m/2027-03-01T10:00:00Z", at: "2027-03-01T09:43:00Z")
+        try await bench.advance(to: "2027-03-01T09:43:00Z")
+        for instant in ["09:45", "09:55", "10:00", "11:00"] { try await bench.advance(to: "2027-03-01T\(instant):00Z") }
+        #expect(
+            await bench.received() == [
+                "reminderDue 2027-03-01T09:30:00Z 30m",
+                "reminderSnoozed 2027-03-01T09:31:00Z",
+                "reminderDue 2027-03-01T09:36:00Z 24m snoozed 1",
+                "reminderSnoozed 2027-03-01T09:37:00Z",
+                "reminderDue 2027-03-01T09:42:00Z 18m snoozed 2",
+                "reminderDismissed 2027-03-01T09:43:00Z",
+            ])
+        let pending = try await JournalStore(path: bench.journalPath).pendingAnswers()
+        #expect(pending.isEmpty)
+        // As a consumer reads them: every line, the answers and the snoozed reminders, follows the schema.
+        let validator = EventSchemaTests.Validator(root: EventSchemaTests.schema)
+        for line in await bench.sink.lines {
+            let errors = validator.validate(try EventSchemaTests.JSON.parse(line), EventSchemaTests.schema)
+            #expect(errors.isEmpty, "\(errors) in \(line)")
+        }
+        let snoozed = await bench.sink.lines.filter { $0.contains("reminderSnoozed") }
+        #expect(snoozed.first?.contains(#""answer":{"answered":""#) == true)
+        #expect(snoozed.last?.contains(#""until":"2027-03-01T09:42:00Z","count":2}"#) == true)
+    }
+
+    @Test func aSnoozeMayCrossTheStartButNotTheEnd() async throws {
+        let bench = try Self.meeting()
+        try await bench.start(at: "2027-03-01T09:50:00Z")
+        try await bench.advance(to: "2027-03-01T09:55:00Z")
+        _ = try await Self.answer(
+            bench, .snooze, try await Self.lastReminder(bench), seconds: 600, at: "2027-03-01T09:56:00Z")
+        try await bench.advance(to: "2027-03-01T09:56:00Z")
+        try await bench.advance(to: "2027-03-01T10:06:00Z")
+        // Snoozed past the end: refused, and said so.
+        let late = try await Self.answer(
+            bench, .snooze, try await Self.lastReminder(bench), seconds: 3600, at: "2027-03-01T10:07:00Z")
+        try await bench.advance(to: "2027-03-01T10:07:00Z")
+        let outcome = try await JournalStore(path: bench.journalPath).answer(id: late.id)?.outcome
+        #expect(outcome?.hasPrefix("not snoozed: 2027-03-01T11:07:00Z is after its end") == true, "\(outcome ?? "")")
+        let received = await bench.received()
+        #expect(received.filter { $0.hasPrefix("reminderSnoozed") }.count == 1)
+        #expect(received.contains("reminderDue 2027-03-01T10:06:00Z -6m snoozed 1"))
+    }
+
+    @Test func anAcknowledgementStopsRemindersAndTheLiveActivityGoesOn() async throws {
+        let bench = try Self.meeting()
+        try await bench.start(at: "2027-03-01T09:40:00Z")
+        try await bench.advance(to: "2027-03-01T09:45:00Z")
+        _ = try await Self.answer(bench, .ack, try await Self.lastReminder(bench), at: "2027-03-01T09:46:00Z")
+        try await bench.advance(to: "2027-03-01T09:46:00Z")
+        for instant in ["09:55", "10:00", "10:01", "11:00"] { try await bench.advance(to: "2027-03-01T\(instant):00Z") }
+        let received = await bench.received()
+        #expect(received.contains("reminderAcknowledged 2027-03-01T09:46:00Z"))
+        #expect(!received.contains { $0.hasPrefix("reminderDue 2027-03-01T09:55") })
+        #expect(received.contains("liveActivityUpdate 2027-03-01T10:01:00Z"))
+        #expect(received.last == "liveActivityEnd 2027-03-01T11:00:00Z ended")
+    }
+
+    @Test func aDismissEndsTheRunningLiveActivity() async throws {
+        let bench = try Self.meeting()
+        try await bench.start(at: "2027-03-01T09:58:00Z")
+        _ = try await Self.answer(bench, .dismiss, "m/2027-03-01T10:00:00Z", at: "2027-03-01T10:05:00Z")
+        try await bench.advance(to: "2027-03-01T10:05:00Z")
+        try await bench.advance(to: "2027-03-01T10:30:00Z")
+        let received = await bench.received()
+        #expect(
+            received.suffix(2) == [
+                "liveActivityEnd 2027-03-01T10:05:00Z dismissed", "reminderDismissed 2027-03-01T10:05:00Z",
+            ])
+    }
+
+    @Test func anAnswerGivenWhileTheDaemonIsDownIsTakenAtItsStart() async throws {
+        let bench = try Self.meeting()
+        try await bench.start(at: "2027-03-01T09:29:00Z")
+        try await bench.advance(to: "2027-03-01T09:30:00Z")
+        let reminder = try await Self.lastReminder(bench)
+        _ = await bench.received()
+        // Down; a notification's Dismiss button clicked meanwhile.
+        _ = try await Self.answer(bench, .dismiss, reminder, at: "2027-03-01T09:35:00Z")
+        try await bench.start(at: "2027-03-01T09:40:00Z")
+        try await bench.advance(to: "2027-03-01T09:45:00Z")
+        try await bench.advance(to: "2027-03-01T09:55:00Z")
+        #expect(
+            await bench.received() == [
+                "reminderDue 2027-03-01T09:30:00Z 30m", "reminderDismissed 2027-03-01T09:40:00Z",
+            ])
+    }
+
+    @Test func theSameAnswerTwiceCountsOnce() async throws {
+        let bench = try Self.meeting()
+        try await bench.start(at: "2027-03-01T09:29:00Z")
+        try await bench.advance(to: "2027-03-01T09:30:00Z")
+        let reminder = try await Self.lastReminder(bench)
+        // A hook run twice after a crash: the second call finds the first.
+        let first = try await Self.answer(bench, .snooze, reminder, seconds: 300, at: "2027-03-01T09:31:00Z")
+        try await bench.advance(to: "2027-03-01T09:31:00Z")
+        let second = try await Self.answer(bench, .snooze, reminder, seconds: 300, at: "2027-03-01T09:32:00Z")
+        #expect(second.id == first.id && second.outcome != nil)
+        try await bench.advance(to: "2027-03-01T09:32:00Z")
+        try await bench.advance(to: "2027-03-01T09:36:00Z")
+        // And a restart replays nothing: the snooze is in the journal's state.
+        _ = await bench.received()
+        try await bench.start(at: "2027-03-01T09:37:00Z")
+        let received = await bench.received()
+        #expect(received.filter { $0.hasPrefix("reminderSnoozed") }.count == 1)
+        #expect(received.filter { $0.contains("snoozed 1") }.count == 1)
+    }
+
+    /// The real daemon: a hook calls `calwatch snooze "$CE_ID" 3s` on the first reminder, and the snoozed reminder
+    /// comes through the JSON Lines sink about 3 s later, once.
+    @Test func aHookSnoozesTheReminderItRunsFor() async throws {
+        let folder = NSTemporaryDirectory() + "calwatch-snooze-e2e-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: folder + "/cal/work", withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try """
+        calendars: [cal]
+        timezone: UTC
+        state: state/journal.db
+        reminders:
+          offsets: [20s]
+        sinks:
+          - type: jsonl
+            path: events.jsonl
+          - type: hook
+            run: [/bin/sh, -c, '"$0" snooze "$CE_ID" 3s >> answers.log 2>&1', \(CommandLineTests.executable.path)]
+            on: [reminderDue]
+            offsets: [20s]
+        """.write(toFile: folder + "/config.yml", atomically: true, encoding: .utf8)
+        let process = try WatchCommandTests.watch(in: folder)
+        defer { if process.isRunning { process.terminate() } }
+        func log() -> String { (try? String(contentsOfFile: folder + "/log.txt", encoding: .utf8)) ?? "" }
+        try await eventually("the daemon to watch") { log().contains("watching") }
+
+        // A meeting 30 s ahead: its reminder 20 s before, at +10 s.
+        let start = Int(Date().timeIntervalSince1970) + 30
+        try WatchTests.event(
+            uid: "e2e", start: NextCommandTests.stamp(start), end: NextCommandTests.stamp(start + 60),
+            summary: "Standup"
+        ).write(toFile: folder + "/cal/work/e2e.ics", atomically: true, encoding: .utf8)
+
+        // The lines of the sink's file as they arrive, with when.
+        var arrived: [(type: String, line: String, at: Date)] = []
+        try await eventually("the snoozed reminder") {
+            let lines = ((try? String(contentsOfFile: folder + "/events.jsonl", encoding: .utf8)) ?? "")
+                .split(separator: "\n").map(String.init)
+            for line in lines.dropFirst(arrived.count) {
+                let type = line.firstMatch(of: /"type":"calwatch\.(\w+)"/).map { String($0.1) } ?? "?"
+                arrived.append((type, line, Date()))
+            }
+            return arrived.contains { $0.line.contains(#""snoozed":true"#) }
+        }
+        // Another 5 s: nothing more of it (the snoozed reminder is 17 s before, which the hook leaves out).
+        try await Task.sleep(for: .seconds(5))
+        kill(process.processIdentifier, SIGTERM)
+        try await offCooperativePool { process.waitUntilExit() }
+        let lines = try String(contentsOfFile: folder + "/events.jsonl", encoding: .utf8).split(separator: "\n")
+        let reminders = lines.filter { $0.contains(#""type":"calwatch.reminderDue""#) }
+        #expect(reminders.count == 2, "\(lines)")
+        #expect(reminders.filter { $0.contains(#""snoozed":true,"snoozeCount":1"#) }.count == 1)
+        #expect(lines.filter { $0.contains(#""type":"calwatch.reminderSnoozed""#) }.count == 1)
+        let first = try #require(arrived.first { $0.type == "reminderDue" })
+        let snoozed = try #require(arrived.first { $0.line.contains(#""snoozed":true"#) })
+        let gap = snoozed.at.timeIntervalSince(first.at)
+        #expect(gap > 2.5 && gap < 6, "the snoozed reminder came \(gap) s after the first")
+        let answers = try String(contentsOfFile: folder + "/answers.log", encoding: .utf8)
+        #expect(answers.hasPrefix("calwatch: applied at"), "\(answers)")
+    }
+}
