@@ -209,4 +209,53 @@ import Testing
         let answers = try String(contentsOfFile: folder + "/answers.log", encoding: .utf8)
         #expect(answers.hasPrefix("calwatch: applied at"), "\(answers)")
     }
+
+    /// The notification sample: each button calls the command it names. The desktop is a stand-in here: a
+    /// `notify-send` that records its arguments and "clicks" the button the test names, and an `xdg-open` that
+    /// records the link.
+    @Test(arguments: ["snooze", "dismiss", "join"])
+    func theNotificationsButtonsAnswer(_ button: String) async throws {
+        let folder = NSTemporaryDirectory() + "calwatch-notify-\(UUID().uuidString)"
+        let bin = folder + "/bin"
+        try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try """
+        #!/bin/sh
+        printf '%s\\n' "$@" > "$(dirname "$0")/notify-send.args"
+        echo "\(button)"
+        """.write(toFile: bin + "/notify-send", atomically: true, encoding: .utf8)
+        try "#!/bin/sh\nprintf '%s' \"$1\" > \"$(dirname \"$0\")/opened\"\n".write(
+            toFile: bin + "/xdg-open", atomically: true, encoding: .utf8)
+        for tool in ["notify-send", "xdg-open"] { chmod(bin + "/" + tool, 0o755) }
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().path
+        let id = "0123456789abcdef0123456789abcdef"
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: root + "/samples/hooks/notify-actions.sh")
+        process.currentDirectoryURL = URL(fileURLWithPath: folder)
+        process.environment = [
+            "PATH": [bin, CommandLineTests.executable.deletingLastPathComponent().path, "/usr/bin", "/bin"]
+                .joined(separator: ":"),
+            "HOME": folder, "CALWATCH_STATE": folder + "/journal.db", "CE_ID": id,
+            "CALWATCH_SUMMARY": "Sync $(touch pwned)", "CALWATCH_MINUTES_BEFORE": "5",
+            "CALWATCH_JOIN_URL": "https://example.zoom.us/j/812",
+        ]
+        try process.run()
+        try await offCooperativePool { process.waitUntilExit() }
+        #expect(process.terminationStatus == 0)
+        let kind: JournalStore.Answer.Kind = button == "join" ? .ack : button == "snooze" ? .snooze : .dismiss
+        try await eventually("the answer in the journal") {
+            guard FileManager.default.fileExists(atPath: folder + "/journal.db") else { return false }
+            return try await JournalStore(path: folder + "/journal.db").pendingAnswers()
+                .contains { $0.kind == kind && $0.target == id && $0.seconds == (kind == .snooze ? 300 : nil) }
+        }
+        let arguments = try String(contentsOfFile: bin + "/notify-send.args", encoding: .utf8)
+        #expect(arguments.contains("--action=join=Join\n--\nSync $(touch pwned)\nin 5 min"))
+        #expect(!FileManager.default.fileExists(atPath: folder + "/pwned"))
+        if button == "join" {
+            try await eventually("the link opened") {
+                (try? String(contentsOfFile: bin + "/opened", encoding: .utf8)) == "https://example.zoom.us/j/812"
+            }
+        }
+    }
 }
