@@ -258,4 +258,48 @@ import Testing
             }
         }
     }
+
+    /// The calendar's own answers: Thunderbird's X-MOZ-LASTACK and X-MOZ-SNOOZE-TIME, RFC 9074's ACKNOWLEDGED.
+    @Test func answersWrittenIntoTheCalendarCount() async throws {
+        let bench = try Bench()
+        func item(_ uid: String, _ extra: [String], alarms: [[String]] = []) -> String {
+            var lines = [
+                "BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:-//Mozilla.org/NONSGML Mozilla Calendar V1.1//EN",
+                "BEGIN:VEVENT", "UID:\(uid)", "DTSTAMP:20270101T000000Z", "DTSTART:20270301T100000Z",
+                "DTEND:20270301T110000Z", "SUMMARY:\(uid)",
+            ]
+            lines += extra
+            for alarm in alarms { lines += ["BEGIN:VALARM", "ACTION:DISPLAY"] + alarm + ["END:VALARM"] }
+            return (lines + ["END:VEVENT", "END:VCALENDAR", ""]).joined(separator: "\r\n")
+        }
+        // Acknowledged at 09:35 on another device: the 30-minute reminder (09:30) is not repeated here.
+        try bench.writeRenamed("work/lastack.ics", item("lastack", ["X-MOZ-LASTACK:20270301T093500Z"]))
+        // Snoozed in Thunderbird at 09:47 until 09:52.
+        try bench.writeRenamed(
+            "work/snoozed.ics",
+            item("snoozed", ["X-MOZ-LASTACK:20270301T094700Z", "X-MOZ-SNOOZE-TIME:20270301T095200Z"]))
+        // Two alarms of its own, 20 and 10 minutes before; the first acknowledged (RFC 9074) at 09:41.
+        try bench.writeRenamed(
+            "work/alarms.ics",
+            item(
+                "alarms", [],
+                alarms: [
+                    ["TRIGGER:-PT20M", "ACKNOWLEDGED:20270301T094100Z"], ["TRIGGER:-PT10M"],
+                ]))
+        bench.configuration.planner.reminderOffsets = [1800, 900, 300]
+        try await bench.start(at: "2027-03-01T09:00:00Z")
+        for minute in stride(from: 5, through: 59, by: 1) {
+            try await bench.advance(to: String(format: "2027-03-01T09:%02d:00Z", minute))
+        }
+        _ = await bench.received()  // every event delivered
+        let reminders = await bench.sink.events.filter { $0.type == .reminderDue }
+            .map { "\($0.key.uid) \($0.time) \($0.reminder!.source.rawValue)" }.sorted()
+        #expect(
+            reminders == [
+                "alarms 2027-03-01T09:30:00Z offset", "alarms 2027-03-01T09:45:00Z offset",
+                "alarms 2027-03-01T09:50:00Z valarm", "alarms 2027-03-01T09:55:00Z offset",
+                "lastack 2027-03-01T09:45:00Z offset", "lastack 2027-03-01T09:55:00Z offset",
+                "snoozed 2027-03-01T09:52:00Z snooze", "snoozed 2027-03-01T09:55:00Z offset",
+            ])
+    }
 }

@@ -48,6 +48,19 @@ public struct CalendarComponent: Sendable {
     /// `URL`, `X-GOOGLE-CONFERENCE`, `X-MICROSOFT-SKYPETEAMSMEETINGURL`, `X-MICROSOFT-ONLINEMEETING*`, and
     /// the HTML description `X-ALT-DESC`.
     public var linkProperties: [NamedText] = []
+    /// The calendar's own answers, as Thunderbird writes them: `X-MOZ-LASTACK`, the instant up to which its
+    /// alarms were acknowledged (none at or before it comes again).
+    public var acknowledgedThrough: Instant?
+    /// `X-MOZ-SNOOZE-TIME` (every instance) and `X-MOZ-SNOOZE-TIME-<start in µs>` (one instance of a series): a
+    /// reminder snoozed until then.
+    public var calendarSnoozes: [CalendarSnooze] = []
+
+    /// A snooze written into the calendar.
+    public struct CalendarSnooze: Hashable, Sendable {
+        /// The instance it is for (its start), or `nil` for every one.
+        public var occurrenceStart: Instant?
+        public var until: Instant
+    }
 
     /// Creates an empty component of a kind; the reader fills it property by property.
     public init(kind: Kind, uid: String = "") {
@@ -99,6 +112,8 @@ public struct Alarm: Hashable, Sendable {
     /// `DURATION`: the gap between repeats.
     public var repeatInterval: ICalDuration?
     public var description: String?
+    /// RFC 9074 `ACKNOWLEDGED`: when another device acknowledged the alarm; a firing at or before it is not repeated.
+    public var acknowledged: Instant?
 
     /// Creates an alarm.
     public init(

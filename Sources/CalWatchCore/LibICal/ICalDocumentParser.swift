@@ -226,6 +226,16 @@ enum ICalDocumentParser {
                 let name = LibICal.string(icalproperty_get_x_name(property))?.uppercased() ?? ""
                 if Self.linkPropertyNames.contains(name) || name.hasPrefix("X-MICROSOFT-ONLINEMEETING") {
                     item.linkProperties.append(NamedText(name: name, value: textValue(property)))
+                } else if name == "X-MOZ-LASTACK" {
+                    item.acknowledgedThrough = utcInstant(textValue(property))
+                } else if name.hasPrefix("X-MOZ-SNOOZE-TIME"), let until = utcInstant(textValue(property)) {
+                    let suffix = name.dropFirst("X-MOZ-SNOOZE-TIME".count)
+                    if suffix.isEmpty {
+                        item.calendarSnoozes.append(.init(occurrenceStart: nil, until: until))
+                    } else if suffix.first == "-", let microseconds = Int64(suffix.dropFirst()) {
+                        item.calendarSnoozes.append(
+                            .init(occurrenceStart: Instant(secondsSinceEpoch: microseconds / 1_000_000), until: until))
+                    }
                 }
             default: break
             }
@@ -327,6 +337,7 @@ enum ICalDocumentParser {
         var repeatCount = 0
         var interval: ICalDuration?
         var description: String?
+        var acknowledged: Instant?
         forEachProperty(of: component) { property in
             switch icalproperty_isa(property) {
             case ICAL_ACTION_PROPERTY: action = rawValue(property).uppercased()
@@ -344,13 +355,24 @@ enum ICalDocumentParser {
             case ICAL_REPEAT_PROPERTY: repeatCount = max(0, Int(icalproperty_get_repeat(property)))
             case ICAL_DURATION_PROPERTY: interval = ICalDuration(icalText: Substring(rawValue(property)))
             case ICAL_DESCRIPTION_PROPERTY: description = LibICal.string(icalproperty_get_description(property))
+            case ICAL_ACKNOWLEDGED_PROPERTY: acknowledged = utcInstant(rawValue(property))
             default: break
             }
         }
         guard let trigger else { return nil }
-        return Alarm(
+        var alarm = Alarm(
             action: action, trigger: trigger, repeatCount: interval == nil ? 0 : min(repeatCount, 1000),
             repeatInterval: interval, description: description)
+        alarm.acknowledged = acknowledged
+        return alarm
+    }
+
+    /// A UTC date-time (`20270301T093000Z`), as ACKNOWLEDGED and Thunderbird's X-MOZ properties hold them.
+    private static func utcInstant(_ text: String?) -> Instant? {
+        guard let text, let value = DateValue(icalText: Substring(text), reference: .utc), !value.isDate else {
+            return nil
+        }
+        return Instant(secondsSinceEpoch: value.wallClock.secondsAsUTC)
     }
 
     // MARK: VTIMEZONE

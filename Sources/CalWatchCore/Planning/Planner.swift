@@ -131,8 +131,19 @@ public enum Planner {
             return (.start, occurrence.start)
         }
 
-        /// The configured offsets before the anchor, and the calendar's own alarms (relative to the start).
+        /// The configured offsets before the anchor, and the calendar's own alarms (relative to the start), less
+        /// those the calendar says were answered: at or before its `X-MOZ-LASTACK`, or a VALARM `ACKNOWLEDGED` since
+        /// its firing.
         private static func reminders(
+            _ occurrence: Occurrence, anchor: Instant, seed: EventID.Hasher, configuration: PlannerConfiguration
+        ) -> [Reminder] {
+            let acknowledged = occurrence.source.component.acknowledgedThrough
+            return allReminders(occurrence, anchor: anchor, seed: seed, configuration: configuration).filter {
+                reminder in acknowledged.map { reminder.time > $0 } ?? true
+            }
+        }
+
+        private static func allReminders(
             _ occurrence: Occurrence, anchor: Instant, seed: EventID.Hasher, configuration: PlannerConfiguration
         ) -> [Reminder] {
             var reminders = configuration.reminderOffsets.map { offset in
@@ -144,7 +155,9 @@ public enum Planner {
             guard configuration.calendarAlarms else { return reminders }
             let start = occurrence.start
             for trigger in AlarmExpander.triggers(of: occurrence)
-            where trigger.alarm.action == "DISPLAY" || trigger.alarm.action == "AUDIO" {
+            where (trigger.alarm.action == "DISPLAY" || trigger.alarm.action == "AUDIO")
+                && !(trigger.alarm.acknowledged.map { $0 >= trigger.trigger } ?? false)
+            {
                 // An alarm after the start stays useful for a quarter of an hour.
                 let expiry = trigger.trigger < start ? start : trigger.trigger.adding(seconds: 900)
                 reminders.append(
@@ -225,7 +238,15 @@ public enum Planner {
             // Dismissed or acknowledged: nothing more, snoozes included.
             guard answers?.silenced == nil else { return }
             for (index, until) in (answers?.snoozes ?? []).enumerated() {
-                planSnooze(until, count: index + 1, state: state, into: &due, wake: wake)
+                planSnooze(until, count: index + 1, tag: "snooze,until", state: state, into: &due, wake: wake)
+            }
+            // A snooze written into the calendar (Thunderbird's X-MOZ-SNOOZE-TIME) for this instance or every one.
+            let component = occurrence.source.component
+            for snooze in component.calendarSnoozes
+            where (snooze.occurrenceStart == nil || snooze.occurrenceStart == occurrence.start)
+                && (component.acknowledgedThrough.map { snooze.until > $0 } ?? true)
+            {
+                planSnooze(snooze.until, count: 1, tag: "calendar-snooze,until", state: state, into: &due, wake: wake)
             }
             var latestDue: Subject.Reminder?
             var latestEmitted: Instant?
@@ -257,9 +278,10 @@ public enum Planner {
 
         /// A snoozed reminder: at its instant, once, while it is of use.
         func planSnooze(
-            _ until: Instant, count: Int, state: PlannerState, into due: inout [PlannedEvent], wake: (Instant) -> Void
+            _ until: Instant, count: Int, tag: String, state: PlannerState, into due: inout [PlannedEvent],
+            wake: (Instant) -> Void
         ) {
-            let id = EventID.make(subject.seed, .reminderDue, "snooze,until", Int64(count), until.secondsSinceEpoch)
+            let id = EventID.make(subject.seed, .reminderDue, tag, Int64(count), until.secondsSinceEpoch)
             guard !state.hasEmitted(id), until < reminderLimit else { return }
             guard until <= now else { return wake(until) }
             let lateness = now.secondsSinceEpoch - until.secondsSinceEpoch
