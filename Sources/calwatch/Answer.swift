@@ -30,11 +30,7 @@ extension CalwatchCommand {
         /// Records the answer in the journal, rings the daemon, and says what became of it: the daemon's outcome
         /// when it takes the answer within a second and a half, else that it is kept for the daemon.
         func give(_ kind: JournalStore.Answer.Kind, target: String, seconds: Int64? = nil) async throws {
-            guard EventID(hex: target) != nil || target.contains("/") else {
-                throw ValidationError(
-                    "'\(target)' is neither an event id (32 hex digits, as hooks get it in CE_ID) nor a subject "
-                        + "UID/START (as in CE_SUBJECT).")
-            }
+            guard !target.isEmpty else { throw ValidationError("Name the reminder: an event id (CE_ID) or a subject.") }
             let path = try journalPath()
             let journal: JournalStore
             do {
@@ -110,11 +106,12 @@ extension CalwatchCommand {
             abstract: "Dismiss an occurrence's reminders: no more come, and its live activity ends (dismissed).",
             discussion: """
                 EVENT is an event id (CE_ID) of any of its events, or SUBJECT the occurrence's UID/START as in \
-                CE_SUBJECT. The answer is a calwatch.reminderDismissed event; applied within a second by the \
+                CE_SUBJECT, or a UID alone (its occurrence running now, else its next one). The answer is a \
+                calwatch.reminderDismissed event; applied within a second by the \
                 running daemon, or at its next start.
                 """)
 
-        @Argument(help: "An event id (CE_ID) or a subject UID/START (CE_SUBJECT).")
+        @Argument(help: "An event id (CE_ID), a subject UID/START (CE_SUBJECT), or a UID.")
         var event: String
 
         @OptionGroup var options: AnswerOptions
@@ -129,11 +126,12 @@ extension CalwatchCommand {
             abstract: "Acknowledge an occurrence's reminders: no more come, and its live activity goes on.",
             discussion: """
                 EVENT is an event id (CE_ID) of any of its events, or SUBJECT the occurrence's UID/START as in \
-                CE_SUBJECT. The answer is a calwatch.reminderAcknowledged event; applied within a second by the \
+                CE_SUBJECT, or a UID alone (its occurrence running now, else its next one). The answer is a \
+                calwatch.reminderAcknowledged event; applied within a second by the \
                 running daemon, or at its next start.
                 """)
 
-        @Argument(help: "An event id (CE_ID) or a subject UID/START (CE_SUBJECT).")
+        @Argument(help: "An event id (CE_ID), a subject UID/START (CE_SUBJECT), or a UID.")
         var event: String
 
         @OptionGroup var options: AnswerOptions

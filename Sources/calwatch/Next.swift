@@ -127,6 +127,7 @@ extension CalwatchCommand {
                 let scan = CalendarScan(paths: configuration.calendars, options: expansion).run()
                 CommandSupport.report(scan.problems)
                 if scan.nothingReadable { throw ExitCode(65) }
+                options.dismissed = try await Self.dismissed(in: configuration.statePath, at: now)
                 let classifier = Classifier(configuration)
                 let status = NextUp(
                     scan.occurrences, facts: classifier.facts(for:), options: options, now: now, zone: zone)
@@ -134,11 +135,12 @@ extension CalwatchCommand {
                 return
             }
 
+            let journal = try? Self.journal(configuration.statePath)
             let output = StandardStreams.Output()
             let follower = NextFollower(
                 setup: .init(
                     configuration: configuration, options: options, format: format.format, style: style, zone: zone,
-                    followsSystemZone: configuration.timeZone == nil),
+                    followsSystemZone: configuration.timeZone == nil, journal: journal ?? nil),
                 clock: ContinuousClock(), wallClock: { CommandSupport.timestamp },
                 systemZone: { TimeZoneDatabase.rules(named: TimeZoneDatabase.systemZoneName) },
                 problems: { CommandSupport.report($0) },
@@ -148,6 +150,16 @@ extension CalwatchCommand {
                 })
             // SIGTERM and SIGINT end it as they would any status-bar script: every line is written whole.
             try await follower.run()
+        }
+
+        /// The daemon's journal, when there is one (`next` never makes one).
+        static func journal(_ path: String) throws -> JournalStore? {
+            FileManager.default.fileExists(atPath: path) ? try JournalStore(path: path) : nil
+        }
+
+        /// What the daemon's journal says was dismissed (`calwatch dismiss`): not shown.
+        static func dismissed(in path: String, at now: Instant) async throws -> Set<OccurrenceKey> {
+            try await journal(path)?.dismissed(at: now) ?? []
         }
     }
 }

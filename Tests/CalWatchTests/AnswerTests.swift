@@ -90,7 +90,7 @@ import Testing
         let bench = try Self.meeting()
         try await bench.start(at: "2027-03-01T09:40:00Z")
         try await bench.advance(to: "2027-03-01T09:45:00Z")
-        _ = try await Self.answer(bench, .ack, try await Self.lastReminder(bench), at: "2027-03-01T09:46:00Z")
+        _ = try await Self.answer(bench, .ack, "m", at: "2027-03-01T09:46:00Z")  // a UID alone
         try await bench.advance(to: "2027-03-01T09:46:00Z")
         for instant in ["09:55", "10:00", "10:01", "11:00"] { try await bench.advance(to: "2027-03-01T\(instant):00Z") }
         let received = await bench.received()
@@ -111,6 +111,15 @@ import Testing
             received.suffix(2) == [
                 "liveActivityEnd 2027-03-01T10:05:00Z dismissed", "reminderDismissed 2027-03-01T10:05:00Z",
             ])
+        // `calwatch next` reads the same journal: the dismissed meeting is no longer shown as running.
+        let now = utc("2027-03-01T10:10:00Z")
+        let result = scan([bench.root], from: "2027-03-01", to: "2027-03-02", zone: "UTC")
+        var options = NextUp.Options()
+        #expect(
+            NextUp(result.occurrences, facts: { _ in .event }, options: options, now: now, zone: .utc).state == "live")
+        options.dismissed = try await JournalStore(path: bench.journalPath).dismissed(at: now)
+        #expect(
+            NextUp(result.occurrences, facts: { _ in .event }, options: options, now: now, zone: .utc).current == nil)
     }
 
     @Test func anAnswerGivenWhileTheDaemonIsDownIsTakenAtItsStart() async throws {

@@ -99,7 +99,7 @@ import Testing
         try await eventually("the line to clear") {
             follower.all.contains { $0.at >= removed && $0.line.contains(#""class":"none""#) }
         }
-        let cleared = try #require(follower.all.last { $0.line.contains(#""class":"none""#) })
+        let cleared = try #require(follower.all.first { $0.at >= removed && $0.line.contains(#""class":"none""#) })
         #expect(cleared.at - removed < .seconds(1))
         try await follower.stop()
     }

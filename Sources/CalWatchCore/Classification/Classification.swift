@@ -11,6 +11,8 @@ public struct Classification: Sendable, Hashable {
     public var meeting: MeetingFacts?
     /// The user's own PARTSTAT is DECLINED.
     public var declined: Bool
+    /// The user's own PARTSTAT (upper case), `nil` when the user is not among the attendees.
+    public var participation: String?
     /// Every rule that fired, in the order they were tried.
     public var evidence: [Evidence]
 

@@ -53,6 +53,7 @@ public final class Classifier: Sendable {
         var facts = PlanningFacts(
             kind: classification.kind, declined: classification.declined, flight: classification.flight,
             meeting: classification.meeting, confidence: classification.confidence)
+        facts.participation = classification.participation
         if let flight = classification.flight {
             facts.leaveBy = leaveBy(flight, departure: occurrence.start)
             // What makes the flight detected again when it changes (DESIGN §5).

@@ -33,6 +33,7 @@ struct ConfigurationReader {
                 root, at: nil,
                 known: [
                     "calendars", "timezone", "me", "horizon", "reminders", "liveActivity", "flights", "state", "sinks",
+                    "rules", "quietHours",
                 ])
         else { return }
         for (key, (keyNode, value)) in keys {
@@ -64,6 +65,8 @@ struct ConfigurationReader {
             case "state":
                 if let path = path(value, at: key) { configuration.statePath = path }
             case "sinks": configuration.sinks = readSinks(value)
+            case "rules": configuration.planner.rules = readRules(value)
+            case "quietHours": configuration.planner.quietHours = readQuietHours(value)
             default: note(keyNode, key, "is not a configuration key")
             }
         }
@@ -100,6 +103,146 @@ struct ConfigurationReader {
             default: break
             }
         }
+    }
+
+    /// `rules:`, a list of sections, first match wins. A rule after one without conditions, or one whose service is
+    /// not a known one, can never apply and is reported.
+    private mutating func readRules(_ node: Node) -> [ReminderRule] {
+        var rules: [ReminderRule] = []
+        var catchAll: Int?
+        for (item, path) in list(node, at: "rules", single: false) {
+            guard
+                let keys = mapping(
+                    item, at: path,
+                    known: [
+                        "calendars", "kinds", "services", "summary", "offsets", "allDay", "liveActivity", "attendance",
+                        "quietHours",
+                    ])
+            else { continue }
+            var rule = ReminderRule()
+            rule.line = item.mark?.line
+            for (key, (_, value)) in keys {
+                let at = path + "." + key
+                switch key {
+                case "calendars": rule.calendars = list(value, at: at).compactMap { string($0.node, at: $0.key) }
+                case "kinds":
+                    rule.kinds = Set(
+                        list(value, at: at).compactMap { choice($0.node, at: $0.key, of: PlanningFacts.Kind.self) })
+                case "services":
+                    let known = MeetingProvider.all.map(\.id)
+                    rule.services = Set(
+                        list(value, at: at).compactMap { entry -> String? in
+                            guard let name = string(entry.node, at: entry.key) else { return nil }
+                            if !known.contains(name) {
+                                note(
+                                    entry.node, entry.key,
+                                    "'\(name)' is not a meeting service calwatch knows, so this "
+                                        + "rule can never match; the services are " + known.joined(separator: ", "))
+                            }
+                            return name
+                        })
+                case "summary":
+                    guard let text = string(value, at: at) else { break }
+                    if let pattern = SummaryPattern(text) {
+                        rule.summary = pattern
+                    } else {
+                        note(value, at, "'\(text)' is not a regular expression (ICU syntax, as in (?i)standup|sync)")
+                    }
+                case "offsets":
+                    rule.offsets = list(value, at: at).compactMap {
+                        duration($0.node, at: $0.key, atMost: Limits.reminderOffset)
+                    }
+                case "allDay": rule.allDay = readClockTimeReminder(value, at: at)
+                case "liveActivity": rule.liveActivity = bool(value, at: at)
+                case "attendance":
+                    let answers = ["accepted", "tentative", "needs-action", "declined"]
+                    rule.attendance = Set(
+                        list(value, at: at).compactMap { entry -> String? in
+                            guard let name = string(entry.node, at: entry.key) else { return nil }
+                            guard answers.contains(name) else {
+                                note(
+                                    entry.node, entry.key, "'\(name)' is not one of " + answers.joined(separator: ", "))
+                                return nil
+                            }
+                            return name.uppercased()
+                        })
+                case "quietHours": rule.quietHours = bool(value, at: at)
+                default: break
+                }
+            }
+            if let catchAll {
+                note(
+                    item, path, "can never apply: rules[\(catchAll)] before it has no condition and matches everything")
+            } else if rule.matchesEverything {
+                catchAll = rules.count
+            }
+            rules.append(rule)
+        }
+        return rules
+    }
+
+    /// `{ at: 18:00, daysBefore: 1 }`.
+    private mutating func readClockTimeReminder(_ node: Node, at path: String) -> ClockTimeReminder? {
+        guard let keys = mapping(node, at: path, known: ["at", "daysBefore"]) else { return nil }
+        var reminder = ClockTimeReminder(hour: 9, minute: 0, daysBefore: 0)
+        for (key, (_, value)) in keys {
+            switch key {
+            case "at":
+                guard let minutes = clockTime(value, at: path + ".at") else { return nil }
+                reminder.hour = minutes / 60
+                reminder.minute = minutes % 60
+            case "daysBefore":
+                guard let days = integer(value, at: path + ".daysBefore") else { return nil }
+                guard (0...31).contains(days) else {
+                    note(value, path + ".daysBefore", "should be from 0 to 31")
+                    return nil
+                }
+                reminder.daysBefore = days
+            default: break
+            }
+        }
+        return reminder
+    }
+
+    /// `{ from: 22:00, to: 07:00, then: defer|drop }`.
+    private mutating func readQuietHours(_ node: Node) -> QuietHours? {
+        guard let keys = mapping(node, at: "quietHours", known: ["from", "to", "then"]) else { return nil }
+        var from: Int?
+        var to: Int?
+        var deferToEnd = true
+        for (key, (_, value)) in keys {
+            switch key {
+            case "from": from = clockTime(value, at: "quietHours.from")
+            case "to": to = clockTime(value, at: "quietHours.to")
+            case "then":
+                guard let text = string(value, at: "quietHours.then") else { break }
+                guard text == "defer" || text == "drop" else {
+                    note(value, "quietHours.then", "'\(text)' is not one of defer, drop")
+                    break
+                }
+                deferToEnd = text == "defer"
+            default: break
+            }
+        }
+        guard let from, let to else {
+            note(node, "quietHours", "needs both from: and to: (like from: 22:00, to: 07:00)")
+            return nil
+        }
+        if from == to { note(node, "quietHours", "from: and to: are the same time, so it is never quiet") }
+        return QuietHours(from: from, to: to, deferToEnd: deferToEnd)
+    }
+
+    /// `HH:MM` as minutes after midnight.
+    private mutating func clockTime(_ node: Node, at path: String) -> Int? {
+        guard let text = string(node, at: path) else { return nil }
+        let parts = text.split(separator: ":")
+        guard parts.count == 2, let hour = Int(parts[0]), let minute = Int(parts[1]), (0...23).contains(hour),
+            (0...59).contains(minute), parts[1].count == 2
+        else {
+            note(node, path, "'\(text)' is not a time of day; write it like 07:00 or 22:30")
+            return nil
+        }
+        return hour * 60 + minute
     }
 
     private mutating func readLiveActivity(_ node: Node, into planner: inout PlannerConfiguration) {

@@ -65,10 +65,14 @@ public struct ReminderDetail: Hashable, Sendable {
     public var lateness: Int64
     /// Which snooze of the occurrence brought it (1, 2, …); 0 for a reminder that was not snoozed.
     public var snoozeCount: Int
+    /// Held back by quiet hours from this instant to its `time`.
+    public var deferredFrom: Instant?
 
     package init(
-        secondsBefore: Int64, anchor: Anchor, source: Source, late: Bool, lateness: Int64, snoozeCount: Int = 0
+        secondsBefore: Int64, anchor: Anchor, source: Source, late: Bool, lateness: Int64, snoozeCount: Int = 0,
+        deferredFrom: Instant? = nil
     ) {
+        self.deferredFrom = deferredFrom
         self.secondsBefore = secondsBefore
         self.anchor = anchor
         self.source = source

@@ -35,6 +35,7 @@ public enum CloudEventJSON {
             writer.field("lateness", Int(reminder.lateness))
             writer.field("snoozed", reminder.source == .snooze)
             writer.field("snoozeCount", reminder.snoozeCount)
+            writer.field("deferred", reminder.deferredFrom != nil)
             writer.endObject()
         }
         if let answer = event.answer {

@@ -97,6 +97,8 @@ public enum Planner {
         let anchor: Instant
         let seed: EventID.Hasher
         let fingerprint: UInt64
+        /// The first of the configuration's rules that applies (its offsets, live activity, attendance, …).
+        public let rule: ReminderRule?
         let reminders: [Reminder]
 
         /// A reminder that may be due: when, how it is named, and until when it is useful.
@@ -106,6 +108,8 @@ public enum Planner {
             var source: ReminderDetail.Source
             var id: EventID
             var expiry: Instant
+            /// Held back by quiet hours from this instant to `time`.
+            var deferredFrom: Instant?
         }
 
         public init(_ occurrence: Occurrence, facts: PlanningFacts = .event, configuration: PlannerConfiguration) {
@@ -120,7 +124,10 @@ public enum Planner {
             hasher.feed(occurrence.end.secondsSinceEpoch)
             hasher.feed(occurrence.status.map { "\($0)" } ?? "")
             fingerprint = hasher.id.high
-            reminders = Self.reminders(occurrence, anchor: anchor, seed: seed, configuration: configuration)
+            rule = configuration.rules.first { $0.matches(occurrence, facts: facts) }
+            reminders = Self.reminders(
+                occurrence, anchor: anchor, anchorKind: anchorKind, rule: rule, seed: seed, configuration: configuration
+            )
         }
 
         /// A flight's leave-by when its kind is anchored there and it has one, else the start.
@@ -134,19 +141,48 @@ public enum Planner {
         /// The configured offsets before the anchor, and the calendar's own alarms (relative to the start), less
         /// those the calendar says were answered: at or before its `X-MOZ-LASTACK`, or a VALARM `ACKNOWLEDGED` since
         /// its firing.
+        /// Quiet hours then hold back each that falls inside them (a flight's time to leave excepted, unless a rule
+        /// says otherwise): to their end, or for good.
         private static func reminders(
-            _ occurrence: Occurrence, anchor: Instant, seed: EventID.Hasher, configuration: PlannerConfiguration
+            _ occurrence: Occurrence, anchor: Instant, anchorKind: ReminderDetail.Anchor, rule: ReminderRule?,
+            seed: EventID.Hasher, configuration: PlannerConfiguration
         ) -> [Reminder] {
             let acknowledged = occurrence.source.component.acknowledgedThrough
-            return allReminders(occurrence, anchor: anchor, seed: seed, configuration: configuration).filter {
-                reminder in acknowledged.map { reminder.time > $0 } ?? true
+            let reminders = allReminders(
+                occurrence, anchor: anchor, rule: rule, seed: seed, configuration: configuration
+            )
+            .filter { reminder in acknowledged.map { reminder.time > $0 } ?? true }
+            guard let quiet = configuration.quietHours else { return reminders }
+            return reminders.compactMap { reminder in
+                let applies = rule?.quietHours ?? !(anchorKind == .leaveBy && reminder.source == .offset)
+                guard applies, let end = quiet.end(containing: reminder.time, in: occurrence.displayZone) else {
+                    return reminder
+                }
+                guard quiet.deferToEnd, end < occurrence.end else { return nil }
+                var deferred = reminder
+                deferred.deferredFrom = reminder.time
+                deferred.time = end
+                deferred.expiry = max(reminder.expiry, end)
+                return deferred
             }
         }
 
         private static func allReminders(
-            _ occurrence: Occurrence, anchor: Instant, seed: EventID.Hasher, configuration: PlannerConfiguration
+            _ occurrence: Occurrence, anchor: Instant, rule: ReminderRule?, seed: EventID.Hasher,
+            configuration: PlannerConfiguration
         ) -> [Reminder] {
-            var reminders = configuration.reminderOffsets.map { offset in
+            if occurrence.allDay, let atTime = rule?.allDay {
+                // An all-day occurrence reminded at a clock time, days before its date.
+                let time = atTime.instant(before: occurrence.startLocal.date, in: occurrence.displayZone)
+                let before = occurrence.start.secondsSinceEpoch - time.secondsSinceEpoch
+                return [
+                    Reminder(
+                        time: time, secondsBefore: before, source: .offset,
+                        id: Planner.offsetReminderID(seed, offset: before, anchor: occurrence.start),
+                        expiry: max(time, occurrence.start))
+                ]
+            }
+            var reminders = (rule?.offsets ?? configuration.reminderOffsets).map { offset in
                 Reminder(
                     time: anchor.adding(seconds: -offset), secondsBefore: offset, source: .offset,
                     id: Planner.offsetReminderID(seed, offset: offset, anchor: anchor),
@@ -231,9 +267,13 @@ public enum Planner {
         /// Every reminder whose time has come and whose anchor has not passed; of several missed ones only the
         /// latest is delivered (marked late), and none once a later one has been delivered.
         func planReminders(state: PlannerState, into due: inout [PlannedEvent], wake: (Instant) -> Void) {
-            guard eligible, !cancelled || configuration.includeCancelled,
-                !subject.facts.declined || configuration.includeDeclined
-            else { return }
+            guard eligible || subject.rule?.allDay != nil, !cancelled || configuration.includeCancelled else { return }
+            if let attendance = subject.rule?.attendance {
+                // The rule says which of your answers get reminders; one you have not answered always does.
+                if let answer = subject.facts.participation, !attendance.contains(answer) { return }
+            } else if subject.facts.declined && !configuration.includeDeclined {
+                return
+            }
             let answers = state.answers[key]
             // Dismissed or acknowledged: nothing more, snoozes included.
             guard answers?.silenced == nil else { return }
@@ -260,7 +300,12 @@ public enum Planner {
                     continue
                 }
                 guard now <= candidate.expiry else { continue }  // its anchor passed: dropped
-                if latestDue == nil || candidate.time > latestDue!.time { latestDue = candidate }
+                // The latest; of several at one instant (held back to the end of quiet hours), the nearest the anchor.
+                if latestDue == nil || candidate.time > latestDue!.time
+                    || (candidate.time == latestDue!.time && candidate.secondsBefore < latestDue!.secondsBefore)
+                {
+                    latestDue = candidate
+                }
             }
             guard let candidate = latestDue else { return }
             if let latestEmitted, latestEmitted >= candidate.time { return }
@@ -269,7 +314,8 @@ public enum Planner {
             event.reminder = ReminderDetail(
                 secondsBefore: candidate.secondsBefore,
                 anchor: candidate.source == .offset ? subject.anchorKind : .start, source: candidate.source,
-                late: lateness > configuration.lateGrace, lateness: lateness > configuration.lateGrace ? lateness : 0)
+                late: lateness > configuration.lateGrace, lateness: lateness > configuration.lateGrace ? lateness : 0,
+                deferredFrom: candidate.deferredFrom)
             due.append(event)
         }
 
@@ -316,7 +362,7 @@ public enum Planner {
                     rescheduled = true
                 }
             }
-            guard eligible, !cancelled else { return }
+            guard eligible, !cancelled, subject.rule?.liveActivity != false else { return }
             let activityStart = running?.activityStart ?? anchor.adding(seconds: -configuration.liveActivityLead)
             let capped = activityStart.adding(seconds: configuration.liveActivityMaxDuration)
             let activityEnd = min(occurrence.end, capped)

@@ -24,12 +24,21 @@ public struct PlannerConfiguration: Sendable, Hashable {
     public var liveActivityUpdateInterval: Int64 = 60
     /// A live activity ends at the latest this long after it started (`expired`).
     public var liveActivityMaxDuration: Int64 = 8 * 3600
+    /// Reminder rules, first match wins (config.yml `rules:`).
+    public var rules: [ReminderRule] = []
+    /// When reminders are held back (config.yml `quietHours:`).
+    public var quietHours: QuietHours?
 
     /// The defaults.
     public init() {}
 
     /// The earliest an event can come before its occurrence starts: how far ahead the planner must see.
     public var lookAhead: Int64 {
-        max(liveActivityLead, reminderOffsets.max() ?? 0)
+        max(liveActivityLead, (reminderOffsets + rules.flatMap { $0.offsets ?? [] }).max() ?? 0, allDayLead)
+    }
+
+    /// How far before an all-day occurrence's midnight a rule's clock-time reminder can come.
+    var allDayLead: Int64 {
+        rules.compactMap(\.allDay).map { Int64($0.daysBefore) * 86_400 + 86_400 }.max() ?? 0
     }
 }

@@ -13,6 +13,8 @@ public struct PlanningFacts: Sendable, Hashable {
     public var flightIdentity: String?
     /// The user's own PARTSTAT is DECLINED.
     public var declined: Bool
+    /// The user's own PARTSTAT (upper case), `nil` when the user is not among the attendees.
+    public var participation: String?
     /// A flight's facts (code, route, terminal, …); its departure and arrival are the occurrence's start and end.
     public var flight: FlightFacts? {
         get { details?.flight }

@@ -2,7 +2,7 @@
 /// one within a horizon, with its countdown, and the rest of today.
 ///
 /// A pure function of (occurrences, facts, options, now, zone), so every answer can be tested on a manual clock.
-/// Declined and cancelled occurrences and all-day ones are never "next": a status bar is for what needs you at a
+/// Declined, cancelled and dismissed occurrences and all-day ones are never "next": a status bar is for what needs you at a
 /// time of day.
 public struct NextUp: Sendable {
     /// Where the chosen occurrence stands.
@@ -35,6 +35,8 @@ public struct NextUp: Sendable {
         public var horizon: Int64 = 86_400
         /// How close its countdown must be for the phase `soon`: the live activity's lead by default.
         public var soon: Int64 = 900
+        /// Occurrences dismissed with `calwatch dismiss`: never shown.
+        public var dismissed: Set<OccurrenceKey> = []
 
         public init(kinds: Set<PlanningFacts.Kind>? = nil, calendars: [String]? = nil) {
             self.kinds = kinds
@@ -42,6 +44,7 @@ public struct NextUp: Sendable {
         }
 
         func admits(_ occurrence: Occurrence, _ facts: PlanningFacts) -> Bool {
+            if !dismissed.isEmpty && dismissed.contains(OccurrenceKey(occurrence)) { return false }
             if let kinds, !kinds.contains(facts.kind) { return false }
             if let calendars, !calendars.contains(where: { $0.lowercased() == occurrence.calendar.lowercased() }) {
                 return false

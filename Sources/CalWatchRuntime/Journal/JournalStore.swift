@@ -36,7 +36,9 @@ public actor JournalStore {
 
     /// Columns added to `events` since layout 4, added to a journal that lacks them (`CREATE TABLE IF NOT EXISTS`
     /// leaves an existing table as it is).
-    static let addedColumns = [("answered", "TEXT"), ("answer_until", "INTEGER"), ("answer_count", "INTEGER")]
+    static let addedColumns = [
+        ("answered", "TEXT"), ("answer_until", "INTEGER"), ("answer_count", "INTEGER"), ("deferred_from", "INTEGER"),
+    ]
 
     /// One committed event as sinks receive it: the event, the occurrence it is about as the calendars have it
     /// now, and what classification found about it.
@@ -134,7 +136,8 @@ public actor JournalStore {
                 end_reason TEXT,
                 answered TEXT,                  -- an answer's: the event answered
                 answer_until INTEGER,           -- a snooze's reminder instant
-                answer_count INTEGER            -- an answer's snooze count; a snoozed reminder's too
+                answer_count INTEGER,           -- an answer's snooze count; a snoozed reminder's too
+                deferred_from INTEGER           -- a reminder held back by quiet hours: its own time
             );
             -- An event is refused when one with its id and scheduled instant is journaled. Keyed by time first, the
             -- index grows at its end as time passes; an index on the id (a hash) alone cost a random page per event.
@@ -174,8 +177,8 @@ public actor JournalStore {
             """
             INSERT OR IGNORE INTO events (seq, id, type, calendar, uid, recurrence_id, occurrence_start,
                 occurrence_end, time, expiry, fingerprint, recorded, seconds_before, reminder_source, lateness,
-                end_reason, answered, answer_until, answer_count)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)
+                end_reason, answered, answer_until, answer_count, deferred_from)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)
             """)
     }
 
@@ -260,6 +263,7 @@ public actor JournalStore {
                 row.append(event.answer?.answered?.description)
                 row.append(event.answer?.until?.secondsSinceEpoch)
                 row.append(event.answer.map { Int64($0.count) } ?? event.reminder.map { Int64($0.snoozeCount) })
+                row.append(event.reminder?.deferredFrom?.secondsSinceEpoch)
                 guard try insert.run(row) else { continue }  // already journaled: never twice
                 committed.append((next, event))
                 next += 1
@@ -281,7 +285,8 @@ public actor JournalStore {
 
     private static let columns = """
         seq, id, type, calendar, uid, recurrence_id, occurrence_start, occurrence_end, time, expiry, fingerprint,
-        recorded, seconds_before, reminder_source, lateness, end_reason, answered, answer_until, answer_count
+        recorded, seconds_before, reminder_source, lateness, end_reason, answered, answer_until, answer_count,
+        deferred_from
         """
 
     /// The event in the current row of a `SELECT` of `columns`; `nil` for a row this version cannot read.
@@ -304,7 +309,8 @@ public actor JournalStore {
             event.reminder = ReminderDetail(
                 secondsBefore: row.integer(12), anchor: .start,
                 source: row.text(13).flatMap(ReminderDetail.Source.init) ?? .offset, late: lateness >= 0,
-                lateness: max(0, lateness), snoozeCount: Int(row.integer(18)))
+                lateness: max(0, lateness), snoozeCount: Int(row.integer(18)),
+                deferredFrom: row.isNull(19) ? nil : Instant(secondsSinceEpoch: row.integer(19)))
         case .liveActivityStart, .liveActivityUpdate, .liveActivityEnd:
             event.liveActivity = LiveActivityDetail(
                 start: start, end: end, at: time,
@@ -552,6 +558,22 @@ public actor JournalStore {
                     given: Timestamp(millisecondsSinceEpoch: statement.integer(4)), outcome: statement.text(5)))
         }
         return answers
+    }
+
+    /// The occurrences dismissed (`calwatch dismiss`) whose answer has not expired by `instant`: what
+    /// `calwatch next` leaves out.
+    public func dismissed(at instant: Instant) throws -> Set<OccurrenceKey> {
+        let statement = try connection.prepare(
+            "SELECT calendar, uid, recurrence_id FROM events WHERE type = 'reminderDismissed' AND expiry >= ?1")
+        try statement.bind([.integer(instant.secondsSinceEpoch)])
+        var keys = Set<OccurrenceKey>()
+        while try statement.step() {
+            keys.insert(
+                OccurrenceKey(
+                    calendar: statement.text(0) ?? "", uid: statement.text(1) ?? "",
+                    recurrenceID: statement.text(2).flatMap(DateValueText.init(text:))))
+        }
+        return keys
     }
 
     /// The journaled event with this id, if the journal still holds it.

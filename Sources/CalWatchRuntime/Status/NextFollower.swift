@@ -19,11 +19,14 @@ public final class NextFollower<WaitClock: Clock> where WaitClock.Duration == Du
         public var zone: ZoneRules
         /// Whether the system zone is followed (no zone configured): `/etc/localtime` is watched too.
         public var followsSystemZone: Bool
+        /// The daemon's journal, for what was dismissed (`calwatch dismiss`); its answer folder is watched.
+        public var journal: JournalStore?
 
         public init(
             configuration: Configuration, options: NextUp.Options, format: NextUpFormat, style: NextUpFormat.Style,
-            zone: ZoneRules, followsSystemZone: Bool
+            zone: ZoneRules, followsSystemZone: Bool, journal: JournalStore? = nil
         ) {
+            self.journal = journal
             self.configuration = configuration
             self.options = options
             self.format = format
@@ -46,6 +49,7 @@ public final class NextFollower<WaitClock: Clock> where WaitClock.Duration == Du
     var debounce: Duration = .milliseconds(100)
 
     private var zone: ZoneRules
+    private var options: NextUp.Options
     private let files: CalendarFiles
     private var classifier: Classifier
     private var byOrigin: [PlanningLoop.Origin: [Occurrence]] = [:]
@@ -69,6 +73,7 @@ public final class NextFollower<WaitClock: Clock> where WaitClock.Duration == Du
         self.problems = problems
         self.output = output
         zone = setup.zone
+        options = setup.options
         files = CalendarFiles(roots: setup.configuration.calendars)
         classifier = Classifier(setup.configuration)
         expansion = ExpansionOptions(
@@ -84,6 +89,7 @@ public final class NextFollower<WaitClock: Clock> where WaitClock.Duration == Du
         problems(files.rescan().problems)
         watch(with: watcher)
         reexpand(at: now)
+        try await readDismissed()
         var last: String?
         var readAt: WaitClock.Instant?
         var pending = DirectoryWatcher.Notices()
@@ -94,8 +100,7 @@ public final class NextFollower<WaitClock: Clock> where WaitClock.Duration == Du
             let instant = now
             if instant.secondsSinceEpoch - expandedAt.secondsSinceEpoch >= 6 * 3600 { reexpand(at: instant) }
             let all = occurrences
-            let status = NextUp(
-                all, facts: classifier.facts(for:), options: setup.options, now: instant, zone: zone)
+            let status = NextUp(all, facts: classifier.facts(for:), options: options, now: instant, zone: zone)
             let line = setup.format.render(status, style: setup.style)
             let minute = wallClock().millisecondsSinceEpoch >= nextMinute.millisecondsSinceEpoch
             if first || minute || line != last {
@@ -103,14 +108,16 @@ public final class NextFollower<WaitClock: Clock> where WaitClock.Duration == Du
                 last = line
                 first = false
             }
-            if minute { nextMinute = Self.minuteAfter(wallClock()) }
+            if minute {
+                nextMinute = Self.minuteAfter(wallClock())
+                try await readDismissed()
+            }
 
             // Sleep until the next minute, the next change of the status, or a written file turning quiet.
             let start = clock.now
             var deadline = start.advanced(
                 by: .milliseconds(max(0, nextMinute.millisecondsSinceEpoch - wallClock().millisecondsSinceEpoch)))
-            if let change = NextUp.nextChange(all, facts: classifier.facts(for:), options: setup.options, now: instant)
-            {
+            if let change = NextUp.nextChange(all, facts: classifier.facts(for:), options: options, now: instant) {
                 let milliseconds = Timestamp(change).millisecondsSinceEpoch - wallClock().millisecondsSinceEpoch
                 deadline = min(deadline, start.advanced(by: .milliseconds(max(0, milliseconds))))
             }
@@ -129,6 +136,13 @@ public final class NextFollower<WaitClock: Clock> where WaitClock.Duration == Du
             }
             if let due = readAt, due <= clock.now {
                 readAt = nil
+                // An answer rang the daemon: it takes it within a moment, and the journal says so.
+                if let bell = setup.journal.map({ $0.path + ".answers/" }),
+                    pending.files.contains(where: { $0.hasPrefix(bell) })
+                {
+                    try await Task.sleep(for: .milliseconds(300))
+                    try await readDismissed()
+                }
                 read(pending, watcher: watcher)
                 pending = DirectoryWatcher.Notices()
             }
@@ -183,9 +197,19 @@ public final class NextFollower<WaitClock: Clock> where WaitClock.Duration == Du
         expandedOnce = true
     }
 
-    /// Follows the calendar folders, and `/etc` for a change of `/etc/localtime` when following the system zone.
+    /// The occurrences the daemon's journal says were dismissed.
+    private func readDismissed() async throws {
+        guard let journal = setup.journal else { return }
+        options.dismissed = try await journal.dismissed(at: now)
+    }
+
+    /// Follows the calendar folders, the daemon's answer folder (when it has made one), and `/etc` for a change
+    /// of `/etc/localtime` when following the system zone.
     private func watch(with watcher: DirectoryWatcher) {
         var folders = files.directories
+        if let bell = setup.journal.map({ $0.path + ".answers" }), FileManager.default.fileExists(atPath: bell) {
+            folders.append(bell)
+        }
         if setup.followsSystemZone { folders.append("/etc") }
         watcher.follow(folders)
     }

@@ -131,7 +131,7 @@ public final class CalendarWatch {
         if let answered {
             key = try await journal.event(id: answered)?.event.key
         } else {
-            key = occurrences.key(forSubject: answer.target)
+            key = occurrences.key(forSubject: answer.target) ?? occurrences.key(forUID: answer.target, at: now)
         }
         guard let key, let occurrence = occurrences.occurrence(for: key) else {
             return "not applied: the calendars hold no occurrence for \(answer.target) now"
@@ -324,6 +324,14 @@ final class WatchedOccurrences: Sendable {
                 key.uid == uid
                     && (key.recurrenceID?.description == instant || occurrence.start.description == instant)
             }?.key
+        }
+    }
+
+    /// The key of a UID's occurrence running at `now`, else its next one.
+    func key(forUID uid: String, at now: Instant) -> OccurrenceKey? {
+        held.withLock { held in
+            let mine = held.byKey.filter { $0.key.uid == uid && $0.value.end > now }
+            return (mine.first { $0.value.start <= now } ?? mine.min { $0.value.start < $1.value.start })?.key
         }
     }
 

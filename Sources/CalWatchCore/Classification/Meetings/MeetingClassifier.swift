@@ -19,7 +19,9 @@ public struct MeetingClassifier: ItemClassifier {
 
     public func classify(_ input: ClassifierInput, into classification: inout Classification) {
         let component = input.component
-        if let mine = component.attendees.first(where: { me.contains($0.address) }), mine.participation == "DECLINED" {
+        let mine = component.attendees.first { me.contains($0.address) }
+        classification.participation = mine.map { $0.participation ?? "NEEDS-ACTION" }
+        if let mine, mine.participation == "DECLINED" {
             classification.declined = true
             classification.evidence.append(Evidence(.fact, "you declined", in: "ATTENDEE", text: mine.address))
         }
@@ -31,7 +33,8 @@ public struct MeetingClassifier: ItemClassifier {
                     var found = MeetingFacts(service: service, joinURL: link.text)
                     found.meetingID = Self.meetingID(in: link, service: service)
                     if service == "teams", let passcode = link.parameter("p") { found.passcode = passcode }
-                    classification.evidence.append(Evidence(.meeting, "\(service) join link", in: property, text: link.text))
+                    classification.evidence.append(
+                        Evidence(.meeting, "\(service) join link", in: property, text: link.text))
                     meeting = found
                     break search
                 }
@@ -43,7 +46,9 @@ public struct MeetingClassifier: ItemClassifier {
         if meeting == nil && hasOthers {
             meeting = MeetingFacts()
             classification.evidence.append(
-                Evidence(.meeting, "attendees besides you", in: "ATTENDEE", text: others.sorted().prefix(3).joined(separator: ", ")))
+                Evidence(
+                    .meeting, "attendees besides you", in: "ATTENDEE",
+                    text: others.sorted().prefix(3).joined(separator: ", ")))
         }
         guard var meeting else { return }
         Self.readDetails(input, into: &meeting)
@@ -65,7 +70,9 @@ public struct MeetingClassifier: ItemClassifier {
                     || (property == "X-MICROSOFT-ONLINEMEETINGCONFLINK" && name.hasPrefix("X-MICROSOFT-ONLINEMEETING")
                         && !Self.linkOrder.contains(name))
             }
-            return input.component.linkProperties.filter { matches($0.name) }.map { ($0.value, property == "X-ALT-DESC") }
+            return input.component.linkProperties.filter { matches($0.name) }.map {
+                ($0.value, property == "X-ALT-DESC")
+            }
         }
     }
 
@@ -74,7 +81,8 @@ public struct MeetingClassifier: ItemClassifier {
         if MeetingProvider.helpHostPrefixes.contains(where: { link.host.hasPrefix($0) }) { return nil }
         let path = link.path.lowercased()
         // FaceTime keeps the meeting in the fragment (`/join#v=1&p=…`).
-        let pathAndQuery = path + (link.query.isEmpty ? "" : "?" + link.query.lowercased())
+        let pathAndQuery =
+            path + (link.query.isEmpty ? "" : "?" + link.query.lowercased())
             + (link.fragment.isEmpty ? "" : "#" + link.fragment)
         for provider in MeetingProvider.all where provider.hosts.contains(where: link.isHost) {
             if provider.notJoin.contains(where: { path.hasPrefix($0) }) { continue }
@@ -141,13 +149,15 @@ public struct MeetingClassifier: ItemClassifier {
         if let oneTap = lines.first(where: { $0.contains(",,") }).flatMap(phone) { return oneTap }
         for (index, line) in lines.enumerated() {
             let folded = line.lowercased()
-            guard folded.contains("dial") || folded.contains("phone") || folded.contains("telefon")
-                || folded.contains("call in") || folded.contains("einwahl")
+            guard
+                folded.contains("dial") || folded.contains("phone") || folded.contains("telefon")
+                    || folded.contains("call in") || folded.contains("einwahl")
             else { continue }
             for candidate in lines[index..<min(lines.count, index + 3)] {
                 if let number = phone(in: candidate) {
                     // "+1 318-555-0147 PIN: 263#": the number ends where the words begin.
-                    return number.split(separator: " ").prefix { !$0.contains(where: \.isLetter) }.joined(separator: " ")
+                    return number.split(separator: " ").prefix { !$0.contains(where: \.isLetter) }.joined(
+                        separator: " ")
                 }
             }
         }
@@ -158,7 +168,9 @@ public struct MeetingClassifier: ItemClassifier {
     static func readDetails(_ input: ClassifierInput, into meeting: inout MeetingFacts) {
         let fields = LabelledFields(input.description)
         if meeting.meetingID == nil, let value = fields.value(idLabels) {
-            meeting.meetingID = value.filter { $0.isNumber || $0.isLetter || $0 == "-" }.isEmpty ? nil
+            meeting.meetingID =
+                value.filter { $0.isNumber || $0.isLetter || $0 == "-" }.isEmpty
+                ? nil
                 : value.trimmingCharacters(in: .whitespaces)
         }
         if meeting.passcode == nil, let value = fields.value(passcodeLabels) {
