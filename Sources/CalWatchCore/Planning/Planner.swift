@@ -274,7 +274,8 @@ public enum Planner {
             } else if subject.facts.declined && !configuration.includeDeclined {
                 return
             }
-            let answers = state.answers[key]
+            // Most states hold no answer: no hashing of the key then (this runs at every plan of every occurrence).
+            let answers = state.answers.isEmpty ? nil : state.answers[key]
             // Dismissed or acknowledged: nothing more, snoozes included.
             guard answers?.silenced == nil else { return }
             for (index, until) in (answers?.snoozes ?? []).enumerated() {
@@ -346,7 +347,7 @@ public enum Planner {
         func planLiveActivity(state: PlannerState, into due: inout [PlannedEvent], wake: (Instant) -> Void) {
             var running = state.active[key]
             var rescheduled = false
-            if state.answers[key]?.dismissed == true {
+            if !state.answers.isEmpty, state.answers[key]?.dismissed == true {
                 // Dismissed: a running activity ends now, and none starts again.
                 if let activity = running { due.append(endEvent(activity, reason: .dismissed, at: now)) }
                 return
