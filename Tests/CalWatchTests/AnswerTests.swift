@@ -86,6 +86,24 @@ import Testing
         #expect(received.contains("reminderDue 2027-03-01T10:06:00Z -6m snoozed 1"))
     }
 
+    @Test func aFlightsSnoozeStopsAtTheTimeToLeave() async throws {
+        let bench = try Bench()
+        try bench.writeRenamed(
+            "work/ba.ics",
+            WatchTests.event(
+                uid: "m", start: "20270301T120000Z", end: "20270301T140000Z",
+                summary: "Flight BA987 Berlin (BER) to London (LHR)", location: "Berlin Brandenburg Airport (BER)"))
+        // International: leave by 12:00 − 3 h − 45 min = 08:15; its 30-minute reminder at 07:45.
+        try await bench.start(at: "2027-03-01T07:40:00Z")
+        try await bench.advance(to: "2027-03-01T07:45:00Z")
+        let reminder = try await Self.lastReminder(bench)
+        let late = try await Self.answer(bench, .snooze, reminder, seconds: 45 * 60, at: "2027-03-01T07:46:00Z")
+        try await bench.advance(to: "2027-03-01T07:46:00Z")
+        let outcome = try await JournalStore(path: bench.journalPath).answer(id: late.id)?.outcome ?? ""
+        #expect(outcome.hasPrefix("not snoozed: 2027-03-01T08:31:00Z is after its time to leave"), "\(outcome)")
+        _ = await bench.received()
+    }
+
     @Test func anAcknowledgementStopsRemindersAndTheLiveActivityGoesOn() async throws {
         let bench = try Self.meeting()
         try await bench.start(at: "2027-03-01T09:40:00Z")

@@ -146,11 +146,17 @@ public final class CalendarWatch {
         case .snooze:
             let count = (loop.state.answers[key]?.snoozes.count ?? 0) + 1
             let until = now.adding(seconds: answer.seconds ?? 300)
-            let limit = facts.kind == .flight ? occurrence.start : occurrence.end
-            guard until < limit else {
-                return "not snoozed: \(until) is after its " + (facts.kind == .flight ? "departure" : "end")
-                    + " (\(limit))"
-            }
+            // Never after the end; for a flight, never after the time to leave while that is ahead, nor after
+            // the departure.
+            let (limit, what): (Instant, String) =
+                if facts.kind != .flight {
+                    (occurrence.end, "end")
+                } else if let leaveBy = facts.leaveBy, leaveBy > now {
+                    (leaveBy, "time to leave for the airport")
+                } else {
+                    (occurrence.start, "departure")
+                }
+            guard until < limit else { return "not snoozed: \(until) is after its \(what) (\(limit))" }
             event.type = .reminderSnoozed
             event.answer = AnswerDetail(answered: answered, until: until, count: count)
         case .dismiss:
