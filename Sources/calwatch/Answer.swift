@@ -32,13 +32,7 @@ extension CalwatchCommand {
         func give(_ kind: JournalStore.Answer.Kind, target: String, seconds: Int64? = nil) async throws {
             guard !target.isEmpty else { throw ValidationError("Name the reminder: an event id (CE_ID) or a subject.") }
             let path = try journalPath()
-            let journal: JournalStore
-            do {
-                journal = try CommandSupport.openJournal(path)
-            } catch {
-                StandardStreams.error("calwatch: \(error)\n")
-                throw ExitCode(74)
-            }
+            let journal = try CommandSupport.openJournalOrExit(path)
             let answer = try await journal.recordAnswer(
                 kind, target: target, seconds: seconds, given: CommandSupport.timestamp)
             if let outcome = answer.outcome {

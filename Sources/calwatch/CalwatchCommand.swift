@@ -13,7 +13,10 @@ struct CalwatchCommand: AsyncParsableCommand {
 
             Exit codes: 0 success, 64 usage or configuration error, 65 unreadable calendar data, 74 I/O error.
             """,
-        subcommands: [Scan.self, Explain.self, Next.self, Why.self, Replay.self, Watch.self, Snooze.self, Dismiss.self, Ack.self, Check.self]
+        subcommands: [
+            Scan.self, Explain.self, Next.self, Why.self, Replay.self, Watch.self, Snooze.self, Dismiss.self, Ack.self,
+            Check.self,
+        ]
     )
 
     /// A flag of this command's own rather than `CommandConfiguration.version`: argument-parser reads the

@@ -55,6 +55,16 @@ enum CommandSupport {
         }
     }
 
+    /// `openJournal`, with its failure on standard error and exit status 74.
+    static func openJournalOrExit(_ path: String) throws -> JournalStore {
+        do {
+            return try openJournal(path)
+        } catch {
+            StandardStreams.error("calwatch: \(error)\n")
+            throw ExitCode(74)
+        }
+    }
+
     /// Opens the configured sinks. `logger` hears about a repaired JSON Lines file and failed hook runs; a sink
     /// that cannot be opened throws `SinkError`, worded for the user.
     static func openSinks(_ settings: [SinkSettings], logger: Logger) throws(SinkError) -> [any EventSink] {

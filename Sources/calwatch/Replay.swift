@@ -86,13 +86,7 @@ extension CalwatchCommand {
                     for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
                 }
             }
-            let journal: JournalStore
-            do {
-                journal = try CommandSupport.openJournal(path)
-            } catch {
-                StandardStreams.error("calwatch: \(error)\n")
-                throw ExitCode(74)
-            }
+            let journal = try CommandSupport.openJournalOrExit(path)
             CommandLogHandler.bootstrap()
             let logger = Logger(label: "calwatch.replay")
             let sinks = try CommandSupport.openSinksOrExit(settings.sinks, logger: logger)

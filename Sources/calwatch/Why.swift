@@ -70,15 +70,8 @@ extension CalwatchCommand {
             let (uid, occurrence) = DecisionTrace.occurrence(named: item, in: scan.occurrences, at: now)
 
             let path = state ?? configuration.statePath
-            var journal: JournalStore?
-            if FileManager.default.fileExists(atPath: path) {
-                do {
-                    journal = try CommandSupport.openJournal(path)
-                } catch {
-                    StandardStreams.error("calwatch: \(error)\n")
-                    throw ExitCode(74)
-                }
-            }
+            let journal =
+                FileManager.default.fileExists(atPath: path) ? try CommandSupport.openJournalOrExit(path) : nil
             let trace = try await DecisionTrace.trace(
                 occurrence, uid: uid, classifier: Classifier(configuration),
                 inputs: .init(configuration: configuration, journal: journal, now: now, zone: zone))
