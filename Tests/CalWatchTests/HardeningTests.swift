@@ -791,7 +791,8 @@ func strangersCalendar(uid: String = "stranger", _ lines: [String], summary: Str
         #expect(messages.contains { $0.hasPrefix("TZID '(UTC+01:35791395) Amsterdam' is neither a known zone") })
         #expect(messages.contains { $0.contains("matches no day in 400 years") })
         #expect(messages.contains { $0.contains("COUNT=0 allows no instance") })
-        #expect(hostile.occurrences.map(\.uid) == ["a", "a", "t"])
+        // The override of 2026-03-02 is deleted by the series' EXDATE of that instant, as clients delete one.
+        #expect(hostile.occurrences.map(\.uid) == ["a", "t"])
     }
 
     /// Found by FuzzCalendar as a timeout: a VTIMEZONE observance with `FREQ=HOURLY;BYDAY=1SU;BYMONTH=11` from 1601,

@@ -55,6 +55,9 @@ public struct OccurrenceExpander {
             for problem in component.problems {
                 report(.warning, component, problem)
             }
+            for error in component.errors {
+                report(.error, component, error)
+            }
             // A to-do is an occurrence only when it has a DUE time to act on and is not done.
             if component.kind == .todo && (!options.includeTodos || component.todoCompleted || component.due == nil) {
                 continue
@@ -259,7 +262,10 @@ public struct OccurrenceExpander {
         let lower = window.start.adding(seconds: -span.maximumSeconds - reach)
         let upper = window.end.adding(seconds: reach)
         var instances = generate(master, base: base, lower: lower, upper: upper)
-        removeExceptions(master, base: base, lower: lower, upper: upper, from: &instances)
+        let excluded = exceptions(master, base: base, lower: lower, upper: upper)
+        if !excluded.isEmpty {
+            instances.removeAll { excluded.contains($0.recurrenceID, wall: $0.wall) }
+        }
 
         let masterSource = source(master, base: base)
         // An override that moves this and future instances lends its data to them, in the series' zone.
@@ -295,6 +301,12 @@ public struct OccurrenceExpander {
         }
         // Every override is emitted from its own data, wherever it moved the instance to.
         for (index, override) in overrides.enumerated() {
+            // An EXDATE naming an overridden instance deletes it, override and all: how several clients delete a
+            // modified instance of a series.
+            if master.isRecurring && !excluded.isEmpty, let recurrenceID = override.recurrenceID {
+                let original = resolve(recurrenceID, inSeriesOf: base)
+                if excluded.contains(original.instant, wall: original.wall) { continue }
+            }
             if !used.contains(index) && !master.isRecurring && override.recurrenceID != nil {
                 // An override of a single event that names another instant: still shown, as written.
                 emitAlone(override, into: &output)
@@ -535,30 +547,40 @@ public struct OccurrenceExpander {
         }
     }
 
-    /// Removes EXDATEs (by instant, or by date when an EXDATE is a DATE on a DATE-TIME series or the reverse)
-    /// and the instances of EXRULEs.
-    private mutating func removeExceptions(
-        _ master: CalendarComponent, base: Resolved, lower: Instant, upper: Instant, from instances: inout [Instance]
-    ) {
-        guard !master.exceptionDates.isEmpty || !master.exceptionRules.isEmpty else { return }
+    /// The instances EXDATEs and EXRULEs take out of a series.
+    struct Exceptions {
+        var instants: Set<Int64> = []
+        /// EXDATEs that are DATEs on a DATE-TIME series, or the reverse: they take out the instance on that date.
+        var dates: Set<CalendarDate> = []
+
+        var isEmpty: Bool { instants.isEmpty && dates.isEmpty }
+
+        func contains(_ instant: Instant, wall: LocalDateTime) -> Bool {
+            instants.contains(instant.secondsSinceEpoch) || (!dates.isEmpty && dates.contains(wall.date))
+        }
+    }
+
+    /// EXDATEs (by instant, or by date when an EXDATE is a DATE on a DATE-TIME series or the reverse) and the
+    /// instances of EXRULEs.
+    private mutating func exceptions(
+        _ master: CalendarComponent, base: Resolved, lower: Instant, upper: Instant
+    ) -> Exceptions {
+        guard !master.exceptionDates.isEmpty || !master.exceptionRules.isEmpty else { return Exceptions() }
         var excluded: [Instance] = []
         for text in master.exceptionRules {
             iterate(text, property: "EXRULE", master: master, base: base, lower: lower, upper: upper, into: &excluded)
         }
-        var instants = Set(excluded.map(\.recurrenceID.secondsSinceEpoch))
-        var dates = Set<CalendarDate>()
+        var exceptions = Exceptions(instants: Set(excluded.map(\.recurrenceID.secondsSinceEpoch)))
         for value in master.exceptionDates {
             let resolved = resolve(value, inSeriesOf: base)
             if resolved.isDate || base.isDate {
-                dates.insert(resolved.isDate ? resolved.wall.date : base.zone.wallClock(at: resolved.instant).date)
+                exceptions.dates.insert(
+                    resolved.isDate ? resolved.wall.date : base.zone.wallClock(at: resolved.instant).date)
             } else {
-                instants.insert(resolved.instant.secondsSinceEpoch)
+                exceptions.instants.insert(resolved.instant.secondsSinceEpoch)
             }
         }
-        instances.removeAll { instance in
-            instants.contains(instance.recurrenceID.secondsSinceEpoch)
-                || (!dates.isEmpty && dates.contains(instance.wall.date))
-        }
+        return exceptions
     }
 
     // MARK: Emitting

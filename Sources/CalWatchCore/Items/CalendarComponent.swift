@@ -38,6 +38,8 @@ public struct CalendarComponent: Sendable {
     public var alarms: [Alarm]
     /// Problems libical reported inside this component, already worded for the user.
     public var problems: [String]
+    /// Problems that lose part of the item (an RRULE that cannot be read: only its first instance is used).
+    public var errors: [String] = []
     /// The line of the file where the component begins, when known.
     public var line: Int?
     /// `ATTENDEE`s, as the meeting classifier needs them.

@@ -93,8 +93,10 @@ public struct RecurrenceRuleText: Hashable, Sendable {
 ///
 /// libical drops an RRULE it cannot parse and leaves an `X-LIC-ERROR` behind; turning the series into a single
 /// event without a word would lose every later meeting. What one reading can fix is fixed (case, spaces, empty
-/// parts, trailing commas, `INTERVAL=0`, ISO 8601 punctuation in `UNTIL`, unknown parts); anything else is
-/// reported.
+/// parts, trailing commas, `INTERVAL=0`, ISO 8601 punctuation in `UNTIL`, a `COUNT` of zero or less beside an
+/// `UNTIL`); anything else is reported. A repair may only keep or narrow what the producer meant, never widen it:
+/// an unknown part (`UNTL=20191023`, a typo of UNTIL) is not dropped, since dropping it would turn a series that
+/// ended into one that never does.
 public enum RecurrenceRuleRepair {
     static let knownParts: Set<String> = [
         "FREQ", "UNTIL", "COUNT", "INTERVAL", "BYSECOND", "BYMINUTE", "BYHOUR", "BYDAY", "BYMONTHDAY",
@@ -105,6 +107,21 @@ public enum RecurrenceRuleRepair {
     public enum Outcome: Equatable, Sendable {
         case repaired(String, changes: [String])
         case unrepairable(reason: String)
+    }
+
+    /// Whether two part names are one typo apart (a letter missing, added, changed or two swapped).
+    static func closeTo(_ known: String, _ name: String) -> Bool {
+        let a = Array(known)
+        let b = Array(name)
+        if a.count == b.count {
+            let differing = zip(a, b).enumerated().filter { $0.element.0 != $0.element.1 }.map(\.offset)
+            return differing.count == 1
+                || (differing.count == 2 && differing[1] == differing[0] + 1 && a[differing[0]] == b[differing[1]]
+                    && a[differing[1]] == b[differing[0]])
+        }
+        let (long, short) = a.count > b.count ? (a, b) : (b, a)
+        guard long.count == short.count + 1 else { return false }
+        return (0..<long.count).contains { index in Array(long[..<index] + long[(index + 1)...]) == short }
     }
 
     /// Tries to turn `text` into a rule libical accepts; `accepts` is libical's judgement.
@@ -130,8 +147,10 @@ public enum RecurrenceRuleRepair {
             let name = String(pieces[0])
             var value = String(pieces[1])
             guard knownParts.contains(name) else {
-                changes.append("dropped unknown part \(name)")
-                continue
+                let close = knownParts.first { Self.closeTo($0, name) }
+                return .unrepairable(
+                    reason: "\(name) is not an RRULE part" + (close.map { " (did you mean \($0)?)" } ?? "")
+                        + ", and without it the series could go on for ever")
             }
             let items = value.split(separator: ",", omittingEmptySubsequences: true)
             if items.isEmpty {
@@ -154,7 +173,12 @@ public enum RecurrenceRuleRepair {
                 value = "1"
                 changes.append("INTERVAL=0 read as 1")
             case "COUNT" where (Int(value) ?? 0) <= 0:
-                return .unrepairable(reason: "COUNT=\(value) allows no instance")
+                // Team-calendar plugins write COUNT=-1 beside an UNTIL: the UNTIL alone is what they mean.
+                guard source.contains("UNTIL=") else {
+                    return .unrepairable(reason: "COUNT=\(value) allows no instance")
+                }
+                changes.append("COUNT=\(value) beside an UNTIL dropped")
+                continue
             case "UNTIL" where value.contains("-") || value.contains(":"):
                 value = value.filter { $0 != "-" && $0 != ":" }
                 changes.append("UNTIL written without ISO 8601 punctuation")

@@ -318,7 +318,7 @@ enum ICalDocumentParser {
                 "RRULE '\(original)' is not valid iCalendar; read it as '\(rule)' (\(changes.joined(separator: ", "))). "
                     + "Fix the producer or the file to silence this warning.")
         case .unrepairable(let reason):
-            item.problems.append(
+            item.errors.append(
                 "RRULE '\(original)' cannot be read: \(reason). Only the first instance (DTSTART) is shown; "
                     + "correct the RRULE to get the whole series.")
         }

@@ -1,0 +1,102 @@
+import Foundation
+import Testing
+
+@testable import CalWatchCore
+
+/// Producer habits met on calendars written outside the team, each from calendar text of our own.
+@Suite struct ProducerHabitTests {
+    static func scanText(_ body: String, from: String = "2027-03-01", to: String = "2027-04-01") throws
+        -> CalendarScan.Result
+    {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("habit-\(UUID().uuidString).ics").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let text = "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//habits//EN\r\n" + body + "END:VCALENDAR\r\n"
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        return scan([path], from: from, to: to, zone: "UTC")
+    }
+
+    @Test func anExdateOnAnOverriddenInstanceDeletesItOverrideAndAll() throws {
+        let result = try Self.scanText(
+            """
+            BEGIN:VEVENT\r
+            UID:s1\r
+            DTSTAMP:20270101T000000Z\r
+            DTSTART:20270301T090000Z\r
+            DTEND:20270301T093000Z\r
+            RRULE:FREQ=DAILY;COUNT=5\r
+            EXDATE:20270303T090000Z\r
+            SUMMARY:Series\r
+            END:VEVENT\r
+            BEGIN:VEVENT\r
+            UID:s1\r
+            DTSTAMP:20270101T000000Z\r
+            RECURRENCE-ID:20270303T090000Z\r
+            DTSTART:20270303T110000Z\r
+            DTEND:20270303T113000Z\r
+            SUMMARY:Moved, then deleted\r
+            END:VEVENT\r
+            BEGIN:VEVENT\r
+            UID:s1\r
+            DTSTAMP:20270101T000000Z\r
+            RECURRENCE-ID:20270304T090000Z\r
+            DTSTART:20270304T120000Z\r
+            DTEND:20270304T123000Z\r
+            SUMMARY:Moved\r
+            END:VEVENT\r
+
+            """)
+        #expect(
+            starts(result, uid: "s1") == [
+                "2027-03-01T09:00:00Z", "2027-03-02T09:00:00Z", "2027-03-04T12:00:00Z", "2027-03-05T09:00:00Z",
+            ])
+    }
+
+    @Test func aCountOfZeroOrLessBesideAnUntilIsReadAsTheUntil() throws {
+        let result = try Self.scanText(
+            """
+            BEGIN:VEVENT\r
+            UID:c1\r
+            DTSTAMP:20270101T000000Z\r
+            DTSTART:20270301T090000Z\r
+            DTEND:20270301T093000Z\r
+            RRULE:FREQ=DAILY;COUNT=-1;UNTIL=20270304T090000Z\r
+            SUMMARY:Team plugin\r
+            END:VEVENT\r
+
+            """)
+        #expect(starts(result, uid: "c1").count == 4)
+        let warning = try #require(result.problems.first)
+        #expect(warning.severity == .warning)
+        #expect(
+            warning.message.contains(
+                "read it as 'FREQ=DAILY;UNTIL=20270304T090000Z' (COUNT=-1 beside an UNTIL dropped)"), "\(warning)")
+    }
+
+    /// A typo in a rule part must not turn a series that ended in 2019 into one that never ends.
+    @Test func anUnknownRulePartNeverWidensASeries() throws {
+        let result = try Self.scanText(
+            """
+            BEGIN:VEVENT\r
+            UID:u1\r
+            DTSTAMP:20190101T000000Z\r
+            DTSTART:20190101T090000Z\r
+            DTEND:20190101T093000Z\r
+            RRULE:FREQ=WEEKLY;UNTL=20191023\r
+            SUMMARY:Weekly, until October 2019\r
+            END:VEVENT\r
+
+            """, from: "2019-01-01", to: "2027-04-01")
+        #expect(starts(result, uid: "u1") == ["2019-01-01T09:00:00Z"])
+        let error = try #require(result.problems.first)
+        #expect(error.severity == .error)
+        #expect(error.message.contains("UNTL is not an RRULE part (did you mean UNTIL?)"), "\(error)")
+        #expect(error.line == 4)
+    }
+
+    @Test func typosAreOneEditFromAKnownPart() {
+        #expect(RecurrenceRuleRepair.closeTo("UNTIL", "UNTL"))
+        #expect(RecurrenceRuleRepair.closeTo("BYDAY", "BYDYA"))
+        #expect(RecurrenceRuleRepair.closeTo("COUNT", "COUNTS"))
+        #expect(!RecurrenceRuleRepair.closeTo("UNTIL", "X-FOO"))
+    }
+}
