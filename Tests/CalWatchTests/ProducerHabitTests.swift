@@ -99,4 +99,32 @@ import Testing
         #expect(RecurrenceRuleRepair.closeTo("COUNT", "COUNTS"))
         #expect(!RecurrenceRuleRepair.closeTo("UNTIL", "X-FOO"))
     }
+
+    /// The same series' master written twice in one file: the later one is used, and the warning names both lines
+    /// and the EXDATE the other held.
+    @Test func aMasterWrittenTwiceIsNamedWithWhatIsLost() throws {
+        let master = { (summary: String, extra: String) in
+            """
+            BEGIN:VEVENT\r
+            UID:d1\r
+            DTSTAMP:20270101T000000Z\r
+            DTSTART:20270301T090000Z\r
+            DTEND:20270301T093000Z\r
+            RRULE:FREQ=DAILY;COUNT=4\r
+            \(extra)SUMMARY:\(summary)\r
+            END:VEVENT\r
+
+            """
+        }
+        let result = try Self.scanText(
+            master("First", "EXDATE:20270302T090000Z\r\n") + master("Second", ""))
+        #expect(result.occurrences.map(\.summary) == ["Second", "Second", "Second", "Second"])
+        let warning = try #require(result.problems.first)
+        #expect(warning.severity == .warning && warning.line == 13)
+        #expect(
+            warning.message
+                == "the series is written twice (a master at line 4 and one at line 13); the one at line 13 is used, "
+                + "and the other's EXDATEs 2027-03-02T09:00:00Z are not, so those instances are shown; keep one "
+                + "master (with every EXDATE)")
+    }
 }

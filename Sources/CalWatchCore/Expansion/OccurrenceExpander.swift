@@ -85,7 +85,27 @@ public struct OccurrenceExpander {
                     overrides.append(component)
                 }
             } else {
-                if let current = master, Self.isNewer(current, than: component) { continue }
+                // The same series' master written twice: the newer wins (the later one when neither is newer, as
+                // peers read it), and the other is named, with what of it is lost.
+                if let current = master {
+                    let (kept, dropped) =
+                        Self.isNewer(current, than: component) ? (current, component) : (component, current)
+                    var message =
+                        "the series is written twice (a master at line \(current.line.map(String.init) ?? "?") and "
+                        + "one at line \(component.line.map(String.init) ?? "?")); the one at line "
+                        + "\(kept.line.map(String.init) ?? "?") is used"
+                    let lost = dropped.exceptionDates.filter { !kept.exceptionDates.contains($0) }
+                    if !lost.isEmpty {
+                        message +=
+                            ", and the other's EXDATEs " + lost.map(\.description).joined(separator: ", ")
+                            + " are not, so those instances are shown; keep one master (with every EXDATE)"
+                    } else {
+                        message += "; keep one master"
+                    }
+                    report(.warning, kept, message)
+                    master = kept
+                    continue
+                }
                 master = component
             }
         }
