@@ -127,4 +127,44 @@ import Testing
                 + "and the other's EXDATEs 2027-03-02T09:00:00Z are not, so those instances are shown; keep one "
                 + "master (with every EXDATE)")
     }
+
+    /// A recurring to-do expands like an event (`--todos`), each instance at its DUE, and its alarms follow every
+    /// instance: `RELATED=START` from its DTSTART, `RELATED=END` from its DUE (RFC 5545 §3.8.6.3).
+    @Test func aRecurringToDoExpandsWithItsAlarmsFromDtstartOrDue() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("todo-\(UUID().uuidString).ics").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try """
+        BEGIN:VCALENDAR\r
+        VERSION:2.0\r
+        PRODID:-//habits//EN\r
+        BEGIN:VTODO\r
+        UID:t1\r
+        DTSTAMP:20270101T000000Z\r
+        DTSTART:20270301T080000Z\r
+        DUE:20270301T090000Z\r
+        RRULE:FREQ=DAILY;COUNT=3\r
+        SUMMARY:Water the plants\r
+        BEGIN:VALARM\r
+        ACTION:DISPLAY\r
+        TRIGGER:-PT5M\r
+        END:VALARM\r
+        BEGIN:VALARM\r
+        ACTION:DISPLAY\r
+        TRIGGER;RELATED=END:-PT10M\r
+        END:VALARM\r
+        END:VTODO\r
+        END:VCALENDAR\r
+
+        """.write(toFile: path, atomically: true, encoding: .utf8)
+        let result = scan([path], from: "2027-03-01", to: "2027-03-10", zone: "UTC", todos: true)
+        #expect(starts(result, uid: "t1") == ["2027-03-01T09:00:00Z", "2027-03-02T09:00:00Z", "2027-03-03T09:00:00Z"])
+        let triggers = AlarmExpander.triggers(
+            of: result.occurrences,
+            in: InstantWindow(start: utc("2027-03-01T00:00:00Z"), end: utc("2027-03-10T00:00:00Z")))
+        #expect(
+            triggers.map(\.trigger.description) == [
+                "2027-03-01T07:55:00Z", "2027-03-01T08:50:00Z", "2027-03-02T07:55:00Z", "2027-03-02T08:50:00Z",
+                "2027-03-03T07:55:00Z", "2027-03-03T08:50:00Z",
+            ])
+    }
 }

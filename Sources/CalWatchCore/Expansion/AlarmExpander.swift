@@ -11,7 +11,8 @@ public struct AlarmTrigger: Sendable {
 
 /// Turns the VALARMs of occurrences into trigger instants (`calwatch scan --alarms`).
 ///
-/// Relative triggers are added to the start (or end, `RELATED=END`) in the occurrence's zone: an all-day
+/// Relative triggers are added to the start (a to-do's DTSTART) or the end (`RELATED=END`; a to-do's DUE) in the
+/// occurrence's zone: an all-day
 /// occurrence starts at midnight in the configured zone, so `-PT15M` fires at 23:45 the day before, and `-P1D`
 /// is a wall-clock day. REPEAT/DURATION add further firings.
 public enum AlarmExpander {
@@ -48,7 +49,7 @@ public enum AlarmExpander {
             case .absolute(let value):
                 first = Instant(secondsSinceEpoch: value.wallClock.secondsAsUTC)
             case .relative(let offset, let toEnd):
-                first = shift(toEnd ? occurrence.end : occurrence.start, by: offset, in: occurrence.displayZone)
+                first = shift(toEnd ? occurrence.end : start(of: occurrence), by: offset, in: occurrence.displayZone)
             }
             var instant = first
             for repetition in 0...alarm.repeatCount {
@@ -62,6 +63,17 @@ public enum AlarmExpander {
             }
         }
         return result
+    }
+
+    /// What `RELATED=START` counts from: the start, and for a to-do (an occurrence at its DUE) its DTSTART, as far
+    /// before this instance's DUE as the to-do's DTSTART is before its DUE (RFC 5545 §3.8.6.3). A to-do without a
+    /// DTSTART counts from its DUE.
+    static func start(of occurrence: Occurrence) -> Instant {
+        let component = occurrence.source.component
+        guard occurrence.componentKind == .todo, let start = component.start, let due = component.due else {
+            return occurrence.start
+        }
+        return occurrence.start.adding(seconds: -(due.wallClock.secondsAsUTC - start.wallClock.secondsAsUTC))
     }
 
     /// Adds a duration: nominal days on the wall clock of `zone`, then exact seconds.
