@@ -6,6 +6,16 @@ import Foundation
 extension CalwatchCommand {
     /// What `snooze`, `dismiss` and `ack` share: which journal, and how an answer reaches the daemon.
     struct AnswerOptions: ParsableArguments {
+        /// The `--help` text of `dismiss` and `ack`: what names an occurrence, and how the answer travels.
+        static func occurrenceDiscussion(event: String) -> String {
+            """
+            EVENT is an event id (CE_ID) of any of its events, or SUBJECT the occurrence's UID/START as in \
+            CE_SUBJECT, or a UID alone (its occurrence running now, else its next one). The answer is a \
+            \(event) event; the running daemon applies it within a second, or it is kept in the journal for \
+            the daemon's next start. The same answer given twice counts once.
+            """
+        }
+
         @OptionGroup var settings: ConfigurationOptions
 
         @Option(
@@ -98,12 +108,7 @@ extension CalwatchCommand {
     struct Dismiss: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Dismiss an occurrence's reminders: no more come, and its live activity ends (dismissed).",
-            discussion: """
-                EVENT is an event id (CE_ID) of any of its events, or SUBJECT the occurrence's UID/START as in \
-                CE_SUBJECT, or a UID alone (its occurrence running now, else its next one). The answer is a \
-                calwatch.reminderDismissed event; applied within a second by the \
-                running daemon, or at its next start.
-                """)
+            discussion: AnswerOptions.occurrenceDiscussion(event: "calwatch.reminderDismissed"))
 
         @Argument(help: "An event id (CE_ID), a subject UID/START (CE_SUBJECT), or a UID.")
         var event: String
@@ -118,12 +123,7 @@ extension CalwatchCommand {
         static let configuration = CommandConfiguration(
             commandName: "ack",
             abstract: "Acknowledge an occurrence's reminders: no more come, and its live activity goes on.",
-            discussion: """
-                EVENT is an event id (CE_ID) of any of its events, or SUBJECT the occurrence's UID/START as in \
-                CE_SUBJECT, or a UID alone (its occurrence running now, else its next one). The answer is a \
-                calwatch.reminderAcknowledged event; applied within a second by the \
-                running daemon, or at its next start.
-                """)
+            discussion: AnswerOptions.occurrenceDiscussion(event: "calwatch.reminderAcknowledged"))
 
         @Argument(help: "An event id (CE_ID), a subject UID/START (CE_SUBJECT), or a UID.")
         var event: String

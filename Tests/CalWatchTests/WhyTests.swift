@@ -276,6 +276,15 @@ import Testing
         #expect(chosen("daily", at: "2027-04-06T21:00:00Z") == "2027-04-07T08:00:00Z")  // long over: the next
         #expect(chosen("daily/2027-04-08T08:00:00Z", at: "2027-04-06T09:00:00Z") == "2027-04-08T08:00:00Z")
         #expect(chosen("daily/2027-04-08T09:00:00Z", at: "2027-04-06T09:00:00Z") == nil)
+        // A UID may hold a `/` (Exchange and some booking tools write them): the subject is compared whole.
+        let slashed = PlannerTests.meeting("room/42", "2027-04-06T08:00:00Z", "2027-04-06T09:00:00Z")
+        #expect(slashed.isNamed(bySubject: "room/42/2027-04-06T08:00:00Z"))
+        #expect(!slashed.isNamed(bySubject: "room/2027-04-06T08:00:00Z"))
+        #expect(
+            DecisionTrace.occurrence(
+                named: "room/42/2027-04-06T08:00:00Z", in: [slashed], at: utc("2027-04-06T10:00:00Z")
+            )
+            .uid == "room/42")
     }
 
     /// The commands as a user types them: `replay --state`, then `why` by UID and by subject, in text and JSON.

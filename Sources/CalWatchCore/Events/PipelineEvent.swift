@@ -168,3 +168,14 @@ public struct PlannedEvent: Hashable, Sendable {
     /// CloudEvents `subject`: `<uid>/<occurrence start, UTC>`.
     public var subject: String { key.uid + "/" + (key.recurrenceID?.description ?? occurrenceStart.description) }
 }
+
+extension Occurrence {
+    /// Whether a CloudEvents subject names this occurrence: `UID/START` as `PlannedEvent.subject` writes it (START
+    /// the RECURRENCE-ID of a series instance), or with the start it has now. Compared whole, so a UID holding a
+    /// `/` is no trouble.
+    public func isNamed(bySubject subject: String) -> Bool {
+        guard subject.hasPrefix(uid), subject.dropFirst(uid.count).first == "/" else { return false }
+        let instant = subject.dropFirst(uid.count + 1)
+        return instant == start.description || recurrenceID.map { instant == $0.description } ?? false
+    }
+}

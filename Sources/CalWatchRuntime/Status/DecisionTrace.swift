@@ -207,16 +207,9 @@ public struct DecisionTrace: Sendable {
                 ?? byUID.filter { $0.start > now }.min { $0.start < $1.start } ?? past.max { $0.start < $1.start }
             return (item, chosen)
         }
-        if let slash = item.lastIndex(of: "/") {
-            let uid = String(item[..<slash])
-            let instant = String(item[item.index(after: slash)...])
-            let chosen = occurrences.first {
-                $0.uid == uid
-                    && ($0.recurrenceID?.description == instant || $0.start.description == instant)
-            }
-            return (uid, chosen)
-        }
-        return (item, nil)
+        if let chosen = occurrences.first(where: { $0.isNamed(bySubject: item) }) { return (chosen.uid, chosen) }
+        // A subject of an occurrence no longer in the calendars: its UID, for what the journal holds.
+        return (item.lastIndex(of: "/").map { String(item[..<$0]) } ?? item, nil)
     }
 
     /// `2027-03-03 10:30:00` in `zone`: how reasons show times.

@@ -322,15 +322,7 @@ final class WatchedOccurrences: Sendable {
 
     /// The key of the occurrence a subject names (`UID/START`, START its RECURRENCE-ID or start in UTC).
     func key(forSubject subject: String) -> OccurrenceKey? {
-        guard let slash = subject.lastIndex(of: "/") else { return nil }
-        let uid = subject[..<slash]
-        let instant = String(subject[subject.index(after: slash)...])
-        return held.withLock { held in
-            held.byKey.first { key, occurrence in
-                key.uid == uid
-                    && (key.recurrenceID?.description == instant || occurrence.start.description == instant)
-            }?.key
-        }
+        held.withLock { held in held.byKey.first { $0.value.isNamed(bySubject: subject) }?.key }
     }
 
     /// The key of a UID's occurrence running at `now`, else its next one.
