@@ -36,6 +36,17 @@ import Testing
         }
 
         static func parse(_ text: String) throws -> JSON { try JSONDecoder().decode(JSON.self, from: Data(text.utf8)) }
+
+        /// An object's member (`nil` for a missing one, or for anything but an object).
+        subscript(key: String) -> JSON? {
+            if case .object(let members) = self { return members[key] }
+            return nil
+        }
+
+        var string: String? {
+            if case .string(let text) = self { return text }
+            return nil
+        }
     }
 
     /// Validates against the JSON Schema keywords the schema file uses (type, const, enum, pattern, minimum,

@@ -89,7 +89,8 @@ import Testing
     }
 
     @Test func calendarTextNeverRunsAndReachesTheHookIntact() async throws {
-        let hostile = "$(touch pwned) `touch pwned2`; touch pwned3 | cat && echo ${HOME}\nsecond line\t'quoted' \"double\""
+        let hostile =
+            "$(touch pwned) `touch pwned2`; touch pwned3 | cat && echo ${HOME}\nsecond line\t'quoted' \"double\""
         let location = "-rf --help"
         let entries = try Self.reminders(summary: hostile, location: location)
         #expect(entries.count == 3)
@@ -109,7 +110,8 @@ import Testing
             printf '%s' "$CE_TYPE" > "$out/env-type"
             """, in: folder)
         let log = Log()
-        let sink = Self.sink(HookSettings(run: [script, "{summary}", "{location}", "literal {summary} text"]), log: log)
+        let sink = Self.sink(
+            HookSettings(run: [script, "{summary}", "{location}", "literal {summary} text"]), log: log)
         await sink.deliver(entries)
         #expect(await sink.counts.succeeded == 3, "\(log.all)")
         let manager = FileManager.default
@@ -124,7 +126,8 @@ import Testing
             #expect(try read("argc") == "3")
             #expect(try read("env-summary") == hostile)
             #expect(try read("env-type") == "calwatch.reminderDue")
-            let event = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: out + "stdin.json")))
+            let event = try JSONSerialization.jsonObject(
+                with: Data(contentsOf: URL(fileURLWithPath: out + "stdin.json")))
             let occurrence = ((event as? [String: Any])?["data"] as? [String: Any])?["occurrence"] as? [String: Any]
             #expect(occurrence?["summary"] as? String == hostile)
             #expect(occurrence?["location"] as? String == locationRead)
@@ -144,8 +147,9 @@ import Testing
         let sink = Self.sink(HookSettings(run: [script, "{summary}"]), log: log)
         await sink.deliver(Array(entries.prefix(1)))
         #expect(await sink.counts.succeeded == 1, "\(log.all)")
-        let stdin = try JSONSerialization.jsonObject(
-            with: Data(contentsOf: URL(fileURLWithPath: folder + "/stdin-30.json"))) as? [String: Any]
+        let stdin =
+            try JSONSerialization.jsonObject(
+                with: Data(contentsOf: URL(fileURLWithPath: folder + "/stdin-30.json"))) as? [String: Any]
         let summary = ((stdin?["data"] as? [String: Any])?["occurrence"] as? [String: Any])?["summary"] as? String
         #expect(summary == long)
         // The argument is cut at 64 KiB, at a character boundary: valid UTF-8, a prefix of the summary.
@@ -276,7 +280,8 @@ import Testing
         let folder = SinkFixtures.folder()
         let journal = try ReplayTests.journal()
         let script = Self.flakyScript(failures: 1, in: folder)
-        let first = Self.sink(HookSettings(run: [script]), log: Log(), firstRetryDelay: .seconds(60), clock: ManualClock())
+        let first = Self.sink(
+            HookSettings(run: [script]), log: Log(), firstRetryDelay: .seconds(60), clock: ManualClock())
         try await Self.running(first, journal: journal, entries: Array(entries.prefix(1))) {
             await first.deliver(Array(entries.prefix(1)))
         }
@@ -335,11 +340,13 @@ import Testing
         let entries = try await SinkFixtures.wednesday()
         let folder = SinkFixtures.folder()
         let script = SinkFixtures.script(
-            "echo \"$CALWATCH_EVENT $CALWATCH_MINUTES_BEFORE $CALWATCH_CALENDAR\" >> \"$(dirname \"$0\")/runs\"", in: folder)
+            "echo \"$CALWATCH_EVENT $CALWATCH_MINUTES_BEFORE $CALWATCH_CALENDAR\" >> \"$(dirname \"$0\")/runs\"",
+            in: folder)
         var settings = HookSettings(run: [script])
         settings.events = [.reminderDue]
         settings.offsets = [300]
-        settings.calendars = ["Work"]
+        // Named as a CalDAV export names it (after its href): the same calendar as the folder's `Work`.
+        settings.calendars = ["work"]
         let log = Log()
         let sink = Self.sink(settings, log: log)
         await sink.deliver(entries)
@@ -359,6 +366,7 @@ import Testing
             HookSettings(run: ["/nonexistent/calwatch-hook"]), log: log, firstRetryDelay: .seconds(1), clock: clock,
             now: utc("2030-01-01T00:00:00Z"))
         try await Self.deliverUntilExpired(entries[0], to: sink, clock: clock)
-        #expect(log.all.first?.contains("could not start /nonexistent/calwatch-hook: No such file or directory") == true)
+        #expect(
+            log.all.first?.contains("could not start /nonexistent/calwatch-hook: No such file or directory") == true)
     }
 }

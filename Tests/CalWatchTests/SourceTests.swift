@@ -28,6 +28,36 @@ import Testing
         #expect(result.occurrences.allSatisfy { $0.calendar == "Default" })
     }
 
+    /// A Depth 1 export holds the collection's own response with its `displayname`: its items take that name (as a
+    /// vdir's `displayname` file gives it), not the href's folder, so `Work` is `Work` whichever way it was synced.
+    /// Items of a collection the document does not describe keep the folder's name.
+    @Test func calDAVExportNamesItsCollectionsByTheirDisplayName() throws {
+        func item(_ uid: String) -> String {
+            "BEGIN:VCALENDAR&#13;\nVERSION:2.0&#13;\nBEGIN:VEVENT&#13;\nUID:\(uid)&#13;\nDTSTAMP:20250101T000000Z&#13;\n"
+                + "DTSTART:20250305T080000Z&#13;\nDTEND:20250305T090000Z&#13;\nSUMMARY:\(uid)&#13;\nEND:VEVENT&#13;\n"
+                + "END:VCALENDAR&#13;\n"
+        }
+        let document = """
+            <?xml version="1.0" encoding="utf-8"?>
+            <d:multistatus xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:caldav" xmlns:a="http://apple.com/ns/ical/">
+             <d:response><d:href>/dav/calendars/me/work/a.ics</d:href><d:propstat><d:prop>
+              <c:calendar-data>\(item("in-work"))</c:calendar-data></d:prop></d:propstat></d:response>
+             <d:response><d:href>/dav/calendars/me/work/</d:href><d:propstat><d:prop>
+              <d:displayname>Work</d:displayname><a:calendar-color>#FF2968FF</a:calendar-color>
+              <d:resourcetype><d:collection/><c:calendar/></d:resourcetype></d:prop></d:propstat></d:response>
+             <d:response><d:href>/dav/calendars/me/side%20project/b.ics</d:href><d:propstat><d:prop>
+              <c:calendar-data>\(item("in-side"))</c:calendar-data></d:prop></d:propstat></d:response>
+            </d:multistatus>
+            """
+        let path = NSTemporaryDirectory() + "calwatch-displayname-\(UUID().uuidString).xml"
+        try document.write(toFile: path, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let result = scan([path], from: "2025-03-01", to: "2025-04-01", zone: "UTC")
+        #expect(result.problems.isEmpty, "\(result.problems)")
+        #expect(
+            result.occurrences.map { "\($0.uid) \($0.calendar)" }.sorted() == ["in-side side project", "in-work Work"])
+    }
+
     @Test func standardInputIsOneICalendarStream() {
         let text = try! String(contentsOfFile: fixture("minimal.ics"), encoding: .utf8)
         let result = scan(["-"], from: "2025-03-01", to: "2025-04-01", standardInput: Array(text.utf8))

@@ -18,11 +18,14 @@ import Testing
         var bus: Task<Void, Never>?
         var configuration: Configuration
         var options = CalendarWatch.Options()
+        /// Sinks beside the collecting one (a real SQLite file, …).
+        var otherSinks: [any EventSink] = []
 
         init(collections: [String] = ["work"]) throws {
             root = NSTemporaryDirectory() + "calwatch-watch-\(UUID().uuidString)"
             for collection in collections {
-                try FileManager.default.createDirectory(atPath: root + "/" + collection, withIntermediateDirectories: true)
+                try FileManager.default.createDirectory(
+                    atPath: root + "/" + collection, withIntermediateDirectories: true)
             }
             journalPath = root + ".journal.db"
             configuration = Configuration(home: root)
@@ -40,7 +43,8 @@ import Testing
         @discardableResult
         func start(at now: String) async throws -> CalendarWatch.Report {
             watch = try await CalendarWatch(
-                configuration: configuration, zone: .utc, journal: JournalStore(path: journalPath), sinks: [sink],
+                configuration: configuration, zone: .utc, journal: JournalStore(path: journalPath),
+                sinks: [sink] + otherSinks,
                 now: utc(now), options: options, recordedTime: { Timestamp(utc(now)) }, logger: LogRecorder().logger)
             bus = Task { [bus = watch.bus] in await bus.run() }
             let report = try await watch.start(at: utc(now))
@@ -135,13 +139,15 @@ import Testing
     @Test func anItemRenamedIntoPlaceGetsItsRemindersAndAMoveReplacesThem() async throws {
         let bench = try Bench()
         try await bench.start(at: "2027-03-01T08:00:00Z")
-        try bench.writeRenamed("work/review.ics", Self.event(uid: "r1", start: "20270301T100000Z", end: "20270301T110000Z"))
+        try bench.writeRenamed(
+            "work/review.ics", Self.event(uid: "r1", start: "20270301T100000Z", end: "20270301T110000Z"))
         let created = try await bench.changes(at: "2027-03-01T08:00:01Z", expecting: ["work/review.ics"])
         #expect(created.parsed == 1 && created.changed == 1 && created.total == 0)
         try await bench.advance(to: "2027-03-01T09:30:00Z")
 
         // Moved to 11:00 after its first reminder: new reminders, none of the old.
-        try bench.writeRenamed("work/review.ics", Self.event(uid: "r1", start: "20270301T110000Z", end: "20270301T120000Z"))
+        try bench.writeRenamed(
+            "work/review.ics", Self.event(uid: "r1", start: "20270301T110000Z", end: "20270301T120000Z"))
         try await bench.changes(at: "2027-03-01T09:31:00Z", expecting: ["work/review.ics"])
         for instant in ["09:45", "09:55", "10:30", "10:45", "10:55"] {
             try await bench.advance(to: "2027-03-01T\(instant):00Z")
@@ -176,22 +182,92 @@ import Testing
             ])
     }
 
+    /// A one-off meeting moved while its live activity runs, then deleted: each end names the activity it ends (its
+    /// subject and times are the start's), so a consumer keyed on subject and the SQLite view of running activities
+    /// both see the old card end; the `removed` end still says what went away.
+    @Test func aMovedSingleEventEndsTheActivityItStartedAndARemovalSaysWhatWentAway() async throws {
+        let bench = try Bench()
+        bench.configuration.planner.reminderOffsets = []
+        let database = bench.root + ".events.db"
+        defer { try? FileManager.default.removeItem(atPath: database) }
+        bench.otherSinks = [try SQLiteSink(path: database)]
+        try bench.writeRenamed(
+            "work/r.ics",
+            Self.event(
+                uid: "r1", start: "20270301T100000Z", end: "20270301T110000Z", summary: "Design review",
+                location: "Room 4"))
+        try await bench.start(at: "2027-03-01T09:50:00Z")
+        try bench.writeRenamed(
+            "work/r.ics",
+            Self.event(
+                uid: "r1", start: "20270301T101000Z", end: "20270301T111000Z", summary: "Design review",
+                location: "Room 4"))
+        try await bench.changes(at: "2027-03-01T09:52:00Z", expecting: ["work/r.ics"])
+        try await bench.advance(to: "2027-03-01T09:56:00Z")
+        let moved = ["2027-03-01T10:10:00Z|r1/2027-03-01T10:10:00Z"]
+        let query = "SELECT start, subject FROM current_live_activities"
+        try await eventually("the moved activity is the only one running") {
+            try SinkFixtures.rows(database, query) == moved
+        }
+
+        try bench.delete("work/r.ics")
+        try await bench.changes(at: "2027-03-01T10:20:00Z", expecting: ["work/r.ics"])
+        _ = await bench.received()
+        #expect(try SinkFixtures.rows(database, "SELECT subject FROM current_live_activities").isEmpty)
+        let lifecycle = await bench.sink.lines.map { try! EventSchemaTests.JSON.parse($0) }.filter {
+            $0["type"]?.string != "calwatch.liveActivityUpdate"
+        }
+        let described = lifecycle.map { event in
+            [
+                event["type"]?.string ?? "", event["subject"]?.string ?? "",
+                event["data"]?["occurrence"]?["start"]?.string ?? "",
+                event["data"]?["liveActivity"]?["reason"]?.string ?? "",
+                event["data"]?["occurrence"]?["summary"]?.string ?? "",
+                event["data"]?["occurrence"]?["location"]?.string ?? "",
+            ]
+        }
+        #expect(
+            described == [
+                [
+                    "calwatch.liveActivityStart", "r1/2027-03-01T10:00:00Z", "2027-03-01T10:00:00Z", "",
+                    "Design review",
+                    "Room 4",
+                ],
+                [
+                    "calwatch.liveActivityEnd", "r1/2027-03-01T10:00:00Z", "2027-03-01T10:00:00Z", "rescheduled",
+                    "Design review", "Room 4",
+                ],
+                [
+                    "calwatch.liveActivityStart", "r1/2027-03-01T10:10:00Z", "2027-03-01T10:10:00Z", "",
+                    "Design review",
+                    "Room 4",
+                ],
+                [
+                    "calwatch.liveActivityEnd", "r1/2027-03-01T10:10:00Z", "2027-03-01T10:10:00Z", "removed",
+                    "Design review", "Room 4",
+                ],
+            ])
+    }
+
     @Test func aFlightWhoseTimeChangesIsDetectedAgain() async throws {
         let bench = try Bench(collections: ["travel"])
         try bench.writeRenamed(
             "travel/flight.ics",
-            Self.event(uid: "f", start: "20270310T080000Z", end: "20270310T100000Z", summary: "Flight BA 987 BER → LHR"))
+            Self.event(uid: "f", start: "20270310T080000Z", end: "20270310T100000Z", summary: "Flight BA 987 BER → LHR")
+        )
         let first = try await bench.start(at: "2027-03-01T08:00:00Z")
         #expect(first.events[.flightDetected] == 1)
         try bench.writeRenamed(
             "travel/flight.ics",
-            Self.event(uid: "f", start: "20270310T090000Z", end: "20270310T110000Z", summary: "Flight BA 987 BER → LHR"))
+            Self.event(uid: "f", start: "20270310T090000Z", end: "20270310T110000Z", summary: "Flight BA 987 BER → LHR")
+        )
         let moved = try await bench.changes(at: "2027-03-02T08:00:00Z", expecting: ["travel/flight.ics"])
         #expect(moved.events[.flightDetected] == 1)
         // The same content written again is not parsed, and detects nothing.
         try bench.writeRenamed(
             "travel/flight.ics",
-            Self.event(uid: "f", start: "20270310T090000Z", end: "20270310T110000Z", summary: "Flight BA 987 BER → LHR"))
+            Self.event(uid: "f", start: "20270310T090000Z", end: "20270310T110000Z", summary: "Flight BA 987 BER → LHR")
+        )
         let same = try await bench.changes(at: "2027-03-02T08:01:00Z", expecting: ["travel/flight.ics"])
         #expect(same.parsed == 0 && same.total == 0)
     }
@@ -219,7 +295,8 @@ import Testing
         let first = try await bench.changes(at: "2027-03-01T08:01:00Z", expecting: ["work/g.ics"])
         #expect(first.unsettled.count == 1 && first.problems.isEmpty)
         // Still garbage after it settled: reported once, and the last good version stays in effect.
-        let settled = try await bench.watch.filesChanged(.init(files: Set(first.unsettled)), at: utc("2027-03-01T08:01:02Z"))
+        let settled = try await bench.watch.filesChanged(
+            .init(files: Set(first.unsettled)), at: utc("2027-03-01T08:01:02Z"))
         #expect(settled.problems.count == 1)
         #expect(settled.problems.first?.description.contains("the version read before stays in effect") == true)
         let rescan = try await bench.watch.filesChanged(.init(rescan: true), at: utc("2027-03-01T08:10:00Z"))

@@ -94,3 +94,12 @@ public struct HookSettings: Sendable, Hashable {
         "origin", "destination", "leaveBy",
     ]
 }
+
+extension Sequence<String> {
+    /// Whether a `calendars:` filter (a hook's, a rule's, `next --calendars`) names `calendar`. Names match without
+    /// regard to case: one collection is `Work` in a vdir or Radicale folder and `work` in a CalDAV export named
+    /// after its href.
+    public func namesCalendar(_ calendar: String) -> Bool {
+        contains { $0.lowercased() == calendar.lowercased() }
+    }
+}

@@ -56,10 +56,7 @@ public enum Planner {
         state: PlannerState, present: (OccurrenceKey) -> Bool, now: Instant
     ) -> [PlannedEvent] {
         state.active.filter { !present($0.key) }.map { key, activity in
-            Context.end(
-                key: key, seed: EventID.seed(key), activity: activity, reason: .removed, at: now,
-                fingerprint: activity.fingerprint, occurrenceStart: activity.occurrenceStart,
-                occurrenceEnd: activity.occurrenceEnd)
+            Context.end(key: key, seed: EventID.seed(key), activity: activity, reason: .removed, at: now)
         }
     }
 
@@ -452,26 +449,30 @@ public enum Planner {
         func endEvent(_ activity: PlannerState.ActiveActivity, reason: LiveActivityDetail.EndReason, at time: Instant)
             -> PlannedEvent
         {
-            Context.end(
-                key: key, seed: subject.seed, activity: activity, reason: reason, at: time, fingerprint: fingerprint,
-                occurrenceStart: occurrence.start, occurrenceEnd: occurrence.end)
+            var activity = activity
+            // Unmoved, its end is the occurrence's as it is now (a change the last update has not reported yet).
+            if activity.occurrenceStart == occurrence.start { activity.occurrenceEnd = occurrence.end }
+            return Context.end(key: key, seed: subject.seed, activity: activity, reason: reason, at: time)
         }
 
+        /// The end of a running activity. It names the activity it ends, not the occurrence as it is now: its id,
+        /// its subject (`uid/<start>`) and its start and end are the ones the activity started with (and its
+        /// updates last reported), so a consumer keyed on subject sees the card it holds end even when a single
+        /// event moved, and one activity ends once whatever the reason.
         static func end(
             key: OccurrenceKey, seed: EventID.Hasher, activity: PlannerState.ActiveActivity,
-            reason: LiveActivityDetail.EndReason, at time: Instant, fingerprint: UInt64, occurrenceStart: Instant,
-            occurrenceEnd: Instant
+            reason: LiveActivityDetail.EndReason, at time: Instant
         ) -> PlannedEvent {
-            // Named by the activity it ends, so one activity ends once whatever the reason.
             let id = EventID.make(
                 seed, .liveActivityEnd, "start,occurrence", activity.activityStart.secondsSinceEpoch,
                 activity.occurrenceStart.secondsSinceEpoch)
             return PlannedEvent(
-                type: .liveActivityEnd, id: id, key: key, occurrenceStart: occurrenceStart,
-                occurrenceEnd: occurrenceEnd, time: time, expiry: time.adding(seconds: 86_400), reminder: nil,
+                type: .liveActivityEnd, id: id, key: key, occurrenceStart: activity.occurrenceStart,
+                occurrenceEnd: activity.occurrenceEnd, time: time, expiry: time.adding(seconds: 86_400),
+                reminder: nil,
                 liveActivity: LiveActivityDetail(
-                    start: occurrenceStart, end: occurrenceEnd, at: time, endReason: reason),
-                fingerprint: fingerprint)
+                    start: activity.occurrenceStart, end: activity.occurrenceEnd, at: time, endReason: reason),
+                fingerprint: activity.fingerprint)
         }
 
         func base(_ type: EventType, id: EventID, time: Instant, expiry: Instant) -> PlannedEvent {

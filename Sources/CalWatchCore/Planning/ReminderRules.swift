@@ -28,7 +28,7 @@ public struct ReminderRule: Sendable, Hashable {
 
     /// Whether the rule applies to the occurrence.
     public func matches(_ occurrence: Occurrence, facts: PlanningFacts) -> Bool {
-        if let calendars, !calendars.contains(where: { $0.lowercased() == occurrence.calendar.lowercased() }) {
+        if let calendars, !calendars.namesCalendar(occurrence.calendar) {
             return false
         }
         if let kinds, !kinds.contains(facts.kind) { return false }

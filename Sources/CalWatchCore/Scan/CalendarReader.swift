@@ -55,7 +55,13 @@ public enum CalendarReader {
                 for object in objects {
                     let origin = source.path + (object.href.map { "#" + $0 } ?? "")
                     var named = source
-                    if let collection = object.collectionName { named.fallbackName = collection }
+                    if let displayName = object.collectionDisplayName {
+                        // The collection's own name, as a vdir's `displayname` file gives it.
+                        named.collectionName = displayName
+                        named.collectionColor = object.collectionColor ?? named.collectionColor
+                    } else if let collection = object.collectionName {
+                        named.fallbackName = collection
+                    }
                     readICalendar(Array(object.calendarData.utf8), origin: origin, source: named, into: &result)
                 }
                 if objects.isEmpty {

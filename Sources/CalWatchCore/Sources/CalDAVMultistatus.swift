@@ -8,18 +8,37 @@ import Foundation
 enum CalDAVMultistatus {
     static let calDAVNamespace = "urn:ietf:params:xml:ns:caldav"
     static let davNamespace = "DAV:"
+    static let appleICalNamespace = "http://apple.com/ns/ical/"
 
     /// One `calendar-data` element and the `href` of its response.
     struct Object: Sendable {
         var href: String?
         var calendarData: String
+        /// The collection's `displayname` and `calendar-color`, when the document has a response for the collection
+        /// itself (an export made with a Depth 1 PROPFIND, or a REPORT with the collection's properties beside).
+        var collectionDisplayName: String?
+        var collectionColor: String?
 
-        /// The collection the object lives in: the last folder of its href (`/dav/calendars/me/work/x.ics` → `work`).
+        /// The collection the object lives in: its `displayname` when the document gives it, else the last folder of
+        /// its href (`/dav/calendars/me/work/x.ics` → `work`).
         var collectionName: String? {
+            if let collectionDisplayName { return collectionDisplayName }
             guard let href else { return nil }
             let folders = href.split(separator: "/").dropLast()
             return folders.last.map { $0.removingPercentEncoding ?? String($0) }
         }
+
+        /// The href of the collection holding the object, percent-decoded and ending in `/`.
+        var collectionHref: String? {
+            guard let href, let slash = href.lastIndex(of: "/") else { return nil }
+            return CalDAVMultistatus.normalized(String(href[...slash]))
+        }
+    }
+
+    /// An href compared with another: percent-decoded, with a final `/`.
+    static func normalized(_ href: String) -> String {
+        let decoded = href.removingPercentEncoding ?? href
+        return decoded.hasSuffix("/") ? decoded : decoded + "/"
     }
 
     /// The calendar objects in a document, or an error naming the line where the XML broke.
@@ -65,7 +84,15 @@ enum CalDAVMultistatus {
         guard collector.sawMultistatus else {
             throw ParseFailure(line: nil, reason: "this XML is not a WebDAV multistatus document")
         }
-        return collector.objects
+        var objects = collector.objects
+        for index in objects.indices {
+            guard let collection = objects[index].collectionHref.flatMap({ collector.collections[$0] }) else {
+                continue
+            }
+            objects[index].collectionDisplayName = collection.name
+            objects[index].collectionColor = collection.color
+        }
+        return objects
     }
 
     /// The XML could not be read.
@@ -100,31 +127,68 @@ enum CalDAVMultistatus {
     private struct Collector {
         var objects: [Object] = []
         var sawMultistatus = false
+        /// Names and colours of the collections the document describes, by normalized href.
+        var collections: [String: (name: String, color: String?)] = [:]
         private var href: String?
         private var data: String?
         private var inHref = false
+        /// The response's `displayname` and `calendar-color` while one is read, and whether it held calendar-data.
+        private var displayName: String?
+        private var color: String?
+        private var property: String?
+        private var heldData = false
 
         mutating func start(_ name: String, namespace: String) {
             switch (namespace, name) {
             case (davNamespace, "multistatus"): sawMultistatus = true
-            case (davNamespace, "response"): href = nil
+            case (davNamespace, "response"):
+                href = nil
+                displayName = nil
+                color = nil
+                heldData = false
             case (davNamespace, "href"):
                 inHref = true
                 href = ""
             case (calDAVNamespace, "calendar-data"): data = ""
+            case (davNamespace, "displayname"):
+                property = name
+                displayName = ""
+            case (appleICalNamespace, "calendar-color"):
+                property = name
+                color = ""
             default: break
             }
         }
 
         mutating func text(_ string: String) {
             // A `response` opened inside an `href` resets it: text after that starts the href again.
-            if data != nil { data?.append(string) } else if inHref { href = (href ?? "") + string }
+            if data != nil {
+                data?.append(string)
+            } else if inHref {
+                href = (href ?? "") + string
+            } else if property == "displayname" {
+                displayName?.append(string)
+            } else if property == "calendar-color" {
+                color?.append(string)
+            }
         }
 
         mutating func end(_ name: String, namespace: String) {
             switch (namespace, name) {
+            case (davNamespace, "displayname"), (appleICalNamespace, "calendar-color"): property = nil
+            case (davNamespace, "response"):
+                // The collection's own response: its name for the objects it holds (a bounded, printable name).
+                let trimmed = displayName?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+                if !heldData, !trimmed.isEmpty, let href = href?.trimmingCharacters(in: .whitespacesAndNewlines) {
+                    let name = String(
+                        trimmed.unicodeScalars.filter { $0.properties.generalCategory != .control }
+                            .prefix(200).map(Character.init))
+                    let color = color?.trimmingCharacters(in: .whitespacesAndNewlines)
+                    collections[normalized(href)] = (name, color?.isEmpty == false ? color : nil)
+                }
             case (davNamespace, "href"): inHref = false
             case (calDAVNamespace, "calendar-data"):
+                heldData = true
                 if let data, !data.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
                     objects.append(
                         Object(href: href?.trimmingCharacters(in: .whitespacesAndNewlines), calendarData: data))

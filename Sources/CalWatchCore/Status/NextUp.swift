@@ -46,7 +46,7 @@ public struct NextUp: Sendable {
         func admits(_ occurrence: Occurrence, _ facts: PlanningFacts) -> Bool {
             if !dismissed.isEmpty && dismissed.contains(OccurrenceKey(occurrence)) { return false }
             if let kinds, !kinds.contains(facts.kind) { return false }
-            if let calendars, !calendars.contains(where: { $0.lowercased() == occurrence.calendar.lowercased() }) {
+            if let calendars, !calendars.namesCalendar(occurrence.calendar) {
                 return false
             }
             return true

@@ -57,7 +57,12 @@ public actor JournalStore {
         ) {
             self.sequence = sequence
             self.event = event
-            self.occurrence = occurrence
+            // Shown at the times the event was planned for, like its subject: the end of an activity a single
+            // event moved away from, or an event a sink reads back after a move, is about those times.
+            var shown = occurrence
+            shown?.start = event.occurrenceStart
+            shown?.end = event.occurrenceEnd
+            self.occurrence = shown
             self.facts = facts
             self.recorded = recorded
         }

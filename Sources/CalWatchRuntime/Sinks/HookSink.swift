@@ -250,7 +250,7 @@ extension HookSettings {
         if let kinds, !kinds.contains(entry.facts.kind) {
             return "its kinds: takes \(list(kinds.map(\.rawValue))), and this is a \(entry.facts.kind.rawValue)"
         }
-        if let calendars, !calendars.contains(entry.event.key.calendar) {
+        if let calendars, !calendars.namesCalendar(entry.event.key.calendar) {
             return "its calendars: takes \(list(calendars)), and this is in \(entry.event.key.calendar)"
         }
         if let offsets, let reminder = entry.event.reminder, !offsets.contains(reminder.secondsBefore) {

@@ -179,7 +179,8 @@ public struct DecisionTrace: Sendable {
                 guard group.first?.sequence == row.sequence, let last = group.last else { continue }
                 step.what = "\(group.count) updates, \(at(row.event.time)) to \(at(last.event.time))"
             }
-            if row.event.occurrenceStart != occurrence.start {
+            // The `rescheduled` end names the activity of the earlier start: it is what the move did, not moved.
+            if row.event.occurrenceStart != occurrence.start && row.event.liveActivity?.endReason != .rescheduled {
                 step.state = .moved
                 step.reason =
                     "emitted for its earlier start \(at(row.event.occurrenceStart)); it moved to \(at(occurrence.start)) "

@@ -238,7 +238,7 @@ public final class CalendarWatch {
     /// Hands one file's occurrences to `occurrences`, and admits again those of other files that now stand alone
     /// for a key this file gave up.
     private func replace(_ origin: PlanningLoop.Origin, with expanded: [Occurrence], at now: Instant) {
-        let (forgotten, takenOver) = occurrences.replace(origin, with: expanded)
+        let (forgotten, takenOver) = occurrences.replace(origin, with: expanded, at: now)
         classifier.forget(forgotten)
         for (other, occurrences) in takenOver { loop.add(occurrences, origin: other, now: now) }
     }
@@ -273,6 +273,10 @@ final class WatchedOccurrences: Sendable {
         var byOrigin: [PlanningLoop.Origin: [Occurrence]] = [:]
         /// The files holding each key: one invitation can be in two calendars (see `OccurrenceKey`).
         var holders: [OccurrenceKey: [PlanningLoop.Origin]] = [:]
+        /// Occurrences deleted from the calendars before they ended, as last read: the `removed` end of a running
+        /// live activity still says what went away (summary, place, meeting, flight). Kept a day past their end,
+        /// as long as the end event is of use.
+        var departed: [OccurrenceKey: Occurrence] = [:]
     }
     private let held = Locked(Held())
     private let facts: @Sendable (Occurrence) -> PlanningFacts
@@ -286,14 +290,17 @@ final class WatchedOccurrences: Sendable {
     /// Replaces one file's occurrences. Returns the items it held before, for the classifier to forget, and the
     /// occurrences of other files that take over a key this file no longer holds (the same invitation in another
     /// calendar), for the planning loop to admit again under their own file.
-    func replace(_ origin: PlanningLoop.Origin, with occurrences: [Occurrence]) -> (
+    func replace(_ origin: PlanningLoop.Origin, with occurrences: [Occurrence], at now: Instant) -> (
         forgotten: [OccurrenceSource], takenOver: [PlanningLoop.Origin: [Occurrence]]
     ) {
         held.withLock { held in
             let old = held.byOrigin.removeValue(forKey: origin) ?? []
             var orphaned: [OccurrenceKey] = []
+            let staleBefore = now.adding(seconds: -86_400)
+            if !held.departed.isEmpty { held.departed = held.departed.filter { $0.value.end >= staleBefore } }
             for occurrence in old {
                 let key = OccurrenceKey(occurrence)
+                if occurrence.end > now { held.departed[key] = occurrence }
                 held.byKey[key] = nil
                 held.holders[key]?.removeAll { $0 == origin }
                 if held.holders[key]?.isEmpty ?? true { held.holders[key] = nil } else { orphaned.append(key) }
@@ -301,6 +308,7 @@ final class WatchedOccurrences: Sendable {
             for occurrence in occurrences {
                 let key = OccurrenceKey(occurrence)
                 held.byKey[key] = occurrence
+                held.departed[key] = nil
                 if held.holders[key]?.contains(origin) != true { held.holders[key, default: []].append(origin) }
             }
             if !occurrences.isEmpty { held.byOrigin[origin] = occurrences }
@@ -310,6 +318,7 @@ final class WatchedOccurrences: Sendable {
                     let occurrence = held.byOrigin[other]?.first(where: { OccurrenceKey($0) == key })
                 else { continue }
                 held.byKey[key] = occurrence
+                held.departed[key] = nil
                 takenOver[other, default: []].append(occurrence)
             }
             var seen = Set<ObjectIdentifier>()
@@ -334,7 +343,10 @@ final class WatchedOccurrences: Sendable {
     }
 
     @Sendable func entry(_ journaled: JournalStore.Journaled) -> JournalStore.Entry {
-        let occurrence = held.withLock { $0.byKey[journaled.event.key] }
+        let occurrence = held.withLock { held in
+            let key = journaled.event.key
+            return held.byKey[key] ?? (journaled.event.type == .liveActivityEnd ? held.departed[key] : nil)
+        }
         return JournalStore.Entry(journaled, occurrence: occurrence, facts: facts)
     }
 }
