@@ -60,6 +60,27 @@ import Testing
             errors: String(decoding: errorData, as: UTF8.self))
     }
 
+    /// `END;X=1:VEVENT` is a boundary to libical, which then printed its own debug line
+    /// (`icalparser.c:786: Encountered END before BEGIN`) and, for `BEGIN;…`, lost the whole file: every line on
+    /// standard error is in calwatch's `FILE:LINE: error|warning:` shape, and every event is read.
+    @Test func boundaryLinesWithParametersAreMendedAndEveryMessageHasTheFileAndLine() async throws {
+        let text =
+            [
+                "BEGIN:VCALENDAR", "VERSION:2.0", "END;X-A=1:VEVENT", "BEGIN;X-B=\"a:b\":VEVENT", "UID:one",
+                "DTSTART:20270301T100000Z", "SUMMARY:One", "BEGIN:VALARM", "TRIGGER:-PT5M", "ACTION:DISPLAY",
+                "END;X=1:VALARM", "END;X=1:VEVENT", "BEGIN:VEVENT", "UID:two", "DTSTART:20270302T100000Z",
+                "SUMMARY:Two",
+                "END:VEVENT", "END:VCALENDAR",
+            ].joined(separator: "\r\n") + "\r\n"
+        let run = try await calwatch(
+            ["scan", "-", "--from", "2027-03-01", "--to", "2027-03-03", "--tz", "UTC"], input: text)
+        #expect(run.status == 0)
+        #expect(run.output.split(separator: "\n").count == 2, "both events: \(run.output)")
+        let lines = run.errors.split(separator: "\n").map(String.init)
+        #expect(lines.allSatisfy { $0.wholeMatch(of: /-:\d+: (error|warning): .+/) != nil }, "\(lines)")
+        #expect(lines.contains("-:4: warning: parameters on BEGIN:VEVENT are ignored"))
+    }
+
     @Test func scanPrintsSortedJSONLinesWithTheDocumentedKeys() async throws {
         let run = try await calwatch([
             "scan", fixture("google-recurring.ics"), "--from", "2025-03-24", "--to", "2025-03-27", "--tz",
@@ -84,7 +105,9 @@ import Testing
     }
 
     @Test func exitCode65OnlyWhenNothingCouldBeRead() async throws {
-        let bad = try await calwatch(["scan", fixture("not-a-calendar.ics"), "--from", "2025-03-01", "--to", "2025-04-01"])
+        let bad = try await calwatch([
+            "scan", fixture("not-a-calendar.ics"), "--from", "2025-03-01", "--to", "2025-04-01",
+        ])
         #expect(bad.status == 65)
         #expect(bad.errors.contains("not-a-calendar.ics:1: error: not iCalendar data"))
         let mixed = try await calwatch([
@@ -106,14 +129,18 @@ import Testing
         let alone = try await calwatch(["scan", path, "--from", "2025-03-01", "--to", "2025-04-01"])
         #expect(alone.status == 65)
         #expect(alone.errors.contains("\(path): error: the multistatus document holds no calendar-data"))
-        let mixed = try await calwatch(["scan", path, fixture("minimal.ics"), "--from", "2025-03-01", "--to", "2025-04-01"])
+        let mixed = try await calwatch([
+            "scan", path, fixture("minimal.ics"), "--from", "2025-03-01", "--to", "2025-04-01",
+        ])
         #expect(mixed.status == 0)
         #expect(mixed.output.contains("\"uid\":\"bare-lf\""))
         #expect(mixed.errors.contains("\(path): error: the multistatus document holds no calendar-data"))
     }
 
     @Test func usageErrorsExit64WithAnExplanation() async throws {
-        let reversed = try await calwatch(["scan", fixture("minimal.ics"), "--from", "2025-03-02", "--to", "2025-03-01"])
+        let reversed = try await calwatch([
+            "scan", fixture("minimal.ics"), "--from", "2025-03-02", "--to", "2025-03-01",
+        ])
         #expect(reversed.status == 64)
         #expect(reversed.errors.contains("--to (2025-03-01T00:00:00Z) must be after --from"))
         let zone = try await calwatch(["scan", fixture("minimal.ics"), "--tz", "Mars/Olympus"])
@@ -147,7 +174,9 @@ import Testing
 
     @Test func theTableSaysWhichAreFlightsAndMeetings() async throws {
         let samples = ConfigurationTests.repository + "/samples/calendars"
-        let arguments = ["scan", samples, "--from", "2027-03-03", "--to", "2027-03-04", "--tz", "Europe/Berlin", "--format", "table"]
+        let arguments = [
+            "scan", samples, "--from", "2027-03-03", "--to", "2027-03-04", "--tz", "Europe/Berlin", "--format", "table",
+        ]
         let run = try await calwatch(arguments)
         #expect(run.status == 0, "\(run.errors)")
         let lines = run.output.split(separator: "\n")
@@ -274,7 +303,8 @@ import Testing
         try process.run()
         if let killAfter {
             while process.isRunning {
-                let lines = (try? Data(contentsOf: URL(fileURLWithPath: folder + "/events.jsonl")))?
+                let lines =
+                    (try? Data(contentsOf: URL(fileURLWithPath: folder + "/events.jsonl")))?
                     .reduce(0) { $1 == 10 ? $0 + 1 : $0 } ?? 0
                 if lines >= killAfter {
                     kill(process.processIdentifier, SIGKILL)
@@ -306,7 +336,8 @@ import Testing
             #expect(written.allSatisfy { $0.hasPrefix("{") && $0.hasSuffix("}") }, "a broken line was left")
             let ids = written.map(ReplayKillTests.id)
             let missingLines = Set(full).subtracting(ids).count
-            #expect(missingLines == 0 && Set(ids).count == full.count, "killed at \(killAfter): \(missingLines) missing")
+            #expect(
+                missingLines == 0 && Set(ids).count == full.count, "killed at \(killAfter): \(missingLines) missing")
             #expect(ids.count - Set(ids).count <= 1, "killed at \(killAfter): \(ids.count - Set(ids).count) duplicates")
         }
     }
@@ -328,7 +359,8 @@ import Testing
 
     @Test func aBrokenConfigurationListsEveryProblemAndExits64() async throws {
         let folder = SinkFixtures.folder()
-        try "timezone: Nowhere/Else\nreminders:\n  offsets: [15]\nsinks:\n  - type: hook\n    run: [/nonexistent/hook]\n"
+        try
+            "timezone: Nowhere/Else\nreminders:\n  offsets: [15]\nsinks:\n  - type: hook\n    run: [/nonexistent/hook]\n"
             .write(toFile: folder + "/config.yml", atomically: true, encoding: .utf8)
         let run = try await cli.calwatch(["check", "--config", folder + "/config.yml", fixture("minimal.ics")])
         #expect(run.status == 64)
@@ -391,7 +423,8 @@ import Testing
 
     @Test func explainsTheSampleFlightRuleByRule() async throws {
         let run = try await cli.calwatch([
-            "explain", ConfigurationTests.repository + "/samples/calendars/travel", "--config", "/dev/null", "--tz", "UTC",
+            "explain", ConfigurationTests.repository + "/samples/calendars/travel", "--config", "/dev/null", "--tz",
+            "UTC",
         ])
         #expect(run.status == 0, "\(run.errors)")
         #expect(run.output.contains("\"BA987 BER to LHR\""))

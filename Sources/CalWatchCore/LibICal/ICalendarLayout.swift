@@ -59,10 +59,22 @@ struct ICalendarLayout {
             var contentEnd = end
             if contentEnd > start && bytes[contentEnd - 1] == 13 { contentEnd -= 1 }
             scanner.line += 1
-            if startsWith(bytes, start, contentEnd, "BEGIN:") {
-                scanner.begin(upperName(bytes, start + 6, contentEnd), at: start)
-            } else if startsWith(bytes, start, contentEnd, "END:") {
-                scanner.end(upperName(bytes, start + 4, contentEnd), at: start, next: next)
+            if let boundary = boundary(bytes, start, contentEnd) {
+                let name = upperName(bytes, boundary.name, contentEnd)
+                // `END;X=1:VEVENT` is a boundary to libical too, which then prints its own debug line: rewritten.
+                let plain: [UInt8]? =
+                    boundary.plain ? nil : Array(((boundary.begin ? "BEGIN:" : "END:") + name + "\r\n").utf8)
+                if plain != nil {
+                    scanner.repairs.append(
+                        Repair(
+                            line: scanner.line,
+                            message: "parameters on \(boundary.begin ? "BEGIN" : "END"):\(name) are ignored"))
+                }
+                if boundary.begin {
+                    scanner.begin(name, at: start, rewrite: plain.map { (start..<next, $0) })
+                } else {
+                    scanner.end(name, at: start, next: next, rewrite: plain)
+                }
             } else if scanner.stack.count == 1 {
                 if contentEnd > start { scanner.current.propertyRanges.append(start..<next) }
             } else if scanner.stack.isEmpty && contentEnd > start && !isBlank(bytes, start, contentEnd) {
@@ -90,11 +102,11 @@ struct ICalendarLayout {
             var contentEnd = end
             if contentEnd > start && bytes[contentEnd - 1] == 13 { contentEnd -= 1 }
             line += 1
-            if startsWith(bytes, start, contentEnd, "BEGIN:") {
-                open.append(upperName(bytes, start + 6, contentEnd))
-            } else if startsWith(bytes, start, contentEnd, "END:") {
-                let name = upperName(bytes, start + 4, contentEnd)
-                if let position = open.lastIndex(of: name) {
+            if let boundary = boundary(bytes, start, contentEnd), boundary.begin {
+                open.append(upperName(bytes, boundary.name, contentEnd))
+            } else if let boundary = boundary(bytes, start, contentEnd) {
+                let name = upperName(bytes, boundary.name, contentEnd)
+                if let position = open.lastIndex(of: name), boundary.plain {
                     open.removeSubrange(position...)
                 } else {
                     blanks.append((start..<contentEnd, line, name))
@@ -115,7 +127,8 @@ struct ICalendarLayout {
         var repairs: [Repair] = []
         var line = 0
 
-        mutating func begin(_ name: String, at offset: Int) {
+        mutating func begin(_ name: String, at offset: Int, rewrite: (range: Range<Int>, text: [UInt8])? = nil) {
+            defer { if let rewrite { child?.edits.append(rewrite) } }
             if stack.isEmpty {
                 if name == "VCALENDAR" {
                     current = Calendar()
@@ -141,7 +154,7 @@ struct ICalendarLayout {
             stack.append(name)
         }
 
-        mutating func end(_ name: String, at offset: Int, next: Int) {
+        mutating func end(_ name: String, at offset: Int, next: Int, rewrite: [UInt8]? = nil) {
             guard let position = stack.lastIndex(of: name) else {
                 repairs.append(Repair(line: line, message: "END:\(name) without a matching BEGIN is ignored"))
                 child?.edits.append((offset..<next, []))
@@ -150,6 +163,7 @@ struct ICalendarLayout {
             if position < stack.count - 1 {
                 close(from: position + 1, at: offset, reason: "before END:\(name) on line \(line)")
             }
+            if let rewrite { child?.edits.append((offset..<next, rewrite)) }
             if position == 1, var finished = child {
                 finished.range = finished.range.lowerBound..<next
                 current.children.append(finished)
@@ -189,6 +203,29 @@ struct ICalendarLayout {
             }
             stack = []
         }
+    }
+
+    /// A `BEGIN` or `END` line (any case), and where its component name starts. `plain` is false when parameters
+    /// stand between the two (`END;X-FOO=1:VEVENT`, which libical also takes for a boundary): they are skipped,
+    /// quoted values included.
+    private static func boundary(_ bytes: [UInt8], _ start: Int, _ end: Int) -> (begin: Bool, name: Int, plain: Bool)? {
+        let begin: Bool
+        var position: Int
+        if startsWith(bytes, start, end, "BEGIN"), start + 5 < end {
+            (begin, position) = (true, start + 5)
+        } else if startsWith(bytes, start, end, "END"), start + 3 < end {
+            (begin, position) = (false, start + 3)
+        } else {
+            return nil
+        }
+        if bytes[position] == 58 { return (begin, position + 1, true) }  // ':'
+        guard bytes[position] == 59 else { return nil }  // ';'
+        var quoted = false
+        while position < end {
+            if bytes[position] == 34 { quoted.toggle() } else if bytes[position] == 58 && !quoted { break }
+            position += 1
+        }
+        return position < end ? (begin, position + 1, false) : nil
     }
 
     private static func startsWith(_ bytes: [UInt8], _ start: Int, _ end: Int, _ prefix: StaticString) -> Bool {
