@@ -15,6 +15,22 @@ import Testing
         return scan([path], from: from, to: to, zone: "UTC")
     }
 
+    /// Teamup writes its own property names without `X-`: one summary line per file, not one per property per item.
+    @Test func producersOwnPropertyNamesAreSummedUpOncePerFile() throws {
+        let items = (1...4).map { day in
+            "BEGIN:VEVENT\r\nUID:t\(day)\r\nDTSTAMP:20270101T000000Z\r\nDTSTART:2027030\(day)T090000Z\r\n"
+                + "SUMMARY:Shift \(day)\r\nTEAMUP-EVENT-ID:\(day)\r\nTEAMUP-WHO:Ana\r\nEND:VEVENT\r\n"
+        }
+        let result = try Self.scanText(items.joined())
+        #expect(result.occurrences.count == 4)
+        #expect(
+            result.problems.map(\.message) == [
+                "properties calwatch does not know are ignored in 4 items: TEAMUP-EVENT-ID (4), TEAMUP-WHO (4); a "
+                    + "producer's own properties should be named X-…, which are passed over silently"
+            ])
+        #expect(result.problems.first?.line == 4)
+    }
+
     @Test func anExdateOnAnOverriddenInstanceDeletesItOverrideAndAll() throws {
         let result = try Self.scanText(
             """

@@ -51,10 +51,12 @@ public struct OccurrenceExpander {
     private mutating func run(_ components: [CalendarComponent], into occurrences: inout [Occurrence]) {
         var groups: [String: [CalendarComponent]] = [:]
         var order: [String] = []
+        var unknown = UnknownProperties()
         for (index, var component) in components.enumerated() {
             for problem in component.problems {
                 report(.warning, component, problem)
             }
+            unknown.add(component)
             for error in component.errors {
                 report(.error, component, error)
             }
@@ -67,7 +69,38 @@ public struct OccurrenceExpander {
             if groups[key] == nil { order.append(key) }
             groups[key, default: []].append(component)
         }
+        if let summary = unknown.summary {
+            problems.append(CalendarProblem(severity: .warning, line: unknown.firstLine, message: summary))
+        }
         for key in order { expandGroup(groups[key]!, into: &occurrences) }
+    }
+
+    /// Property names neither iCalendar's nor `X-`, counted over a file's items for one summary line.
+    struct UnknownProperties {
+        private var counts: [String: Int] = [:]
+        private var order: [String] = []
+        private var items = 0
+        private(set) var firstLine: Int?
+
+        mutating func add(_ component: CalendarComponent) {
+            guard !component.unknownProperties.isEmpty else { return }
+            items += 1
+            if firstLine == nil { firstLine = component.line }
+            for name in component.unknownProperties {
+                if counts[name] == nil { order.append(name) }
+                counts[name, default: 0] += 1
+            }
+        }
+
+        /// `properties calwatch does not know are ignored in 12 items: TEAMUP-EVENT-ID (12), …`.
+        var summary: String? {
+            guard items > 0 else { return nil }
+            let shown = order.prefix(8).map { "\($0.prefix(60)) (\(counts[$0]!))" }
+            let more = order.count > 8 ? ", and \(order.count - 8) more" : ""
+            return "properties calwatch does not know are ignored in \(items) item\(items == 1 ? "" : "s"): "
+                + shown.joined(separator: ", ") + more
+                + "; a producer's own properties should be named X-…, which are passed over silently"
+        }
     }
 
     /// One UID: its master (the newest copy when there are several) and its overrides.

@@ -40,6 +40,9 @@ public struct CalendarComponent: Sendable {
     public var problems: [String]
     /// Problems that lose part of the item (an RRULE that cannot be read: only its first instance is used).
     public var errors: [String] = []
+    /// Property names that are neither iCalendar's nor `X-` (Teamup writes its own): ignored, and reported once per
+    /// file rather than once per item.
+    public var unknownProperties: [String] = []
     /// The line of the file where the component begins, when known.
     public var line: Int?
     /// `ATTENDEE`s, as the meeting classifier needs them.

@@ -305,6 +305,11 @@ enum ICalDocumentParser {
         let message = errorText(property)
         // Google writes empty LOCATION: lines; an empty value loses nothing, so it is not worth a warning.
         if message.hasPrefix("No value for ") { return }
+        let unknownName = "Parse error in property name: "
+        if message.hasPrefix(unknownName) {
+            item.unknownProperties.append(String(message.dropFirst(unknownName.count)))
+            return
+        }
         let marker = "in RRULE property. Removing entire property: "
         guard let range = message.range(of: marker) else {
             item.problems.append(message)
