@@ -78,14 +78,39 @@ import Testing
         #expect(
             result.occurrences.first { $0.summary == "Call with New York office" }?.start == utc("2025-03-12T13:00:00Z")
         )
-        // An Outlook display name without a VTIMEZONE: its fixed offset.
-        #expect(result.occurrences.first { $0.summary == "Vendor sync" }?.start == utc("2025-03-11T14:00:00Z"))
+        // An Outlook display name without a VTIMEZONE: the zone it names, shown by its IANA name.
+        let vendor = result.occurrences.first { $0.summary == "Vendor sync" }
+        #expect(vendor?.start == utc("2025-03-11T14:00:00Z"))
+        #expect(vendor?.timeZone?.identifier == "Europe/Berlin")
         #expect(WindowsZones.ianaName(for: "Eastern Standard Time") == "America/New_York")
         #expect(WindowsZones.ianaName(for: "Tokyo Standard Time") == "Asia/Tokyo")
         #expect(WindowsZones.ianaName(for: "tzone://Microsoft/Utc") == "Etc/UTC")
         #expect(TimeZoneDatabase.rules(named: "EST5EDT")?.offset(at: utc("2025-07-01T00:00:00Z")) == -4 * 3600)
         #expect(TimeZoneDatabase.rules(named: "PST") == nil)
         #expect(TimeZoneDatabase.rules(named: "../../etc/passwd") == nil)
+    }
+
+    /// Outlook display names name their zone: in summer their times keep daylight saving time (a fixed offset
+    /// read from the name put them an hour off), and `timeZone` is the IANA name. One whose words name no zone of
+    /// that offset keeps the offset shown.
+    @Test(arguments: [
+        ("(UTC+01:00) Amsterdam, Berlin, Bern, Rome, Stockholm, Vienna", "2025-07-10T08:00:00Z", "Europe/Berlin"),
+        ("(UTC-05:00) Eastern Time (US & Canada)", "2025-07-10T14:00:00Z", "America/New_York"),
+        ("(UTC+10:00) Canberra, Melbourne, Sydney", "2025-07-10T00:00:00Z", "Australia/Sydney"),
+        ("(UTC+05:30) Chennai, Kolkata, Mumbai, New Delhi", "2025-07-10T04:30:00Z", "Asia/Kolkata"),
+        ("(UTC+03:00) Nowhere, Atlantis", "2025-07-10T07:00:00Z", "(UTC+03:00) Nowhere, Atlantis"),
+        ("(UTC+01:00) London", "2025-07-10T09:00:00Z", "(UTC+01:00) London"),
+    ])
+    func outlookDisplayNamesResolveToTheZoneTheyName(tzid: String, start: String, zone: String) throws {
+        let text =
+            [
+                "BEGIN:VCALENDAR", "VERSION:2.0", "BEGIN:VEVENT", "UID:display", "DTSTAMP:20250101T000000Z",
+                "DTSTART;TZID=\"\(tzid)\":20250710T100000", "DURATION:PT1H", "SUMMARY:Sync", "END:VEVENT",
+                "END:VCALENDAR",
+            ].joined(separator: "\r\n") + "\r\n"
+        let result = scan(["-"], from: "2025-07-01", to: "2025-08-01", standardInput: Array(text.utf8))
+        #expect(result.occurrences.first?.start == utc(start))
+        #expect(result.occurrences.first?.timeZone?.identifier == zone)
     }
 
     @Test func xWRTimezoneTurnsUTCSeriesIntoWallTimeSeries() {

@@ -12,6 +12,9 @@ public enum WindowsZones {
         return lowercased[name.lowercased()]
     }
 
+    /// The IANA zones the table maps to: the zone CLDR chose for each Windows zone.
+    static let ianaZones = Set(cldrTable.values)
+
     /// How many Windows names the table maps (`calwatch --version`).
     public static var count: Int { cldrTable.count }
 

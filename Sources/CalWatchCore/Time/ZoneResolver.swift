@@ -6,7 +6,8 @@ import Foundation
 /// 2. a Windows name, through CLDR's table (before the VTIMEZONE: Outlook's VTIMEZONEs only carry the rules of the
 ///    year they were written, the IANA zone knows every year);
 /// 3. the calendar's own VTIMEZONE;
-/// 4. a fixed offset read from an Outlook display name such as `(UTC+01:00) Amsterdam, Berlin`;
+/// 4. an Outlook display name such as `(UTC+01:00) Amsterdam, Berlin`: the zone its words or first city name, else
+///    the fixed offset it shows;
 /// 5. otherwise the default zone, with a warning.
 /// Not `Sendable`: one resolver serves one calendar on one task, and caches as it goes.
 public final class ZoneResolver {
@@ -60,6 +61,7 @@ public final class ZoneResolver {
             return (rules, .vtimezone)
         }
         if let offset = Self.displayOffset(name) {
+            if let rules = Self.displayNameZone(name, offset: offset) { return (rules, .windows) }
             return (ZoneRules(identifier: name, fixedOffset: offset), .displayOffset)
         }
         problems.append(
@@ -78,6 +80,41 @@ public final class ZoneResolver {
             if let rules = TimeZoneDatabase.rules(named: parts[first...].joined(separator: "/")) { return rules }
         }
         return nil
+    }
+
+    /// The zone an Outlook display name stands for (`(UTC+01:00) Amsterdam, Berlin, Bern, Rome, Stockholm, Vienna` is
+    /// Windows' `W. Europe Standard Time`): the Windows zone its words name (`Eastern Time (US & Canada)` →
+    /// `Eastern Standard Time`), else the IANA zone of the first city listed, each only when its standard offset is
+    /// the one shown. The times then keep daylight saving time, and `timeZone` shows the IANA name.
+    private static func displayNameZone(_ name: String, offset: Int) -> ZoneRules? {
+        guard let close = name.firstIndex(of: ")") else { return nil }
+        let words = name[name.index(after: close)...].trimmingCharacters(in: .whitespaces)
+        guard !words.isEmpty, words.utf8.count <= 200 else { return nil }
+        func standardOffset(_ rules: ZoneRules) -> Int {
+            // The smaller of January's and July's offsets, so either hemisphere's summer time is passed over.
+            min(
+                rules.offset(at: Instant(secondsSinceEpoch: 1_736_899_200)),
+                rules.offset(at: Instant(secondsSinceEpoch: 1_752_537_600)))
+        }
+        var service = words
+        if let paren = service.firstIndex(of: "(") { service = service[..<paren].trimmingCharacters(in: .whitespaces) }
+        if service.hasSuffix(" Time"), let iana = WindowsZones.ianaName(for: service.dropLast(5) + " Standard Time"),
+            let rules = TimeZoneDatabase.rules(named: iana), standardOffset(rules) == offset
+        {
+            return rules
+        }
+        // The cities' IANA zones; the one CLDR maps the Windows zone to first (Berlin, not Amsterdam).
+        let regions = ["Europe", "America", "Asia", "Australia", "Africa", "Pacific", "Atlantic", "Indian"]
+        var candidates: [String] = []
+        for city in words.split(separator: ",").prefix(8) {
+            let place = city.trimmingCharacters(in: .whitespaces).replacingOccurrences(of: " ", with: "_")
+            guard !place.isEmpty, place.allSatisfy({ $0.isLetter || $0 == "_" }) else { continue }
+            candidates += regions.map { $0 + "/" + place }
+        }
+        let ordered =
+            candidates.filter(WindowsZones.ianaZones.contains)
+            + candidates.filter { !WindowsZones.ianaZones.contains($0) }
+        return ordered.lazy.compactMap { TimeZoneDatabase.rules(named: $0) }.first { standardOffset($0) == offset }
     }
 
     /// `(UTC+01:00) Amsterdam, Berlin`, `(GMT-05:00) Eastern Time`, `UTC+5:30`.
