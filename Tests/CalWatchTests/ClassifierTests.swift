@@ -39,10 +39,26 @@ import Testing
         #expect(result.meeting == nil, "\(link) read as \(String(describing: result.meeting))")
     }
 
+    /// A stranger's 450 KB emoji-filled description: the classifiers read its first 32 KB only (cut between two
+    /// Unicode scalars, never inside one), and what an invitation puts at its top is still found.
+    @Test func aHugeDescriptionIsReadOnlyAsFarAsTheBound() {
+        let filler = String(repeating: "👩‍👩‍👧‍👦 ✈️ Flight LH 123 (BER) → ", count: 9_000)
+        let description = "Join Zoom Meeting\nhttps://acme.zoom.us/j/98765432101\n\n" + filler
+        #expect(description.utf8.count > 450_000)
+        let component = Self.item(summary: "Weekly sync", description: description)
+        let input = ClassifierInput(component: component, duration: 1800)
+        #expect(input.description.utf8.count <= ClassifierInput.textLimit.description)
+        #expect(input.description.utf8.count > ClassifierInput.textLimit.description - 4)
+        #expect(description.hasPrefix(input.description))
+        let result = Classifier().classify(component, duration: 1800)
+        #expect(result.meeting?.joinURL == "https://acme.zoom.us/j/98765432101")
+    }
+
     @Test func aLinkWrappedTwiceIsUnwrappedAndTrimmed() {
         // Outlook SafeLinks around Google's redirect around the Zoom link, at the end of a sentence.
         let inner = "https://www.google.com/url?q=https://acme.zoom.us/j/111222333?pwd%3Dabc&sa=D"
-        let wrapped = "https://eur03.safelinks.protection.outlook.com/?url="
+        let wrapped =
+            "https://eur03.safelinks.protection.outlook.com/?url="
             + inner.addingPercentEncoding(withAllowedCharacters: .alphanumerics)! + "&data=05%7C02&reserved=0"
         let result = Classifier().classify(Self.item(description: "Join here (\(wrapped))."), duration: 1800)
         #expect(result.meeting?.service == "zoom")
@@ -92,12 +108,14 @@ import Testing
         // In scan output leave-by is also shown where the traveller is: Seattle, UTC−7 in May.
         let path = SinkFixtures.folder() + "/trip.ics"
         try """
-            BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//test//EN\r\nBEGIN:VEVENT\r\nUID:as331\r\nDTSTAMP:20270101T000000Z\r
-            DTSTART:20270510T160000Z\r\nDTEND:20270510T193500Z\r\nSUMMARY:AS 331 SEA → ANC\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n
-            """.write(toFile: path, atomically: true, encoding: .utf8)
+        BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//test//EN\r\nBEGIN:VEVENT\r\nUID:as331\r\nDTSTAMP:20270101T000000Z\r
+        DTSTART:20270510T160000Z\r\nDTEND:20270510T193500Z\r\nSUMMARY:AS 331 SEA → ANC\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n
+        """.write(toFile: path, atomically: true, encoding: .utf8)
         let result = scan([path], from: "2027-05-01", to: "2027-06-01", zone: "UTC")
         var output = ""
-        OccurrenceJSON.writeLines(result.occurrences, classifier: classifier) { output += String(decoding: $0, as: UTF8.self) }
+        OccurrenceJSON.writeLines(result.occurrences, classifier: classifier) {
+            output += String(decoding: $0, as: UTF8.self)
+        }
         #expect(output.contains("\"leaveBy\":\"2027-05-10T14:30:00Z\",\"leaveByLocal\":\"2027-05-10T07:30:00-07:00\""))
         #expect(output.contains("\"kind\":\"flight\",\"confidence\":0.99"))
     }
@@ -108,7 +126,8 @@ import Testing
         let replay = Replay(
             occurrences: ReplayTests.occurrences, facts: classifier.facts(for:), configuration: PlannerConfiguration(),
             journal: try ReplayTests.journal(), sinks: [sink], recordedTime: { Timestamp(millisecondsSinceEpoch: 0) })
-        _ = try await replay.run(from: utc("2027-02-28T00:00:00Z"), to: utc("2027-03-04T00:00:00Z"), shouldStop: { false })
+        _ = try await replay.run(
+            from: utc("2027-02-28T00:00:00Z"), to: utc("2027-03-04T00:00:00Z"), shouldStop: { false })
         let flight = await sink.entries.filter { $0.facts.flightCode == "BA987" }
         let detected = try #require(flight.first { $0.event.type == .flightDetected })
         #expect(detected.json.contains("\"code\":\"BA987\",\"designator\":\"BA\",\"number\":987"))
@@ -146,8 +165,9 @@ import Testing
         let classifier = Classifier(me: ["me@example.com"])
         for _ in 0..<400 {
             func text() -> String {
-                (0..<Int.random(in: 0..<40, using: &generator)).map { _ in Self.pieces.randomElement(using: &generator)! }
-                    .joined()
+                (0..<Int.random(in: 0..<40, using: &generator)).map { _ in Self.pieces.randomElement(using: &generator)!
+                }
+                .joined()
             }
             var item = CalendarComponent(kind: .event, uid: "fuzz")
             item.summary = text()
@@ -158,7 +178,9 @@ import Testing
             let first = classifier.classify(item, duration: duration)
             let second = classifier.classify(item, duration: duration)
             #expect(first == second, "\(item.summary ?? "")")
-            if let code = first.flight?.code { #expect(code.range(of: "^[A-Z0-9]{2}[1-9][0-9]{0,3}$", options: .regularExpression) != nil) }
+            if let code = first.flight?.code {
+                #expect(code.range(of: "^[A-Z0-9]{2}[1-9][0-9]{0,3}$", options: .regularExpression) != nil)
+            }
             if let link = first.meeting?.joinURL { #expect(link.hasPrefix("https://") || link.hasPrefix("http://")) }
         }
     }

@@ -32,7 +32,11 @@ public struct Classification: Sendable, Hashable {
 /// One rule that fired: which, on what text, and what it did to the result.
 public struct Evidence: Sendable, Hashable, CustomStringConvertible {
     /// For a flight or against it, or for a meeting; `fact` records an extracted value.
-    public enum Effect: String, Sendable { case flight, notFlight = "not a flight", meeting, fact }
+    public enum Effect: String, Sendable {
+        case flight
+        case notFlight = "not a flight"
+        case meeting, fact
+    }
 
     public var effect: Effect
     /// The rule, in words: `route between two airports`, `veto: train`.
@@ -51,11 +55,12 @@ public struct Evidence: Sendable, Hashable, CustomStringConvertible {
 
     /// `+ flight number of British Airways: SUMMARY "BA286"`: + for the result, − against it, · a fact taken.
     public var description: String {
-        let sign = switch effect {
-        case .flight, .meeting: "+"
-        case .notFlight: "−"
-        case .fact: "·"
-        }
+        let sign =
+            switch effect {
+            case .flight, .meeting: "+"
+            case .notFlight: "−"
+            case .fact: "·"
+            }
         return "\(sign) \(rule): \(property) \"\(text.prefix(120))\""
     }
 }
@@ -111,14 +116,36 @@ public struct ClassifierInput: Sendable {
     /// Seconds from start to end of an occurrence (the first one of a series); `nil` for all-day items.
     public var duration: Double?
 
+    public let summary: String
+    public let location: String
+    public let description: String
+    /// CONFERENCE, URL, X-ALT-DESC (the HTML body) and the services' own link properties, each bounded like the
+    /// description.
+    public let linkProperties: [NamedText]
+
+    /// The most of each text the classifiers read, in UTF-8 bytes: what decides an item (a flight's lines, a join
+    /// link, a dial-in) is near the top of even a long invitation, and a stranger's 450 KB description must not cost
+    /// half a second per item.
+    public static let textLimit = (summary: 2_048, location: 2_048, description: 32_768)
+
     public init(component: CalendarComponent, duration: Double?) {
         self.component = component
         self.duration = duration
+        summary = Self.bounded(component.summary ?? "", Self.textLimit.summary)
+        location = Self.bounded(component.location ?? "", Self.textLimit.location)
+        description = Self.bounded(component.description ?? "", Self.textLimit.description)
+        linkProperties = component.linkProperties.prefix(64).map {
+            NamedText(name: $0.name, value: Self.bounded($0.value, Self.textLimit.description))
+        }
     }
 
-    public var summary: String { component.summary ?? "" }
-    public var location: String { component.location ?? "" }
-    public var description: String { component.description ?? "" }
+    /// The text cut to at most `limit` UTF-8 bytes, at a Unicode scalar boundary.
+    static func bounded(_ text: String, _ limit: Int) -> String {
+        guard text.utf8.count > limit else { return text }
+        var end = text.utf8.index(text.utf8.startIndex, offsetBy: limit)
+        while end.samePosition(in: text.unicodeScalars) == nil { end = text.utf8.index(before: end) }
+        return String(text.unicodeScalars[..<end])
+    }
 }
 
 /// A classifier of calendar items: flights, meetings, and later trains, hotels or user rules.

@@ -70,7 +70,7 @@ public struct MeetingClassifier: ItemClassifier {
                     || (property == "X-MICROSOFT-ONLINEMEETINGCONFLINK" && name.hasPrefix("X-MICROSOFT-ONLINEMEETING")
                         && !Self.linkOrder.contains(name))
             }
-            return input.component.linkProperties.filter { matches($0.name) }.map {
+            return input.linkProperties.filter { matches($0.name) }.map {
                 ($0.value, property == "X-ALT-DESC")
             }
         }
@@ -132,7 +132,7 @@ public struct MeetingClassifier: ItemClassifier {
     /// How to join by phone: a `tel:` link, else a one-tap line (`+16465588656,,86462134759#`), else the first
     /// number on or just after a line about dialling in.
     static func dialIn(in input: ClassifierInput) -> String? {
-        let htmlTexts = input.component.linkProperties.filter { $0.name == "X-ALT-DESC" }.map(\.value)
+        let htmlTexts = input.linkProperties.filter { $0.name == "X-ALT-DESC" }.map(\.value)
         for text in [input.description] + htmlTexts {
             if let range = text.range(of: "tel:", options: .caseInsensitive) {
                 let number = text[range.upperBound...].prefix { $0.isNumber || "+,#*;".contains($0) }
