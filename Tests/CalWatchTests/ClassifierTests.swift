@@ -54,6 +54,141 @@ import Testing
         #expect(result.meeting?.joinURL == "https://acme.zoom.us/j/98765432101")
     }
 
+    /// The link shapes producers write that were missed: SafeLinks under its newer hosts and Teams' own
+    /// `atp-safelinks.html` wrapper, Zoom's `join?confno=` and web-client links, Teams with an explicit `:443`,
+    /// Gong's consent page and Meetecho.
+    @Test(
+        arguments: [
+            (
+                "https://nam12.safelinks.outlook.microsoft.com/?url=https%3A%2F%2Fzoom.us%2Fj%2F81234567890&data=05",
+                "zoom", "https://zoom.us/j/81234567890", "81234567890"
+            ),
+            (
+                "https://statics.teams.cdn.office.net/evergreen-assets/safelinks/1/atp-safelinks.html?url="
+                    + "https%3A%2F%2Fmeet.google.com%2Fabc-defg-hij&locale=en-us",
+                "meet", "https://meet.google.com/abc-defg-hij", "abc-defg-hij"
+            ),
+            (
+                "https://acme.zoom.us/join?confno=84561239870&pwd=x1", "zoom",
+                "https://acme.zoom.us/join?confno=84561239870&pwd=x1", "84561239870"
+            ),
+            (
+                "https://app.zoom.us/wc/85512345678/join?fromPWA=1", "zoom",
+                "https://app.zoom.us/wc/85512345678/join?fromPWA=1", "85512345678"
+            ),
+            (
+                "https://teams.microsoft.com:443/l/meetup-join/19%3ameeting_N2E3@thread.v2/0?context=%7b%7d",
+                "teams", "https://teams.microsoft.com/l/meetup-join/19%3ameeting_N2E3@thread.v2/0?context=%7b%7d", nil
+            ),
+            (
+                "https://join.gong.io/acme/jane.doe?tkn=9f8e7d", "gong",
+                "https://join.gong.io/acme/jane.doe?tkn=9f8e7d", nil
+            ),
+            (
+                "https://meetings.conf.meetecho.com/ietf121/?session=32345", "meetecho",
+                "https://meetings.conf.meetecho.com/ietf121/?session=32345", nil
+            ),
+        ] as [(String, String, String, String?)])
+    func producersLinkShapesAreRead(link: String, service: String, join: String, id: String?) {
+        let result = Classifier().classify(Self.item(description: "Join: \(link)\nThanks"), duration: 1800)
+        #expect(result.meeting?.service == service)
+        #expect(result.meeting?.joinURL == join)
+        #expect(result.meeting?.meetingID == id)
+    }
+
+    /// Outlook: LOCATION says "Microsoft Teams Meeting" and the link is only in the HTML body.
+    @Test func aTeamsLinkOnlyInTheHTMLBodyIsFound() {
+        let html =
+            "<html><body><a href=\"https://teams.microsoft.com/l/meetup-join/19%3ameeting_ZTk@thread.v2/0?context=%7b%22Tid%22%7d&amp;p=Xy7\">"
+            + "Join the meeting now</a></body></html>"
+        let result = Classifier().classify(
+            Self.item(
+                location: "Microsoft Teams Meeting", description: "Agenda to follow.",
+                links: [NamedText(name: "X-ALT-DESC", value: html)]), duration: 1800)
+        #expect(result.meeting?.service == "teams")
+        #expect(
+            result.meeting?.joinURL
+                == "https://teams.microsoft.com/l/meetup-join/19%3ameeting_ZTk@thread.v2/0?context=%7b%22Tid%22%7d&p=Xy7"
+        )
+    }
+
+    /// Several links in one invitation: the structured property's, else the one of the service LOCATION names, else
+    /// the first; the others are named in the evidence `explain` prints.
+    @Test func ofSeveralLinksTheStructuredOrTheNamedOneIsUsedAndTheOthersAreReported() {
+        let stale =
+            "Old link: https://acme.zoom.us/j/81112223334\nJoin: https://teams.microsoft.com/l/meetup-join/19%3ameeting_A@thread.v2/0"
+        let named = Classifier().classify(
+            Self.item(location: "Microsoft Teams Meeting", description: stale), duration: 1800)
+        #expect(named.meeting?.service == "teams")
+        #expect(
+            named.evidence.contains {
+                $0.effect == .fact && $0.rule == "another join link (zoom), not the one used"
+                    && $0.text == "https://acme.zoom.us/j/81112223334"
+            })
+        let structured = Classifier().classify(
+            Self.item(
+                location: "Microsoft Teams Meeting", description: stale,
+                links: [NamedText(name: "X-GOOGLE-CONFERENCE", value: "https://meet.google.com/xyz-abcd-efg")]),
+            duration: 1800)
+        #expect(structured.meeting?.joinURL == "https://meet.google.com/xyz-abcd-efg")
+        let unnamed = Classifier().classify(Self.item(location: "Room 4", description: stale), duration: 1800)
+        #expect(unnamed.meeting?.service == "zoom", "nothing says otherwise: the first")
+    }
+
+    /// `meetings.providers:` adds a company's own video host, matched before calwatch's services.
+    @Test func aConfiguredProviderIsRecognised() throws {
+        let configuration = try ConfigurationLoader.parse(
+            """
+            meetings:
+              providers:
+                - name: acme-video
+                  hosts: [video.acme.example]
+                  join: [/room/]
+                  names: [acme video]
+            rules:
+              - services: [acme-video]
+                offsets: [2m]
+            """, file: "config.yml", directory: "/tmp")
+        #expect(configuration.planner.rules.first?.services == ["acme-video"], "a rule may name it")
+        let classifier = Classifier(configuration)
+        let result = classifier.classify(
+            Self.item(
+                location: "ACME Video",
+                description: "https://zoom.us/j/81112223334 or https://eu.video.acme.example/room/standup-42"),
+            duration: 1800)
+        #expect(result.meeting?.service == "acme-video")
+        #expect(result.meeting?.joinURL == "https://eu.video.acme.example/room/standup-42")
+        let help = classifier.classify(Self.item(description: "https://video.acme.example/help/setup"), duration: 1800)
+        #expect(help.meeting == nil, "only the join paths")
+    }
+
+    @Test func aMistakenProviderIsReportedWithItsLine() {
+        let text = """
+            meetings:
+              providers:
+                - name: Acme Video
+                  hosts: [video.acme.example]
+                - name: bbb
+                  hosts: ["https://bbb.example.org/b"]
+                  join: [b/]
+                - name: jitsi-home
+                  host: meet.example.org
+            """
+        do {
+            _ = try ConfigurationLoader.parse(text, file: "config.yml", directory: "/tmp")
+            Issue.record("accepted")
+        } catch {
+            let report = "\(error)"
+            #expect(report.contains("config.yml:3:"), "\(report)")
+            #expect(report.contains("'Acme Video' should be lower-case letters, digits and dashes"), "\(report)")
+            #expect(report.contains("'https://bbb.example.org/b' is not a host name"), "\(report)")
+            #expect(report.contains("'b/' should be a path prefix starting with /"), "\(report)")
+            #expect(
+                report.contains("meetings.providers[2].host: is not a known key here; did you mean `hosts`?"),
+                "\(report)")
+        }
+    }
+
     @Test func aLinkWrappedTwiceIsUnwrappedAndTrimmed() {
         // Outlook SafeLinks around Google's redirect around the Zoom link, at the end of a sentence.
         let inner = "https://www.google.com/url?q=https://acme.zoom.us/j/111222333?pwd%3Dabc&sa=D"

@@ -231,12 +231,13 @@ import Testing
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().path
         let text = try String(contentsOfFile: root + "/config.yml", encoding: .utf8)
-        // The `# rules:` block (its lines indented under it) and the `# quietHours:` line, uncommented.
+        // The `# rules:` and `# meetings:` blocks (their lines indented under them) and the `# quietHours:` line,
+        // uncommented.
         var examples: [Substring] = []
-        var inRules = false
+        var inBlock = false
         for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
-            inRules = line == "# rules:" || (inRules && line.hasPrefix("#   "))
-            if inRules || line.hasPrefix("# quietHours:") { examples.append(line.dropFirst(2)) }
+            inBlock = line == "# rules:" || line == "# meetings:" || (inBlock && line.hasPrefix("#   "))
+            if inBlock || line.hasPrefix("# quietHours:") { examples.append(line.dropFirst(2)) }
         }
         let configuration = try ConfigurationLoader.parse(
             examples.joined(separator: "\n"), file: "config.yml", directory: root)
@@ -244,5 +245,10 @@ import Testing
         #expect(configuration.planner.rules[1].allDay == ClockTimeReminder(hour: 18, minute: 0, daysBefore: 1))
         #expect(configuration.planner.rules[3].attendance == ["ACCEPTED", "TENTATIVE"])
         #expect(configuration.planner.quietHours == QuietHours(from: 22 * 60, to: 7 * 60, deferToEnd: true))
+        #expect(
+            configuration.meetingProviders == [
+                MeetingProvider(
+                    id: "acme-video", hosts: ["video.acme.example"], join: ["/room/"], names: ["acme video"])
+            ])
     }
 }

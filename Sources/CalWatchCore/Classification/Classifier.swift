@@ -1,4 +1,3 @@
-
 /// Classifies occurrences (DESIGN §4): the flight classifier, then the meeting classifier, once per calendar
 /// item however many occurrences it has; then per occurrence the facts planning needs (a flight's leave-by from
 /// its departure).
@@ -9,13 +8,13 @@ public final class Classifier: Sendable {
     private let cache = Locked<[ObjectIdentifier: (source: OccurrenceSource, result: Classification)]>([:])
 
     /// The classifiers for a configuration: `me` tells the user's attendee entries apart, `leads` times leave-by.
-    public init(me: [String] = [], leads: FlightLeads = FlightLeads()) {
-        classifiers = [FlightClassifier(), MeetingClassifier(me: me)]
+    public init(me: [String] = [], leads: FlightLeads = FlightLeads(), meetingProviders: [MeetingProvider] = []) {
+        classifiers = [FlightClassifier(), MeetingClassifier(me: me, providers: meetingProviders)]
         self.leads = leads
     }
 
     public convenience init(_ configuration: Configuration) {
-        self.init(me: configuration.me, leads: configuration.flights)
+        self.init(me: configuration.me, leads: configuration.flights, meetingProviders: configuration.meetingProviders)
     }
 
     /// What the classifiers find about one item whose occurrences last `duration` seconds (`nil`: all day).
@@ -34,7 +33,8 @@ public final class Classifier: Sendable {
     public func classification(of occurrence: Occurrence) -> Classification {
         let key = ObjectIdentifier(occurrence.source)
         if let cached = cache.withLock({ $0[key]?.result }) { return cached }
-        let duration = occurrence.allDay ? nil : Double(occurrence.end.secondsSinceEpoch - occurrence.start.secondsSinceEpoch)
+        let duration =
+            occurrence.allDay ? nil : Double(occurrence.end.secondsSinceEpoch - occurrence.start.secondsSinceEpoch)
         let result = classify(occurrence.source.component, duration: duration)
         cache.withLock { $0[key] = (occurrence.source, result) }
         return result

@@ -12,6 +12,8 @@ public struct Configuration: Sendable {
     public var planner = PlannerConfiguration()
     /// How leave-by is worked out for flights.
     public var flights = FlightLeads()
+    /// Video-meeting services of the user's own (`meetings.providers:`), matched before calwatch's.
+    public var meetingProviders: [MeetingProvider] = []
     /// The journal of emitted events.
     public var statePath: String
     /// Where events go; standard output as JSON Lines when the file names none.

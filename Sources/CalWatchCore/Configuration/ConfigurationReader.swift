@@ -22,6 +22,9 @@ struct ConfigurationReader {
     let paths: PathExpander
     private(set) var problems: [ConfigurationProblem] = []
 
+    /// What `meetings.providers:` declared, for `rules:` to accept their names.
+    private var configuredProviders: [MeetingProvider] = []
+
     init(paths: PathExpander) {
         self.paths = paths
     }
@@ -33,11 +36,14 @@ struct ConfigurationReader {
                 root, at: nil,
                 known: [
                     "calendars", "timezone", "me", "horizon", "reminders", "liveActivity", "flights", "state", "sinks",
-                    "rules", "quietHours",
+                    "rules", "quietHours", "meetings",
                 ])
         else { return }
+        // Before `rules:`, whose `services:` may name them.
+        if let (_, value) = keys["meetings"] { configuration.meetingProviders = readMeetings(value) }
         for (key, (keyNode, value)) in keys {
             switch key {
+            case "meetings": break
             case "calendars":
                 configuration.calendars = list(value, at: key).compactMap { path($0.node, at: $0.key) }
             case "timezone":
@@ -129,7 +135,7 @@ struct ConfigurationReader {
                     rule.kinds = Set(
                         list(value, at: at).compactMap { choice($0.node, at: $0.key, of: PlanningFacts.Kind.self) })
                 case "services":
-                    let known = MeetingProvider.all.map(\.id)
+                    let known = Array(Set(configuredProviders.map(\.id) + MeetingProvider.all.map(\.id))).sorted()
                     rule.services = Set(
                         list(value, at: at).compactMap { entry -> String? in
                             guard let name = string(entry.node, at: entry.key) else { return nil }
@@ -267,6 +273,69 @@ struct ConfigurationReader {
             default: break
             }
         }
+    }
+
+    /// `meetings: { providers: [...] }`: services of the user's own, each a name, its hosts (each with its
+    /// subdomains) and optionally the path prefixes that join and the words LOCATION uses for it.
+    private mutating func readMeetings(_ node: Node) -> [MeetingProvider] {
+        guard let keys = mapping(node, at: "meetings", known: ["providers"]), let (_, list) = keys["providers"] else {
+            return []
+        }
+        var providers: [MeetingProvider] = []
+        for (index, entry) in self.list(list, at: "meetings.providers", single: false).enumerated() {
+            let at = "meetings.providers[\(index)]"
+            guard let fields = mapping(entry.node, at: at, known: ["name", "hosts", "join", "names"]) else { continue }
+            guard let (_, nameNode) = fields["name"], let name = string(nameNode, at: at + ".name") else {
+                note(entry.node, at, "needs a name: the service name events and hooks show, such as acme-video")
+                continue
+            }
+            guard !name.isEmpty, name.count <= 40,
+                name.allSatisfy({ $0.isASCII && ($0.isLowercase || $0.isNumber || $0 == "-") })
+            else {
+                note(nameNode, at + ".name", "'\(name)' should be lower-case letters, digits and dashes (acme-video)")
+                continue
+            }
+            var provider = MeetingProvider(id: name, hosts: [])
+            for (key, (_, value)) in fields {
+                let path = at + "." + key
+                let values = self.list(value, at: path).compactMap { string($0.node, at: $0.key).map { ($0, value) } }
+                switch key {
+                case "hosts":
+                    for (host, _) in values {
+                        let lower = host.lowercased()
+                        if lower.contains("."),
+                            lower.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "." || $0 == "-") }),
+                            !lower.hasPrefix("."), !lower.hasSuffix(".")
+                        {
+                            provider.hosts.append(lower)
+                        } else {
+                            note(
+                                value, path,
+                                "'\(host)' is not a host name; write it as video.example.org, without https:// or a path"
+                            )
+                        }
+                    }
+                case "join":
+                    for (prefix, _) in values {
+                        if prefix.hasPrefix("/") {
+                            provider.join.append(prefix.lowercased())
+                        } else {
+                            note(value, path, "'\(prefix)' should be a path prefix starting with /, such as /room/")
+                        }
+                    }
+                case "names": provider.names = values.map { $0.0.lowercased() }.filter { !$0.isEmpty }
+                default: break
+                }
+            }
+            if provider.hosts.isEmpty {
+                note(entry.node, at, "needs hosts: the host names its join links use, such as [video.example.org]")
+                continue
+            }
+            if provider.names.isEmpty { provider.names = [name] }
+            providers.append(provider)
+        }
+        configuredProviders = providers
+        return providers
     }
 
     private mutating func readFlights(_ node: Node, into flights: inout FlightLeads) {

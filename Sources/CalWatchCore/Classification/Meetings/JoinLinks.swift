@@ -20,7 +20,9 @@ struct WebLink: Hashable {
         var host = authority.split(separator: ":", maxSplits: 1).first.map { $0.lowercased() } ?? ""
         if host.hasSuffix(".") { host.removeLast() }
         guard !host.isEmpty, host.contains("."),
-            host.unicodeScalars.allSatisfy({ $0.isASCII && (CharacterSet.alphanumerics.contains($0) || $0 == "." || $0 == "-") })
+            host.unicodeScalars.allSatisfy({
+                $0.isASCII && (CharacterSet.alphanumerics.contains($0) || $0 == "." || $0 == "-")
+            })
         else { return nil }
         var remainder = rest[authorityEnd...]
         var fragment = ""
@@ -33,9 +35,12 @@ struct WebLink: Hashable {
             query = String(remainder[remainder.index(after: mark)...])
             remainder = remainder[..<mark]
         }
-        // Scheme and host in lower case (`HTTPS://Whereby.com/Team` joins `https://whereby.com/Team`); the
-        // path, query and fragment as written.
-        self.text = scheme + "://" + authority.lowercased() + rest[authorityEnd...]
+        // Scheme and host in lower case (`HTTPS://Whereby.com/Team` joins `https://whereby.com/Team`), without the
+        // scheme's own port (`teams.microsoft.com:443`); the path, query and fragment as written.
+        var shownAuthority = authority.lowercased()
+        let defaultPort = scheme == "https" ? ":443" : ":80"
+        if shownAuthority.hasSuffix(defaultPort) { shownAuthority.removeLast(defaultPort.count) }
+        self.text = scheme + "://" + shownAuthority + rest[authorityEnd...]
         self.host = host
         self.path = remainder.isEmpty ? "/" : String(remainder)
         self.query = query
@@ -75,11 +80,14 @@ enum JoinLinkText {
         }
         // Links written without a scheme, to services people type by hand.
         guard source.utf8.contains(UInt8(ascii: "/")) else { return found }
-        for word in source.split(whereSeparator: { $0.isWhitespace || $0 == "<" || $0 == ">" || $0 == "\"" || $0 == "(" })
+        for word in source.split(whereSeparator: {
+            $0.isWhitespace || $0 == "<" || $0 == ">" || $0 == "\"" || $0 == "("
+        })
         where !word.contains("://") && word.contains("/") && word.contains(".") {
             let text = trimmed(String(word))
             let lower = text.lowercased()
-            guard Self.barePrefixes.contains(where: { lower.hasPrefix($0) }), let link = WebLink("https://" + text) else { continue }
+            guard Self.barePrefixes.contains(where: { lower.hasPrefix($0) }), let link = WebLink("https://" + text)
+            else { continue }
             found.append(link)
         }
         return found
@@ -129,8 +137,9 @@ enum JoinLinkText {
         return String(text)
     }
 
-    /// Outlook SafeLinks, Proofpoint URL Defense (v2 and v3), Google's redirect and Barracuda link protection,
-    /// repeatedly (a link can be wrapped twice).
+    /// Outlook SafeLinks (under every regional host, and Teams' own `atp-safelinks.html` page), Proofpoint URL
+    /// Defense (v2 and v3), Google's redirect and Barracuda link protection, repeatedly (a link can be wrapped
+    /// twice).
     static func unwrap(_ link: WebLink) -> WebLink {
         var link = link
         for _ in 0..<4 {
@@ -141,7 +150,12 @@ enum JoinLinkText {
     }
 
     private static func unwrapOnce(_ link: WebLink) -> String? {
-        if link.isHost("safelinks.protection.outlook.com") { return link.parameter("url") }
+        if link.isHost("safelinks.protection.outlook.com") || link.isHost("safelinks.outlook.microsoft.com") {
+            return link.parameter("url")
+        }
+        if link.isHost("statics.teams.cdn.office.net"), link.path.lowercased().hasSuffix("/atp-safelinks.html") {
+            return link.parameter("url")
+        }
         if link.isHost("google.com") && link.path == "/url" { return link.parameter("q") ?? link.parameter("url") }
         if link.isHost("linkprotect.cudasvc.com") { return link.parameter("a") }
         if link.isHost("urldefense.proofpoint.com"), link.path.hasPrefix("/v2/url"), let encoded = link.parameter("u") {
@@ -161,7 +175,10 @@ enum JoinLinkText {
     static func decodeEntities(_ text: String) -> String {
         guard text.contains("&") else { return text }
         var result = text
-        for (entity, character) in [("&quot;", "\""), ("&#39;", "'"), ("&lt;", "<"), ("&gt;", ">"), ("&#61;", "="), ("&#43;", "+"), ("&nbsp;", " "), ("&amp;", "&")] {
+        for (entity, character) in [
+            ("&quot;", "\""), ("&#39;", "'"), ("&lt;", "<"), ("&gt;", ">"), ("&#61;", "="), ("&#43;", "+"),
+            ("&nbsp;", " "), ("&amp;", "&"),
+        ] {
             result = result.replacingOccurrences(of: entity, with: character)
         }
         return result

@@ -5,10 +5,16 @@ import Foundation
 public struct MeetingClassifier: ItemClassifier {
     /// The user's own addresses (`me` in the configuration), lower case.
     let me: Set<String>
+    /// The services links are matched against: the configuration's own (`meetings.providers:`) first.
+    let providers: [MeetingProvider]
 
-    public init(me: [String] = []) {
+    public init(me: [String] = [], providers: [MeetingProvider] = []) {
         self.me = Set(me.map { $0.lowercased().replacingOccurrences(of: "mailto:", with: "") })
+        self.providers = providers + MeetingProvider.all
     }
+
+    /// The properties a producer fills in for the meeting itself, before the free text of LOCATION and DESCRIPTION.
+    static let structured = Set(linkOrder.prefix { $0 != "LOCATION" })
 
     /// The properties join links are read from, first wins (DESIGN §4).
     static let linkOrder: [String] = [
@@ -26,19 +32,20 @@ public struct MeetingClassifier: ItemClassifier {
             classification.evidence.append(Evidence(.fact, "you declined", in: "ATTENDEE", text: mine.address))
         }
         var meeting: MeetingFacts?
-        search: for property in Self.linkOrder {
-            for (text, html) in texts(of: property, in: input) {
-                for link in JoinLinkText.links(in: text, html: html) {
-                    guard let service = Self.service(of: link) else { continue }
-                    var found = MeetingFacts(service: service, joinURL: link.text)
-                    found.meetingID = Self.meetingID(in: link, service: service)
-                    if service == "teams", let passcode = link.parameter("p") { found.passcode = passcode }
-                    classification.evidence.append(
-                        Evidence(.meeting, "\(service) join link", in: property, text: link.text))
-                    meeting = found
-                    break search
-                }
+        let links = joinLinks(in: input)
+        if let chosen = Self.choose(links, location: input.location, providers: providers) {
+            let (property, link, service) = links[chosen]
+            var found = MeetingFacts(service: service, joinURL: link.text)
+            found.meetingID = Self.meetingID(in: link, service: service)
+            if service == "teams", let passcode = link.parameter("p") { found.passcode = passcode }
+            classification.evidence.append(Evidence(.meeting, "\(service) join link", in: property, text: link.text))
+            // The others, for `explain`: a stale Zoom link under a current Teams one is a known trap.
+            var shown: Set<String> = [link.text]
+            for (property, other, service) in links where shown.insert(other.text).inserted {
+                classification.evidence.append(
+                    Evidence(.fact, "another join link (\(service)), not the one used", in: property, text: other.text))
             }
+            meeting = found
         }
         let others = Set(component.attendees.map(\.address) + [component.organizer].compactMap { $0 })
             .subtracting(me).filter { !$0.isEmpty }
@@ -56,6 +63,38 @@ public struct MeetingClassifier: ItemClassifier {
         guard classification.kind == .event else { return }
         classification.kind = .meeting
         classification.confidence = meeting.joinURL != nil ? 0.97 : 0.8
+    }
+
+    /// Every join link of a known service in the item, in `linkOrder` (at most 16).
+    private func joinLinks(in input: ClassifierInput) -> [(property: String, link: WebLink, service: String)] {
+        var found: [(property: String, link: WebLink, service: String)] = []
+        for property in Self.linkOrder {
+            for (text, html) in texts(of: property, in: input) {
+                for link in JoinLinkText.links(in: text, html: html) {
+                    guard let service = Self.service(of: link, providers: providers) else { continue }
+                    found.append((property, link, service))
+                    if found.count == 16 { return found }
+                }
+            }
+        }
+        return found
+    }
+
+    /// Which of several join links to use: the first a structured property holds (CONFERENCE,
+    /// X-GOOGLE-CONFERENCE, Teams' URL properties, URL), else the first of the service LOCATION names
+    /// ("Microsoft Teams Meeting"), else the first.
+    static func choose(
+        _ links: [(property: String, link: WebLink, service: String)], location: String, providers: [MeetingProvider]
+    ) -> Int? {
+        guard !links.isEmpty else { return nil }
+        if let structured = links.firstIndex(where: { Self.structured.contains($0.property) }) { return structured }
+        let place = location.lowercased()
+        if !place.isEmpty {
+            let named = Set(
+                providers.filter { provider in provider.names.contains { place.contains($0) } }.map(\.id))
+            if let index = links.firstIndex(where: { named.contains($0.service) }) { return index }
+        }
+        return 0
     }
 
     /// The texts of `property` in the item, each with whether it is HTML.
@@ -77,14 +116,14 @@ public struct MeetingClassifier: ItemClassifier {
     }
 
     /// The service a link joins, or `nil` for help, dial-in and start pages and unknown hosts.
-    static func service(of link: WebLink) -> String? {
+    static func service(of link: WebLink, providers: [MeetingProvider] = MeetingProvider.all) -> String? {
         if MeetingProvider.helpHostPrefixes.contains(where: { link.host.hasPrefix($0) }) { return nil }
         let path = link.path.lowercased()
         // FaceTime keeps the meeting in the fragment (`/join#v=1&p=…`).
         let pathAndQuery =
             path + (link.query.isEmpty ? "" : "?" + link.query.lowercased())
             + (link.fragment.isEmpty ? "" : "#" + link.fragment)
-        for provider in MeetingProvider.all where provider.hosts.contains(where: link.isHost) {
+        for provider in providers where provider.hosts.contains(where: link.isHost) {
             if provider.notJoin.contains(where: { path.hasPrefix($0) }) { continue }
             if provider.join.isEmpty {
                 if path.count >= 2 { return provider.id }
@@ -110,7 +149,15 @@ public struct MeetingClassifier: ItemClassifier {
             return parts[index + 1]
         }
         switch service {
-        case "zoom", "zoomgov": return after(["j", "my", "w"])
+        case "zoom", "zoomgov":
+            // `/j/ID`, `/join?confno=ID`, and the web client's `/wc/ID/join` and `/wc/join/ID`.
+            if let number = link.parameter("confno") { return number }
+            if let id = after(["j", "my", "w"]) { return id }
+            guard let client = parts.firstIndex(where: { $0.lowercased() == "wc" }), client + 1 < parts.count else {
+                return nil
+            }
+            let next = parts[client + 1]
+            return next.lowercased() == "join" ? (client + 2 < parts.count ? parts[client + 2] : nil) : next
         case "teams", "webex": return after(["meet"])
         case "gotomeeting": return link.parameter("meetingId") ?? after(["join"]) ?? (parts.count == 1 ? parts[0] : nil)
         case "chime": return link.parameter("meetingId") ?? (parts.count == 1 ? parts[0] : nil)

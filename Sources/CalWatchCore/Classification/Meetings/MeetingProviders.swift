@@ -2,16 +2,30 @@
 /// subdomains: `zoom.us` covers `acme.zoom.us` and `us02web.zoom.us`, never `zoom.us.evil.example`), the paths
 /// that join a meeting, and paths that look alike but only help, list dial-in numbers or start the meeting as
 /// host.
-struct MeetingProvider: Sendable {
+///
+/// `meetings.providers:` in config.yml adds services of the user's own (a self-hosted Jitsi, BigBlueButton, a
+/// company's video host), checked before these.
+public struct MeetingProvider: Sendable, Hashable {
     /// The lower-case id `scan` prints: `zoom`, `teams`, `meet`.
-    var id: String
-    var hosts: [String]
+    public var id: String
+    public var hosts: [String]
     /// Prefixes (lower case) of a join link's path and query (`/j/`, `/?meetingid=`), or with a leading `*` a
     /// part anywhere in it (Webex puts the site first: `/acme/j.php`); empty: any path with something after the
     /// slash.
-    var join: [String] = []
+    public var join: [String] = []
     /// Path prefixes (lower case) that are not join links.
-    var notJoin: [String] = []
+    public var notJoin: [String] = []
+    /// Words (lower case) a LOCATION uses for the service (`microsoft teams`): of several links in an invitation,
+    /// the one of the service LOCATION names is the one to join.
+    public var names: [String] = []
+
+    public init(id: String, hosts: [String], join: [String] = [], notJoin: [String] = [], names: [String] = []) {
+        self.id = id
+        self.hosts = hosts
+        self.join = join
+        self.notJoin = notJoin
+        self.names = names
+    }
 }
 
 extension MeetingProvider {
@@ -19,29 +33,42 @@ extension MeetingProvider {
     static let all: [MeetingProvider] = [
         MeetingProvider(
             id: "zoom", hosts: ["zoom.us", "zoom.com", "zoom.com.cn", "zoom.de"],
-            join: ["/j/", "/my/", "/w/", "/wc/join/", "/wc/", "/ev/", "/e/"],
-            notJoin: ["/s/", "/u/", "/zoomconference", "/support", "/meeting/schedule", "/signin"]),
-        MeetingProvider(id: "zoomgov", hosts: ["zoomgov.com"], join: ["/j/", "/my/", "/w/", "/wc/join/"], notJoin: ["/s/", "/u/"]),
+            join: ["/j/", "/my/", "/w/", "/wc/join/", "/wc/", "/ev/", "/e/", "/join?confno="],
+            notJoin: ["/s/", "/u/", "/zoomconference", "/support", "/meeting/schedule", "/signin"],
+            names: ["zoom"]),
+        MeetingProvider(
+            id: "zoomgov", hosts: ["zoomgov.com"], join: ["/j/", "/my/", "/w/", "/wc/join/"], notJoin: ["/s/", "/u/"]),
         MeetingProvider(
             id: "teams",
-            hosts: ["teams.microsoft.com", "teams.live.com", "teams.microsoft.us", "gov.teams.microsoft.us",
-                    "dod.teams.microsoft.us", "teams.cloud.microsoft"],
+            hosts: [
+                "teams.microsoft.com", "teams.live.com", "teams.microsoft.us", "gov.teams.microsoft.us",
+                "dod.teams.microsoft.us", "teams.cloud.microsoft",
+            ],
             join: ["/l/meetup-join/", "/meet/", "/l/meet/", "/_#/l/meetup-join/", "/dl/launcher/"],
-            notJoin: ["/meetingoptions", "/l/meeting-options"]),
-        MeetingProvider(id: "meet", hosts: ["meet.google.com"], notJoin: ["/new", "/landing", "/_meet", "/about"]),
+            notJoin: ["/meetingoptions", "/l/meeting-options"],
+            names: ["microsoft teams", "teams meeting", "teams-besprechung", "réunion teams", "reunión de teams"]),
+        MeetingProvider(
+            id: "meet", hosts: ["meet.google.com"], notJoin: ["/new", "/landing", "/_meet", "/about"],
+            names: ["google meet"]),
         MeetingProvider(id: "hangouts", hosts: ["hangouts.google.com"], join: ["/call/", "/hangouts/_/"]),
         MeetingProvider(
             id: "webex", hosts: ["webex.com", "webex.com.cn", "webex.ca"],
-            join: ["/meet/", "/join/", "*/j.php", "/wbxmjs/joinservice/", "*/webappng/sites/", "/m/", "*/meet/", "/weblink/"],
-            notJoin: ["/cmp3300/webcomponents/widget/globalcallin", "/globalcallin", "/start", "/support"]),
+            join: [
+                "/meet/", "/join/", "*/j.php", "/wbxmjs/joinservice/", "*/webappng/sites/", "/m/", "*/meet/",
+                "/weblink/",
+            ],
+            notJoin: ["/cmp3300/webcomponents/widget/globalcallin", "/globalcallin", "/start", "/support"],
+            names: ["webex"]),
         MeetingProvider(id: "gotomeeting", hosts: ["gotomeeting.com"], join: ["/join/", "/?meetingid="]),
         MeetingProvider(
             id: "gotomeeting", hosts: ["meet.goto.com", "gotomeet.me", "joingo.co"],
             notJoin: ["/dial", "/install", "/support"]),
         MeetingProvider(id: "gotowebinar", hosts: ["gotowebinar.com"], join: ["/join/", "/register/"]),
-        MeetingProvider(id: "jitsi", hosts: ["meet.jit.si", "jitsi.member.fsf.org", "meet.ffmuc.net"]),
+        MeetingProvider(
+            id: "jitsi", hosts: ["meet.jit.si", "jitsi.member.fsf.org", "meet.ffmuc.net"], names: ["jitsi"]),
         MeetingProvider(id: "8x8", hosts: ["8x8.vc", "video.8x8.vc"]),
-        MeetingProvider(id: "whereby", hosts: ["whereby.com", "appear.in"], notJoin: ["/information", "/user", "/org"]),
+        MeetingProvider(
+            id: "whereby", hosts: ["whereby.com", "appear.in"], notJoin: ["/information", "/user", "/org"]),
         MeetingProvider(id: "chime", hosts: ["chime.aws", "app.chime.aws"], notJoin: ["/download", "/dialinnumbers"]),
         MeetingProvider(id: "slack", hosts: ["app.slack.com", "slack.com"], join: ["/huddle/"]),
         MeetingProvider(id: "discord", hosts: ["discord.gg"]),
@@ -69,11 +96,14 @@ extension MeetingProvider {
         MeetingProvider(id: "element", hosts: ["call.element.io"]),
         MeetingProvider(id: "whatsapp", hosts: ["call.whatsapp.com"], join: ["/video/", "/voice/"]),
         MeetingProvider(id: "signal", hosts: ["signal.link"], join: ["/call/"]),
-        MeetingProvider(id: "tencent", hosts: ["meeting.tencent.com", "voovmeeting.com"], join: ["/dm/", "/p/", "/s/"]),
+        MeetingProvider(
+            id: "tencent", hosts: ["meeting.tencent.com", "voovmeeting.com"], join: ["/dm/", "/p/", "/s/"]),
         MeetingProvider(id: "feishu", hosts: ["vc.feishu.cn"], join: ["/j/"]),
         MeetingProvider(id: "lark", hosts: ["vc.larksuite.com"], join: ["/j/"]),
         MeetingProvider(id: "dingtalk", hosts: ["meeting.dingtalk.com"], join: ["/j/"]),
-        MeetingProvider(id: "telemost", hosts: ["telemost.yandex.ru", "telemost.yandex.com", "telemost.360.yandex.ru"], join: ["/j/"]),
+        MeetingProvider(
+            id: "telemost", hosts: ["telemost.yandex.ru", "telemost.yandex.com", "telemost.360.yandex.ru"],
+            join: ["/j/"]),
         MeetingProvider(id: "vkcalls", hosts: ["vk.com", "vk.ru"], join: ["/call/join/"]),
         MeetingProvider(id: "daily", hosts: ["daily.co"]),
         MeetingProvider(id: "talky", hosts: ["talky.io"]),
@@ -95,12 +125,17 @@ extension MeetingProvider {
         MeetingProvider(id: "avaya", hosts: ["spaces.avayacloud.com", "accounts.avayacloud.com"], join: ["/spaces/"]),
         MeetingProvider(id: "teamviewer", hosts: ["go.teamviewer.com"], join: ["/m"]),
         MeetingProvider(id: "alfaview", hosts: ["app.alfaview.com"]),
-        MeetingProvider(id: "wire", hosts: ["app.wire.com", "account.wire.com"], join: ["/join", "/conversation-join"]),
+        MeetingProvider(
+            id: "wire", hosts: ["app.wire.com", "account.wire.com"], join: ["/join", "/conversation-join"]),
         MeetingProvider(id: "jamkazam", hosts: ["jamkazam.com"], join: ["/client"]),
         MeetingProvider(id: "eyeson", hosts: ["app.eyeson.team"]),
         MeetingProvider(id: "webinargeek", hosts: ["webinargeek.com"], join: ["/watch/"]),
         MeetingProvider(id: "zohoshowtime", hosts: ["showtime.zoho.com"]),
         MeetingProvider(id: "brightcove", hosts: ["brightcove.com"], join: ["/live/"]),
+        // Gong's consent page, which sends each participant on to the meeting after asking to record.
+        MeetingProvider(id: "gong", hosts: ["join.gong.io"], names: ["gong"]),
+        MeetingProvider(
+            id: "meetecho", hosts: ["meetecho.com"], notJoin: ["/support", "/docs"], names: ["meetecho"]),
     ]
 
     /// Hosts that only ever serve help, status or dial-in pages.
