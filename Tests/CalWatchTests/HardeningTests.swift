@@ -573,7 +573,9 @@ func strangersCalendar(uid: String = "stranger", _ lines: [String], summary: Str
         let journal = folder + "/journal.db"
         try await ReplayTests.replay(
             journal: try JournalStore(path: journal),
-            sinks: [try JSONLinesSink.file(path: folder + "/events.jsonl"), try SQLiteSink(path: folder + "/events.db")],
+            sinks: [
+                try JSONLinesSink.file(path: folder + "/events.jsonl"), try SQLiteSink(path: folder + "/events.db"),
+            ],
             from: "2027-03-01", to: "2027-03-02")
         return (journal, SinkFixtures.lines(folder + "/events.jsonl"))
     }
@@ -619,7 +621,9 @@ func strangersCalendar(uid: String = "stranger", _ lines: [String], summary: Str
         let (path, lines) = try await Self.monday(folder: folder)
         try await ReplayTests.replay(
             journal: try JournalStore(path: path),
-            sinks: [try JSONLinesSink.file(path: folder + "/events.jsonl"), try SQLiteSink(path: folder + "/events.db")],
+            sinks: [
+                try JSONLinesSink.file(path: folder + "/events.jsonl"), try SQLiteSink(path: folder + "/events.db"),
+            ],
             from: "2027-03-01", to: "2027-03-03")
         let after = SinkFixtures.lines(folder + "/events.jsonl")
         #expect(after.count > lines.count)
@@ -652,7 +656,8 @@ func strangersCalendar(uid: String = "stranger", _ lines: [String], summary: Str
 @Suite(.timeLimit(.minutes(2))) struct OccurrenceIdentityTests {
     @Test func aCollectionRenamedMidwayIsNotRemindedAgainAndGoesOnUnderItsNewName() async throws {
         let bench = try WatchTests.Bench()
-        try bench.writeRenamed("work/review.ics", WatchTests.event(uid: "r1", start: "20270301T100000Z", end: "20270301T110000Z"))
+        try bench.writeRenamed(
+            "work/review.ics", WatchTests.event(uid: "r1", start: "20270301T100000Z", end: "20270301T110000Z"))
         try await bench.start(at: "2027-03-01T09:00:00Z")
         for instant in ["09:30", "09:45", "09:46"] { try await bench.advance(to: "2027-03-01T\(instant):00Z") }
         #expect(rename(bench.root + "/work", bench.root + "/job") == 0)
@@ -764,11 +769,36 @@ func strangersCalendar(uid: String = "stranger", _ lines: [String], summary: Str
         // SEQUENCE 3 twice: the first by name of the two is kept.
         #expect(result.occurrences.map { "\($0.calendar) \($0.summary ?? "")" } == ["team Team copy", "work Copy 1"])
         #expect(
-            result.problems.map(\.description) == [0, 2, 3, 4].map { index in
-                "\(root)/work/copy\(index).ics:4: warning: this item is also in \(root)/work/copy1.ics of calendar "
-                    + "'work', which is newer or first by name; this copy is left out. A calendar holds each UID "
-                    + "once: remove the copy. (UID copied)"
-            })
+            result.problems.map(\.description)
+                == [0, 2, 3, 4].map { index in
+                    "\(root)/work/copy\(index).ics:4: warning: this item is also in \(root)/work/copy1.ics of calendar "
+                        + "'work', which is newer or first by name; this copy is left out. A calendar holds each UID "
+                        + "once: remove the copy. (UID copied)"
+                })
+    }
+
+    /// A series kept in two files of one collection, the older copy holding EXDATEs the newer lacks: the newer is
+    /// used, and the warning names the deletions that are lost with the other.
+    @Test func theEXDATEsOfACopyLeftOutAreNamed() throws {
+        let root = SinkFixtures.folder() + "/calendars/work"
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        let series = ["DTSTART:20270301T090000Z", "DURATION:PT30M", "RRULE:FREQ=DAILY;COUNT=5"]
+        FileManager.default.createFile(
+            atPath: root + "/a.ics",
+            contents: Data(
+                strangersCalendar(
+                    uid: "daily", ["SEQUENCE:1"] + series + ["EXDATE:20270302T090000Z,20270304T090000Z"],
+                    summary: "Old")))
+        FileManager.default.createFile(
+            atPath: root + "/b.ics",
+            contents: Data(strangersCalendar(uid: "daily", ["SEQUENCE:2"] + series, summary: "New")))
+        let result = scan([root], from: "2027-03-01", to: "2027-03-08", zone: "UTC")
+        #expect(result.occurrences.map(\.summary) == Array(repeating: "New", count: 5))
+        #expect(result.problems.count == 1)
+        #expect(
+            result.problems.first?.description.contains(
+                "Its EXDATEs 2027-03-02T09:00:00Z, 2027-03-04T09:00:00Z are not in the copy kept, so those instances are "
+                    + "shown: move them there first.") == true, "\(result.problems)")
     }
 }
 

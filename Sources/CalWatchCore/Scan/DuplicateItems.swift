@@ -36,15 +36,23 @@ enum DuplicateItems {
                 if (left == nil) != (right == nil) { return left != nil }
                 return a.key < b.key
             }
-            let kept = ordered[0].key
+            let (kept, keptComponent) = ordered[0]
             leftOut[item] = Set(ordered.dropFirst().map(\.key))
             for (file, component) in ordered.dropFirst() {
+                var message =
+                    "this item is also in \(kept) of calendar '\(item.calendar)', which is newer or first by name; "
+                    + "this copy is left out. A calendar holds each UID once: remove the copy."
+                // What the copy left out deleted and the one kept does not: those instances come back.
+                let lost = component.exceptionDates.filter { !keptComponent.exceptionDates.contains($0) }
+                if !lost.isEmpty {
+                    message +=
+                        " Its EXDATEs " + lost.prefix(10).map(\.description).joined(separator: ", ")
+                        + (lost.count > 10 ? " (and \(lost.count - 10) more)" : "")
+                        + " are not in the copy kept, so those instances are shown: move them there first."
+                }
                 problems.append(
                     CalendarProblem(
-                        severity: .warning, path: file, line: component.line, uid: item.uid,
-                        message: "this item is also in \(kept) of calendar '\(item.calendar)', which is "
-                            + "newer or first by name; this copy is left out. A calendar holds each UID once: "
-                            + "remove the copy."))
+                        severity: .warning, path: file, line: component.line, uid: item.uid, message: message))
             }
         }
         guard !leftOut.isEmpty else { return [] }
