@@ -19,7 +19,8 @@ public struct Airport: Sendable, Hashable {
         let (a, b) = (latitude * radians, other.latitude * radians)
         let deltaLatitude = b - a
         let deltaLongitude = (other.longitude - longitude) * radians
-        let h = sin(deltaLatitude / 2) * sin(deltaLatitude / 2) + cos(a) * cos(b) * sin(deltaLongitude / 2)
+        let h =
+            sin(deltaLatitude / 2) * sin(deltaLatitude / 2) + cos(a) * cos(b) * sin(deltaLongitude / 2)
             * sin(deltaLongitude / 2)
         return 2 * 6371 * asin(min(1, h.squareRoot()))
     }
@@ -88,7 +89,9 @@ public final class AirportDatabase: Sendable {
         byCode.reserveCapacity(8192)
         for line in Self.airportTable.split(separator: "\n") {
             let fields = line.split(separator: "|", omittingEmptySubsequences: false)
-            guard fields.count == 7, let latitude = Double(fields[4]), let longitude = Double(fields[5]) else { continue }
+            guard fields.count == 7, let latitude = Double(fields[4]), let longitude = Double(fields[5]) else {
+                continue
+            }
             let airport = Airport(
                 code: String(fields[0]), name: String(fields[1]), city: String(fields[2]), country: String(fields[3]),
                 latitude: latitude, longitude: longitude, zone: String(fields[6]))
@@ -123,7 +126,8 @@ public final class AirportDatabase: Sendable {
             for index in bytes.indices where bytes[index] >= 65 && bytes[index] <= 90 { bytes[index] += 32 }
             let lowered = String(decoding: bytes, as: UTF8.self)
             let space = UInt8(ascii: " ")
-            let untidy = bytes.first == space || bytes.last == space
+            let untidy =
+                bytes.first == space || bytes.last == space
                 || zip(bytes, bytes.dropFirst()).contains { $0 == space && $1 == space }
             return untidy ? lowered.split(separator: " ").joined(separator: " ") : lowered
         }
@@ -151,7 +155,11 @@ public final class AirportDatabase: Sendable {
         var key = Self.fold(name)
         if let alias = Self.cityAliases[key] { key = alias }
         // A city the database names otherwise ("Frankfurt am Main", "Bangalore") is known by its main airport.
-        guard let codes = byCity[key] ?? Self.primary[key].map({ [$0] }) else { return [] }
+        // The main airport is a candidate even where the database files it under a suburb (YVR is in Richmond,
+        // and Vancouver's own entry is its seaplane harbour).
+        var codes = byCity[key] ?? []
+        if let main = Self.primary[key], !codes.contains(main) { codes.append(main) }
+        guard !codes.isEmpty else { return [] }
         let candidates = codes.compactMap { byCode[$0] }
         func prior(_ airport: Airport) -> Int {
             if Self.primary[key] == airport.code { return 0 }
@@ -172,6 +180,8 @@ public final class AirportDatabase: Sendable {
         // 20 minutes) of the best, the airport people mean wins (London Heathrow over Stansted).
         func miss(_ airport: Airport) -> Double { abs(origin.typicalFlightSeconds(to: airport) - duration) }
         let best = candidates.map(miss).min() ?? 0
+        // A length no candidate comes near (a two-hour placeholder for Sydney–Paris) says nothing: the main airport.
+        if best > duration { return candidates.sorted { (prior($0), $0.code) < (prior($1), $1.code) } }
         let tolerance = max(1200, duration / 4)
         return candidates.sorted { a, b in
             let (nearA, nearB) = (miss(a) <= best + tolerance, miss(b) <= best + tolerance)
@@ -199,6 +209,12 @@ public final class AirlineTable: Sendable {
     /// by word, to the designator.
     private let names: [[String]: String]
 
+    /// Short names people write for an airline that its full name does not start with ("ANA 573", "JAL 5").
+    static let aliases: [String: String] = [
+        "ana": "NH", "jal": "JL", "tap": "TP", "ita": "AZ", "klm": "KL", "sas": "SK", "swiss": "LX",
+        "easyjet": "U2", "wizz": "W6", "qantas": "QF", "emirates": "EK", "etihad": "EY", "iberia": "IB",
+    ]
+
     /// First words of airline names too common to stand for the airline on their own ("United 2024").
     static let ambiguousFirstWords: Set<String> = [
         "air", "china", "royal", "hong", "all", "sun", "spring", "jet", "united", "american", "british", "gulf",
@@ -213,6 +229,7 @@ public final class AirlineTable: Sendable {
     init() {
         var carriers: [String: Carrier] = [:]
         var names: [[String]: String] = [:]
+        for (alias, designator) in Self.aliases { names[[alias]] = designator }
         for line in Self.table.split(separator: "\n") {
             let fields = line.trimmingCharacters(in: .whitespaces).split(separator: "|")
             guard fields.count >= 2 else { continue }
@@ -224,7 +241,9 @@ public final class AirlineTable: Sendable {
             // The whole name, and a distinctive first word alone ("Delta"); never a common word ("Spirit 2024"),
             // and a first word that starts several names ("Lufthansa CityLine") stands for its own airline only.
             if words.count > 1 || !Self.ambiguousFirstWords.contains(words[0]) { names[words] = carrier.designator }
-            if words.count > 1, words[0].count >= 5, !Self.ambiguousFirstWords.contains(words[0]), names[[words[0]]] == nil {
+            if words.count > 1, words[0].count >= 5, !Self.ambiguousFirstWords.contains(words[0]),
+                names[[words[0]]] == nil
+            {
                 names[[words[0]]] = carrier.designator
             }
         }

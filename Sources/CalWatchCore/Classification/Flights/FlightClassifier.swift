@@ -48,7 +48,9 @@ public struct FlightClassifier: ItemClassifier {
         "segelflug": "general aviation", "paragliding": "general aviation", "skydiving": "general aviation",
         "checkride": "flight lesson", "flugstunde": "flight lesson", "rundflug": "general aviation",
         "balloon": "general aviation",
-        "drone": "general aviation", "helicopter": "general aviation", "arrivals": "airport pickup",
+        "drone": "general aviation", "dron": "general aviation", "drohne": "general aviation",
+        "helicopter": "general aviation", "arrivals": "airport pickup",
+        "golf": "sport", "tournament": "sport", "turnier": "sport", "torneo": "sport", "tournoi": "sport",
         "cargo": "cargo", "shipment": "cargo", "freight": "cargo", "parcel": "cargo", "delivery": "cargo",
     ]
     /// Words that veto only beside a flight word: "Flight lesson", "Scenic flight" (a "training" alone says
@@ -67,7 +69,15 @@ public struct FlightClassifier: ItemClassifier {
         ("test", "flight", "general aviation"), ("flight", "deal", "a price"), ("flight", "deals", "a price"),
         ("flight", "prices", "a price"), ("cheap", "flights", "a price"), ("cheap", "flight", "a price"),
         ("park", "fly", "parking"), ("flight", "sim", "flight lesson"), ("flights", "of", "not travel"),
-        ("online", "check", "a check-in reminder"),
+        ("online", "check", "a check-in reminder"), ("flight", "booking", "a task about flights"),
+        ("flights", "booking", "a task about flights"),
+    ]
+    /// Titles before a name: "Dr. Flug" is a person.
+    static let titles: Set<String> = ["dr", "herr", "frau", "mr", "mrs", "ms", "prof", "mme", "m", "sr", "sra"]
+    /// Words before "'s flight" that are times, not people: "Today's flight" is the user's own.
+    static let ownPossessives: Set<String> = [
+        "today", "tomorrow", "tonight", "this", "next", "week", "weekend", "day", "morning", "evening", "monday",
+        "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "my", "our",
     ]
     /// Verbs that make "flights" a task, not a trip: "Book flights to Lisbon".
     static let planningVerbs: Set<String> = [
@@ -86,7 +96,8 @@ public struct FlightClassifier: ItemClassifier {
         "exam", "seminar", "tutorial", "homework", "lab", "quiz", "midterm", "vorlesung", "ubung", "klausur",
         "book", "buy", "cancel", "rebook", "refund", "check", "track", "status", "email", "pay", "upgrade",
         "points", "miles", "account", "invoice", "order", "concert", "tour", "show", "gig", "festival", "game",
-        "match", "movie", "cinema", "screening", "birthday", "wedding", "release", "launch", "sale",
+        "match", "movie", "cinema", "screening", "birthday", "wedding", "release", "launch", "sale", "kick",
+        "deadline", "rehearsal",
     ]
     /// Currencies (and `%`): beside a number they make a price ("ab 380 EUR", "€99", "-30%").
     static let currencies: Set<String> = [
@@ -134,8 +145,14 @@ public struct FlightClassifier: ItemClassifier {
     /// Words that join a route's two ends: "SFO to EWR", "nach", "à".
     static let routeWords: Set<String> = ["to", "nach", "a", "à", "para", "naar", "till", "til", "per", "do", "vers"]
     /// Words that introduce a destination ("Flight to London") or an origin ("from SFO").
-    static let toWords: Set<String> = ["to", "nach", "a", "à", "para", "naar", "till", "til", "vers", "pour"]
-    static let fromWords: Set<String> = ["from", "von", "ab", "de", "desde", "da", "van", "fran"]
+    static let toWords: Set<String> = ["to", "nach", "a", "à", "para", "naar", "till", "til", "vers", "pour", "for"]
+    static let fromWords: Set<String> = [
+        "from", "von", "ab", "de", "desde", "da", "van", "fran", "departing", "leaving", "departs",
+    ]
+    /// Words in a description line before the airport a flight leaves from or goes to ("Finnair 1323 departing
+    /// Geneva (GVA) arriving Lima (LIM)"), and a Sabre itinerary's `LV`/`AR` lines.
+    static let departureMarkers: Set<String> = ["departing", "departs", "departure", "leaving", "depart", "lv"]
+    static let arrivalMarkers: Set<String> = ["arriving", "arrives", "arrival", "arrive", "landing", "lands", "ar"]
     /// Description labels and what they hold.
     static let numberLabels: Set<String> = [
         "flight", "flight number", "flight no", "flight nr", "flight #", "flightnumber", "flug", "flugnummer",
@@ -149,6 +166,7 @@ public struct FlightClassifier: ItemClassifier {
     static let destinationLabels: Set<String> = [
         "to", "arrival airport", "arrives", "arriving", "destination", "nach", "ankunft", "zielflughafen",
         "arrival", "a", "hasta", "llegada", "destino", "arrivee", "arrivo", "aankomst", "aeroport d'arrivee",
+        "at", "arrive at", "arriving at", "arrives at", "arrival at", "landing at", "arrival airport code",
     ]
     static let bookingLabels: Set<String> = [
         "booking reference", "booking ref", "booking code", "booking number", "confirmation",
@@ -156,6 +174,13 @@ public struct FlightClassifier: ItemClassifier {
         "reservation code", "reservation number", "buchungscode", "buchungsnummer", "buchungsreferenz",
         "reference de reservation", "reference", "localizador", "codigo de reserva", "codice di prenotazione",
         "codice prenotazione", "reserveringscode", "airline confirmation", "airline reference",
+        "airline record locator", "agency record locator", "airline booking reference", "confirmation number(s)",
+    ]
+    /// Words before a booking code written without a colon ("Confirmation 4PQDVS", "PNR USVYRL", "AGENCY RECORD
+    /// LOCATOR SVVJDX"); a code after the weaker ones must hold a digit ("Confirmation PENDING" is not one).
+    static let bookingWords: [(words: [String], strong: Bool)] = [
+        (["record", "locator"], true), (["pnr"], true), (["booking", "reference"], true), (["booking", "ref"], true),
+        (["confirmation"], false), (["confirmation", "code"], false), (["buchungscode"], true),
     ]
     static let terminalLabels: Set<String> = ["terminal", "departure terminal", "abflugterminal"]
     static let gateLabels: Set<String> = ["gate", "flugsteig", "porte", "puerta", "departure gate"]
@@ -235,6 +260,9 @@ public struct FlightClassifier: ItemClassifier {
                         let next = tokens.at(index + 1)
                         if next?.kind == .punctuation && next?.text == "." { continue }
                         if token.folded == "lot" && !(next.map { $0.kind == .word && $0.isUpper } ?? false) { continue }
+                        // "Dr. Flug", "Herr Flug": a name.
+                        let before = tokens.at(index - 1)?.kind == .punctuation ? index - 2 : index - 1
+                        if let title = tokens.at(before), FlightClassifier.titles.contains(title.folded) { continue }
                         keyword = String(token.text)
                     } else {
                         continue
@@ -256,7 +284,40 @@ public struct FlightClassifier: ItemClassifier {
                 number = found
                 return
             }
+            if let found = itineraryNumber() {
+                number = found
+                return
+            }
             if let found = flightNumber(in: location, property: "LOCATION") { number = found }
+        }
+
+        /// A flight number in an agency itinerary: Sabre's `AIR LUFTHANSA   FLT:0400   ECONOMY` (the airline by
+        /// name) or `FLT: LH 0400`, and Amadeus' `FLIGHT LH 0400 - LUFTHANSA` at the start of a line.
+        private mutating func itineraryNumber() -> FlightNumber? {
+            for field in fields.fields where field.key == "flt" || field.key.hasSuffix(" flt") {
+                let value = TextTokens(field.value)
+                if let found = flightNumber(in: value, property: "DESCRIPTION", labelled: true), found.known {
+                    return found
+                }
+                guard field.key.hasPrefix("air "), let digits = value.tokens.first, digits.kind == .digits,
+                    digits.text.count <= 4, let figure = Int(digits.text), figure > 0
+                else { continue }
+                let name = field.key.dropFirst(4).dropLast(4).split(whereSeparator: { !$0.isLetter && !$0.isNumber })
+                    .map(String.init)
+                guard let carrier = classifier.airlines.carrier(named: name), !carrier.isRail else { continue }
+                let text = "\(carrier.name) FLT:\(digits.text)"
+                evidence.append(Evidence(.fact, "flight number of \(carrier.name)", in: "DESCRIPTION", text: text))
+                return FlightNumber(designator: carrier.designator, number: figure, text: text, known: true)
+            }
+            for line in input.description.split(whereSeparator: \.isNewline).prefix(60) {
+                let tokens = TextTokens(String(line))
+                guard let first = tokens.tokens.first, first.kind == .word, ["flight", "flt"].contains(first.folded),
+                    tokens.at(1)?.kind != .colon,
+                    let found = flightNumber(in: tokens, property: "DESCRIPTION"), found.known
+                else { continue }
+                return found
+            }
+            return nil
         }
 
         /// A number after an airline's name: "Delta Air Lines Flight 1234", "Southwest 1234".
@@ -265,13 +326,19 @@ public struct FlightClassifier: ItemClassifier {
             let words = tokens.tokens.map(\.folded)
             for start in words.indices {
                 for length in stride(from: 4, through: 1, by: -1) where start + length <= words.count {
-                    guard let carrier = classifier.airlines.carrier(named: Array(words[start..<start + length])) else { continue }
+                    guard let carrier = classifier.airlines.carrier(named: Array(words[start..<start + length])) else {
+                        continue
+                    }
                     var next = start + length
                     if next < words.count, FlightClassifier.flightWords.contains(words[next]) { next += 1 }
+                    if next < words.count, ["number", "no", "nr", "num"].contains(words[next]) { next += 1 }
+                    if next < words.count, tokens[next].kind == .punctuation, tokens[next].text == "." { next += 1 }
                     if next < words.count, tokens[next].kind == .other, tokens[next].text == "#" { next += 1 }
                     guard next < tokens.count, tokens[next].kind == .digits, tokens[next].text.count <= 4,
                         let value = Int(tokens[next].text), value > 0, !carrier.isRail,
-                        !(tokens.at(next + 1).map { FlightClassifier.quantityWords.contains($0.folded) || $0.kind == .dash }
+                        !(tokens.at(next + 1).map {
+                            FlightClassifier.quantityWords.contains($0.folded) || $0.kind == .dash
+                        }
                             ?? false)
                     else { continue }
                     let text = tokens.tokens[start...next].map(\.text).joined(separator: " ")
@@ -291,9 +358,14 @@ public struct FlightClassifier: ItemClassifier {
             for index in tokens.tokens.indices {
                 let token = tokens[index]
                 let previous = tokens.at(index - 1)
-                if let previous, FlightClassifier.numberContexts.contains(previous.folded), !labelled { continue }
+                if let previous, FlightClassifier.numberContexts.contains(previous.folded), !labelled,
+                    !(FlightClassifier.flightWords.contains(previous.folded) && token.isUpper && token.kind != .digits)
+                {
+                    continue
+                }
                 if let previous, previous.kind == .other, previous.text == "#" { continue }
-                let afterKeyword = labelled
+                let afterKeyword =
+                    labelled
                     || (previous.map { FlightClassifier.flightWords.contains($0.folded) || $0.isPlane } ?? false)
                 var candidate: (String, Substring, String)?
                 if token.kind == .mixed, token.text.count >= 3, token.text.count <= 7, token.isUpper {
@@ -325,7 +397,9 @@ public struct FlightClassifier: ItemClassifier {
                 if let after, FlightClassifier.quantityWords.contains(after.folded) { continue }
                 if !afterKeyword, text.contains(" "), FlightClassifier.wordLikeDesignators.contains(designator) {
                     // "AT 10", "DE 2024": a word and a number, unless a flight word or a route says otherwise.
-                    if unknown == nil { unknown = FlightNumber(designator: designator, number: value, text: text, known: false) }
+                    if unknown == nil {
+                        unknown = FlightNumber(designator: designator, number: value, text: text, known: false)
+                    }
                     continue
                 }
                 guard let carrier = classifier.airlines.carrier(designator) else {
@@ -350,23 +424,34 @@ public struct FlightClassifier: ItemClassifier {
                 if let found = route(in: tokens) {
                     route = found
                     evidence.append(
-                        Evidence(.flight, "route between two airports", in: property,
-                                 text: "\(found.origin.code) → \(found.destination.code)"))
+                        Evidence(
+                            .flight, "route between two airports", in: property,
+                            text: "\(found.origin.code) → \(found.destination.code)"))
                     break
                 }
             }
-            if route == nil, keyword != nil || number != nil {
+            // A route in the description, and the number on its line: "United Airlines UA 1234 ORD → DEN" (also
+            // when the summary gave the route in words and no number).
+            if (route == nil && (keyword != nil || number != nil)) || (route != nil && number == nil && keyword != nil)
+            {
                 for line in input.description.split(whereSeparator: \.isNewline).prefix(60) {
                     let tokens = TextTokens(TextTokens.withoutLinks(String(line)))
                     if let found = route(in: tokens) {
+                        guard route == nil else {
+                            if let found = flightNumber(in: tokens, property: "DESCRIPTION"), found.known {
+                                number = found
+                            }
+                            break
+                        }
                         route = found
                         // "United Airlines UA 1234 ORD → DEN": the number on the route's line is the flight's.
                         if number == nil, let found = flightNumber(in: tokens, property: "DESCRIPTION"), found.known {
                             number = found
                         }
                         evidence.append(
-                            Evidence(.fact, "route in the description", in: "DESCRIPTION",
-                                     text: "\(found.origin.code) → \(found.destination.code)"))
+                            Evidence(
+                                .fact, "route in the description", in: "DESCRIPTION",
+                                text: "\(found.origin.code) → \(found.destination.code)"))
                         break
                     }
                 }
@@ -374,7 +459,9 @@ public struct FlightClassifier: ItemClassifier {
             // Origin: the location (Google writes "San Francisco SFO", TripIt "San Francisco (SFO)"), else a
             // labelled field; destination: a labelled field, else "to <city>" in the summary.
             if route == nil {
-                if let airport = labelledAirport(FlightClassifier.originLabels) ?? airportIn(location, property: "LOCATION") {
+                if let airport = labelledAirport(FlightClassifier.originLabels)
+                    ?? airportIn(location, property: "LOCATION")
+                {
                     origin = airport
                 }
                 if let airport = labelledAirport(FlightClassifier.destinationLabels) {
@@ -390,7 +477,51 @@ public struct FlightClassifier: ItemClassifier {
                 if origin == nil, let city = cityAfter(FlightClassifier.fromWords, in: summary) {
                     origin = classifier.airports.airports(inCity: city).first
                 }
+                if keyword != nil || number != nil {
+                    if origin == nil { origin = markedAirport(FlightClassifier.departureMarkers) }
+                    if destination == nil && destinationCity == nil {
+                        destination = markedAirport(FlightClassifier.arrivalMarkers)
+                    }
+                }
             }
+        }
+
+        /// The airport after a marker word in a description line: "departing Geneva (GVA)", Sabre's
+        /// `LV SAN FRANCISCO SFO 1030A` (`LV` and `AR` only at the start of a line, in capitals). Of the codes within
+        /// six words, one in brackets, else one its own city names, else the last.
+        private mutating func markedAirport(_ markers: Set<String>) -> Airport? {
+            for line in input.description.split(whereSeparator: \.isNewline).prefix(60) {
+                let tokens = TextTokens(String(line))
+                for index in tokens.tokens.indices {
+                    let marker = tokens[index]
+                    guard marker.kind == .word, markers.contains(marker.folded),
+                        marker.folded.count > 2 || (index == 0 && marker.isUpper)
+                    else { continue }
+                    var found: [(airport: Airport, bracketed: Bool, named: Bool)] = []
+                    var at = index + 1
+                    if tokens.at(at)?.kind == .colon { at += 1 }
+                    while let token = tokens.at(at), at - index <= 7, token.kind != .digits, token.kind != .mixed {
+                        if token.kind == .word, token.text.count == 3, token.isUpper,
+                            let airport = classifier.airports.airport(token.text)
+                        {
+                            let bracketed = tokens.at(at - 1)?.kind == .open
+                            let named =
+                                city(before: at - (bracketed ? 1 : 0), in: tokens).map {
+                                    classifier.airports.airports(inCity: $0).contains(airport)
+                                        || AirportDatabase.fold($0) == AirportDatabase.fold(airport.city)
+                                } ?? false
+                            found.append((airport, bracketed, named))
+                        }
+                        at += 1
+                    }
+                    guard let chosen = found.first(where: \.bracketed) ?? found.first(where: \.named) ?? found.last
+                    else { continue }
+                    evidence.append(
+                        Evidence(.fact, "airport \(chosen.airport.name)", in: "DESCRIPTION", text: String(line)))
+                    return chosen.airport
+                }
+            }
+            return nil
         }
 
         /// `FRA-JFK`, `SFO to EWR`, `MUC → LIS`, `Frankfurt (FRA) – New York (JFK)`, `London ✈ Paris`.
@@ -405,28 +536,37 @@ public struct FlightClassifier: ItemClassifier {
                 guard let left = code(before: index, in: tokens), let right = code(after: index, in: tokens),
                     left.code != right.code
                 else {
-                    // Cities on both sides of an arrow or plane ("Frankfurt → New York"), or of a dash when a flight
-                    // word or number says it is a flight ("Vuelo IB 3011 Madrid – Lisboa").
-                    if separator.kind == .arrow || (separator.kind == .dash && strong),
-                        let left = city(before: index, in: tokens),
+                    // Cities on both sides of an arrow or plane ("Frankfurt → New York"), or of a dash or "to" when a
+                    // flight word or number says it is a flight ("Vuelo IB 3011 Madrid – Lisboa", "Icelandair Flight
+                    // Number 13: Boston to Atlanta"); the origin may be named by its airport ("London Heathrow").
+                    let joinsCities =
+                        separator.kind == .arrow
+                        || (strong
+                            && (separator.kind == .dash || (separator.kind == .word && separator.folded == "to")))
+                    if joinsCities, let (left, named) = originCity(before: index, in: tokens),
                         let right = city(after: index, in: tokens)
                     {
-                        let origin = classifier.airports.airports(inCity: left).first
+                        let origin = named ?? classifier.airports.airports(inCity: left).first
                         // "London Luton": a word after the city that names one of its airports.
                         let rightWords = right.split(separator: " ").count
                         let qualifier = tokens.at(index + 1 + rightWords).flatMap {
                             $0.kind == .word ? classifier.airports.airport(inCity: right, named: String($0.text)) : nil
                         }
-                        let destination = qualifier ?? origin.flatMap {
-                            classifier.airports.airports(inCity: right, from: $0, duration: input.duration).first
-                        }
+                        let destination =
+                            qualifier
+                            ?? origin.flatMap {
+                                classifier.airports.airports(inCity: right, from: $0, duration: input.duration).first
+                            }
                         if let origin, let destination, origin.code != destination.code {
                             return (origin, destination)
                         }
                     }
                     continue
                 }
-                if !strong, FlightClassifier.commonCodes.contains(left.code) || FlightClassifier.commonCodes.contains(right.code) {
+                if !strong,
+                    FlightClassifier.commonCodes.contains(left.code)
+                        || FlightClassifier.commonCodes.contains(right.code)
+                {
                     continue
                 }
                 // A slash or a bare "to" between codes needs a flight word or number: "SFO/LHR office".
@@ -485,6 +625,17 @@ public struct FlightClassifier: ItemClassifier {
             return nil
         }
 
+        /// The city before a route's separator, and the airport when a word after the city names it ("London
+        /// Heathrow →").
+        private func originCity(before index: Int, in tokens: TextTokens) -> (String, Airport?)? {
+            if let name = city(before: index, in: tokens) { return (name, nil) }
+            guard let qualifier = tokens.at(index - 1), qualifier.kind == .word,
+                let name = city(before: index - 1, in: tokens),
+                let airport = classifier.airports.airport(inCity: name, named: String(qualifier.text))
+            else { return nil }
+            return (name, airport)
+        }
+
         /// Up to three words before `index` naming a city with an airport (longest first).
         private func city(before index: Int, in tokens: TextTokens) -> String? {
             for length in stride(from: 3, through: 1, by: -1) where index - length >= 0 {
@@ -509,7 +660,8 @@ public struct FlightClassifier: ItemClassifier {
         /// The airport code after "to"/"nach"/… in `tokens`: "Flight to AMS", and after a flight word also
         /// "flight to ams".
         private func codeAfter(_ words: Set<String>, in tokens: TextTokens) -> Airport? {
-            for index in tokens.tokens.indices where tokens[index].kind == .word && words.contains(tokens[index].folded) {
+            for index in tokens.tokens.indices where tokens[index].kind == .word && words.contains(tokens[index].folded)
+            {
                 guard let next = tokens.at(index + 1), next.kind == .word, next.text.count == 3 else { continue }
                 if next.isUpper, !FlightClassifier.commonCodes.contains(String(next.text)) {
                     return classifier.airports.airport(next.text)
@@ -517,7 +669,9 @@ public struct FlightClassifier: ItemClassifier {
                 // Small letters only as the summary's last word: "flight to see grandma" is not Gillespie Field.
                 let last = tokens.at(index + 2).map { $0.kind != .word && $0.kind != .mixed } ?? true
                 let code = next.text.uppercased()
-                if keyword != nil, last, next.text.allSatisfy(\.isLowercase), !FlightClassifier.commonCodes.contains(code) {
+                if keyword != nil, last, next.text.allSatisfy(\.isLowercase),
+                    !FlightClassifier.commonCodes.contains(code)
+                {
                     return classifier.airports.airport(code)
                 }
             }
@@ -526,7 +680,8 @@ public struct FlightClassifier: ItemClassifier {
 
         /// The city after "to"/"nach"/… in `tokens`: "Flight to London (BA 286)" → "London".
         private func cityAfter(_ words: Set<String>, in tokens: TextTokens) -> String? {
-            for index in tokens.tokens.indices where tokens[index].kind == .word && words.contains(tokens[index].folded) {
+            for index in tokens.tokens.indices where tokens[index].kind == .word && words.contains(tokens[index].folded)
+            {
                 if let name = city(after: index, in: tokens) { return name }
             }
             return nil
@@ -535,7 +690,9 @@ public struct FlightClassifier: ItemClassifier {
         /// An airport named in `tokens` with what confirms it is one: `(SFO)`, or the code after its own city
         /// (`San Francisco SFO`), or a code beside the word "airport".
         private mutating func airportIn(_ tokens: TextTokens, property: String) -> Airport? {
-            let airportWords: Set<String> = ["airport", "flughafen", "aeroport", "aeropuerto", "aeroporto", "luchthaven"]
+            let airportWords: Set<String> = [
+                "airport", "flughafen", "aeroport", "aeropuerto", "aeroporto", "luchthaven",
+            ]
             let airportWord = tokens.tokens.contains { $0.kind == .word && airportWords.contains($0.folded) }
             for index in tokens.tokens.indices {
                 let token = tokens[index]
@@ -543,9 +700,12 @@ public struct FlightClassifier: ItemClassifier {
                     let airport = classifier.airports.airport(token.text)
                 else { continue }
                 let parenthesized = tokens.at(index - 1)?.kind == .open && tokens.at(index + 1)?.kind == .close
-                let cityBefore = city(before: index - (tokens.at(index - 1)?.kind == .open ? 1 : 0), in: tokens)
-                    .map { AirportDatabase.fold($0) == AirportDatabase.fold(airport.city)
-                        || classifier.airports.airports(inCity: $0).contains(airport) } ?? false
+                let cityBefore =
+                    city(before: index - (tokens.at(index - 1)?.kind == .open ? 1 : 0), in: tokens)
+                    .map {
+                        AirportDatabase.fold($0) == AirportDatabase.fold(airport.city)
+                            || classifier.airports.airports(inCity: $0).contains(airport)
+                    } ?? false
                 let common = FlightClassifier.commonCodes.contains(airport.code)
                 if cityBefore || (parenthesized && !common) || (airportWord && !common)
                     || (!common && (keyword != nil || number != nil))
@@ -560,8 +720,15 @@ public struct FlightClassifier: ItemClassifier {
         private mutating func labelledAirport(_ labels: Set<String>) -> Airport? {
             guard let value = fields.value(labels) else { return nil }
             let tokens = TextTokens(value)
-            for token in tokens.tokens where token.kind == .word && token.text.count == 3 && token.isUpper {
-                if let airport = classifier.airports.airport(token.text) {
+            // "SAN FRANCISCO (SFO)", "NEW YORK (JFK)": the code in brackets, not a city's first word.
+            let codes = tokens.tokens.indices.filter {
+                tokens[$0].kind == .word && tokens[$0].text.count == 3 && tokens[$0].isUpper
+            }
+            let ordered =
+                codes.filter { tokens.at($0 - 1)?.kind == .open }
+                + codes.filter { !FlightClassifier.commonCodes.contains(String(tokens[$0].text)) } + codes
+            for index in ordered {
+                if let airport = classifier.airports.airport(tokens[index].text) {
                     evidence.append(Evidence(.fact, "labelled airport", in: "DESCRIPTION", text: value))
                     return airport
                 }
@@ -569,7 +736,8 @@ public struct FlightClassifier: ItemClassifier {
             // "From: Frankfurt" names a city.
             let words = tokens.tokens.prefix { $0.kind == .word }.prefix(3).map { String($0.text) }
             for length in stride(from: words.count, through: 1, by: -1) {
-                if let airport = classifier.airports.airports(inCity: words.prefix(length).joined(separator: " ")).first {
+                if let airport = classifier.airports.airports(inCity: words.prefix(length).joined(separator: " ")).first
+                {
                     evidence.append(Evidence(.fact, "labelled city", in: "DESCRIPTION", text: value))
                     return airport
                 }
@@ -596,9 +764,23 @@ public struct FlightClassifier: ItemClassifier {
                     }
                 }
                 if property == "SUMMARY" {
+                    // "Anna's flight", "Mum’s flight": someone else's, to meet or see off.
+                    for (index, word) in folded.enumerated().dropFirst()
+                    where word == "s" && index + 1 < folded.count
+                        && FlightClassifier.flightWords.contains(folded[index + 1])
+                        && !FlightClassifier.ownPossessives.contains(folded[index - 1])
+                    {
+                        return vetoed(
+                            "someone else's flight", property: property, text: "\(words[index - 1].text)'s flight")
+                    }
                     for (index, word) in folded.enumerated() where FlightClassifier.planningVerbs.contains(word) {
-                        if folded[(index + 1)...].prefix(3).contains(where: { $0 == "flight" || $0 == "flights" || $0 == "flug" || $0 == "fluge" || $0 == "vuelos" || $0 == "vols" }) {
-                            return vetoed("a task about flights, not a flight", property: property, text: String(words[index].text))
+                        if folded[(index + 1)...].prefix(3).contains(where: {
+                            $0 == "flight" || $0 == "flights" || $0 == "flug" || $0 == "fluge" || $0 == "vuelos"
+                                || $0 == "vols"
+                        }) {
+                            return vetoed(
+                                "a task about flights, not a flight", property: property,
+                                text: String(words[index].text))
                         }
                     }
                     if let price = priceText(tokens) { return vetoed("a price", property: property, text: price) }
@@ -637,7 +819,8 @@ public struct FlightClassifier: ItemClassifier {
             // The longest scheduled services with a stop (Sydney–London) take about 24 hours.
             if duration < 15 * 60 || duration > 30 * 3600 {
                 evidence.append(
-                    Evidence(.notFlight, "no flight lasts \(Int(duration / 60)) minutes", in: "DTEND", text: "duration"))
+                    Evidence(.notFlight, "no flight lasts \(Int(duration / 60)) minutes", in: "DTEND", text: "duration")
+                )
                 return nil
             }
             // "AS 331" is Alaska, not "as", when a route or a flight word says the item is a flight.
@@ -660,15 +843,17 @@ public struct FlightClassifier: ItemClassifier {
                 if distance / (duration / 3600) > 1100 {
                     confidence -= 0.15
                     evidence.append(
-                        Evidence(.fact, "shorter than any flight over that distance: a placeholder length?",
-                                 in: "DTEND", text: "\(Int(distance)) km in \(Int(duration / 60)) min"))
+                        Evidence(
+                            .fact, "shorter than any flight over that distance: a placeholder length?",
+                            in: "DTEND", text: "\(Int(distance)) km in \(Int(duration / 60)) min"))
                 }
             } else if let route {
                 // A route alone ("SFO → JFK") must also be flown at a plausible speed.
                 let distance = route.origin.distance(to: route.destination)
                 let span = "\(Int(distance)) km in \(Int(duration / 60)) min"
                 guard distance / (duration / 3600) <= 1100, distance >= 50 else {
-                    evidence.append(Evidence(.notFlight, "no airliner covers that distance in that time", in: "DTEND", text: span))
+                    evidence.append(
+                        Evidence(.notFlight, "no airliner covers that distance in that time", in: "DTEND", text: span))
                     return nil
                 }
                 guard duration <= 2 * route.origin.typicalFlightSeconds(to: route.destination) + 3600 else {
@@ -676,7 +861,8 @@ public struct FlightClassifier: ItemClassifier {
                     return nil
                 }
                 if let work = summary.tokens.first(where: { FlightClassifier.meetingWords.contains($0.folded) }) {
-                    evidence.append(Evidence(.notFlight, "a route in text about work", in: "SUMMARY", text: String(work.text)))
+                    evidence.append(
+                        Evidence(.notFlight, "a route in text about work", in: "SUMMARY", text: String(work.text)))
                     return nil
                 }
                 tier = 1
@@ -685,22 +871,30 @@ public struct FlightClassifier: ItemClassifier {
                 // "Flight planning for Q3": a flight word about work, with no number or airport, is not a trip.
                 let work = summary.tokens.first { FlightClassifier.meetingWords.contains($0.folded) }
                 if number == nil, origin == nil, destination == nil, destinationCity == nil, let work {
-                    evidence.append(Evidence(.notFlight, "a flight word in text about work", in: "SUMMARY", text: String(work.text)))
+                    evidence.append(
+                        Evidence(.notFlight, "a flight word in text about work", in: "SUMMARY", text: String(work.text))
+                    )
                     return nil
                 }
                 tier = 2
-                confidence = number != nil || destinationCity != nil || destination != nil || origin != nil ? 0.93 : 0.85
-                if (origin != nil || destination != nil), number != nil { tier = 1 }
+                confidence =
+                    number != nil || destinationCity != nil || destination != nil || origin != nil ? 0.93 : 0.85
+                if origin != nil || destination != nil, number != nil { tier = 1 }
             } else if let number, number.known {
                 // A flight number alone: the summary must be about little else ("UA 123", "LH400 Denver"), and a
                 // one-digit number glued to its designator reads as a product ("PS5") more often than a flight.
                 let words = summary.tokens.filter { $0.kind == .word || $0.kind == .mixed || $0.kind == .digits }
                 let meeting = words.contains { FlightClassifier.meetingWords.contains($0.folded) }
                 let productLike = number.number < 10 && !number.text.contains(" ")
-                guard words.count <= 6, !meeting, !productLike else {
+                // "KL 2027 kick-off": a year after a designator, with nothing else to say "flight".
+                let yearLike = (1990...2099).contains(number.number) && number.text.contains(" ")
+                // "Air Canada AC 2218 to Seoul Incheon": a named place leaves room for more words.
+                let placed = origin != nil || destination != nil || destinationCity != nil
+                guard words.count <= (placed ? 10 : 6), !meeting, !productLike, !(yearLike && !placed) else {
                     evidence.append(
-                        Evidence(.notFlight, "a flight number in text about something else", in: "SUMMARY",
-                                 text: number.text))
+                        Evidence(
+                            .notFlight, "a flight number in text about something else", in: "SUMMARY",
+                            text: number.text))
                     return nil
                 }
                 tier = (origin != nil || destination != nil) ? 1 : 3
@@ -724,8 +918,9 @@ public struct FlightClassifier: ItemClassifier {
                 flight.destination = candidates.first { $0.code != flight.origin?.code }
                 if let airport = flight.destination {
                     evidence.append(
-                        Evidence(.fact, "destination city resolved to \(airport.code) (\(airport.name))",
-                                 in: "SUMMARY", text: city))
+                        Evidence(
+                            .fact, "destination city resolved to \(airport.code) (\(airport.name))",
+                            in: "SUMMARY", text: city))
                 }
             }
             extractDetails(into: &flight)
@@ -733,13 +928,35 @@ public struct FlightClassifier: ItemClassifier {
         }
 
         private mutating func extractDetails(into flight: inout FlightFacts) {
-            flight.bookingReference = fields.value(FlightClassifier.bookingLabels).flatMap(Self.bookingCode)
-            flight.terminal = fields.value(FlightClassifier.terminalLabels).flatMap(Self.shortCode)
+            flight.bookingReference =
+                fields.value(FlightClassifier.bookingLabels).flatMap(Self.bookingCode)
+                ?? bookingAfterWords()
+            flight.terminal =
+                fields.value(FlightClassifier.terminalLabels).flatMap(Self.shortCode)
                 ?? afterWord(["terminal"], maxLength: 3)
-            flight.gate = fields.value(FlightClassifier.gateLabels).flatMap(Self.shortCode)
+            flight.gate =
+                fields.value(FlightClassifier.gateLabels).flatMap(Self.shortCode)
                 ?? afterWord(["gate", "flugsteig"], maxLength: 4)
-            flight.seat = fields.value(FlightClassifier.seatLabels).flatMap(Self.seatCode)
+            flight.seat =
+                fields.value(FlightClassifier.seatLabels).flatMap(Self.seatCode)
                 ?? afterWord(["seat", "sitzplatz", "sitz"], maxLength: 4).flatMap(Self.seatCode)
+        }
+
+        /// A booking code after its words without a colon: "Confirmation 4PQDVS", "PNR USVYRL".
+        private func bookingAfterWords() -> String? {
+            for text in [input.summary, input.description] where !text.isEmpty {
+                let tokens = TextTokens(text)
+                let folded = tokens.tokens.map(\.folded)
+                for (words, strong) in FlightClassifier.bookingWords {
+                    for start in folded.indices where folded[start...].starts(with: words) {
+                        guard let next = tokens.at(start + words.count), next.kind != .colon,
+                            let code = Self.bookingCode(String(next.text)), strong || code.contains(where: \.isNumber)
+                        else { continue }
+                        return code
+                    }
+                }
+            }
+            return nil
         }
 
         /// The short code after a word in the summary, location or description: "Terminal 2E", "Gate B12".
@@ -747,7 +964,8 @@ public struct FlightClassifier: ItemClassifier {
             for text in [input.summary, input.location, input.description] where !text.isEmpty {
                 let tokens = TextTokens(text)
                 for index in tokens.tokens.indices where words.contains(tokens[index].folded) {
-                    if let next = tokens.at(index + 1), next.kind != .colon, let code = Self.shortCode(String(next.text)),
+                    if let next = tokens.at(index + 1), next.kind != .colon,
+                        let code = Self.shortCode(String(next.text)),
                         code.count <= maxLength
                     {
                         return code
@@ -759,7 +977,8 @@ public struct FlightClassifier: ItemClassifier {
 
         /// A labelled value's first word: "5 (arrivals)" → "5".
         static func firstWord(of value: String) -> String {
-            value.split(whereSeparator: { $0 == " " || $0 == "," || $0 == ";" || $0 == "(" }).first.map(String.init) ?? ""
+            value.split(whereSeparator: { $0 == " " || $0 == "," || $0 == ";" || $0 == "(" }).first.map(String.init)
+                ?? ""
         }
 
         /// `1`, `2E`, `B12`, `A`: a terminal or gate.
