@@ -1,0 +1,87 @@
+import Foundation
+import Testing
+
+/// calwatch against a second implementation of RFC 5545: `scripts/differential-check.py` generates calendars and
+/// compares `calwatch scan` with recurring-ical-events (on icalendar and python-dateutil), item by item. The Python
+/// packages come from PyPI into `.build/differential` the first time (never into the repository); `make test`
+/// installs Debian's python3-venv for it.
+@Suite(.timeLimit(.minutes(10))) struct DifferentialTests {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().path
+    /// The versions measured (README, "Development"): a newer release that reads differently is a change to look
+    /// at, not a test that starts failing by itself.
+    static let packages = ["recurring-ical-events==3.8.2", "icalendar==7.3.0", "x-wr-timezone==2.0.1"]
+
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// Runs a program to its end off the cooperative pool; its output, or a failure with its error output.
+    static func run(_ arguments: [String], in directory: String? = nil) async throws -> String {
+        try await offCooperativePool {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = arguments
+            if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
+            let output = Pipe()
+            // Error output to a file, so that neither pipe can fill up and stop the child.
+            let errorPath = NSTemporaryDirectory() + "calwatch-differential-\(UUID().uuidString).err"
+            FileManager.default.createFile(atPath: errorPath, contents: nil)
+            defer { try? FileManager.default.removeItem(atPath: errorPath) }
+            process.standardOutput = output
+            process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errorPath))
+            try process.run()
+            let data = output.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            guard process.terminationStatus == 0 else {
+                let error = (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? ""
+                throw Failure(
+                    description: "\(arguments.joined(separator: " ")) exited \(process.terminationStatus): "
+                        + String(error.suffix(2000)) + String(decoding: data.suffix(2000), as: UTF8.self))
+            }
+            return String(decoding: data, as: UTF8.self)
+        }
+    }
+
+    /// The virtual environment's Python, made and filled the first time.
+    static func python() async throws -> String {
+        let environment = root + "/.build/differential"
+        let python = environment + "/bin/python"
+        let marker = environment + "/installed-" + packages.joined(separator: "+")
+        if !FileManager.default.fileExists(atPath: marker) {
+            try? FileManager.default.removeItem(atPath: environment)
+            _ = try await run(["python3", "-m", "venv", environment])
+            _ = try await run([python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check"] + packages)
+            FileManager.default.createFile(atPath: marker, contents: nil)
+        }
+        return python
+    }
+
+    @Test func calwatchAgreesWithRecurringICalEventsOrTheRFCSaysWhy() async throws {
+        let python = try await Self.python()
+        let output = try await Self.run(
+            [
+                python, "scripts/differential-check.py", "--calendars", "80", "--seed", "2026", "--json",
+                "--calwatch", CommandLineTests.executable.path,
+            ], in: Self.root)
+        let summary = try #require(
+            try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: Any], "the script's summary")
+        let categories = try #require(summary["categories"] as? [String: [String: Any]])
+        var report = "differential run: \(summary["items"] ?? 0) items, \(summary["agreeing"] ?? 0) agree"
+        for (name, category) in categories.sorted(by: { $0.key < $1.key }) {
+            report +=
+                "\n  \(name): \(category["differing"] ?? 0) of \(category["items"] ?? 0) differ; right: "
+                + "\(category["right"] ?? "")"
+        }
+        print(report)
+        // Nothing differs that no case explains.
+        #expect((summary["unexplained"] as? [Any])?.isEmpty == true, "\(output)")
+        // Every case was generated, and the two that both readers should get alike are alike.
+        for (name, category) in categories {
+            #expect((category["items"] as? Int ?? 0) > 0, "no item of \(name)")
+        }
+        #expect(categories["multiple-rrules"]?["differing"] as? Int == 0, "\(report)")
+        #expect(categories["exdate-on-override"]?["differing"] as? Int == 0, "\(report)")
+        #expect((summary["agreeing"] as? Int ?? 0) * 10 >= (summary["items"] as? Int ?? 0) * 7, "\(report)")
+    }
+}
