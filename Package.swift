@@ -48,6 +48,8 @@ let package = Package(
                 "CICal", "CXML2",
                 .product(name: "Yams", package: "Yams"),
             ],
+            /// The airport, metropolitan-area and airline tables, with the manifest that records their checksums.
+            resources: [.copy("Resources/data")],
             swiftSettings: strictSettings
         ),
         /// What runs around the core: the journal, the bus and its sinks (JSON Lines, SQLite, hooks), replay and

@@ -36,7 +36,9 @@ for path in /usr/bin/calwatch /usr/lib/systemd/user/calwatch.service \
     /usr/share/doc/calwatch/examples/samples/statusbar/waybar.jsonc \
     /usr/share/doc/calwatch/examples/samples/statusbar/join-next.sh \
     /usr/share/doc/calwatch/copyright /usr/share/doc/calwatch/changelog.gz /usr/share/doc/calwatch/README.md \
-    /usr/share/doc/calwatch/examples/config.yml /usr/share/doc/calwatch/examples/samples/hooks/notify.sh; do
+    /usr/share/doc/calwatch/examples/config.yml /usr/share/doc/calwatch/examples/samples/hooks/notify.sh \
+    /usr/share/calwatch/data/manifest.json /usr/share/calwatch/data/airports.txt \
+    /usr/share/calwatch/data/metro-areas.txt /usr/share/calwatch/data/airlines.txt; do
     grep -qx "$path" "$work/contents" || fail "the package has no $path"
 done
 pass "$(grep -vc '/$' "$work/contents") files, in their places"
@@ -86,6 +88,10 @@ bare "$binary" check --config "$examples/config.yml" >"$work/check.out" 2>&1 ||
     { cat "$work/check.out"; fail "check of the shipped example configuration failed"; }
 grep -q "OK" "$work/check.out" || fail "check printed no OK: $(cat "$work/check.out")"
 pass "check --config examples/config.yml: OK"
+# The data files it uses are the package's own, each verified against its manifest.
+grep -q "data ($work/root/usr/share/calwatch/data): airlines .* verified; airports .* verified; metro-areas .* verified" \
+    "$work/check.out" || fail "check did not verify the package's data files: $(grep 'data (' "$work/check.out")"
+pass "data: $(grep -o 'data (.*' "$work/check.out" | sed "s|$work/root||")"
 
 # The unit runs the packaged binary; the completions parse; the pages render without a groff warning.
 grep -q '^ExecStart=/usr/bin/calwatch watch' "$work/root/usr/lib/systemd/user/calwatch.service" ||

@@ -6,7 +6,7 @@
 #
 # Where things go comes from the environment (the Makefile sets all of it):
 #   DESTDIR   staging root, prepended to every path below (empty for a real install)
-#   BINDIR    calwatch itself                       DATADIR   completions for bash and fish
+#   BINDIR    calwatch itself                       DATADIR   completions for bash and fish, and calwatch/data
 #   UNITDIR   the systemd user unit                 ZSHDIR    the zsh completion
 #   MANDIR    the manual pages (man1)               DOCDIR    README, example configuration, sample hooks
 #   BINARY    the calwatch binary to install (install only; it also writes the completions)
@@ -44,6 +44,11 @@ case $action in
 install)
     : "${BINARY:?}" "${MANPAGES:?}"
     install -D -m 0755 "$BINARY" "$root$BINDIR/calwatch"
+    # The airport and airline tables with their manifest: calwatch finds them at ../share/calwatch/data from its
+    # binary, and checks each against the SHA-256 the manifest records.
+    for file in Sources/CalWatchCore/Resources/data/*; do
+        install -D -m 0644 "$file" "$root$DATADIR/calwatch/data/$(basename "$file")"
+    done
 
     # The unit in samples/ runs ~/.local/bin/calwatch; the installed one runs the installed binary.
     mkdir -p "$root$UNITDIR"
@@ -87,6 +92,7 @@ uninstall)
     rm -f "$root$BINDIR/calwatch" "$root$UNITDIR/calwatch.service" \
         "$root$bash_completion" "$root$fish_completion" "$root$zsh_completion" \
         "$root$MANDIR"/calwatch.1.gz "$root$MANDIR"/calwatch-*.1.gz
+    rm -rf "$root$DATADIR/calwatch"
     case $DOCDIR in
     */calwatch) rm -rf "$root$DOCDIR" ;;
     *) echo "install-files.sh: DOCDIR=$DOCDIR is not calwatch's own folder; left in place" >&2 ;;

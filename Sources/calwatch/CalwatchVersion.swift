@@ -7,7 +7,7 @@ enum CalwatchVersion {
     /// The release. The Makefile reads this line for the Debian package's version: keep it one string literal.
     static let release = "0.1.0"
 
-    /// The release, then each table compiled into the binary with its source, licence and size, and the libraries
+    /// The release, then each data table with its version, licence and size, and the libraries
     /// it runs with: what a bug report needs to say which airports or zone rules calwatch knew.
     static var report: String {
         let rows = [

@@ -11,11 +11,13 @@ extension CalwatchCommand {
             discussion: """
                 Reads the configuration (--config, else $XDG_CONFIG_HOME/calwatch/config.yml when it exists, else \
                 the defaults), checks that each sink can write where it is told to and that each hook program \
-                exists and is executable, then reads every calendar over the planning horizon. Problems are \
-                printed as FILE:LINE: error|warning: KEY: REASON, each with what to change; nothing is written.
+                exists and is executable, then reads every calendar over the planning horizon, and says which \
+                airport and airline data it uses (each file checked against the SHA-256 its manifest records). \
+                Problems are printed as FILE:LINE: error|warning: KEY: REASON, each with what to change; nothing \
+                is written.
 
                 Exit status: 0 all good (warnings allowed); 64 the configuration has errors; 65 a calendar has \
-                errors or none could be read.
+                errors, none could be read, or a data file was refused.
 
                 Examples:
                   calwatch check --config config.yml
@@ -77,6 +79,18 @@ extension CalwatchCommand {
                         + "\(Self.count(kinds.filter { $0 == .meeting }.count, "meeting"))), "
                         + "\(Self.count(errors, "error")), " + Self.count(warnings, "warning"))
             }
+            // The data files classification uses, with their versions; a refused one is an error.
+            let data = ReferenceData.loaded
+            for problem in ReferenceData.problems {
+                StandardStreams.error("calwatch: error: \(problem)\n")
+                calendarErrors += 1
+            }
+            lines.append(
+                "  data (\(data.folder ?? "not found")): "
+                    + data.files.map { file in
+                        "\(file.name) \(file.version), \(file.rows) rows, sha256 \(file.checksum.prefix(12))… "
+                            + (file.problem == nil ? "verified" : "REFUSED")
+                    }.joined(separator: "; "))
             if configuration.me.isEmpty && attendeesSeen {
                 lines.append(
                     "  note: `me` is not set, so your own RSVP cannot be read (declined meetings still get reminders) "

@@ -91,6 +91,8 @@ extension CalwatchCommand {
             let logger = Logger(label: "calwatch")
             // Read once here, so that a configuration with problems is a usage error before anything starts.
             let initial = try settings.loadOrExit(calendars: calendars, useDefaultFile: true)
+            // A refused data file leaves flights without airports: said once, at start.
+            for problem in ReferenceData.problems { logger.error("\(problem)") }
             let settings = settings
             let calendars = calendars
             let state = state

@@ -31,8 +31,12 @@ public struct Airport: Sendable, Hashable {
 }
 
 /// Every airport with an IATA code (7,884, from the airportsdata package, MIT licence), found by code or by city.
+/// Read from the data files `ReferenceData` checks (`airports.txt`, `metro-areas.txt`).
 public final class AirportDatabase: Sendable {
     public static let shared = AirportDatabase()
+
+    /// Where the tables come from, as `calwatch --version` and `calwatch check` name it.
+    public static var dataSource: String { ReferenceData.summary(of: "airports") }
 
     private let byCode: [String: Airport]
     /// Folded city name (`new york`, `munchen`) to the codes of its airports, metropolitan-area airports included.
@@ -87,7 +91,7 @@ public final class AirportDatabase: Sendable {
         var byCode: [String: Airport] = [:]
         var byCity: [String: [String]] = [:]
         byCode.reserveCapacity(8192)
-        for line in Self.airportTable.split(separator: "\n") {
+        for line in (ReferenceData.text("airports") ?? "").split(separator: "\n") {
             let fields = line.split(separator: "|", omittingEmptySubsequences: false)
             guard fields.count == 7, let latitude = Double(fields[4]), let longitude = Double(fields[5]) else {
                 continue
@@ -99,7 +103,7 @@ public final class AirportDatabase: Sendable {
             byCity[Self.fold(airport.city), default: []].append(airport.code)
         }
         var metropolitan: Set<String> = []
-        for line in Self.metroTable.split(separator: "\n") {
+        for line in (ReferenceData.text("metro-areas") ?? "").split(separator: "\n") {
             let fields = line.split(separator: "|")
             guard fields.count == 3 else { continue }
             let city = Self.fold(String(fields[1]))
@@ -192,9 +196,13 @@ public final class AirportDatabase: Sendable {
     }
 }
 
-/// Airlines by two-character IATA designator (hand-compiled table, CC0).
+/// Airlines by two-character IATA designator (hand-compiled table, CC0), read from the data file `airlines.txt`
+/// that `ReferenceData` checks.
 public final class AirlineTable: Sendable {
     public static let shared = AirlineTable()
+
+    /// Where the table comes from, as `calwatch --version` and `calwatch check` name it.
+    public static var dataSource: String { ReferenceData.summary(of: "airlines") }
 
     /// A carrier that sells seats under a designator.
     public struct Carrier: Sendable, Hashable {
@@ -230,7 +238,7 @@ public final class AirlineTable: Sendable {
         var carriers: [String: Carrier] = [:]
         var names: [[String]: String] = [:]
         for (alias, designator) in Self.aliases { names[[alias]] = designator }
-        for line in Self.table.split(separator: "\n") {
+        for line in (ReferenceData.text("airlines") ?? "").split(separator: "\n") {
             let fields = line.trimmingCharacters(in: .whitespaces).split(separator: "|")
             guard fields.count >= 2 else { continue }
             let carrier = Carrier(
