@@ -309,7 +309,11 @@ public struct FlightClassifier: ItemClassifier {
                 evidence.append(Evidence(.fact, "flight number of \(carrier.name)", in: "DESCRIPTION", text: text))
                 return FlightNumber(designator: carrier.designator, number: figure, text: text, known: true)
             }
+            // The description's free text is read only when the summary says "flight" (it never makes an item a
+            // flight by itself), and a line is cut into tokens only when it starts like one.
+            guard keyword != nil else { return nil }
             for line in input.description.split(whereSeparator: \.isNewline).prefix(60) {
+                guard let head = line.utf8.first, head | 0x20 == UInt8(ascii: "f") else { continue }
                 let tokens = TextTokens(String(line))
                 guard let first = tokens.tokens.first, first.kind == .word, ["flight", "flt"].contains(first.folded),
                     tokens.at(1)?.kind != .colon,
