@@ -58,7 +58,11 @@ public final class AirportDatabase: Sendable {
         "zurich": "ZRH", "geneva": "GVA", "dublin": "DUB", "copenhagen": "CPH", "helsinki": "HEL",
         "warsaw": "WAW", "prague": "PRG", "budapest": "BUD", "athens": "ATH", "los angeles": "LAX",
         "san francisco": "SFO", "seattle": "SEA", "boston": "BOS", "miami": "MIA", "atlanta": "ATL",
-        "denver": "DEN", "vancouver": "YVR", "mexico city": "MEX", "bogota": "BOG", "lima": "LIM",
+        "denver": "DEN", "salt lake city": "SLC", "nashville": "BNA", "charlotte": "CLT", "austin": "AUS",
+        "new orleans": "MSY", "baltimore": "BWI", "pittsburgh": "PIT", "cleveland": "CLE", "cincinnati": "CVG",
+        "kansas city": "MCI", "st louis": "STL", "san antonio": "SAT", "sacramento": "SMF", "oakland": "OAK",
+        "san jose": "SJC", "birmingham": "BHX", "perth": "PER", "vancouver": "YVR", "mexico city": "MEX",
+        "bogota": "BOG", "lima": "LIM",
         "santiago": "SCL", "sydney": "SYD", "melbourne": "MEL", "auckland": "AKL", "singapore": "SIN",
         "hong kong": "HKG", "delhi": "DEL", "new delhi": "DEL", "mumbai": "BOM", "bangalore": "BLR",
         "bengaluru": "BLR", "doha": "DOH", "abu dhabi": "AUH", "cairo": "CAI", "nairobi": "NBO",
@@ -143,8 +147,21 @@ public final class AirportDatabase: Sendable {
     func airport(inCity city: String, named qualifier: String) -> Airport? {
         let word = Self.fold(qualifier)
         guard word.count >= 3 else { return nil }
-        return airports(inCity: city).first { Self.fold($0.name).split(separator: " ").contains { $0.hasPrefix(word) } }
+        let candidates = airports(inCity: city)
+        if let code = Self.airportNicknames[word], let airport = candidates.first(where: { $0.code == code }) {
+            return airport
+        }
+        return candidates.first { Self.fold($0.name).split(separator: " ").contains { $0.hasPrefix(word) } }
     }
+
+    /// What travellers call an airport whose database name does not say it ("Tokyo Haneda" is Tokyo International).
+    static let airportNicknames: [String: String] = [
+        "haneda": "HND", "narita": "NRT", "itami": "ITM", "kansai": "KIX", "pudong": "PVG", "hongqiao": "SHA",
+        "daxing": "PKX", "capital": "PEK", "tegel": "TXL", "brandenburg": "BER", "ohare": "ORD", "o'hare": "ORD",
+        "reagan": "DCA", "national": "DCA", "kennedy": "JFK", "jfk": "JFK", "laguardia": "LGA", "pearson": "YYZ",
+        "trudeau": "YUL", "sabiha": "SAW", "ataturk": "IST", "galeao": "GIG", "guarulhos": "GRU", "barajas": "MAD",
+        "prat": "BCN", "schwechat": "VIE", "zaventem": "BRU", "vantaa": "HEL", "gardermoen": "OSL",
+    ]
 
     /// Whether `name` names a city with an airport.
     func isCity(_ name: String) -> Bool {
@@ -182,7 +199,12 @@ public final class AirportDatabase: Sendable {
         }
         // How far the event's length is from a typical flight to each; within a quarter of the length (at least
         // 20 minutes) of the best, the airport people mean wins (London Heathrow over Stansted).
-        func miss(_ airport: Airport) -> Double { abs(origin.typicalFlightSeconds(to: airport) - duration) }
+        // An event longer than the flight is common (a block with time to spare), a shorter one rare: a surplus
+        // counts half as much as a shortfall.
+        func miss(_ airport: Airport) -> Double {
+            let typical = origin.typicalFlightSeconds(to: airport)
+            return typical > duration ? typical - duration : (duration - typical) / 2
+        }
         let best = candidates.map(miss).min() ?? 0
         // A length no candidate comes near (a two-hour placeholder for Sydney–Paris) says nothing: the main airport.
         if best > duration { return candidates.sorted { (prior($0), $0.code) < (prior($1), $1.code) } }
@@ -216,6 +238,17 @@ public final class AirlineTable: Sendable {
     /// Airline names as people write them before a number ("Delta 1234", "Southwest Airlines 88"), folded word
     /// by word, to the designator.
     private let names: [[String]: String]
+
+    /// Carriers named by a first word too common to stand alone ("United 925"), read only where the text already
+    /// says flight (a route or a flight word): `ambiguousFirstWords` keeps "United 2024" a year otherwise.
+    static let firstWordCarriers: [String: String] = [
+        "united": "UA", "american": "AA", "british": "BA", "turkish": "TK", "singapore": "SQ", "korean": "KE",
+        "virgin": "VS", "air canada": "AC", "japan": "JL", "cathay": "CX", "spirit": "NK", "frontier": "F9",
+        "porter": "PD", "flair": "F8", "breeze": "MX",
+    ]
+
+    /// The carrier a common first word names, for text that already says flight.
+    func carrier(firstWord word: String) -> Carrier? { Self.firstWordCarriers[word].flatMap { carriers[$0] } }
 
     /// Short names people write for an airline that its full name does not start with ("ANA 573", "JAL 5").
     static let aliases: [String: String] = [

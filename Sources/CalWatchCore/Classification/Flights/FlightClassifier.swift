@@ -70,7 +70,9 @@ public struct FlightClassifier: ItemClassifier {
         ("flight", "prices", "a price"), ("cheap", "flights", "a price"), ("cheap", "flight", "a price"),
         ("park", "fly", "parking"), ("flight", "sim", "flight lesson"), ("flights", "of", "not travel"),
         ("online", "check", "a check-in reminder"), ("flight", "booking", "a task about flights"),
-        ("flights", "booking", "a task about flights"),
+        ("flights", "booking", "a task about flights"), ("price", "alert", "a price alert"),
+        ("fare", "alert", "a price alert"), ("price", "alerts", "a price alert"), ("model", "aircraft", "a hobby"),
+        ("model", "airplane", "a hobby"), ("model", "plane", "a hobby"),
     ]
     /// Titles before a name: "Dr. Flug" is a person.
     static let titles: Set<String> = ["dr", "herr", "frau", "mr", "mrs", "ms", "prof", "mme", "m", "sr", "sra"]
@@ -97,7 +99,7 @@ public struct FlightClassifier: ItemClassifier {
         "book", "buy", "cancel", "rebook", "refund", "check", "track", "status", "email", "pay", "upgrade",
         "points", "miles", "account", "invoice", "order", "concert", "tour", "show", "gig", "festival", "game",
         "match", "movie", "cinema", "screening", "birthday", "wedding", "release", "launch", "sale", "kick",
-        "deadline", "rehearsal",
+        "deadline", "rehearsal", "ops", "operations", "club", "delays", "debrief",
     ]
     /// Currencies (and `%`): beside a number they make a price ("ab 380 EUR", "€99", "-30%").
     static let currencies: Set<String> = [
@@ -175,6 +177,7 @@ public struct FlightClassifier: ItemClassifier {
         "reference de reservation", "reference", "localizador", "codigo de reserva", "codice di prenotazione",
         "codice prenotazione", "reserveringscode", "airline confirmation", "airline reference",
         "airline record locator", "agency record locator", "airline booking reference", "confirmation number(s)",
+        "boekingscode", "reserveringsnummer", "bokningsnummer", "varausnumero", "codigo de reservacion",
     ]
     /// Words before a booking code written without a colon ("Confirmation 4PQDVS", "PNR USVYRL", "AGENCY RECORD
     /// LOCATOR SVVJDX"); a code after the weaker ones must hold a digit ("Confirmation PENDING" is not one).
@@ -321,6 +324,18 @@ public struct FlightClassifier: ItemClassifier {
                 else { continue }
                 return found
             }
+            // "British Airways BA 1442", "Icelandair FI 630": a line that names the airline, then its number.
+            for line in input.description.split(whereSeparator: \.isNewline).prefix(60) where line.count <= 80 {
+                let tokens = TextTokens(String(line))
+                let words = tokens.tokens.prefix { $0.kind == .word }.map(\.folded)
+                guard !words.isEmpty, let found = flightNumber(in: tokens, property: "DESCRIPTION"), found.known,
+                    (1...min(4, words.count)).contains(where: {
+                        classifier.airlines.carrier(named: Array(words.prefix($0)))?.designator == found.designator
+                            || classifier.airlines.carrier(firstWord: words[0])?.designator == found.designator
+                    })
+                else { continue }
+                return found
+            }
             return nil
         }
 
@@ -330,9 +345,14 @@ public struct FlightClassifier: ItemClassifier {
             let words = tokens.tokens.map(\.folded)
             for start in words.indices {
                 for length in stride(from: 4, through: 1, by: -1) where start + length <= words.count {
-                    guard let carrier = classifier.airlines.carrier(named: Array(words[start..<start + length])) else {
-                        continue
-                    }
+                    let name = Array(words[start..<start + length])
+                    // "United 925 Washington Dulles → London": a common first word names its airline only where the
+                    // text already says flight.
+                    let saysFlight = keyword != nil || tokens.tokens.contains { $0.kind == .arrow }
+                    guard
+                        let carrier = classifier.airlines.carrier(named: name)
+                            ?? (saysFlight && length == 1 ? classifier.airlines.carrier(firstWord: name[0]) : nil)
+                    else { continue }
                     var next = start + length
                     if next < words.count, FlightClassifier.flightWords.contains(words[next]) { next += 1 }
                     if next < words.count, ["number", "no", "nr", "num"].contains(words[next]) { next += 1 }
@@ -464,7 +484,7 @@ public struct FlightClassifier: ItemClassifier {
             // labelled field; destination: a labelled field, else "to <city>" in the summary.
             if route == nil {
                 if let airport = labelledAirport(FlightClassifier.originLabels)
-                    ?? airportIn(location, property: "LOCATION")
+                    ?? airportIn(location, property: "LOCATION") ?? namedAirport(location)
                 {
                     origin = airport
                 }
@@ -488,6 +508,23 @@ public struct FlightClassifier: ItemClassifier {
                     }
                 }
             }
+        }
+
+        /// A location that is only a city, or a city and the name of its airport ("London Heathrow", "Tokyo
+        /// Haneda", "Frankfurt"), read when the summary says flight.
+        private mutating func namedAirport(_ tokens: TextTokens) -> Airport? {
+            guard keyword != nil || number != nil, (1...4).contains(tokens.count),
+                tokens.tokens.allSatisfy({ $0.kind == .word })
+            else { return nil }
+            let words = tokens.tokens.map { String($0.text) }
+            let whole = words.joined(separator: " ")
+            var found = classifier.airports.isCity(whole) ? classifier.airports.airports(inCity: whole).first : nil
+            if found == nil, words.count >= 2 {
+                let city = words.dropLast().joined(separator: " ")
+                found = classifier.airports.airport(inCity: city, named: words.last!)
+            }
+            if let found { evidence.append(Evidence(.fact, "airport \(found.name)", in: "LOCATION", text: whole)) }
+            return found
         }
 
         /// The airport after a marker word in a description line: "departing Geneva (GVA)", Sabre's
@@ -543,14 +580,19 @@ public struct FlightClassifier: ItemClassifier {
                     // Cities on both sides of an arrow or plane ("Frankfurt → New York"), or of a dash or "to" when a
                     // flight word or number says it is a flight ("Vuelo IB 3011 Madrid – Lisboa", "Icelandair Flight
                     // Number 13: Boston to Atlanta"); the origin may be named by its airport ("London Heathrow").
+                    // A code on one side and a city on the other counts too ("AA 100 New York JFK - London
+                    // Heathrow"), and so does a slash ("LH 400 FRANKFURT/NEW YORK").
                     let joinsCities =
                         separator.kind == .arrow
                         || (strong
-                            && (separator.kind == .dash || (separator.kind == .word && separator.folded == "to")))
-                    if joinsCities, let (left, named) = originCity(before: index, in: tokens),
-                        let right = city(after: index, in: tokens)
-                    {
-                        let origin = named ?? classifier.airports.airports(inCity: left).first
+                            && (separator.kind == .dash || separator.kind == .slash
+                                || (separator.kind == .word && separator.folded == "to")))
+                    let leftCode = code(before: index, in: tokens)
+                    let leftCity = leftCode == nil ? originCity(before: index, in: tokens) : nil
+                    if joinsCities, leftCode != nil || leftCity != nil, let right = city(after: index, in: tokens) {
+                        let origin =
+                            leftCode ?? leftCity?.1
+                            ?? leftCity.flatMap { classifier.airports.airports(inCity: $0.0).first }
                         // "London Luton": a word after the city that names one of its airports.
                         let rightWords = right.split(separator: " ").count
                         let qualifier = tokens.at(index + 1 + rightWords).flatMap {
@@ -874,7 +916,8 @@ public struct FlightClassifier: ItemClassifier {
             } else if inSummary {
                 // "Flight planning for Q3": a flight word about work, with no number or airport, is not a trip.
                 let work = summary.tokens.first { FlightClassifier.meetingWords.contains($0.folded) }
-                if number == nil, origin == nil, destination == nil, destinationCity == nil, let work {
+                // "Q3 flight ops review LH 400 delays": nor with a number, when no place says it is a trip.
+                if origin == nil, destination == nil, destinationCity == nil, let work {
                     evidence.append(
                         Evidence(.notFlight, "a flight word in text about work", in: "SUMMARY", text: String(work.text))
                     )
@@ -934,7 +977,7 @@ public struct FlightClassifier: ItemClassifier {
         private mutating func extractDetails(into flight: inout FlightFacts) {
             flight.bookingReference =
                 fields.value(FlightClassifier.bookingLabels).flatMap(Self.bookingCode)
-                ?? bookingAfterWords()
+                ?? bookingWithNamedLabel() ?? bookingAfterWords()
             flight.terminal =
                 fields.value(FlightClassifier.terminalLabels).flatMap(Self.shortCode)
                 ?? afterWord(["terminal"], maxLength: 3)
@@ -944,6 +987,15 @@ public struct FlightClassifier: ItemClassifier {
             flight.seat =
                 fields.value(FlightClassifier.seatLabels).flatMap(Self.seatCode)
                 ?? afterWord(["seat", "sitzplatz", "sitz"], maxLength: 4).flatMap(Self.seatCode)
+        }
+
+        /// A booking code under a label that names its issuer first: "Finnair booking reference: PX4K2M".
+        private func bookingWithNamedLabel() -> String? {
+            let labels = ["booking reference", "booking code", "confirmation code", "record locator", "confirmation"]
+            for field in fields.fields where labels.contains(where: { field.key.hasSuffix(" " + $0) }) {
+                if let code = Self.bookingCode(field.value) { return code }
+            }
+            return nil
         }
 
         /// A booking code after its words without a colon: "Confirmation 4PQDVS", "PNR USVYRL".
