@@ -154,6 +154,17 @@ public final class AirportDatabase: Sendable {
         return candidates.first { Self.fold($0.name).split(separator: " ").contains { $0.hasPrefix(word) } }
     }
 
+    /// An airport known by its own name alone, as people write it in a route ("Budapest - Luton", "→ Gatwick").
+    func airport(named word: String) -> Airport? { Self.airportsByName[Self.fold(word)].flatMap { byCode[$0] } }
+
+    /// Airports people name without their city.
+    static let airportsByName: [String: String] = [
+        "heathrow": "LHR", "gatwick": "LGW", "stansted": "STN", "luton": "LTN", "orly": "ORY", "schiphol": "AMS",
+        "fiumicino": "FCO", "ciampino": "CIA", "malpensa": "MXP", "linate": "LIN", "haneda": "HND", "narita": "NRT",
+        "dulles": "IAD", "laguardia": "LGA", "ohare": "ORD", "gardermoen": "OSL", "arlanda": "ARN", "kastrup": "CPH",
+        "barajas": "MAD", "pudong": "PVG", "incheon": "ICN", "changi": "SIN",
+    ]
+
     /// What travellers call an airport whose database name does not say it ("Tokyo Haneda" is Tokyo International).
     static let airportNicknames: [String: String] = [
         "haneda": "HND", "narita": "NRT", "itami": "ITM", "kansai": "KIX", "pudong": "PVG", "hongqiao": "SHA",

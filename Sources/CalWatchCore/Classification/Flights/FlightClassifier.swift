@@ -183,7 +183,7 @@ public struct FlightClassifier: ItemClassifier {
     /// LOCATOR SVVJDX"); a code after the weaker ones must hold a digit ("Confirmation PENDING" is not one).
     static let bookingWords: [(words: [String], strong: Bool)] = [
         (["record", "locator"], true), (["pnr"], true), (["booking", "reference"], true), (["booking", "ref"], true),
-        (["confirmation"], false), (["confirmation", "code"], false), (["buchungscode"], true),
+        (["confirmation"], false), (["confirmation", "code"], false), (["buchungscode"], true), (["conf"], false),
     ]
     static let terminalLabels: Set<String> = ["terminal", "departure terminal", "abflugterminal"]
     static let gateLabels: Set<String> = ["gate", "flugsteig", "porte", "puerta", "departure gate"]
@@ -361,7 +361,8 @@ public struct FlightClassifier: ItemClassifier {
                     guard next < tokens.count, tokens[next].kind == .digits, tokens[next].text.count <= 4,
                         let value = Int(tokens[next].text), value > 0, !carrier.isRail,
                         !(tokens.at(next + 1).map {
-                            FlightClassifier.quantityWords.contains($0.folded) || $0.kind == .dash
+                            // "5-10" is a range; "1350 - Lisbon to Porto" is a route after the number.
+                            FlightClassifier.quantityWords.contains($0.folded) || ($0.kind == .dash && !$0.spaceBefore)
                         }
                             ?? false)
                     else { continue }
@@ -589,7 +590,15 @@ public struct FlightClassifier: ItemClassifier {
                                 || (separator.kind == .word && separator.folded == "to")))
                     let leftCode = code(before: index, in: tokens)
                     let leftCity = leftCode == nil ? originCity(before: index, in: tokens) : nil
-                    if joinsCities, leftCode != nil || leftCity != nil, let right = city(after: index, in: tokens) {
+                    // "Budapest - Luton": an airport known by its own name stands for its city ("Paris-Orly", glued,
+                    // is one name).
+                    let glued = separator.kind == .dash && !separator.spaceBefore
+                    let rightNamed = tokens.at(index + 1).flatMap {
+                        $0.kind == .word && !glued ? classifier.airports.airport(named: String($0.text)) : nil
+                    }
+                    if joinsCities, leftCode != nil || leftCity != nil,
+                        let right = city(after: index, in: tokens) ?? rightNamed?.city
+                    {
                         let origin =
                             leftCode ?? leftCity?.1
                             ?? leftCity.flatMap { classifier.airports.airports(inCity: $0.0).first }
@@ -599,7 +608,7 @@ public struct FlightClassifier: ItemClassifier {
                             $0.kind == .word ? classifier.airports.airport(inCity: right, named: String($0.text)) : nil
                         }
                         let destination =
-                            qualifier
+                            qualifier ?? rightNamed
                             ?? origin.flatMap {
                                 classifier.airports.airports(inCity: right, from: $0, duration: input.duration).first
                             }
