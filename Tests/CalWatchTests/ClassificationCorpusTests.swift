@@ -9,12 +9,15 @@ import Testing
 /// of many services. Each VEVENT carries its expected result in `X-CALWATCH-EXPECT` (and the join link in
 /// `X-CALWATCH-EXPECT-JOIN`), which calwatch itself never reads.
 ///
-/// `make corpus` prints the figures; the targets are DESIGN §4's: flight precision ≥ 0.98 and recall ≥ 0.95,
-/// flight fields ≥ 95% right, meeting join link and service ≥ 97% right.
+/// `make corpus` prints the figures; the targets: flight precision ≥ 0.98, recall ≥ 0.97 and fields ≥ 97% right
+/// (DESIGN §4 asked 0.95 for the last two; the correctness issue raised them), meeting join link and service ≥ 97%
+/// right.
 @Suite struct ClassificationCorpusTests {
     static let files = ["corpus/flights.ics", "corpus/not-flights.ics", "corpus/meetings.ics"] + heldOut
     /// Written after the rules, each set once the rules had been fixed for the one before, to see how they do on
-    /// items they were not shaped on; their first figures are in BENCHMARKS.md. Kept in the corpus since.
+    /// items they were not shaped on; their first figures are in BENCHMARKS.md. Kept in the corpus since. The
+    /// third was written before any rule change of its round (155 items); the fourth and fifth were held back and
+    /// measured once.
     static let heldOut = ["corpus/held-out.ics", "corpus/held-out-2.ics", "corpus/held-out-3.ics", "corpus/held-out-4.ics", "corpus/held-out-5.ics"]
 
     /// One labelled item and what calwatch made of it.
@@ -157,8 +160,8 @@ import Testing
                 | measure | value | target |
                 |---|---:|---:|
                 | flight precision | \(format(precision)) (\(truePositives)/\(truePositives + falsePositives)) | ≥ 0.98 |
-                | flight recall | \(format(recall)) (\(truePositives)/\(truePositives + falseNegatives)) | ≥ 0.95 |
-                | flight fields right (code, origin, destination, terminal, gate, seat, booking) | \(format(fieldAccuracy)) (\(flightFieldsRight)/\(flightFields)) | ≥ 0.95 |
+                | flight recall | \(format(recall)) (\(truePositives)/\(truePositives + falseNegatives)) | ≥ 0.97 |
+                | flight fields right (code, origin, destination, terminal, gate, seat, booking) | \(format(fieldAccuracy)) (\(flightFieldsRight)/\(flightFields)) | ≥ 0.97 |
                 | meeting service and join link right | \(format(meetingAccuracy)) (\(meetingsRight)/\(meetings)) | ≥ 0.97 |
                 | meeting id, passcode, dial-in right | \(format(meetingFieldAccuracy)) (\(meetingFieldsRight)/\(meetingFields)) | |
                 | kind right | \(kindsRight)/\(items) | |
@@ -177,8 +180,8 @@ import Testing
         #expect(figures.negatives + figures.falsePositives >= 25, "at least 25 tricky non-flights")
         #expect(figures.meetings >= 40)
         #expect(figures.precision >= 0.98, "\(figures.report)")
-        #expect(figures.recall >= 0.95, "\(figures.report)")
-        #expect(figures.fieldAccuracy >= 0.95, "\(figures.report)")
+        #expect(figures.recall >= 0.97, "\(figures.report)")
+        #expect(figures.fieldAccuracy >= 0.97, "\(figures.report)")
         #expect(figures.meetingAccuracy >= 0.97, "\(figures.report)")
     }
 
