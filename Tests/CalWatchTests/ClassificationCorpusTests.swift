@@ -18,7 +18,10 @@ import Testing
     /// items they were not shaped on; their first figures are in BENCHMARKS.md. Kept in the corpus since. The
     /// third was written before any rule change of its round (155 items); the fourth and fifth were held back and
     /// measured once.
-    static let heldOut = ["corpus/held-out.ics", "corpus/held-out-2.ics", "corpus/held-out-3.ics", "corpus/held-out-4.ics", "corpus/held-out-5.ics"]
+    static let heldOut = [
+        "corpus/held-out.ics", "corpus/held-out-2.ics", "corpus/held-out-3.ics", "corpus/held-out-4.ics",
+        "corpus/held-out-5.ics",
+    ]
 
     /// One labelled item and what calwatch made of it.
     struct Case {

@@ -17,19 +17,26 @@ import Testing
 
     /// Runs the binary on a thread of its own: waiting for a child process must not hold one of the few threads
     /// every other test's async work needs.
-    /// `setpriv`: run it through util-linux's setpriv with these options (as another user).
+    /// `setpriv`: run it through util-linux's setpriv with these options (as another user). `environment`: variables
+    /// added to the test's own.
     func calwatch(
-        _ arguments: [String], input: String? = nil, shellPipe: String? = nil, setpriv: [String]? = nil
+        _ arguments: [String], input: String? = nil, shellPipe: String? = nil, setpriv: [String]? = nil,
+        environment: [String: String] = [:]
     ) async throws -> Run {
         try await offCooperativePool {
-            try self.calwatchBlocking(arguments, input: input, shellPipe: shellPipe, setpriv: setpriv)
+            try self.calwatchBlocking(
+                arguments, input: input, shellPipe: shellPipe, setpriv: setpriv, environment: environment)
         }
     }
 
     func calwatchBlocking(
-        _ arguments: [String], input: String? = nil, shellPipe: String? = nil, setpriv: [String]? = nil
+        _ arguments: [String], input: String? = nil, shellPipe: String? = nil, setpriv: [String]? = nil,
+        environment: [String: String] = [:]
     ) throws -> Run {
         let process = Process()
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         let output = Pipe()
         let errors = Pipe()
         if let shellPipe {

@@ -93,22 +93,7 @@ import Testing
     }
 
     static func check(_ calendars: String, data: String) async throws -> CommandLineTests.Run {
-        try await offCooperativePool {
-            let process = Process()
-            process.executableURL = CommandLineTests.executable
-            process.arguments = ["check", calendars, "--tz", "UTC"]
-            process.environment = ProcessInfo.processInfo.environment.merging(["CALWATCH_DATA": data]) { $1 }
-            let output = Pipe()
-            let errors = Pipe()
-            process.standardOutput = output
-            process.standardError = errors
-            try process.run()
-            let outputData = output.fileHandleForReading.readDataToEndOfFile()
-            let errorData = errors.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            return CommandLineTests.Run(
-                status: process.terminationStatus, output: String(decoding: outputData, as: UTF8.self),
-                errors: String(decoding: errorData, as: UTF8.self))
-        }
+        try await CommandLineTests().calwatch(
+            ["check", calendars, "--tz", "UTC"], environment: ["CALWATCH_DATA": data])
     }
 }
