@@ -58,7 +58,8 @@ public final class AirportDatabase: Sendable {
         "zurich": "ZRH", "geneva": "GVA", "dublin": "DUB", "copenhagen": "CPH", "helsinki": "HEL",
         "warsaw": "WAW", "prague": "PRG", "budapest": "BUD", "athens": "ATH", "los angeles": "LAX",
         "san francisco": "SFO", "seattle": "SEA", "boston": "BOS", "miami": "MIA", "atlanta": "ATL",
-        "denver": "DEN", "salt lake city": "SLC", "nashville": "BNA", "charlotte": "CLT", "austin": "AUS",
+        "denver": "DEN", "panama city": "PTY", "salt lake city": "SLC", "nashville": "BNA", "charlotte": "CLT",
+        "austin": "AUS",
         "new orleans": "MSY", "baltimore": "BWI", "pittsburgh": "PIT", "cleveland": "CLE", "cincinnati": "CVG",
         "kansas city": "MCI", "st louis": "STL", "san antonio": "SAT", "sacramento": "SMF", "oakland": "OAK",
         "san jose": "SJC", "birmingham": "BHX", "perth": "PER", "vancouver": "YVR", "mexico city": "MEX",
@@ -162,7 +163,7 @@ public final class AirportDatabase: Sendable {
         "heathrow": "LHR", "gatwick": "LGW", "stansted": "STN", "luton": "LTN", "orly": "ORY", "schiphol": "AMS",
         "fiumicino": "FCO", "ciampino": "CIA", "malpensa": "MXP", "linate": "LIN", "haneda": "HND", "narita": "NRT",
         "dulles": "IAD", "laguardia": "LGA", "ohare": "ORD", "gardermoen": "OSL", "arlanda": "ARN", "kastrup": "CPH",
-        "barajas": "MAD", "pudong": "PVG", "incheon": "ICN", "changi": "SIN",
+        "barajas": "MAD", "pudong": "PVG", "incheon": "ICN", "changi": "SIN", "keflavik": "KEF", "logan": "BOS",
     ]
 
     /// What travellers call an airport whose database name does not say it ("Tokyo Haneda" is Tokyo International).

@@ -72,7 +72,7 @@ public struct FlightClassifier: ItemClassifier {
         ("online", "check", "a check-in reminder"), ("flight", "booking", "a task about flights"),
         ("flights", "booking", "a task about flights"), ("price", "alert", "a price alert"),
         ("fare", "alert", "a price alert"), ("price", "alerts", "a price alert"), ("model", "aircraft", "a hobby"),
-        ("model", "airplane", "a hobby"), ("model", "plane", "a hobby"),
+        ("model", "airplane", "a hobby"), ("model", "plane", "a hobby"), ("flight", "risk", "not travel"),
     ]
     /// Titles before a name: "Dr. Flug" is a person.
     static let titles: Set<String> = ["dr", "herr", "frau", "mr", "mrs", "ms", "prof", "mme", "m", "sr", "sra"]
@@ -99,7 +99,7 @@ public struct FlightClassifier: ItemClassifier {
         "book", "buy", "cancel", "rebook", "refund", "check", "track", "status", "email", "pay", "upgrade",
         "points", "miles", "account", "invoice", "order", "concert", "tour", "show", "gig", "festival", "game",
         "match", "movie", "cinema", "screening", "birthday", "wedding", "release", "launch", "sale", "kick",
-        "deadline", "rehearsal", "ops", "operations", "club", "delays", "debrief",
+        "deadline", "rehearsal", "ops", "operations", "club", "delays", "debrief", "assessment",
     ]
     /// Currencies (and `%`): beside a number they make a price ("ab 380 EUR", "€99", "-30%").
     static let currencies: Set<String> = [
@@ -147,7 +147,9 @@ public struct FlightClassifier: ItemClassifier {
     /// Words that join a route's two ends: "SFO to EWR", "nach", "à".
     static let routeWords: Set<String> = ["to", "nach", "a", "à", "para", "naar", "till", "til", "per", "do", "vers"]
     /// Words that introduce a destination ("Flight to London") or an origin ("from SFO").
-    static let toWords: Set<String> = ["to", "nach", "a", "à", "para", "naar", "till", "til", "vers", "pour", "for"]
+    static let toWords: Set<String> = [
+        "to", "nach", "a", "à", "para", "naar", "till", "til", "vers", "pour", "for", "per",
+    ]
     static let fromWords: Set<String> = [
         "from", "von", "ab", "de", "desde", "da", "van", "fran", "departing", "leaving", "departs",
     ]
@@ -323,6 +325,10 @@ public struct FlightClassifier: ItemClassifier {
                     let found = flightNumber(in: tokens, property: "DESCRIPTION"), found.known
                 else { continue }
                 return found
+            }
+            // "Alaska Airlines 84": the airline's name, then its number, alone on a line.
+            for line in input.description.split(whereSeparator: \.isNewline).prefix(60) where line.count <= 60 {
+                if let found = namedNumber(in: TextTokens(String(line))) { return found }
             }
             // "British Airways BA 1442", "Icelandair FI 630": a line that names the airline, then its number.
             for line in input.description.split(whereSeparator: \.isNewline).prefix(60) where line.count <= 80 {
@@ -500,7 +506,14 @@ public struct FlightClassifier: ItemClassifier {
                     destination = airport
                 }
                 if origin == nil, let city = cityAfter(FlightClassifier.fromWords, in: summary) {
-                    origin = classifier.airports.airports(inCity: city).first
+                    let words = city.split(separator: " ").count
+                    let named = summary.tokens.indices.first {
+                        summary[$0].kind == .word && FlightClassifier.fromWords.contains(summary[$0].folded)
+                            && self.city(after: $0, in: summary) == city
+                    }.flatMap { summary.at($0 + 1 + words) }.flatMap {
+                        $0.kind == .word ? classifier.airports.airport(inCity: city, named: String($0.text)) : nil
+                    }
+                    origin = named ?? classifier.airports.airports(inCity: city).first
                 }
                 if keyword != nil || number != nil {
                     if origin == nil { origin = markedAirport(FlightClassifier.departureMarkers) }
@@ -596,6 +609,13 @@ public struct FlightClassifier: ItemClassifier {
                     let rightNamed = tokens.at(index + 1).flatMap {
                         $0.kind == .word && !glued ? classifier.airports.airport(named: String($0.text)) : nil
                     }
+                    // "Heathrow to JFK": an airport's name on the left, a code on the right.
+                    if joinsCities, leftCode == nil, let named = leftCity?.1,
+                        let rightCode = code(after: index, in: tokens),
+                        named.code != rightCode.code
+                    {
+                        return (named, rightCode)
+                    }
                     if joinsCities, leftCode != nil || leftCity != nil,
                         let right = city(after: index, in: tokens) ?? rightNamed?.city
                     {
@@ -684,6 +704,11 @@ public struct FlightClassifier: ItemClassifier {
         /// Heathrow →").
         private func originCity(before index: Int, in tokens: TextTokens) -> (String, Airport?)? {
             if let name = city(before: index, in: tokens) { return (name, nil) }
+            if let word = tokens.at(index - 1), word.kind == .word,
+                let airport = classifier.airports.airport(named: String(word.text))
+            {
+                return (airport.city, airport)
+            }
             guard let qualifier = tokens.at(index - 1), qualifier.kind == .word,
                 let name = city(before: index - 1, in: tokens),
                 let airport = classifier.airports.airport(inCity: name, named: String(qualifier.text))
@@ -1000,7 +1025,11 @@ public struct FlightClassifier: ItemClassifier {
 
         /// A booking code under a label that names its issuer first: "Finnair booking reference: PX4K2M".
         private func bookingWithNamedLabel() -> String? {
-            let labels = ["booking reference", "booking code", "confirmation code", "record locator", "confirmation"]
+            let labels = [
+                "booking reference", "booking ref", "booking code", "confirmation code", "record locator",
+                "confirmation",
+                "reservation number", "reservation code",
+            ]
             for field in fields.fields where labels.contains(where: { field.key.hasSuffix(" " + $0) }) {
                 if let code = Self.bookingCode(field.value) { return code }
             }
