@@ -212,6 +212,13 @@ import Testing
 
         try bench.delete("work/r.ics")
         try await bench.changes(at: "2027-03-01T10:20:00Z", expecting: ["work/r.ics"])
+        // A sink that lags behind reads the moved activity's start back from the journal after the deletion: it
+        // still gets the occurrence's facts.
+        let rows = try await JournalStore(path: bench.journalPath).events(after: 0, limit: 1000)
+        let start = try #require(
+            rows.last { $0.event.type == .liveActivityStart && $0.event.subject == "r1/2027-03-01T10:10:00Z" })
+        let readBack = bench.watch.occurrences.entry(start)
+        #expect(readBack.occurrence?.summary == "Design review" && readBack.occurrence?.location == "Room 4")
         _ = await bench.received()
         #expect(try SinkFixtures.rows(database, "SELECT subject FROM current_live_activities").isEmpty)
         let lifecycle = await bench.sink.lines.map { try! EventSchemaTests.JSON.parse($0) }.filter {

@@ -52,7 +52,8 @@ public final class CalendarWatch {
     /// Where committed events go; its owner runs it (`EventBus.run`).
     public let bus: EventBus
     private let sinkNames: [String]
-    private let occurrences: WatchedOccurrences
+    /// The occurrences held, which also join an event read back from the journal to its occurrence.
+    let occurrences: WatchedOccurrences
     private let recordedTime: () -> Timestamp
     private var loop: PlanningLoop
     private var expansion: ExpansionOptions
@@ -274,8 +275,8 @@ final class WatchedOccurrences: Sendable {
         /// The files holding each key: one invitation can be in two calendars (see `OccurrenceKey`).
         var holders: [OccurrenceKey: [PlanningLoop.Origin]] = [:]
         /// Occurrences deleted from the calendars before they ended, as last read: the `removed` end of a running
-        /// live activity still says what went away (summary, place, meeting, flight). Kept a day past their end,
-        /// as long as the end event is of use.
+        /// live activity, and any event a lagging sink reads back from the journal afterwards, still say what went
+        /// away (summary, place, meeting, flight). Kept a day past their end, as long as the events are of use.
         var departed: [OccurrenceKey: Occurrence] = [:]
     }
     private let held = Locked(Held())
@@ -300,7 +301,7 @@ final class WatchedOccurrences: Sendable {
             if !held.departed.isEmpty { held.departed = held.departed.filter { $0.value.end >= staleBefore } }
             for occurrence in old {
                 let key = OccurrenceKey(occurrence)
-                if occurrence.end > now { held.departed[key] = occurrence }
+                if occurrence.end >= staleBefore { held.departed[key] = occurrence }
                 held.byKey[key] = nil
                 held.holders[key]?.removeAll { $0 == origin }
                 if held.holders[key]?.isEmpty ?? true { held.holders[key] = nil } else { orphaned.append(key) }
@@ -345,7 +346,8 @@ final class WatchedOccurrences: Sendable {
     @Sendable func entry(_ journaled: JournalStore.Journaled) -> JournalStore.Entry {
         let occurrence = held.withLock { held in
             let key = journaled.event.key
-            return held.byKey[key] ?? (journaled.event.type == .liveActivityEnd ? held.departed[key] : nil)
+            // A sink that reads an event back after its occurrence was deleted (it lagged behind) still gets its facts.
+            return held.byKey[key] ?? held.departed[key]
         }
         return JournalStore.Entry(journaled, occurrence: occurrence, facts: facts)
     }
