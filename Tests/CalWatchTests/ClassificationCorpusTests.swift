@@ -20,7 +20,7 @@ import Testing
     /// measured once.
     static let heldOut = [
         "corpus/held-out.ics", "corpus/held-out-2.ics", "corpus/held-out-3.ics", "corpus/held-out-4.ics",
-        "corpus/held-out-5.ics", "corpus/held-out-6.ics",
+        "corpus/held-out-5.ics", "corpus/held-out-6.ics", "corpus/held-out-7.ics",
     ]
 
     /// One labelled item and what calwatch made of it.

@@ -73,6 +73,7 @@ public struct FlightClassifier: ItemClassifier {
         ("flights", "booking", "a task about flights"), ("price", "alert", "a price alert"),
         ("fare", "alert", "a price alert"), ("price", "alerts", "a price alert"), ("model", "aircraft", "a hobby"),
         ("model", "airplane", "a hobby"), ("model", "plane", "a hobby"), ("flight", "risk", "not travel"),
+        ("airport", "run", "airport pickup"),
     ]
     /// Titles before a name: "Dr. Flug" is a person.
     static let titles: Set<String> = ["dr", "herr", "frau", "mr", "mrs", "ms", "prof", "mme", "m", "sr", "sra"]
@@ -180,6 +181,7 @@ public struct FlightClassifier: ItemClassifier {
         "codice prenotazione", "reserveringscode", "airline confirmation", "airline reference",
         "airline record locator", "agency record locator", "airline booking reference", "confirmation number(s)",
         "boekingscode", "reserveringsnummer", "bokningsnummer", "varausnumero", "codigo de reservacion",
+        "reservation",
     ]
     /// Words before a booking code written without a colon ("Confirmation 4PQDVS", "PNR USVYRL", "AGENCY RECORD
     /// LOCATOR SVVJDX"); a code after the weaker ones must hold a digit ("Confirmation PENDING" is not one).
@@ -505,6 +507,10 @@ public struct FlightClassifier: ItemClassifier {
                     // "✈ LHR" or "Flight (LHR)": one airport in the summary is where the flight goes.
                     destination = airport
                 }
+                if origin == nil, let airport = codeAfter(FlightClassifier.fromWords, in: summary) {
+                    // "Trip to Boston: B6 1018 from JFK".
+                    origin = airport
+                }
                 if origin == nil, let city = cityAfter(FlightClassifier.fromWords, in: summary) {
                     let words = city.split(separator: " ").count
                     let named = summary.tokens.indices.first {
@@ -603,15 +609,18 @@ public struct FlightClassifier: ItemClassifier {
                                 || (separator.kind == .word && separator.folded == "to")))
                     let leftCode = code(before: index, in: tokens)
                     let leftCity = leftCode == nil ? originCity(before: index, in: tokens) : nil
+                    let glued = separator.kind == .dash && !separator.spaceBefore
                     // "Budapest - Luton": an airport known by its own name stands for its city ("Paris-Orly", glued,
                     // is one name).
-                    let glued = separator.kind == .dash && !separator.spaceBefore
                     let rightNamed = tokens.at(index + 1).flatMap {
                         $0.kind == .word && !glued ? classifier.airports.airport(named: String($0.text)) : nil
                     }
-                    // "Heathrow to JFK": an airport's name on the left, a code on the right.
-                    if joinsCities, leftCode == nil, let named = leftCity?.1,
+                    // "Heathrow to JFK", "Madrid → CDG": an airport's name or a city on the left, a code on the right.
+                    // ("Paris-Orly (ORY)", glued, is one name; "NEW YORK" is no code.)
+                    if joinsCities, !glued, leftCode == nil, let leftCity,
                         let rightCode = code(after: index, in: tokens),
+                        !FlightClassifier.commonCodes.contains(rightCode.code),
+                        let named = leftCity.1 ?? classifier.airports.airports(inCity: leftCity.0).first,
                         named.code != rightCode.code
                     {
                         return (named, rightCode)
