@@ -94,11 +94,12 @@ final class ManualClock: Clock, Sendable {
     /// Waits (in real time, generously: the machine may be busy) until a task sleeps on this clock for exactly
     /// `duration` from now: a retry's delay, a timeout, a debounce.
     func waitForSleeper(_ duration: Duration) async throws {
-        try await eventually("a sleep of \(duration)") {
-            state.withLock { state in
-                state.sleepers.values.contains { state.now.duration(to: $0.deadline) == duration }
-            }
-        }
+        try await eventually("a sleep of \(duration)") { hasSleeper(duration) }
+    }
+
+    /// Whether a task sleeps on this clock for exactly `duration` from now.
+    func hasSleeper(_ duration: Duration) -> Bool {
+        state.withLock { state in state.sleepers.values.contains { state.now.duration(to: $0.deadline) == duration } }
     }
 }
 
