@@ -44,9 +44,6 @@ public struct PlanningLoop {
     private var step: [Emitted] = []
     /// Origins removed since the waiting queue last dropped the entries they left behind.
     private var removedSinceSweep = 0
-    /// Removed occurrences whose live activity runs, as last planned, until `endRemovedActivities`: the `removed`
-    /// end says what went away.
-    private var departed: [OccurrenceKey: Planner.Subject] = [:]
 
     /// A loop that continues from `state` (rebuilt from the journal).
     public init(
@@ -99,9 +96,7 @@ public struct PlanningLoop {
             waiting.removeAll { generations[$0.origin, default: 0] != $0.generation }
         }
         for index in slotsOf.removeValue(forKey: origin) ?? [] where slots[index]?.origin == origin {
-            let subject = slots[index]!.subject
-            if state.active[subject.key] != nil { departed[subject.key] = subject }
-            slotOf[subject.key] = nil
+            slotOf[slots[index]!.subject.key] = nil
             slots[index] = nil
             freeSlots.append(index)
         }
@@ -110,12 +105,10 @@ public struct PlanningLoop {
     /// Ends, with reason `removed`, every running live activity whose occurrence is no longer admitted: call it
     /// after a set of changes (a file renamed is removed and added in one set, and its activities go on).
     public mutating func endRemovedActivities(at now: Instant) {
-        defer { departed.removeAll() }
         guard state.active.count > 0 else { return }
         for event in Planner.removedActivities(state: state, present: { slotOf[$0] != nil }, now: now) {
             state.apply(event)
-            let last = departed[event.key]
-            step.append(Emitted(event: event, occurrence: last?.occurrence, facts: last?.facts ?? .event))
+            step.append(Emitted(event: event, occurrence: nil, facts: .event))
         }
     }
 

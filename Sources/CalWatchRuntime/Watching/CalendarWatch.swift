@@ -246,7 +246,8 @@ public final class CalendarWatch {
 
     private func commit(at now: Instant, into report: Report) async throws -> Report {
         var report = report
-        let due = loop.step(at: now)
+        // The `removed` end of a deleted occurrence is planned without it: it gets the occurrence as last read.
+        let due = loop.step(at: now).map(occurrences.lastKnown)
         for item in due { report.events[item.event.type, default: 0] += 1 }
         report.total += due.count
         try await bus.publish(due, committingTo: journal, recorded: recordedTime())
@@ -325,6 +326,17 @@ final class WatchedOccurrences: Sendable {
             var seen = Set<ObjectIdentifier>()
             return (old.map(\.source).filter { seen.insert(ObjectIdentifier($0)).inserted }, takenOver)
         }
+    }
+
+    /// An event planned without its occurrence (a `removed` end) with the occurrence as last read and its facts.
+    @Sendable func lastKnown(_ emitted: PlanningLoop.Emitted) -> PlanningLoop.Emitted {
+        guard emitted.occurrence == nil, let departed = held.withLock({ $0.departed[emitted.event.key] }) else {
+            return emitted
+        }
+        var known = emitted
+        known.occurrence = departed
+        known.facts = facts(departed)
+        return known
     }
 
     /// The occurrence held under `key`.
