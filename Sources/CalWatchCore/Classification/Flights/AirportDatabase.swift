@@ -150,31 +150,34 @@ public final class AirportDatabase: Sendable {
         let word = Self.fold(qualifier)
         guard word.count >= 3 else { return nil }
         let candidates = airports(inCity: city)
-        if let code = Self.airportNicknames[word], let airport = candidates.first(where: { $0.code == code }) {
+        if let code = Self.airportNames[word], let airport = candidates.first(where: { $0.code == code }) {
             return airport
         }
         return candidates.first { Self.fold($0.name).split(separator: " ").contains { $0.hasPrefix(word) } }
     }
 
     /// An airport known by its own name alone, as people write it in a route ("Budapest - Luton", "→ Gatwick").
-    func airport(named word: String) -> Airport? { Self.airportsByName[Self.fold(word)].flatMap { byCode[$0] } }
+    func airport(named word: String) -> Airport? {
+        let word = Self.fold(word)
+        guard !Self.cityBoundNames.contains(word) else { return nil }
+        return Self.airportNames[word].flatMap { byCode[$0] }
+    }
 
-    /// Airports people name without their city.
-    static let airportsByName: [String: String] = [
+    /// What travellers call airports, where the database's name does not say it or the city is left out ("Tokyo
+    /// Haneda" is Tokyo International; "Budapest - Luton").
+    static let airportNames: [String: String] = [
         "heathrow": "LHR", "gatwick": "LGW", "stansted": "STN", "luton": "LTN", "orly": "ORY", "schiphol": "AMS",
         "fiumicino": "FCO", "ciampino": "CIA", "malpensa": "MXP", "linate": "LIN", "haneda": "HND", "narita": "NRT",
-        "dulles": "IAD", "laguardia": "LGA", "ohare": "ORD", "gardermoen": "OSL", "arlanda": "ARN", "kastrup": "CPH",
-        "barajas": "MAD", "pudong": "PVG", "incheon": "ICN", "changi": "SIN", "keflavik": "KEF", "logan": "BOS",
+        "dulles": "IAD", "laguardia": "LGA", "ohare": "ORD", "o'hare": "ORD", "gardermoen": "OSL", "arlanda": "ARN",
+        "kastrup": "CPH", "barajas": "MAD", "pudong": "PVG", "incheon": "ICN", "changi": "SIN", "keflavik": "KEF",
+        "logan": "BOS", "itami": "ITM", "kansai": "KIX", "hongqiao": "SHA", "daxing": "PKX", "capital": "PEK",
+        "tegel": "TXL", "brandenburg": "BER", "reagan": "DCA", "national": "DCA", "kennedy": "JFK", "jfk": "JFK",
+        "pearson": "YYZ", "trudeau": "YUL", "sabiha": "SAW", "ataturk": "IST", "galeao": "GIG", "guarulhos": "GRU",
+        "prat": "BCN", "schwechat": "VIE", "zaventem": "BRU", "vantaa": "HEL",
     ]
 
-    /// What travellers call an airport whose database name does not say it ("Tokyo Haneda" is Tokyo International).
-    static let airportNicknames: [String: String] = [
-        "haneda": "HND", "narita": "NRT", "itami": "ITM", "kansai": "KIX", "pudong": "PVG", "hongqiao": "SHA",
-        "daxing": "PKX", "capital": "PEK", "tegel": "TXL", "brandenburg": "BER", "ohare": "ORD", "o'hare": "ORD",
-        "reagan": "DCA", "national": "DCA", "kennedy": "JFK", "jfk": "JFK", "laguardia": "LGA", "pearson": "YYZ",
-        "trudeau": "YUL", "sabiha": "SAW", "ataturk": "IST", "galeao": "GIG", "guarulhos": "GRU", "barajas": "MAD",
-        "prat": "BCN", "schwechat": "VIE", "zaventem": "BRU", "vantaa": "HEL", "gardermoen": "OSL",
-    ]
+    /// Names that stand for their airport only after its city ("Washington National"), never alone.
+    static let cityBoundNames: Set<String> = ["capital", "national", "prat", "brandenburg", "kennedy", "jfk"]
 
     /// Whether `name` names a city with an airport.
     func isCity(_ name: String) -> Bool {
