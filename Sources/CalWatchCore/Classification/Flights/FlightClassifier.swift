@@ -233,6 +233,10 @@ public struct FlightClassifier: ItemClassifier {
         var destinationCity: String?
         var veto: String?
         var confidence = 0.0
+        /// The description's first 60 lines, links left out, cut into tokens once, the first time a rule reads
+        /// them (only items whose summary or location already hint at a flight get that far).
+        lazy var descriptionLines: [(text: Substring, tokens: TextTokens)] = input.description
+            .split(whereSeparator: \.isNewline).prefix(60).map { ($0, TextTokens(TextTokens.withoutLinks(String($0)))) }
 
         init(input: ClassifierInput, classifier: FlightClassifier) {
             self.input = input
@@ -317,11 +321,9 @@ public struct FlightClassifier: ItemClassifier {
                 return FlightNumber(designator: carrier.designator, number: figure, text: text, known: true)
             }
             // The description's free text is read only when the summary says "flight" (it never makes an item a
-            // flight by itself), and a line is cut into tokens only when it starts like one.
+            // flight by itself).
             guard keyword != nil else { return nil }
-            for line in input.description.split(whereSeparator: \.isNewline).prefix(60) {
-                guard let head = line.utf8.first, head | 0x20 == UInt8(ascii: "f") else { continue }
-                let tokens = TextTokens(String(line))
+            for (_, tokens) in descriptionLines {
                 guard let first = tokens.tokens.first, first.kind == .word, ["flight", "flt"].contains(first.folded),
                     tokens.at(1)?.kind != .colon,
                     let found = flightNumber(in: tokens, property: "DESCRIPTION"), found.known
@@ -329,12 +331,11 @@ public struct FlightClassifier: ItemClassifier {
                 return found
             }
             // "Alaska Airlines 84": the airline's name, then its number, alone on a line.
-            for line in input.description.split(whereSeparator: \.isNewline).prefix(60) where line.count <= 60 {
-                if let found = namedNumber(in: TextTokens(String(line))) { return found }
+            for (line, tokens) in descriptionLines where line.count <= 60 {
+                if let found = namedNumber(in: tokens, property: "DESCRIPTION") { return found }
             }
             // "British Airways BA 1442", "Icelandair FI 630": a line that names the airline, then its number.
-            for line in input.description.split(whereSeparator: \.isNewline).prefix(60) where line.count <= 80 {
-                let tokens = TextTokens(String(line))
+            for (line, tokens) in descriptionLines where line.count <= 80 {
                 let words = tokens.tokens.prefix { $0.kind == .word }.map(\.folded)
                 guard !words.isEmpty, let found = flightNumber(in: tokens, property: "DESCRIPTION"), found.known,
                     (1...min(4, words.count)).contains(where: {
@@ -348,7 +349,7 @@ public struct FlightClassifier: ItemClassifier {
         }
 
         /// A number after an airline's name: "Delta Air Lines Flight 1234", "Southwest 1234".
-        private mutating func namedNumber(in tokens: TextTokens) -> FlightNumber? {
+        private mutating func namedNumber(in tokens: TextTokens, property: String = "SUMMARY") -> FlightNumber? {
             guard tokens.tokens.contains(where: { $0.kind == .digits }) else { return nil }
             let words = tokens.tokens.map(\.folded)
             for start in words.indices {
@@ -375,7 +376,7 @@ public struct FlightClassifier: ItemClassifier {
                             ?? false)
                     else { continue }
                     let text = tokens.tokens[start...next].map(\.text).joined(separator: " ")
-                    evidence.append(Evidence(.flight, "flight number of \(carrier.name)", in: "SUMMARY", text: text))
+                    evidence.append(Evidence(.flight, "flight number of \(carrier.name)", in: property, text: text))
                     return FlightNumber(designator: carrier.designator, number: value, text: text, known: true)
                 }
             }
@@ -467,8 +468,7 @@ public struct FlightClassifier: ItemClassifier {
             // when the summary gave the route in words and no number).
             if (route == nil && (keyword != nil || number != nil)) || (route != nil && number == nil && keyword != nil)
             {
-                for line in input.description.split(whereSeparator: \.isNewline).prefix(60) {
-                    let tokens = TextTokens(TextTokens.withoutLinks(String(line)))
+                for (_, tokens) in descriptionLines {
                     if let found = route(in: tokens) {
                         guard route == nil else {
                             if let found = flightNumber(in: tokens, property: "DESCRIPTION"), found.known {
@@ -551,8 +551,7 @@ public struct FlightClassifier: ItemClassifier {
         /// `LV SAN FRANCISCO SFO 1030A` (`LV` and `AR` only at the start of a line, in capitals). Of the codes within
         /// six words, one in brackets, else one its own city names, else the last.
         private mutating func markedAirport(_ markers: Set<String>) -> Airport? {
-            for line in input.description.split(whereSeparator: \.isNewline).prefix(60) {
-                let tokens = TextTokens(String(line))
+            for (line, tokens) in descriptionLines {
                 for index in tokens.tokens.indices {
                     let marker = tokens[index]
                     guard marker.kind == .word, markers.contains(marker.folded),
