@@ -38,6 +38,12 @@ let package = Package(
             pkgConfig: "libxml-2.0",
             providers: [.apt(["libxml2-dev"])]
         ),
+        /// libpq, PostgreSQL's own client, for the PostgreSQL sink: a system library like SQLite, nothing to build.
+        .systemLibrary(
+            name: "CLibPQ",
+            pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"])]
+        ),
         /// timerfd, which Glibc's module does not export.
         .systemLibrary(name: "CLinux"),
         /// Reading, expansion, classification and planning: pure functions of calendar text, configuration and
@@ -57,7 +63,7 @@ let package = Package(
         .target(
             name: "CalWatchRuntime",
             dependencies: [
-                "CalWatchCore", "CSQLite", "CLinux",
+                "CalWatchCore", "CSQLite", "CLibPQ", "CLinux",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),

@@ -17,6 +17,7 @@ enum CalwatchVersion {
             ("time-zone rules", "tz \(TimeZone.timeZoneDataVersion), from the ICU data Foundation carries"),
             ("libical", LibICal.version),
             ("SQLite", SQLiteConnection.libraryVersion),
+            ("libpq", PostgresConnection.libraryVersion),
         ]
         let width = rows.map(\.0.count).max() ?? 0
         let lines = rows.map { name, value in

@@ -11,7 +11,8 @@ extension CalwatchCommand {
             discussion: """
                 Reads the configuration (--config, else $XDG_CONFIG_HOME/calwatch/config.yml when it exists, else \
                 the defaults), checks that each sink can write where it is told to and that each hook program \
-                exists and is executable, then reads every calendar over the planning horizon, and says which \
+                exists and is executable, connects to each PostgreSQL database (its version, and whether \
+                calwatch's tables there are current), then reads every calendar over the planning horizon, and says which \
                 airport and airline data it uses (each file checked against the SHA-256 its manifest records). \
                 Problems are printed as FILE:LINE: error|warning: KEY: REASON, each with what to change; nothing \
                 is written.
@@ -52,6 +53,18 @@ extension CalwatchCommand {
             for problem in Self.sinkProblems(configuration) {
                 StandardStreams.error("\(source): error: \(problem)\n")
                 configurationErrors += 1
+            }
+            // Each database once: its server's version and calwatch's layout in it.
+            var databases: [String] = []
+            for sink in configuration.sinks {
+                guard case .postgres(let postgres) = sink.output else { continue }
+                do {
+                    databases.append(
+                        "  \(sink.name): " + (try await PostgresSink(settings: postgres, name: sink.name).inspect()))
+                } catch {
+                    StandardStreams.error("\(source): error: \(error)\n")
+                    configurationErrors += 1
+                }
             }
 
             let zone = try CommandSupport.zone(configuration.timeZone)
@@ -100,7 +113,7 @@ extension CalwatchCommand {
             report +=
                 configurationErrors == 0 ? "OK" : "\(configurationErrors) error" + (configurationErrors == 1 ? "" : "s")
             report += "; sinks: " + configuration.sinks.map(\.name).joined(separator: ", ") + "\n"
-            report += lines.joined(separator: "\n") + "\n"
+            report += (databases + lines).joined(separator: "\n") + "\n"
             StandardStreams.report(report)
             if configurationErrors > 0 { throw ExitCode(64) }
             if calendarErrors > 0 { throw ExitCode(65) }
@@ -131,7 +144,7 @@ extension CalwatchCommand {
             writable(configuration.statePath, for: "state")
             for sink in configuration.sinks {
                 switch sink.output {
-                case .jsonLines(path: nil): break
+                case .jsonLines(path: nil), .postgres: break
                 case .jsonLines(path: let path?), .sqlite(let path, _): writable(path, for: sink.name)
                 case .hook(let hook):
                     let program = hook.run[0]

@@ -150,6 +150,53 @@ import Testing
         #expect(problems[8].message.contains("{summary}"))
     }
 
+    @Test func aPostgresSinkNamesItsWatcherAndNeverItsPassword() throws {
+        let configuration = try Self.parse(
+            """
+            sinks:
+              - type: postgres
+                url: postgres://calwatch:s3cret@db.example.org/calwatch?sslmode=require
+                channel: calwatch_events
+                passwordCommand: [pass, show, calwatch/db]
+            instance: rooms@host1
+            """)
+        guard case .postgres(let settings) = configuration.sinks.first?.output else {
+            Issue.record("no postgres sink")
+            return
+        }
+        // `instance:` after `sinks:` still names the watcher; the name shown never holds the password.
+        #expect(settings.watcher == "rooms@host1" && settings.channel == "calwatch_events")
+        #expect(settings.passwordCommand == ["pass", "show", "calwatch/db"])
+        #expect(configuration.sinks[0].name == "postgres:postgres://calwatch@db.example.org/calwatch?sslmode=require")
+        #expect(
+            PostgresSettings(url: "host=/run/postgresql password=s3cret dbname=calwatch", watcher: "x").redactedURL
+                == "host=/run/postgresql  dbname=calwatch")
+        // Without `instance:`, the user and the host.
+        let defaults = try Self.parse("sinks: [{type: postgres, url: \"postgres:///calwatch\"}]")
+        guard case .postgres(let unnamed) = defaults.sinks.first?.output else { return }
+        #expect(unnamed.watcher.hasSuffix("@" + ProcessInfo.processInfo.hostName))
+
+        let problems = Self.problems(
+            """
+            instance: ""
+            sinks:
+              - type: postgres
+              - type: postgres
+                url: mysql://db/calwatch
+              - type: postgres
+                url: postgres:///calwatch
+                channel: calwatch-events
+                passwordCommand: pass show db
+            """)
+        #expect(
+            problems.map { "\($0.line ?? 0) \($0.key ?? "")" } == [
+                "1 instance", "3 sinks[0]", "5 sinks[1].url", "8 sinks[2].channel", "9 sinks[2].passwordCommand",
+            ])
+        #expect(problems[1].message.contains("has no `url:`"))
+        #expect(problems[2].message.contains("postgres://user@host/database"))
+        #expect(problems[4].message.contains("never runs through a shell"))
+    }
+
     @Test func syntaxErrorsAndRepeatedKeysNameTheLine() {
         let syntax = Self.problems("reminders:\n  offsets: [30m, 15m\nstate: x\n")
         #expect(syntax.count == 1 && syntax[0].message.hasPrefix("not valid YAML"))

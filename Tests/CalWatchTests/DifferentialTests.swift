@@ -12,37 +12,6 @@ import Testing
     /// at, not a test that starts failing by itself.
     static let packages = ["recurring-ical-events==3.8.2", "icalendar==7.3.0", "x-wr-timezone==2.0.1"]
 
-    struct Failure: Error, CustomStringConvertible {
-        var description: String
-    }
-
-    /// Runs a program to its end off the cooperative pool; its output, or a failure with its error output.
-    static func run(_ arguments: [String], in directory: String? = nil) async throws -> String {
-        try await offCooperativePool {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = arguments
-            if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
-            let output = Pipe()
-            // Error output to a file, so that neither pipe can fill up and stop the child.
-            let errorPath = NSTemporaryDirectory() + "calwatch-differential-\(UUID().uuidString).err"
-            FileManager.default.createFile(atPath: errorPath, contents: nil)
-            defer { try? FileManager.default.removeItem(atPath: errorPath) }
-            process.standardOutput = output
-            process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errorPath))
-            try process.run()
-            let data = output.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            guard process.terminationStatus == 0 else {
-                let error = (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? ""
-                throw Failure(
-                    description: "\(arguments.joined(separator: " ")) exited \(process.terminationStatus): "
-                        + String(error.suffix(2000)) + String(decoding: data.suffix(2000), as: UTF8.self))
-            }
-            return String(decoding: data, as: UTF8.self)
-        }
-    }
-
     /// The virtual environment's Python, made and filled the first time.
     static func python() async throws -> String {
         let environment = root + "/.build/differential"
@@ -50,8 +19,9 @@ import Testing
         let marker = environment + "/installed-" + packages.joined(separator: "+")
         if !FileManager.default.fileExists(atPath: marker) {
             try? FileManager.default.removeItem(atPath: environment)
-            _ = try await run(["python3", "-m", "venv", environment])
-            _ = try await run([python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check"] + packages)
+            _ = try await runProgram(["python3", "-m", "venv", environment])
+            _ = try await runProgram(
+                [python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check"] + packages)
             FileManager.default.createFile(atPath: marker, contents: nil)
         }
         return python
@@ -59,7 +29,7 @@ import Testing
 
     @Test func calwatchAgreesWithRecurringICalEventsOrTheRFCSaysWhy() async throws {
         let python = try await Self.python()
-        let output = try await Self.run(
+        let output = try await runProgram(
             [
                 python, "scripts/differential-check.py", "--calendars", "80", "--seed", "2026", "--json",
                 "--calwatch", CommandLineTests.executable.path,

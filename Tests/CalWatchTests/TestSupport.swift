@@ -126,3 +126,37 @@ func offCooperativePool<T: Sendable>(_ body: @escaping @Sendable () throws -> T)
         thread.start()
     }
 }
+
+struct ProgramFailure: Error, CustomStringConvertible {
+    var description: String
+}
+
+/// Runs a program to its end off the cooperative pool; its output, or a failure with its error output. A program
+/// that leaves a daemon behind (`pg_ctl start`) gets `discardOutput`, as the daemon may keep the output open.
+func runProgram(_ arguments: [String], in directory: String? = nil, discardOutput: Bool = false) async throws
+    -> String
+{
+    try await offCooperativePool {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = arguments
+        if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
+        let output = Pipe()
+        // Error output to a file, so that neither pipe can fill up and stop the child.
+        let errorPath = NSTemporaryDirectory() + "calwatch-program-\(UUID().uuidString).err"
+        FileManager.default.createFile(atPath: errorPath, contents: nil)
+        defer { try? FileManager.default.removeItem(atPath: errorPath) }
+        process.standardOutput = discardOutput ? FileHandle.nullDevice : output
+        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errorPath))
+        try process.run()
+        let data = discardOutput ? Data() : output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            let error = (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? ""
+            throw ProgramFailure(
+                description: "\(arguments.joined(separator: " ")) exited \(process.terminationStatus): "
+                    + String(error.suffix(2000)) + String(decoding: data.suffix(2000), as: UTF8.self))
+        }
+        return String(decoding: data, as: UTF8.self)
+    }
+}

@@ -62,7 +62,8 @@ import Testing
         }
         let item = [
             "BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:-//calwatch tests//EN", "BEGIN:VEVENT", "UID:e2e",
-            "DTSTAMP:20270101T000000Z", "DTSTART:\(stamp(start))", "DTEND:\(stamp(end))", "SUMMARY:Standup $(touch pwned)",
+            "DTSTAMP:20270101T000000Z", "DTSTART:\(stamp(start))", "DTEND:\(stamp(end))",
+            "SUMMARY:Standup $(touch pwned)",
             "END:VEVENT", "END:VCALENDAR",
         ].joined(separator: "\r\n")
         try item.write(toFile: folder + "/cal/work/e2e.ics8d0c1a2b", atomically: false, encoding: .utf8)
@@ -125,16 +126,16 @@ import Testing
             "END:VEVENT", "END:VCALENDAR",
         ].joined(separator: "\r\n").write(toFile: folder + "/cal/work/reload.ics", atomically: true, encoding: .utf8)
         try """
-            calendars: [cal]
-            timezone: UTC
-            state: state/journal.db
-            reminders:
-              offsets: [5m]
-            sinks:
-              - type: hook
-                run: [/bin/sh, -c, 'echo "$CE_ID" >> "$0.started"; sleep 3; echo "$CE_ID" >> "$0"', hooks.log]
-                on: [reminderDue]
-            """.write(toFile: folder + "/config.yml", atomically: true, encoding: .utf8)
+        calendars: [cal]
+        timezone: UTC
+        state: state/journal.db
+        reminders:
+          offsets: [5m]
+        sinks:
+          - type: hook
+            run: [/bin/sh, -c, 'echo "$CE_ID" >> "$0.started"; sleep 3; echo "$CE_ID" >> "$0"', hooks.log]
+            on: [reminderDue]
+        """.write(toFile: folder + "/config.yml", atomically: true, encoding: .utf8)
 
         let process = try Self.watch(in: folder)
         defer { if process.isRunning { process.terminate() } }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Everything `config.yml` sets (DESIGN §8), typed, with the documented default for every key, so that no file is
 /// needed to run.
 public struct Configuration: Sendable {
@@ -16,6 +18,8 @@ public struct Configuration: Sendable {
     public var meetingProviders: [MeetingProvider] = []
     /// The journal of emitted events.
     public var statePath: String
+    /// This calwatch's name in a database that many share (`instance:`); the user and host by default.
+    public var instance: String
     /// Where events go; standard output as JSON Lines when the file names none.
     public var sinks: [SinkSettings] = [SinkSettings(name: "jsonl:-", output: .jsonLines(path: nil))]
     /// The file the configuration was read from, when there was one.
@@ -28,6 +32,7 @@ public struct Configuration: Sendable {
     public init(home: String) {
         calendars = [home + "/.calendars"]
         statePath = home + "/.local/state/calwatch/journal.db"
+        instance = "calwatch"
     }
 }
 
@@ -54,6 +59,8 @@ public struct SinkSettings: Sendable, Hashable {
         case sqlite(path: String, keep: Int64? = nil)
         /// A program run for each event.
         case hook(HookSettings)
+        /// A PostgreSQL database shared by many watchers.
+        case postgres(PostgresSettings)
     }
 
     /// The sink's cursor name in the journal and its name in messages. Renaming a sink starts it from the
@@ -64,6 +71,41 @@ public struct SinkSettings: Sendable, Hashable {
     public init(name: String, output: Output) {
         self.name = name
         self.output = output
+    }
+}
+
+/// A PostgreSQL sink: where the database is, how to get its password, and the watcher's name in it.
+public struct PostgresSettings: Sendable, Hashable {
+    /// A `postgres://` URI or libpq `key=value` pairs (a Unix socket is `?host=/run/postgresql`).
+    public var url: String
+    /// The channel notified after each stored batch; `nil`: none.
+    public var channel: String?
+    /// A program and its arguments whose first line of output is the password (never run through a shell).
+    public var passwordCommand: [String]?
+    /// The instance this calwatch is (`instance:` in config.yml), kept in every row it writes.
+    public var watcher: String
+
+    public init(url: String, channel: String? = nil, passwordCommand: [String]? = nil, watcher: String) {
+        self.url = url
+        self.channel = channel
+        self.passwordCommand = passwordCommand
+        self.watcher = watcher
+    }
+
+    /// The URL without a password in it (`postgres://me@db/calwatch`), for names, messages and logs.
+    public var redactedURL: String {
+        var text = url
+        if let scheme = text.range(of: "://"), let at = text[scheme.upperBound...].firstIndex(of: "@"),
+            let colon = text[scheme.upperBound..<at].firstIndex(of: ":")
+        {
+            text.removeSubrange(colon..<at)
+        }
+        // `password=…` as a URI query parameter or a key=value pair.
+        while let key = text.range(of: "password=", options: .caseInsensitive) {
+            let end = text[key.upperBound...].firstIndex { $0 == "&" || $0 == " " } ?? text.endIndex
+            text.removeSubrange(key.lowerBound..<end)
+        }
+        return text
     }
 }
 

@@ -50,6 +50,8 @@ public enum ConfigurationLoader {
             paths: PathExpander(home: home, environment: environment, directory: directory))
         var configuration = Configuration(home: home)
         configuration.file = file
+        configuration.instance =
+            "\(environment["USER"] ?? environment["LOGNAME"] ?? "calwatch")@\(ProcessInfo.processInfo.hostName)"
         let root: Node?
         do {
             root = try Yams.compose(yaml: text)

@@ -36,7 +36,7 @@ struct ConfigurationReader {
                 root, at: nil,
                 known: [
                     "calendars", "timezone", "me", "horizon", "reminders", "liveActivity", "flights", "state", "sinks",
-                    "rules", "quietHours", "meetings",
+                    "rules", "quietHours", "meetings", "instance",
                 ])
         else { return }
         // Before `rules:`, whose `services:` may name them.
@@ -71,9 +71,23 @@ struct ConfigurationReader {
             case "state":
                 if let path = path(value, at: key) { configuration.statePath = path }
             case "sinks": configuration.sinks = readSinks(value)
+            case "instance":
+                guard let name = string(value, at: key) else { break }
+                if name.isEmpty || name.count > 200 || name.contains(where: \.isNewline) {
+                    note(value, key, "must be one line of 1 to 200 characters, such as laptop-anna or rooms@host1")
+                } else {
+                    configuration.instance = name
+                }
             case "rules": configuration.planner.rules = readRules(value)
             case "quietHours": configuration.planner.quietHours = readQuietHours(value)
             default: note(keyNode, key, "is not a configuration key")
+            }
+        }
+        // Every row a PostgreSQL sink writes names this instance, wherever `instance:` stands in the file.
+        for index in configuration.sinks.indices {
+            if case .postgres(var settings) = configuration.sinks[index].output {
+                settings.watcher = configuration.instance
+                configuration.sinks[index].output = .postgres(settings)
             }
         }
     }
@@ -384,19 +398,19 @@ struct ConfigurationReader {
 
     /// The keys each type of sink takes besides `type` and `name`.
     private static let sinkKeys: KeyValuePairs<String, [String]> = [
-        "jsonl": ["path"], "sqlite": ["path", "keep"],
+        "jsonl": ["path"], "sqlite": ["path", "keep"], "postgres": ["url", "channel", "passwordCommand"],
         "hook": ["run", "on", "kinds", "offsets", "calendars", "timeout", "concurrency"],
     ]
 
     private mutating func readSink(_ node: Node, at path: String) -> SinkSettings? {
         guard let keys = mapping(node, at: path, known: nil) else { return nil }
         guard let typeNode = keys["type"]?.value else {
-            note(node, path, "has no `type:`; write one of jsonl, sqlite, hook")
+            note(node, path, "has no `type:`; write one of jsonl, sqlite, postgres, hook")
             return nil
         }
         guard let type = string(typeNode, at: path + ".type") else { return nil }
         guard let allowed = Self.sinkKeys.first(where: { $0.key == type })?.value else {
-            note(typeNode, path + ".type", "'\(type)' is not a sink type; write one of jsonl, sqlite, hook")
+            note(typeNode, path + ".type", "'\(type)' is not a sink type; write one of jsonl, sqlite, postgres, hook")
             return nil
         }
         rejectUnknown(keys, known: ["type", "name"] + allowed, at: path)
@@ -419,9 +433,68 @@ struct ConfigurationReader {
                 duration($0.value, at: path + ".keep", positive: true, atMost: Limits.keep)
             }
             return SinkSettings(name: name ?? "sqlite:" + database, output: .sqlite(path: database, keep: keep))
+        case "postgres":
+            return readPostgres(keys, node: node, at: path, name: name)
         default:
             return readHook(keys, node: node, at: path, name: name)
         }
+    }
+
+    private mutating func readPostgres(
+        _ keys: [String: (key: Node, value: Node)], node: Node, at path: String, name: String?
+    ) -> SinkSettings? {
+        guard let urlNode = keys["url"]?.value else {
+            note(
+                node, path,
+                "has no `url:`; write the database's address, such as postgres://calwatch@db.example.org/calwatch")
+            return nil
+        }
+        guard let url = string(urlNode, at: path + ".url") else { return nil }
+        guard url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") || url.contains("=") else {
+            note(
+                urlNode, path + ".url",
+                "'\(url)' is not a PostgreSQL address; write postgres://user@host/database, or "
+                    + "postgres:///database?host=/run/postgresql for a Unix socket")
+            return nil
+        }
+        var settings = PostgresSettings(url: url, watcher: "")
+        if let channelNode = keys["channel"]?.value, let channel = string(channelNode, at: path + ".channel") {
+            let letters = channel.unicodeScalars
+            if channel.isEmpty || channel.utf8.count > 63
+                || !letters.allSatisfy({
+                    $0.isASCII && ($0 == "_" || $0.properties.isAlphabetic || ("0"..."9").contains($0))
+                })
+                || ("0"..."9").contains(letters.first!)
+            {
+                note(
+                    channelNode, path + ".channel",
+                    "'\(channel)' is not a channel name; use letters, digits and _ (up to 63, not starting with a digit)"
+                )
+            } else {
+                settings.channel = channel
+            }
+        }
+        if let commandNode = keys["passwordCommand"]?.value {
+            if case .scalar = commandNode, let text = commandNode.string, text.contains(" ") {
+                note(
+                    commandNode, path + ".passwordCommand",
+                    "is one text with spaces; it never runs through a shell, so write the program and each "
+                        + "argument as a list item, such as [pass, show, calwatch/db]")
+                return nil
+            }
+            let argv = list(commandNode, at: path + ".passwordCommand").compactMap { string($0.node, at: $0.key) }
+            guard let program = argv.first, !program.isEmpty else {
+                note(commandNode, path + ".passwordCommand", "is empty; name the program that prints the password")
+                return nil
+            }
+            settings.passwordCommand = argv
+            if program.contains("/"),
+                let resolved = self.path(commandNode, at: path + ".passwordCommand[0]", text: program)
+            {
+                settings.passwordCommand?[0] = resolved
+            }
+        }
+        return SinkSettings(name: name ?? "postgres:" + settings.redactedURL, output: .postgres(settings))
     }
 
     private mutating func readHook(

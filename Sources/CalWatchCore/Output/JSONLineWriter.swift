@@ -71,7 +71,7 @@ public struct JSONLineWriter {
         needsComma = true
     }
 
-    /// Appends text as it is, unquoted and unescaped: for buffers that are not JSON (`SQLiteRow`).
+    /// Appends text as it is, unquoted and unescaped: for buffers that are not JSON (`SQLRow`).
     package mutating func append(text: String) {
         var text = text
         text.withUTF8 { bytes.append(contentsOf: $0) }

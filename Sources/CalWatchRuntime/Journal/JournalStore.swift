@@ -20,7 +20,7 @@ public actor JournalStore {
     private let connection: SQLiteConnection
     private let insert: SQLiteStatement
     /// The row being inserted, its memory kept from one to the next.
-    private var row = SQLiteRow()
+    private var row = SQLRow()
     /// The path of the database file.
     public nonisolated let path: String
 

@@ -145,7 +145,7 @@ final class SQLiteStatement {
     /// Binds `row` to `?1`, `?2`, … and steps once (an INSERT or UPDATE): `true` when it changed a row. The texts
     /// are bound from the row's buffer without a copy and unbound before this returns.
     @discardableResult
-    func run(_ row: borrowing SQLiteRow) throws -> Bool {
+    func run(_ row: borrowing SQLRow) throws -> Bool {
         try withBound(row) {
             try step()
             return sqlite3_changes(connection.handle) > 0
@@ -153,11 +153,11 @@ final class SQLiteStatement {
     }
 
     /// Binds `row` and returns the first column of the first result row, if any.
-    func firstInteger(_ row: borrowing SQLiteRow) throws -> Int64? {
+    func firstInteger(_ row: borrowing SQLRow) throws -> Int64? {
         try withBound(row) { try step() ? integer(0) : nil }
     }
 
-    private func withBound<T>(_ row: borrowing SQLiteRow, _ body: () throws -> T) throws -> T {
+    private func withBound<T>(_ row: borrowing SQLRow, _ body: () throws -> T) throws -> T {
         sqlite3_reset(statement)
         return try row.buffer.bytes.withUnsafeBufferPointer { bytes in
             defer {
@@ -207,75 +207,6 @@ final class SQLiteStatement {
 
     /// The number of rows the last step changed.
     var changes: Int32 { sqlite3_changes(sqlite3_db_handle(statement)) }
-}
-
-/// The values of one row to insert, kept for the next row: texts are written into one byte buffer that
-/// `SQLiteStatement.run` binds in place, so an insert allocates nothing. Values go to `?1`, `?2`, … in the order
-/// they are appended.
-struct SQLiteRow: ~Copyable {
-    fileprivate var buffer = JSONLineWriter(capacity: 4096)
-    fileprivate var values: [Value] = []
-
-    fileprivate enum Value {
-        case integer(Int64)
-        case text(Range<Int>)
-        case null
-    }
-
-    init() { reset() }
-
-    /// Empties the row for the next one, keeping its memory.
-    mutating func reset() {
-        buffer.reset()
-        buffer.append(text: " ")
-        values.removeAll(keepingCapacity: true)
-    }
-
-    mutating func append(_ number: Int64?) { values.append(number.map { .integer($0) } ?? .null) }
-
-    mutating func append(_ text: String?) {
-        guard let text else { return values.append(.null) }
-        appendText { $0.append(text: text) }
-    }
-
-    /// `2027-03-01T08:30:00Z`.
-    mutating func append(_ instant: Instant) { appendText { $0.append(instant: instant) } }
-
-    /// `2027-03-01T08:30:00.042Z`.
-    mutating func append(_ timestamp: Timestamp) { appendText { $0.append(timestamp: timestamp) } }
-
-    /// A 64-bit FNV-1a hash of the values, to tell rows of different content apart.
-    var contentHash: Int64 {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        func feed(_ byte: UInt8) {
-            hash ^= UInt64(byte)
-            hash &*= 0x100_0000_01b3
-        }
-        buffer.bytes.withUnsafeBufferPointer { bytes in
-            for value in values {
-                switch value {
-                case .integer(let number):
-                    feed(1)
-                    for shift in stride(from: 0, to: 64, by: 8) {
-                        feed(UInt8(truncatingIfNeeded: number >> Int64(shift)))
-                    }
-                case .text(let range):
-                    feed(2)
-                    for byte in bytes[range] { feed(byte) }
-                    feed(0)
-                case .null: feed(3)
-                }
-            }
-        }
-        return Int64(bitPattern: hash)
-    }
-
-    /// A text made by `write` (a JSON object, say) straight into the buffer.
-    mutating func appendText(_ write: (inout JSONLineWriter) -> Void) {
-        let start = buffer.bytes.count
-        write(&buffer)
-        values.append(.text(start..<buffer.bytes.count))
-    }
 }
 
 /// A value bound to a statement.

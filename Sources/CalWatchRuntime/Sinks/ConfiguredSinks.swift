@@ -12,6 +12,7 @@ extension SinkSettings {
         case .jsonLines(path: let path?): try JSONLinesSink.file(path: path, name: name)
         case .sqlite(let path, let keep): try SQLiteSink(path: path, name: name, keep: keep)
         case .hook(let hook): HookSink(settings: hook, name: name, clock: clock, now: now, logger: logger)
+        case .postgres(let settings): PostgresSink(settings: settings, name: name)
         }
     }
 }

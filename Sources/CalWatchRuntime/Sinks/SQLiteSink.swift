@@ -24,7 +24,7 @@ public actor SQLiteSink: EventSink {
     private let insertOccurrence: SQLiteStatement
     private let findOccurrence: SQLiteStatement
     /// The row being inserted, its memory kept from one to the next.
-    private var row = SQLiteRow()
+    private var row = SQLRow()
     /// Occurrence rows already stored, by the occurrence as planned. An entry keeps its occurrence's source alive,
     /// so no other source can take its identifier. Emptied at 4,096 (a miss only looks the row up; the events
     /// of a moment concern far fewer occurrences): kept for a year it held 20 MB.

@@ -407,6 +407,9 @@ public struct DecisionTrace: Sendable {
                 : Delivery(
                     state: "missing", sink: sink.name,
                     detail: "the sink took it, but \(path) has no row with its id (replaced or edited since)")
+        case .postgres(let settings):
+            return Delivery(
+                state: "delivered", sink: sink.name, detail: "committed to \(settings.redactedURL)")
         }
     }
 

@@ -1,0 +1,478 @@
+public import CalWatchCore
+import Foundation
+import Subprocess
+import SystemPackage
+
+/// Writes events into a PostgreSQL database that many watchers share and many consumers read: the same `events`,
+/// `upcoming_reminders`, `flights` and `current_live_activities` views as the SQLite sink, each row naming the
+/// watcher (`instance:`) that wrote it, and a `NOTIFY` on the configured channel after each stored batch.
+///
+/// Like the SQLite sink, each occurrence is stored once (`occurrences`) and each event as a short row pointing to
+/// it (`event_log`, partitioned by month of event time, so retention is dropping a month's table). A batch is one
+/// transaction: its rows go in by COPY into a temporary table, then into the real ones with `ON CONFLICT DO
+/// NOTHING`, so an event is stored once per watcher and id however often it is delivered (after a crash, a
+/// restart of the database, or a replay of the same days). The schema is created and migrated by calwatch under
+/// an advisory lock, so watchers starting together do it once. The sink connects when it first has something to do
+/// and again after a failure, so a database that is down at start only delays delivery; the bus retries with
+/// backoff meanwhile. Every libpq call blocks, so they run on a thread of the sink's own (`BlockingExecutor`).
+public actor PostgresSink: EventSink {
+    public nonisolated let name: String
+    private let executor = BlockingExecutor(name: "calwatch-pg")
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+    public nonisolated let settings: PostgresSettings
+    private var connection: PostgresConnection?
+    /// The statements that move a batch from `incoming` into the tables and commit, for this connection.
+    private var storeBatch = ""
+    private var row = SQLRow()
+    private var copyBuffer: [UInt8] = []
+    /// Occurrence versions this connection has stored: their rows go without the occurrence's columns. Emptied at
+    /// 4,096 and on a new connection (a rolled-back batch may not have stored them).
+    private var storedOccurrences: Set<OccurrenceVersion> = []
+    /// Months whose `event_log` partition this connection has seen.
+    private var partitions: Set<CalendarDate> = []
+
+    private struct OccurrenceVersion: Hashable {
+        var subject: String
+        var version: Int64
+    }
+
+    /// The layout this calwatch writes; `migrations[n]` takes a database from layout `n` to `n + 1`, so a new
+    /// database runs them all and an older one the rest.
+    public static let schemaVersion = migrations.count
+
+    public init(settings: PostgresSettings, name: String? = nil) {
+        self.settings = settings
+        self.name = name ?? "postgres:" + settings.redactedURL
+    }
+
+    // MARK: Delivery
+
+    public func deliver(_ batch: [JournalStore.Entry]) async throws {
+        guard !batch.isEmpty else { return }
+        let connection = try await connected()
+        do {
+            try connection.execute("BEGIN")
+            try ensurePartitions(for: batch, on: connection)
+            copyBuffer.removeAll(keepingCapacity: true)
+            var added: [OccurrenceVersion] = []
+            for entry in batch { appendIncoming(entry, addedOccurrences: &added) }
+            try connection.copy(Self.copyIncoming, data: copyBuffer)
+            try connection.execute(storeBatch)
+            if storedOccurrences.count + added.count > 4096 { storedOccurrences.removeAll(keepingCapacity: true) }
+            storedOccurrences.formUnion(added)
+        } catch let error as PostgresError {
+            // A failed batch leaves the connection in an aborted transaction, or broken: start afresh next time.
+            self.connection = nil
+            throw SinkError(sink: name, reason: "cannot store events in \(settings.redactedURL): \(error.message)")
+        }
+    }
+
+    /// The event of this watcher with the highest sequence number. A database that cannot be reached gives `nil`
+    /// rather than stopping calwatch from starting: its key (watcher, time, id) keeps a redelivery out anyway.
+    public func newestRecord() async throws -> SinkRecord? {
+        guard let connection = try? await connected() else { return nil }
+        let rows = try connection.execute(
+            "SELECT seq, id FROM event_log WHERE watcher = $1 ORDER BY seq DESC LIMIT 1", [settings.watcher])
+        guard let newest = rows.first, let sequence = newest[0].flatMap({ Int64($0) }), let id = newest[1] else {
+            return nil
+        }
+        return SinkRecord(sequence: sequence, id: id)
+    }
+
+    /// One `incoming` row: the occurrence's columns (NULL when this connection stored that version), then the
+    /// event's.
+    private func appendIncoming(_ entry: JournalStore.Entry, addedOccurrences: inout [OccurrenceVersion]) {
+        let event = entry.event
+        row.reset()
+        row.append(event.key.calendar)
+        row.append(event.key.uid)
+        row.append(event.key.recurrenceID?.description)
+        row.append(entry.facts.kind.rawValue)
+        row.append(entry.occurrence?.summary)
+        row.append(entry.occurrence?.location)
+        row.append(event.occurrenceStart)
+        row.append(event.occurrenceEnd)
+        row.appendText { writer in
+            writer.beginObject()
+            ClassificationJSON.writeFlight(
+                entry.facts.flight, departure: event.occurrenceStart, arrival: event.occurrenceEnd,
+                leaveBy: entry.facts.leaveBy, to: &writer)
+            ClassificationJSON.writeMeeting(entry.facts.meeting, to: &writer)
+            writer.endObject()
+        }
+        // The version is the hash of the occurrence's columns, as in the SQLite sink.
+        let occurrence = OccurrenceVersion(subject: event.subject, version: row.contentHash)
+        let known = storedOccurrences.contains(occurrence)
+        if !known { addedOccurrences.append(occurrence) }
+        row.append(event.id.description)
+        row.append(entry.sequence)
+        row.append(event.type.rawValue)
+        row.append(event.time)
+        row.append(occurrence.subject)
+        row.append(occurrence.version)
+        row.append(entry.recorded)
+        row.append(event.expiry)
+        row.appendText { CloudEventJSON.writeDetails(event, facts: .event, flightAndMeeting: false, to: &$0) }
+        row.appendCopyLine(to: &copyBuffer, nullingFirst: known ? Self.occurrenceColumns : 0)
+    }
+
+    /// The occurrence's columns at the start of an `incoming` row.
+    private static let occurrenceColumns = 9
+
+    /// Creates the monthly `event_log` partitions the batch needs, inside its transaction.
+    private func ensurePartitions(for batch: [JournalStore.Entry], on connection: PostgresConnection) throws {
+        for month in Set(batch.map { Self.month(of: $0.event.time) }) where !partitions.contains(month) {
+            try connection.execute("SELECT calwatch_event_partition($1)", [month.description])
+            partitions.insert(month)
+        }
+    }
+
+    /// The first day (UTC) of the month an instant falls in.
+    private static func month(of instant: Instant) -> CalendarDate {
+        let seconds = instant.secondsSinceEpoch
+        let day = CalendarDate(daysSinceEpoch: (seconds - ((seconds % 86_400) + 86_400) % 86_400) / 86_400)
+        return CalendarDate(year: day.year, month: day.month, day: 1)
+    }
+
+    // MARK: Connection and schema
+
+    /// The open connection, or a new one with the schema current and the batch statements ready.
+    private func connected() async throws -> PostgresConnection {
+        if let connection, connection.isUsable { return connection }
+        connection = nil
+        storedOccurrences.removeAll(keepingCapacity: true)
+        partitions.removeAll()
+        let opened = try await open()
+        do {
+            try Self.migrate(opened, sink: name, url: settings.redactedURL, watcher: settings.watcher)
+            try opened.execute(Self.incomingTable)
+            storeBatch = try Self.storeBatch(on: opened, watcher: settings.watcher, channel: settings.channel)
+        } catch let error as PostgresError {
+            throw SinkError(sink: name, reason: "cannot set up \(settings.redactedURL): \(error.message)")
+        }
+        connection = opened
+        return opened
+    }
+
+    /// A new connection, with the password from `passwordCommand` when there is one.
+    private func open() async throws -> PostgresConnection {
+        var password: String?
+        if let command = settings.passwordCommand { password = try await Self.password(from: command, sink: name) }
+        do {
+            return try PostgresConnection(
+                url: settings.url, password: password, applicationName: "calwatch " + settings.watcher)
+        } catch let error as PostgresError {
+            throw SinkError(
+                sink: name,
+                reason: "cannot connect to \(settings.redactedURL): \(error.message) (check the url, that the "
+                    + "server runs and that the user may log in; the events wait in the journal)")
+        }
+    }
+
+    /// What `calwatch check` says of the database: the server's version and whether calwatch's layout is there
+    /// and current. Nothing is written.
+    public func inspect() async throws -> String {
+        let connection = try await open()
+        let found: Int?
+        do {
+            found = try Self.layout(of: connection)
+        } catch let error as PostgresError {
+            throw SinkError(sink: name, reason: "cannot read \(settings.redactedURL): \(error.message)")
+        }
+        let server = "PostgreSQL \(connection.serverVersionText)"
+        switch found {
+        case nil: return "\(server), no calwatch tables yet (created at the first delivery)"
+        case Self.schemaVersion?: return "\(server), calwatch layout \(Self.schemaVersion) (current)"
+        case let older? where older < Self.schemaVersion:
+            return "\(server), calwatch layout \(older) (migrated to \(Self.schemaVersion) at the first delivery)"
+        case let newer?:
+            throw SinkError(
+                sink: name,
+                reason: "\(settings.redactedURL) holds calwatch layout \(newer), written by a newer calwatch (this "
+                    + "one writes \(Self.schemaVersion)); upgrade calwatch on this machine")
+        }
+    }
+
+    /// The first line a `passwordCommand` prints; it runs as argv, without a shell, for at most 30 seconds.
+    static func password(from command: [String], sink: String) async throws -> String {
+        let program = command[0]
+        let executable: Executable = program.contains("/") ? .path(FilePath(program)) : .name(program)
+        let run: ExecutionResult<Void, StringOutput<UTF8>, DiscardedOutput>
+        do {
+            run = try await withThrowingTaskGroup { race in
+                race.addTask {
+                    try await Subprocess.run(
+                        executable, arguments: Arguments(Array(command.dropFirst())), output: .string(limit: 4096))
+                }
+                race.addTask {
+                    try await Task.sleep(for: .seconds(30))
+                    throw SinkError(sink: sink, reason: "passwordCommand \(program) did not finish within 30 s")
+                }
+                defer { race.cancelAll() }
+                return try await race.next()!
+            }
+        } catch let error as SinkError {
+            throw error
+        } catch {
+            throw SinkError(sink: sink, reason: "cannot run passwordCommand \(program): \(error)")
+        }
+        guard case .exited(0) = run.terminationStatus else {
+            throw SinkError(sink: sink, reason: "passwordCommand \(program) failed (\(run.terminationStatus))")
+        }
+        guard let line = run.standardOutput.split(whereSeparator: \.isNewline).first, !line.isEmpty else {
+            throw SinkError(sink: sink, reason: "passwordCommand \(program) printed no password")
+        }
+        return String(line)
+    }
+
+    /// The layout a database has: `nil` when calwatch never wrote to it.
+    public static func layout(of connection: PostgresConnection) throws -> Int? {
+        guard try connection.execute("SELECT to_regclass('calwatch_schema') IS NOT NULL").first?[0] == "t" else {
+            return nil
+        }
+        return try connection.execute("SELECT max(version) FROM calwatch_schema").first?[0].flatMap { Int($0) }
+    }
+
+    /// Brings the database to this calwatch's layout in one transaction, under an advisory lock that other watchers
+    /// starting at the same moment wait on; a database of a newer layout is refused. `through` stops at an older
+    /// layout (for tests of the migration).
+    public static func migrate(
+        _ connection: PostgresConnection, sink: String, url: String, watcher: String,
+        through target: Int = schemaVersion
+    ) throws {
+        // The lock is taken before the transaction starts, so the transaction sees what the watcher that held it
+        // before committed (a catalog change committed while a transaction waits on an advisory lock is not seen).
+        try connection.execute("SELECT pg_advisory_lock(\(schemaLock))")
+        defer { _ = try? connection.execute("SELECT pg_advisory_unlock(\(schemaLock))") }
+        try connection.execute(
+            """
+            BEGIN;
+            CREATE TABLE IF NOT EXISTS calwatch_schema (
+                version integer NOT NULL,
+                migrated_at timestamptz NOT NULL DEFAULT now(),
+                migrated_by text NOT NULL      -- the watcher (instance:) that migrated it
+            );
+            """)
+        do {
+            let found = try layout(of: connection) ?? 0
+            if found > schemaVersion {
+                throw SinkError(
+                    sink: sink,
+                    reason: "\(url) holds calwatch layout \(found), written by a newer calwatch (this one writes "
+                        + "\(schemaVersion)); upgrade calwatch on this machine, or configure another database")
+            }
+            if found < target {
+                for step in found..<target { try connection.execute(migrations[step]) }
+                try connection.execute(
+                    "INSERT INTO calwatch_schema (version, migrated_by) VALUES ($1, $2)", [String(target), watcher])
+            }
+            try connection.execute("COMMIT")
+        } catch {
+            _ = try? connection.execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    /// The advisory lock key that serializes migrations: "calwatch" in ASCII.
+    private static let schemaLock: Int64 = 0x6361_6C77_6174_6368
+
+    private static let incomingTable = """
+        CREATE TEMPORARY TABLE IF NOT EXISTS incoming (
+            calendar text, uid text, recurrence_id text, kind text, summary text, location text,
+            start timestamptz, "end" timestamptz, facts jsonb,
+            id text, seq bigint, type text, time timestamptz, subject text, version bigint, recorded timestamptz,
+            expiry timestamptz, details jsonb
+        ) ON COMMIT DELETE ROWS
+        """
+
+    private static let copyIncoming = """
+        COPY incoming (calendar, uid, recurrence_id, kind, summary, location, start, "end", facts,
+            id, seq, type, time, subject, version, recorded, expiry, details) FROM STDIN
+        """
+
+    /// The statements after the COPY: occurrences not stored yet, then the events, the watcher's row, the
+    /// notification, the commit. One round trip.
+    private static func storeBatch(on connection: PostgresConnection, watcher: String, channel: String?) throws
+        -> String
+    {
+        let watcher = try connection.literal(watcher)
+        var sql = """
+            INSERT INTO occurrences (watcher, subject, version, calendar, uid, recurrence_id, kind, summary, location,
+                start, "end", flight, meeting)
+            SELECT DISTINCT ON (subject, version) \(watcher), subject, version, calendar, uid, recurrence_id, kind,
+                summary, location, start, "end", NULLIF(facts -> 'flight', 'null'), NULLIF(facts -> 'meeting', 'null')
+            FROM incoming WHERE calendar IS NOT NULL
+            ON CONFLICT DO NOTHING;
+            INSERT INTO event_log (watcher, id, seq, type, time, subject, version, recorded, expiry, details)
+            SELECT \(watcher), id, seq, type, time, subject, version, recorded, expiry, details FROM incoming
+            ON CONFLICT DO NOTHING;
+            INSERT INTO watchers (watcher, last_seq, last_delivery)
+            SELECT \(watcher), max(seq), now() FROM incoming
+            ON CONFLICT (watcher) DO UPDATE SET last_seq = greatest(watchers.last_seq, excluded.last_seq),
+                last_delivery = excluded.last_delivery;
+
+            """
+        if let channel {
+            let channel = try connection.literal(channel)
+            sql += """
+                SELECT pg_notify(\(channel), json_build_object('watcher', \(watcher), 'first', min(seq),
+                    'last', max(seq), 'events', count(*))::text) FROM incoming;
+
+                """
+        }
+        return sql + "COMMIT"
+    }
+
+    /// What each layout adds. Never edit a step once released: add one.
+    static let migrations: [String] = [
+        // 1: the tables.
+        """
+        -- Each occurrence as the calendars had it when an event about it was emitted, per watcher; a changed one
+        -- (moved, renamed, reclassified) is a new row.
+        CREATE TABLE occurrences (
+            id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            watcher text NOT NULL,         -- the calwatch instance that wrote it (instance: in config.yml)
+            subject text NOT NULL,         -- <uid>/<occurrence start or RECURRENCE-ID>
+            version bigint NOT NULL,       -- a hash of the columns below
+            calendar text NOT NULL,
+            uid text NOT NULL,
+            recurrence_id text,
+            kind text NOT NULL,            -- flight, meeting, event
+            summary text,
+            location text,
+            start timestamptz NOT NULL,
+            "end" timestamptz NOT NULL,
+            flight jsonb,                  -- the flight object of the event data, or NULL
+            meeting jsonb,                 -- the meeting object, or NULL
+            UNIQUE (watcher, subject, version)
+        );
+        CREATE INDEX occurrences_by_end ON occurrences ("end");
+        -- One row per event and watcher, in a table per month of event time (calwatch_event_partition makes
+        -- them): dropping a month is how old events go.
+        CREATE TABLE event_log (
+            watcher text NOT NULL,
+            id text NOT NULL,              -- the CloudEvents id: the same event always has the same id
+            seq bigint NOT NULL,           -- the watcher's journal sequence number
+            type text NOT NULL,            -- flightDetected, reminderDue, liveActivityStart/Update/End
+            time timestamptz NOT NULL,     -- when the event was due
+            subject text NOT NULL,         -- with version: the occurrence row
+            version bigint NOT NULL,
+            recorded timestamptz NOT NULL, -- when calwatch emitted it
+            expiry timestamptz NOT NULL,   -- after this the event is stale
+            details jsonb NOT NULL,        -- {"reminder":{…}} or {"liveActivity":{…}} or {}
+            PRIMARY KEY (time, watcher, id)
+        ) PARTITION BY RANGE (time);
+        CREATE INDEX event_log_by_seq ON event_log (watcher, seq);
+        CREATE INDEX event_log_by_subject ON event_log (watcher, subject) WHERE type <> 'liveActivityUpdate';
+
+        -- Creates the month's partition of event_log when missing; watchers call it as new months come.
+        CREATE FUNCTION calwatch_event_partition(month date) RETURNS void LANGUAGE plpgsql AS $$
+        DECLARE
+            name text := format('event_log_%s', to_char(month, 'YYYY_MM'));
+            first timestamptz := date_trunc('month', month)::timestamp AT TIME ZONE 'UTC';
+        BEGIN
+            IF to_regclass(name) IS NOT NULL THEN RETURN; END IF;
+            PERFORM pg_advisory_xact_lock(7164789117837633896);
+            -- Another watcher may have made it while this one waited (to_regclass may not see it yet).
+            EXECUTE format('CREATE TABLE %I PARTITION OF event_log FOR VALUES FROM (%L) TO (%L)',
+                name, first, first + interval '1 month');
+        EXCEPTION WHEN duplicate_table THEN
+            NULL;
+        END $$;
+
+        -- Drops the months of events that ended before `before` (whole months only); returns the tables dropped.
+        CREATE FUNCTION calwatch_drop_event_partitions(before timestamptz) RETURNS SETOF text LANGUAGE plpgsql AS $$
+        DECLARE
+            partition record;
+        BEGIN
+            FOR partition IN
+                SELECT c.relname FROM pg_inherits AS i JOIN pg_class AS c ON c.oid = i.inhrelid
+                WHERE i.inhparent = 'event_log'::regclass
+                  AND c.relname ~ '^event_log_[0-9]{4}_[0-9]{2}$'
+                  AND to_date(substr(c.relname, 11), 'YYYY_MM') + interval '1 month'
+                      <= (before AT TIME ZONE 'UTC')
+            LOOP
+                EXECUTE format('DROP TABLE %I', partition.relname);
+                RETURN NEXT partition.relname;
+            END LOOP;
+            DELETE FROM occurrences WHERE "end" < before;
+        END $$;
+        """,
+        // 2: the watchers, and the views consumers read.
+        """
+        -- Each watcher that delivers here: the last sequence number stored and when.
+        CREATE TABLE watchers (
+            watcher text PRIMARY KEY,
+            last_seq bigint NOT NULL,
+            last_delivery timestamptz NOT NULL
+        );
+
+        -- Every event with its occurrence, `data` as in the CloudEvents object (reminder or liveActivity, flight,
+        -- meeting; the occurrence itself is in the columns).
+        CREATE VIEW events AS
+            SELECT e.id, e.seq, e.type, e.time, o.subject, o.calendar, o.uid, o.recurrence_id, o.kind, o.summary,
+                   o.location, o.start, o."end", e.recorded, e.expiry,
+                   e.details || jsonb_build_object('flight', o.flight, 'meeting', o.meeting) AS data,
+                   o.id AS occurrence, e.watcher
+            FROM event_log AS e
+            JOIN occurrences AS o ON o.watcher = e.watcher AND o.subject = e.subject AND o.version = e.version;
+
+        -- The latest reminder of each occurrence that has not started yet.
+        CREATE VIEW upcoming_reminders AS
+            SELECT start, summary, kind, calendar, location, minutes_before, join_url, reminded_at, subject, id, watcher
+            FROM (
+                SELECT DISTINCT ON (e.watcher, e.subject)
+                       o.start, o.summary, o.kind, o.calendar, o.location,
+                       (e.details #>> '{reminder,minutesBefore}')::integer AS minutes_before,
+                       o.meeting ->> 'joinURL' AS join_url, e.time AS reminded_at, o.subject, e.id, e.watcher
+                FROM event_log AS e
+                JOIN occurrences AS o ON o.watcher = e.watcher AND o.subject = e.subject AND o.version = e.version
+                WHERE e.type = 'reminderDue' AND e.type <> 'liveActivityUpdate'
+                ORDER BY e.watcher, e.subject, e.seq DESC
+            ) AS latest
+            WHERE start > now()
+            ORDER BY start;
+
+        -- Each detected flight as last detected, with when to leave for the airport.
+        CREATE VIEW flights AS
+            SELECT * FROM (
+                SELECT DISTINCT ON (e.watcher, e.subject)
+                       o.flight ->> 'code' AS code, o.flight ->> 'origin' AS origin,
+                       o.flight ->> 'destination' AS destination,
+                       COALESCE((o.flight ->> 'departure')::timestamptz, o.start) AS departure,
+                       (o.flight ->> 'arrival')::timestamptz AS arrival,
+                       (o.flight ->> 'leaveBy')::timestamptz AS leave_by,
+                       o.flight ->> 'terminal' AS terminal, o.flight ->> 'gate' AS gate,
+                       o.summary, o.calendar, o.subject, e.time AS detected_at, e.watcher
+                FROM event_log AS e
+                JOIN occurrences AS o ON o.watcher = e.watcher AND o.subject = e.subject AND o.version = e.version
+                WHERE e.type = 'flightDetected' AND e.type <> 'liveActivityUpdate'
+                ORDER BY e.watcher, e.subject, e.seq DESC
+            ) AS latest
+            ORDER BY departure;
+
+        -- Live activities started and not yet ended, with their last reported state.
+        CREATE VIEW current_live_activities AS
+            SELECT o.start, o."end", o.summary, o.kind, o.calendar,
+                   latest.details #>> '{liveActivity,phase}' AS phase,
+                   (latest.details #>> '{liveActivity,progress}')::double precision AS progress,
+                   (latest.details #>> '{liveActivity,secondsToStart}')::bigint AS seconds_to_start,
+                   (latest.details #>> '{liveActivity,secondsToEnd}')::bigint AS seconds_to_end,
+                   latest.time AS updated_at, o.subject, started.watcher
+            FROM event_log AS started
+            JOIN occurrences AS o
+              ON o.watcher = started.watcher AND o.subject = started.subject AND o.version = started.version
+            CROSS JOIN LATERAL (
+                SELECT state.time, state.details FROM event_log AS state
+                WHERE state.watcher = started.watcher AND state.subject = started.subject
+                  AND state.time >= started.time AND state.type IN ('liveActivityStart', 'liveActivityUpdate')
+                ORDER BY state.time DESC, state.seq DESC LIMIT 1
+            ) AS latest
+            WHERE started.type = 'liveActivityStart'
+              AND NOT EXISTS (SELECT 1 FROM event_log AS ended
+                              WHERE ended.watcher = started.watcher AND ended.subject = started.subject
+                                AND ended.type = 'liveActivityEnd' AND ended.time >= started.time)
+            ORDER BY o.start;
+        """,
+    ]
+}

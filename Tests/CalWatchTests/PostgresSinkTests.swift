@@ -1,0 +1,302 @@
+import CalWatchCore
+import CalWatchRuntime
+import Foundation
+import Testing
+
+/// The PostgreSQL sink against a real server started for each test (`PostgresServer`).
+@Suite(.timeLimit(.minutes(5))) struct PostgresSinkTests {
+    let cli = CommandLineTests()
+
+    /// A configuration with a PostgreSQL sink (and `extra` sinks) in a new folder.
+    static func folder(url: String, instance: String = "test", channel: String? = nil, extra: String = "") throws
+        -> String
+    {
+        let folder = SinkFixtures.folder()
+        var text = "instance: \(instance)\nsinks:\n  - type: postgres\n    url: \"\(url)\"\n"
+        if let channel { text += "    channel: \(channel)\n" }
+        try (text + extra).write(toFile: folder + "/config.yml", atomically: true, encoding: .utf8)
+        return folder
+    }
+
+    func replay(_ folder: String, window: [String] = ["--from", "2027-03-01", "--to", "2027-03-15"]) async throws
+        -> CommandLineTests.Run
+    {
+        try await cli.calwatch(
+            [
+                "replay", ReplayKillTests.samples, "--tz", "Europe/Berlin", "--config", folder + "/config.yml",
+                "--state", folder + "/journal.db",
+            ] + window)
+    }
+
+    @Test func aReplayStoresWhatTheSQLiteSinkStoresWithTheSameViews() async throws {
+        try await PostgresServer.with { server in try await storesWhatTheSQLiteSinkStores(server) }
+    }
+
+    func storesWhatTheSQLiteSinkStores(_ server: PostgresServer) async throws {
+        let folder = try Self.folder(url: server.url, extra: "  - type: sqlite\n    path: events.db\n")
+        let run = try await replay(folder)
+        #expect(run.status == 0, "\(run.errors)")
+
+        let sqlite = try SinkFixtures.rows(
+            folder + "/events.db", "SELECT type || ' ' || count(*) FROM events GROUP BY type ORDER BY type")
+        let postgres = try await server.psql("SELECT type || ' ' || count(*) FROM events GROUP BY type ORDER BY type")
+        #expect(!sqlite.isEmpty && postgres == sqlite)
+        // The same ids, each once, all from this watcher.
+        let ids = try SinkFixtures.rows(folder + "/events.db", "SELECT id FROM events ORDER BY id")
+        #expect(try await server.psql("SELECT id FROM events ORDER BY id") == ids)
+        #expect(try await server.psql("SELECT DISTINCT watcher FROM events") == ["test"])
+
+        // The flights view says the same, departure and leave-by included.
+        let flightsSQL = "SELECT code, origin, destination, departure, leave_by FROM flights ORDER BY departure"
+        let sqliteFlights = try SinkFixtures.rows(
+            folder + "/events.db",
+            "SELECT code || '|' || origin || '|' || destination || '|' || departure || '|' || leave_by FROM flights ORDER BY departure"
+        )
+        let postgresFlights = try await server.psql(
+            "SELECT code, origin, destination, to_char(departure AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), "
+                + "to_char(leave_by AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"') FROM flights ORDER BY departure"
+        )
+        #expect(!sqliteFlights.isEmpty && postgresFlights == sqliteFlights, "\(flightsSQL)")
+        // Upcoming reminders (the sample weeks are in 2027): one per occurrence, the latest, as in SQLite.
+        let upcoming = try SinkFixtures.rows(
+            folder + "/events.db", "SELECT subject || '|' || minutes_before FROM upcoming_reminders ORDER BY subject")
+        #expect(
+            try await server.psql("SELECT subject || '|' || minutes_before FROM upcoming_reminders ORDER BY subject")
+                == upcoming)
+        // Data as in the CloudEvents object: the reminder's offset and the meeting's link.
+        let joinLinks = try await server.psql(
+            "SELECT DISTINCT data #>> '{meeting,joinURL}' FROM events WHERE type = 'reminderDue' AND kind = 'meeting' "
+                + "AND data #>> '{reminder,minutesBefore}' = '5' ORDER BY 1")
+        #expect(joinLinks.contains { $0.hasPrefix("https://") }, "\(joinLinks)")
+
+        // A second replay of the same days over the same journal stores nothing again.
+        let again = try await replay(folder)
+        #expect(again.status == 0, "\(again.errors)")
+        #expect(try await server.value("SELECT count(*) FROM event_log") == String(ids.count))
+        // `check` names the server's version and the layout.
+        let check = try await cli.calwatch(["check", "--config", folder + "/config.yml", fixture("minimal.ics")])
+        #expect(check.status == 0, "\(check.errors)")
+        #expect(
+            check.output.contains("PostgreSQL 1")
+                && check.output.contains("calwatch layout \(PostgresSink.schemaVersion) (current)"),
+            "\(check.output)")
+    }
+
+    @Test func anOlderLayoutIsMigratedAndANewerOneRefused() async throws {
+        try await PostgresServer.with { server in
+            // A database calwatch left at layout 1 (tables, no views), with an event in it.
+            let connection = try await offCooperativePool { try PostgresConnection(url: server.url) }
+            try PostgresSink.migrate(connection, sink: "test", url: "test", watcher: "old", through: 1)
+            _ = try await server.psql(
+                """
+                SELECT calwatch_event_partition('2027-03-01');
+                INSERT INTO occurrences (watcher, subject, version, calendar, uid, kind, start, "end")
+                    VALUES ('old', 'u1/2027-03-02T09:00:00Z', 1, 'work', 'u1', 'event', '2027-03-02T09:00:00Z',
+                            '2027-03-02T10:00:00Z');
+                INSERT INTO event_log VALUES ('old', 'e1', 1, 'reminderDue', '2027-03-02T08:45:00Z',
+                    'u1/2027-03-02T09:00:00Z', 1, now(), '2027-03-02T09:00:00Z', '{"reminder":{"minutesBefore":15}}');
+                """)
+            let folder = try Self.folder(url: server.url)
+            let check = try await cli.calwatch(["check", "--config", folder + "/config.yml", fixture("minimal.ics")])
+            #expect(check.output.contains("calwatch layout 1 (migrated to 2 at the first delivery)"), "\(check.output)")
+
+            #expect(try await replay(folder).status == 0)
+            #expect(try await server.psql("SELECT version FROM calwatch_schema ORDER BY version") == ["1", "2"])
+            // The old event shows in the view made by the migration, beside the new ones.
+            #expect(
+                try await server.value("SELECT summary IS NULL AND type = 'reminderDue' FROM events WHERE id = 'e1'")
+                    == "t")
+            #expect(try await server.value("SELECT count(DISTINCT watcher) FROM events") == "2")
+
+            // A layout from a newer calwatch is refused, with the fix, and nothing is written.
+            _ = try await server.psql("INSERT INTO calwatch_schema (version, migrated_by) VALUES (9, 'newer')")
+            let refused = try await cli.calwatch(["check", "--config", folder + "/config.yml", fixture("minimal.ics")])
+            #expect(refused.status == 64)
+            #expect(
+                refused.errors.contains("holds calwatch layout 9, written by a newer calwatch"), "\(refused.errors)")
+            let before = try await server.value("SELECT count(*) FROM event_log")
+            let later = try await replay(folder, window: ["--from", "2027-03-15", "--to", "2027-03-16"])
+            #expect(later.status == 74 && later.errors.contains("upgrade calwatch"), "\(later.errors)")
+            #expect(try await server.value("SELECT count(*) FROM event_log") == before)
+        }
+    }
+
+    @Test func aPasswordComesFromItsCommandAndNeverShowsInAnError() async throws {
+        try await PostgresServer.with { server in
+            // A role that must give a password over the socket (the server trusts everyone else).
+            _ = try await server.psql(
+                "CREATE ROLE watcher LOGIN PASSWORD 'Pa55-right'; GRANT ALL ON SCHEMA public TO watcher")
+            let hba = server.data + "/pg_hba.conf"
+            let rules = try String(contentsOfFile: hba, encoding: .utf8)
+            try ("local all watcher scram-sha-256\n" + rules).write(toFile: hba, atomically: false, encoding: .utf8)
+            _ = try await server.psql("SELECT pg_reload_conf()")
+            let url = "postgres:///calwatch?host=\(server.folder)&user=watcher"
+
+            let folder = try Self.folder(url: url)
+            let config = folder + "/config.yml"
+            try
+                (String(contentsOfFile: config, encoding: .utf8)
+                + "    passwordCommand: [printf, \"%s\\n\", Pa55-right]\n")
+                .write(toFile: config, atomically: true, encoding: .utf8)
+            let run = try await replay(folder)
+            #expect(run.status == 0, "\(run.errors)")
+            #expect(try await server.value("SELECT count(*) > 0 FROM events WHERE watcher = 'test'") == "t")
+
+            // A wrong password, from the command or in the URL: the error says what failed, never the password.
+            for (url, command) in [
+                (url, "    passwordCommand: [printf, Wr0ng-pa55]\n"),
+                (url.replacingOccurrences(of: ":///", with: "://watcher:Wr0ng-pa55@/"), ""),
+            ] {
+                let wrong = try Self.folder(url: url)
+                try (String(contentsOfFile: wrong + "/config.yml", encoding: .utf8) + command)
+                    .write(toFile: wrong + "/config.yml", atomically: true, encoding: .utf8)
+                let check = try await cli.calwatch(["check", "--config", wrong + "/config.yml", fixture("minimal.ics")])
+                #expect(check.status == 64)
+                #expect(check.errors.contains("password authentication failed"), "\(check.errors)")
+                let replayed = try await replay(wrong, window: ["--from", "2027-03-01", "--to", "2027-03-02"])
+                #expect(replayed.status == 74)
+                for text in [check.output, check.errors, replayed.output, replayed.errors] {
+                    #expect(!text.contains("Wr0ng-pa55"), "\(text)")
+                }
+            }
+        }
+    }
+
+    @Test func everyStoredBatchIsNotifiedOnTheChannel() async throws {
+        try await PostgresServer.with { server in
+            let listener = try await offCooperativePool { () -> PostgresConnection in
+                let connection = try PostgresConnection(url: server.url)
+                try connection.execute("LISTEN calwatch_events")
+                return connection
+            }
+            let folder = try Self.folder(url: server.url, instance: "anna@laptop", channel: "calwatch_events")
+            #expect(try await replay(folder).status == 0)
+            var received: [PostgresConnection.Notification] = []
+            while true {
+                let more = try await offCooperativePool { try listener.notifications(waitingUpTo: 2000) }
+                if more.isEmpty { break }
+                received += more
+            }
+            let stored = Int(try await server.value("SELECT count(*) FROM event_log")) ?? 0
+            #expect(stored > 0 && !received.isEmpty)
+            // Each notification tells which watcher stored which sequence numbers; together they cover every event.
+            let batches = received.compactMap {
+                try? JSONSerialization.jsonObject(with: Data($0.payload.utf8)) as? [String: Any]
+            }
+            #expect(batches.count == received.count && received.allSatisfy { $0.channel == "calwatch_events" })
+            #expect(batches.allSatisfy { $0["watcher"] as? String == "anna@laptop" })
+            #expect(batches.map { $0["events"] as? Int ?? 0 }.reduce(0, +) == stored)
+            let ranges = batches.map { ($0["first"] as? Int ?? 0, $0["last"] as? Int ?? 0) }
+            #expect(zip(ranges, ranges.dropFirst()).allSatisfy { $0.1 + 1 == $1.0 }, "\(ranges)")
+        }
+    }
+}
+
+/// The PostgreSQL sink when calwatch or the database goes away mid-replay: every event stored once.
+@Suite(.serialized, .timeLimit(.minutes(5))) struct PostgresRecoveryTests {
+    static let window = ["--from", "2027-01-01", "--to", "2030-01-01", "--tz", "Europe/Berlin"]
+
+    /// A replay of the samples into `folder`'s sinks, in the background.
+    static func startReplay(_ folder: String) throws -> Process {
+        let process = Process()
+        process.executableURL = CommandLineTests.executable
+        process.arguments =
+            ["replay", ReplayKillTests.samples] + window
+            + ["--config", folder + "/config.yml", "--state", folder + "/journal.db"]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle(forWritingAtPath: "/dev/null")
+        try process.run()
+        return process
+    }
+
+    static func wait(_ process: Process) async throws -> Int32 {
+        try await offCooperativePool {
+            process.waitUntilExit()
+            return process.terminationStatus
+        }
+    }
+
+    /// Waits until the database holds at least `rows` events (or the replay has ended).
+    static func waitForRows(_ rows: Int, in server: PostgresServer, while process: Process) async throws -> Int {
+        while true {
+            let stored = Int((try? await server.value("SELECT count(*) FROM event_log")) ?? "") ?? 0
+            if stored >= rows || !process.isRunning { return stored }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
+    /// The ids of the events a replay of the window gives, from an undisturbed run to standard output.
+    static func expectedIDs() async throws -> Set<String> {
+        Set(try await ReplayKillTests.replay(state: nil, window: window).map(ReplayKillTests.id))
+    }
+
+    @Test func afterSIGKILLAndARestartEveryEventIsStoredOnce() async throws {
+        let expected = try await Self.expectedIDs()
+        try await PostgresServer.with { server in
+            let folder = try PostgresSinkTests.folder(url: server.url)
+            let first = try Self.startReplay(folder)
+            let before = try await Self.waitForRows(expected.count / 3, in: server, while: first)
+            kill(first.processIdentifier, SIGKILL)
+            _ = try await Self.wait(first)
+            #expect(before < expected.count, "the replay ended before it was killed")
+            #expect(try await Self.wait(try Self.startReplay(folder)) == 0)
+            let stored = try await server.psql("SELECT id FROM events")
+            #expect(stored.count == expected.count && Set(stored) == expected)
+        }
+    }
+
+    @Test func aDatabaseStoppedFor20SecondsMidReplayLosesNothing() async throws {
+        let expected = try await Self.expectedIDs()
+        try await PostgresServer.with { server in
+            let folder = try PostgresSinkTests.folder(url: server.url)
+            let replay = try Self.startReplay(folder)
+            let before = try await Self.waitForRows(expected.count / 4, in: server, while: replay)
+            #expect(replay.isRunning && before < expected.count, "the replay ended before the database stopped")
+            try await server.halt()
+            try await Task.sleep(for: .seconds(20))
+            try await server.startAgain()
+            // The sink retried with backoff meanwhile; its last tries find the database back.
+            #expect(try await Self.wait(replay) == 0)
+            let stored = try await server.psql("SELECT id FROM events")
+            #expect(stored.count == expected.count && Set(stored) == expected)
+        }
+    }
+
+    @Test func eightWatchersDeliverIntoOneDatabaseAtOnce() async throws {
+        try await PostgresServer.with { server in
+            // Each watcher its own calendar and instance name, all at the same time.
+            let calendars = [
+                "calendars/work", "calendars/personal", "calendars/travel", "radicale/family", "caldav/report.xml",
+                "calendars", "calendars/work", "calendars/travel",
+            ].map { ReplayKillTests.samples + "/../" + $0 }
+            let folders = try calendars.indices.map { index in
+                try PostgresSinkTests.folder(
+                    url: server.url, instance: "watcher-\(index)", extra: "  - type: jsonl\n    path: events.jsonl\n")
+            }
+            let processes = try zip(calendars, folders).map { calendar, folder in
+                let process = Process()
+                process.executableURL = CommandLineTests.executable
+                process.arguments = [
+                    "replay", calendar, "--from", "2027-01-01", "--to", "2028-01-01", "--tz", "Europe/Berlin",
+                    "--config", folder + "/config.yml", "--state", folder + "/journal.db",
+                ]
+                process.standardOutput = FileHandle.nullDevice
+                FileManager.default.createFile(atPath: folder + "/errors", contents: nil)
+                process.standardError = FileHandle(forWritingAtPath: folder + "/errors")
+                try process.run()
+                return process
+            }
+            for process in processes { #expect(try await Self.wait(process) == 0) }
+            for (index, folder) in folders.enumerated() {
+                // Creating the schema and each month's table together never failed a batch.
+                let errors = try String(contentsOfFile: folder + "/errors", encoding: .utf8)
+                #expect(!errors.contains("retrying"), "watcher \(index): \(errors)")
+                let written = SinkFixtures.lines(folder + "/events.jsonl").map(ReplayKillTests.id)
+                let stored = try await server.psql("SELECT id FROM events WHERE watcher = 'watcher-\(index)'")
+                #expect(
+                    !written.isEmpty && stored.count == written.count && Set(stored) == Set(written), "watcher \(index)"
+                )
+            }
+        }
+    }
+}
