@@ -7,7 +7,7 @@ DEMO_WINDOW := --from 2027-03-01 --to 2027-03-08 --tz Europe/Berlin
 DEMO_DAY := --from 2027-03-03 --to 2027-03-04
 DEMO_CALENDARS := samples/calendars samples/radicale/family samples/caldav/report.xml
 
-.PHONY: deps build demo test test-busy corpus bench bench-replay bench-sinks bench-package bench-watch bench-next format clean \
+.PHONY: deps build demo test test-busy corpus bench bench-replay bench-sinks bench-postgres bench-package bench-watch bench-next format clean \
 	release manual install uninstall deb deb-deps test-package fuzz test-asan test-tsan soak
 
 deps:
@@ -109,6 +109,10 @@ bench-replay: deps
 
 bench-sinks: deps
 	python3 benchmarks/run.py --sinks
+
+# Eight watchers replaying into one PostgreSQL database at once, against their ceiling (~1 minute).
+bench-postgres: deps
+	python3 benchmarks/postgres.py
 
 # The Debian package's size, and its static binary's start-up against the toolchain-linked release build.
 bench-package: deb

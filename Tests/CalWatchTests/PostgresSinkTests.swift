@@ -82,6 +82,22 @@ import Testing
             "\(check.output)")
     }
 
+    @Test func aBatchDeliveredAgainWholeOrInPartIsStoredOnce() async throws {
+        let entries = try await SinkFixtures.wednesday()
+        try await PostgresServer.with { server in
+            let sink = PostgresSink(settings: PostgresSettings(url: server.url, watcher: "again"))
+            try await sink.deliver(Array(entries.prefix(entries.count / 2)))
+            // The whole batch after its first half (a crash before the journal recorded the cursor), then all again.
+            try await sink.deliver(entries)
+            try await sink.deliver(entries)
+            #expect(try await server.value("SELECT count(*) FROM event_log") == String(entries.count))
+            #expect(try await server.value("SELECT count(DISTINCT id) FROM events") == String(entries.count))
+            // The newest record is the last event, from the watcher's row.
+            let newest = try await sink.newestRecord()
+            #expect(newest?.sequence == entries.last?.sequence && newest?.id == entries.last?.event.id.description)
+        }
+    }
+
     @Test func anOlderLayoutIsMigratedAndANewerOneRefused() async throws {
         try await PostgresServer.with { server in
             // A database calwatch left at layout 1 (tables, no views), with an event in it.

@@ -40,6 +40,9 @@ public final class PostgresConnection: @unchecked Sendable {
             PQfinish(connection)
             throw PostgresError(message: message, state: nil)
         }
+        // libpq prints the server's notices ("relation … already exists, skipping") on standard error; calwatch
+        // reports what matters itself.
+        PQsetNoticeProcessor(connection, { _, _ in }, nil)
         self.connection = connection
     }
 

@@ -21,10 +21,12 @@ public actor PostgresSink: EventSink {
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
     public nonisolated let settings: PostgresSettings
     private var connection: PostgresConnection?
-    /// The statements that move a batch from `incoming` into the tables and commit, for this connection.
-    private var storeBatch = ""
+    /// The statement that moves new occurrences from `incoming_occurrences` into `occurrences`.
+    private var storeOccurrences = ""
     private var row = SQLRow()
-    private var copyBuffer: [UInt8] = []
+    /// The batch's rows as COPY text: its events, and the occurrences this connection has not stored.
+    private var eventRows: [UInt8] = []
+    private var occurrenceRows: [UInt8] = []
     /// Occurrence versions this connection has stored: their rows go without the occurrence's columns. Emptied at
     /// 4,096 and on a new connection (a rolled-back batch may not have stored them).
     private var storedOccurrences: Set<OccurrenceVersion> = []
@@ -48,16 +50,31 @@ public actor PostgresSink: EventSink {
     // MARK: Delivery
 
     public func deliver(_ batch: [JournalStore.Entry]) async throws {
-        guard !batch.isEmpty else { return }
+        guard let first = batch.first, let last = batch.last else { return }
         let connection = try await connected()
         do {
             try connection.execute("BEGIN")
             try ensurePartitions(for: batch, on: connection)
-            copyBuffer.removeAll(keepingCapacity: true)
-            var added: [OccurrenceVersion] = []
-            for entry in batch { appendIncoming(entry, addedOccurrences: &added) }
-            try connection.copy(Self.copyIncoming, data: copyBuffer)
-            try connection.execute(storeBatch)
+            occurrenceRows.removeAll(keepingCapacity: true)
+            eventRows.removeAll(keepingCapacity: true)
+            var added: Set<OccurrenceVersion> = []
+            for entry in batch { appendRows(entry, addedOccurrences: &added) }
+            if !added.isEmpty {
+                try connection.copy(Self.copyOccurrences, data: occurrenceRows)
+                try connection.execute(storeOccurrences)
+            }
+            // Straight into event_log; only a batch stored before (a redelivery after a crash) takes the slower way
+            // that skips what is there.
+            try connection.execute("SAVEPOINT events")
+            do {
+                try connection.copy(Self.copyEvents, data: eventRows)
+            } catch let error as PostgresError where error.state == "23505" {
+                try connection.execute("ROLLBACK TO SAVEPOINT events")
+                try connection.copy(Self.copyIncomingEvents, data: eventRows)
+                try connection.execute(Self.storeIncomingEvents)
+            }
+            try connection.execute(
+                try finishBatch(on: connection, first: first.sequence, last: last, count: batch.count))
             if storedOccurrences.count + added.count > 4096 { storedOccurrences.removeAll(keepingCapacity: true) }
             storedOccurrences.formUnion(added)
         } catch let error as PostgresError {
@@ -72,16 +89,15 @@ public actor PostgresSink: EventSink {
     public func newestRecord() async throws -> SinkRecord? {
         guard let connection = try? await connected() else { return nil }
         let rows = try connection.execute(
-            "SELECT seq, id FROM event_log WHERE watcher = $1 ORDER BY seq DESC LIMIT 1", [settings.watcher])
+            "SELECT last_seq, last_id FROM watchers WHERE watcher = $1", [settings.watcher])
         guard let newest = rows.first, let sequence = newest[0].flatMap({ Int64($0) }), let id = newest[1] else {
             return nil
         }
         return SinkRecord(sequence: sequence, id: id)
     }
 
-    /// One `incoming` row: the occurrence's columns (NULL when this connection stored that version), then the
-    /// event's.
-    private func appendIncoming(_ entry: JournalStore.Entry, addedOccurrences: inout [OccurrenceVersion]) {
+    /// The entry's `event_log` row, and its occurrence's row unless this connection stored that version.
+    private func appendRows(_ entry: JournalStore.Entry, addedOccurrences: inout Set<OccurrenceVersion>) {
         let event = entry.event
         row.reset()
         row.append(event.key.calendar)
@@ -102,8 +118,13 @@ public actor PostgresSink: EventSink {
         }
         // The version is the hash of the occurrence's columns, as in the SQLite sink.
         let occurrence = OccurrenceVersion(subject: event.subject, version: row.contentHash)
-        let known = storedOccurrences.contains(occurrence)
-        if !known { addedOccurrences.append(occurrence) }
+        if !storedOccurrences.contains(occurrence) && addedOccurrences.insert(occurrence).inserted {
+            row.append(occurrence.subject)
+            row.append(occurrence.version)
+            row.appendCopyLine(to: &occurrenceRows)
+        }
+        row.reset()
+        row.append(settings.watcher)
         row.append(event.id.description)
         row.append(entry.sequence)
         row.append(event.type.rawValue)
@@ -113,11 +134,8 @@ public actor PostgresSink: EventSink {
         row.append(entry.recorded)
         row.append(event.expiry)
         row.appendText { CloudEventJSON.writeDetails(event, facts: .event, flightAndMeeting: false, to: &$0) }
-        row.appendCopyLine(to: &copyBuffer, nullingFirst: known ? Self.occurrenceColumns : 0)
+        row.appendCopyLine(to: &eventRows)
     }
-
-    /// The occurrence's columns at the start of an `incoming` row.
-    private static let occurrenceColumns = 9
 
     /// Creates the monthly `event_log` partitions the batch needs, inside its transaction.
     private func ensurePartitions(for batch: [JournalStore.Entry], on connection: PostgresConnection) throws {
@@ -145,8 +163,8 @@ public actor PostgresSink: EventSink {
         let opened = try await open()
         do {
             try Self.migrate(opened, sink: name, url: settings.redactedURL, watcher: settings.watcher)
-            try opened.execute(Self.incomingTable)
-            storeBatch = try Self.storeBatch(on: opened, watcher: settings.watcher, channel: settings.channel)
+            try opened.execute(Self.incomingTables)
+            storeOccurrences = try Self.storeOccurrences(on: opened, watcher: settings.watcher)
         } catch let error as PostgresError {
             throw SinkError(sink: name, reason: "cannot set up \(settings.redactedURL): \(error.message)")
         }
@@ -276,49 +294,60 @@ public actor PostgresSink: EventSink {
     /// The advisory lock key that serializes migrations: "calwatch" in ASCII.
     private static let schemaLock: Int64 = 0x6361_6C77_6174_6368
 
-    private static let incomingTable = """
-        CREATE TEMPORARY TABLE IF NOT EXISTS incoming (
+    /// Where a batch's new occurrences wait for `INSERT … ON CONFLICT DO NOTHING`, and its events when they were
+    /// partly stored before.
+    private static let incomingTables = """
+        CREATE TEMPORARY TABLE IF NOT EXISTS incoming_occurrences (
             calendar text, uid text, recurrence_id text, kind text, summary text, location text,
-            start timestamptz, "end" timestamptz, facts jsonb,
-            id text, seq bigint, type text, time timestamptz, subject text, version bigint, recorded timestamptz,
-            expiry timestamptz, details jsonb
-        ) ON COMMIT DELETE ROWS
+            start timestamptz, "end" timestamptz, facts jsonb, subject text, version bigint
+        ) ON COMMIT DELETE ROWS;
+        CREATE TEMPORARY TABLE IF NOT EXISTS incoming_events (LIKE event_log) ON COMMIT DELETE ROWS
         """
 
-    private static let copyIncoming = """
-        COPY incoming (calendar, uid, recurrence_id, kind, summary, location, start, "end", facts,
-            id, seq, type, time, subject, version, recorded, expiry, details) FROM STDIN
+    private static let copyOccurrences = """
+        COPY incoming_occurrences (calendar, uid, recurrence_id, kind, summary, location, start, "end", facts,
+            subject, version) FROM STDIN
         """
 
-    /// The statements after the COPY: occurrences not stored yet, then the events, the watcher's row, the
-    /// notification, the commit. One round trip.
-    private static func storeBatch(on connection: PostgresConnection, watcher: String, channel: String?) throws
-        -> String
-    {
-        let watcher = try connection.literal(watcher)
+    private static let eventColumns = "watcher, id, seq, type, time, subject, version, recorded, expiry, details"
+    private static let copyEvents = "COPY event_log (\(eventColumns)) FROM STDIN"
+    private static let copyIncomingEvents = "COPY incoming_events (\(eventColumns)) FROM STDIN"
+    private static let storeIncomingEvents =
+        "INSERT INTO event_log SELECT * FROM incoming_events ON CONFLICT DO NOTHING"
+
+    private static func storeOccurrences(on connection: PostgresConnection, watcher: String) throws -> String {
+        """
+        INSERT INTO occurrences (watcher, subject, version, calendar, uid, recurrence_id, kind, summary, location,
+            start, "end", flight, meeting)
+        SELECT \(try connection.literal(watcher)), subject, version, calendar, uid, recurrence_id, kind, summary,
+            location, start, "end", NULLIF(facts -> 'flight', 'null'), NULLIF(facts -> 'meeting', 'null')
+        FROM incoming_occurrences
+        ON CONFLICT DO NOTHING
+        """
+    }
+
+    /// The end of a batch: the watcher's row, the notification, the commit; one round trip.
+    private func finishBatch(
+        on connection: PostgresConnection, first: Int64, last: JournalStore.Entry, count: Int
+    ) throws -> String {
+        let watcher = try connection.literal(settings.watcher)
         var sql = """
-            INSERT INTO occurrences (watcher, subject, version, calendar, uid, recurrence_id, kind, summary, location,
-                start, "end", flight, meeting)
-            SELECT DISTINCT ON (subject, version) \(watcher), subject, version, calendar, uid, recurrence_id, kind,
-                summary, location, start, "end", NULLIF(facts -> 'flight', 'null'), NULLIF(facts -> 'meeting', 'null')
-            FROM incoming WHERE calendar IS NOT NULL
-            ON CONFLICT DO NOTHING;
-            INSERT INTO event_log (watcher, id, seq, type, time, subject, version, recorded, expiry, details)
-            SELECT \(watcher), id, seq, type, time, subject, version, recorded, expiry, details FROM incoming
-            ON CONFLICT DO NOTHING;
-            INSERT INTO watchers (watcher, last_seq, last_delivery)
-            SELECT \(watcher), max(seq), now() FROM incoming
-            ON CONFLICT (watcher) DO UPDATE SET last_seq = greatest(watchers.last_seq, excluded.last_seq),
+            INSERT INTO watchers (watcher, last_seq, last_id, last_delivery)
+            VALUES (\(watcher), \(last.sequence), \(try connection.literal(last.event.id.description)), now())
+            ON CONFLICT (watcher) DO UPDATE SET last_seq = excluded.last_seq, last_id = excluded.last_id,
                 last_delivery = excluded.last_delivery;
 
             """
-        if let channel {
-            let channel = try connection.literal(channel)
-            sql += """
-                SELECT pg_notify(\(channel), json_build_object('watcher', \(watcher), 'first', min(seq),
-                    'last', max(seq), 'events', count(*))::text) FROM incoming;
-
-                """
+        if let channel = settings.channel {
+            var payload = JSONLineWriter(capacity: 256)
+            payload.beginObject()
+            payload.field("watcher", settings.watcher)
+            payload.field("first", Int(first))
+            payload.field("last", Int(last.sequence))
+            payload.field("events", count)
+            payload.endObject()
+            let text = String(decoding: payload.bytes, as: UTF8.self)
+            sql += "SELECT pg_notify(\(try connection.literal(channel)), \(try connection.literal(text)));\n"
         }
         return sql + "COMMIT"
     }
@@ -362,7 +391,6 @@ public actor PostgresSink: EventSink {
             details jsonb NOT NULL,        -- {"reminder":{…}} or {"liveActivity":{…}} or {}
             PRIMARY KEY (time, watcher, id)
         ) PARTITION BY RANGE (time);
-        CREATE INDEX event_log_by_seq ON event_log (watcher, seq);
         CREATE INDEX event_log_by_subject ON event_log (watcher, subject) WHERE type <> 'liveActivityUpdate';
 
         -- Creates the month's partition of event_log when missing; watchers call it as new months come.
@@ -400,10 +428,11 @@ public actor PostgresSink: EventSink {
         """,
         // 2: the watchers, and the views consumers read.
         """
-        -- Each watcher that delivers here: the last sequence number stored and when.
+        -- Each watcher that delivers here: the last event stored (its journal sequence number and id) and when.
         CREATE TABLE watchers (
             watcher text PRIMARY KEY,
             last_seq bigint NOT NULL,
+            last_id text NOT NULL,
             last_delivery timestamptz NOT NULL
         );
 
