@@ -20,6 +20,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     ],
     targets: [
         .systemLibrary(
@@ -58,8 +60,8 @@ let package = Package(
             resources: [.copy("Resources/data")],
             swiftSettings: strictSettings
         ),
-        /// What runs around the core: the journal, the bus and its sinks (JSON Lines, SQLite, hooks), replay and
-        /// the watch daemon, on injected clocks.
+        /// What runs around the core: the journal, the bus and its sinks (JSON Lines, SQLite, PostgreSQL, hooks),
+        /// replay and the watch daemon, on injected clocks, and their metrics in Prometheus' text format.
         .target(
             name: "CalWatchRuntime",
             dependencies: [
@@ -68,6 +70,8 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "Subprocess", package: "swift-subprocess"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ],
             swiftSettings: strictSettings
         ),

@@ -72,7 +72,10 @@ extension CalwatchCommand {
             var options = ExpansionOptions(window: window, defaultZone: zone)
             options.lookBehind = configuration.liveActivityMaxDuration + 86_400
             options.lookAhead = max(configuration.lookAhead, configuration.horizon, 8 * 86_400)
+            let metrics = settings.metrics.textfile.map(PrometheusTextfile.init(path:))
+            metrics?.bootstrap()
             let scan = CalendarScan(paths: settings.calendars, options: options).run()
+            CalwatchMetrics.read(files: scan.sourceCount, problems: scan.problems)
             CommandSupport.report(scan.problems)
             if scan.nothingReadable { throw ExitCode(65) }
 
@@ -102,6 +105,12 @@ extension CalwatchCommand {
             } catch {
                 StandardStreams.error("calwatch: \(error)\n")
                 throw ExitCode(74)
+            }
+            CalwatchMetrics.planned(at: CommandSupport.timestamp)
+            do {
+                try metrics?.write()
+            } catch {
+                StandardStreams.error("calwatch: cannot write the metrics to \(metrics?.path ?? ""): \(error)\n")
             }
             var hooks: [String: HookSink.Counts] = [:]
             for case let hook as HookSink in sinks { hooks[hook.name] = await hook.counts }

@@ -119,10 +119,22 @@ extension CalwatchCommand {
                 systemZone: {
                     followsSystemZone ? TimeZoneDatabase.rules(named: TimeZoneDatabase.systemZoneName) : nil
                 })
+            var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
+            // Metrics as the configuration at start asks (a reload does not move the file). First in the group, so
+            // it is stopped last, after the watch's sinks have finished: its last write has their final counts.
+            if let path = initial.metrics.textfile {
+                let file = PrometheusTextfile(path: path)
+                file.bootstrap()
+                services.append(
+                    .init(
+                        service: PrometheusTextfile.Service(
+                            file, every: .seconds(initial.metrics.every), clock: ContinuousClock(),
+                            failed: { logger.error("cannot write the metrics to \(path): \($0)") })))
+            }
+            services.append(.init(service: service))
             let group = ServiceGroup(
                 configuration: .init(
-                    services: [.init(service: service)], gracefulShutdownSignals: [.sigterm, .sigint],
-                    logger: logger))
+                    services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
             do {
                 try await group.run()
             } catch {

@@ -28,6 +28,7 @@ import Testing
             reminders:
               offsets: [6s, 3s]
             liveActivity: { lead: 4s, updateEvery: 2s, maxDuration: 1h }
+            metrics: { textfile: metrics.prom, every: 1s }
             sinks:
               - type: jsonl
                 path: events.jsonl
@@ -108,6 +109,20 @@ import Testing
         let hooks = try String(contentsOfFile: folder + "/hooks.log", encoding: .utf8)
         #expect(hooks == String(repeating: "calwatch.reminderDue Standup $(touch pwned)\n", count: 2))
         #expect(!FileManager.default.fileExists(atPath: folder + "/pwned"))
+
+        // The metrics file written as the daemon stopped: the same eight events, each timed against its instant,
+        // and the two hook runs.
+        let metrics = folder + "/metrics.prom"
+        #expect(try await MetricsTests.promtoolProblems(metrics) == nil)
+        let values = try MetricsTests.samples(metrics)
+        let emitted = values.filter { $0.key.hasPrefix("calwatch_events_emitted_total{") }.values.reduce(0, +)
+        #expect(emitted == 8, "\(values)")
+        #expect(values["calwatch_emit_lateness_seconds_count"] == 8)
+        #expect(values["calwatch_emit_lateness_seconds_bucket{le=\"2.5\"}"] == 8, "\(values)")
+        #expect(
+            values.filter { $0.key.hasPrefix("calwatch_hook_runs_total{") && $0.key.contains("success") }.values.first
+                == 2)
+        #expect(values.filter { $0.key.hasPrefix("calwatch_sink_backlog_events{") }.values.allSatisfy { $0 == 0 })
     }
 
     @Test func aReloadWhileAHookRunsDoesNotRunItAgain() async throws {

@@ -18,6 +18,8 @@ public struct Configuration: Sendable {
     public var meetingProviders: [MeetingProvider] = []
     /// The journal of emitted events.
     public var statePath: String
+    /// Metrics for operators (`metrics:`).
+    public var metrics = MetricsSettings()
     /// This calwatch's name in a database that many share (`instance:`); the user and host by default.
     public var instance: String
     /// Where events go; standard output as JSON Lines when the file names none.
@@ -72,6 +74,16 @@ public struct SinkSettings: Sendable, Hashable {
         self.name = name
         self.output = output
     }
+}
+
+/// Where calwatch's metrics go (`metrics:`).
+public struct MetricsSettings: Sendable, Hashable {
+    /// A file in Prometheus' text format for node_exporter's textfile collector; `nil`: no metrics.
+    public var textfile: String?
+    /// Seconds between rewrites of the file while `watch` runs (`replay` writes it at its end).
+    public var every: Int64 = 15
+
+    public init() {}
 }
 
 /// A PostgreSQL sink: where the database is, how to get its password, and the watcher's name in it.

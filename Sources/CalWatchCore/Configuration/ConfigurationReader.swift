@@ -36,7 +36,7 @@ struct ConfigurationReader {
                 root, at: nil,
                 known: [
                     "calendars", "timezone", "me", "horizon", "reminders", "liveActivity", "flights", "state", "sinks",
-                    "rules", "quietHours", "meetings", "instance",
+                    "rules", "quietHours", "meetings", "instance", "metrics",
                 ])
         else { return }
         // Before `rules:`, whose `services:` may name them.
@@ -71,6 +71,7 @@ struct ConfigurationReader {
             case "state":
                 if let path = path(value, at: key) { configuration.statePath = path }
             case "sinks": configuration.sinks = readSinks(value)
+            case "metrics": readMetrics(value, into: &configuration.metrics)
             case "instance":
                 guard let name = string(value, at: key) else { break }
                 if name.isEmpty || name.count > 200 || name.contains(where: \.isNewline) {
@@ -437,6 +438,25 @@ struct ConfigurationReader {
             return readPostgres(keys, node: node, at: path, name: name)
         default:
             return readHook(keys, node: node, at: path, name: name)
+        }
+    }
+
+    private mutating func readMetrics(_ node: Node, into metrics: inout MetricsSettings) {
+        guard let keys = mapping(node, at: "metrics", known: ["textfile", "every"]) else { return }
+        if let (_, value) = keys["textfile"], let file = path(value, at: "metrics.textfile") {
+            if file.hasSuffix(".prom") {
+                metrics.textfile = file
+            } else {
+                note(
+                    value, "metrics.textfile",
+                    "node_exporter reads only files ending in .prom; name it like "
+                        + "/var/lib/prometheus/node-exporter/calwatch.prom")
+            }
+        }
+        if let (_, value) = keys["every"],
+            let seconds = duration(value, at: "metrics.every", positive: true, atMost: Limits.day)
+        {
+            metrics.every = seconds
         }
     }
 

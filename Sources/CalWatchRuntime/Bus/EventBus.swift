@@ -116,6 +116,8 @@ public final class EventBus: Service {
     private let reports = Outcome<[SinkReport]>()
     /// Set when the owner is stopping (a signal): a failing sink then gets one more try, without waiting.
     private let stopping = Outcome<Void>()
+    /// The newest sequence number published, for each sink's backlog.
+    private let newest = Locked<Int64>(0)
 
     /// A bus over `sinks`; nothing runs until `run`. Each consumer first delivers what the journal holds beyond its
     /// sink's cursor, joined to its occurrence by `entry`. Retry delays are slept on `clock`; failures and
@@ -187,7 +189,8 @@ public final class EventBus: Service {
     /// Hands committed events to every sink, once the fastest healthy sink has room for them. A sink without
     /// room gets them later from the journal.
     public func publish(_ entries: [JournalStore.Entry]) async {
-        guard !entries.isEmpty else { return }
+        guard let last = entries.last?.sequence else { return }
+        newest.withLock { $0 = max($0, last) }
         await pace.waitForRoom()
         for (index, input) in inputs.enumerated() {
             if case .enqueued = input.yield(entries) { pace.queued(index) }
@@ -301,6 +304,7 @@ public final class EventBus: Service {
             }
             cursor = last
             report.delivered += entries.count
+            CalwatchMetrics.delivered(entries.count, sink: sink.name, backlog: backlog)
             if fromJournal { report.fromJournal += entries.count }
             do {
                 try await journal.setCursor(last, for: sink.name)
@@ -311,7 +315,11 @@ public final class EventBus: Service {
             return true
         }
 
+        /// Events published that the sink has not handled.
+        var backlog: Int64 { max(0, bus.newest.withLock { $0 } - cursor) }
+
         mutating func failed(_ reason: String) {
+            CalwatchMetrics.failed(sink: sink.name, backlog: backlog)
             report.failures += 1
             report.lastFailure = reason
             // The first failure of a run of them is told; the rest only counted.

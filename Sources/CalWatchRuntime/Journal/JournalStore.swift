@@ -21,6 +21,8 @@ public actor JournalStore {
     private let insert: SQLiteStatement
     /// The row being inserted, its memory kept from one to the next.
     private var row = SQLRow()
+    /// Rows in `events`, counted once and then kept up to date, for the journal-rows metric.
+    private var rows: Int64?
     /// The path of the database file.
     public nonisolated let path: String
 
@@ -273,8 +275,19 @@ public actor JournalStore {
                 committed.append((next, event))
                 next += 1
             }
+            try rowsChanged(by: committed.count)
             return committed
         }
+    }
+
+    /// Keeps the row count after `delta` rows came (or went) and reports it.
+    private func rowsChanged(by delta: Int) throws {
+        if let rows {
+            self.rows = rows + Int64(delta)
+        } else {
+            rows = try connection.prepare("SELECT count(*) FROM events").firstInteger(SQLRow()) ?? 0
+        }
+        CalwatchMetrics.journal(rows: rows ?? 0)
     }
 
     /// The highest sequence number, 0 for an empty journal.
@@ -439,6 +452,7 @@ public actor JournalStore {
             try delete.bind([.integer(delivered), .integer(instant.secondsSinceEpoch)])
             try delete.step()
             let removed = Int(delete.changes)
+            try rowsChanged(by: -removed)
             if removed > 0 {
                 try connection.execute("DELETE FROM hook_runs WHERE seq NOT IN (SELECT seq FROM events)")
             }

@@ -8,6 +8,7 @@ extension EventBus {
     {
         guard !pending.isEmpty else { return }
         let committed = try await journal.append(pending.map(\.event), recorded: recorded)
+        CalwatchMetrics.committed(committed.lazy.map(\.event))
         var index = 0
         let entries = committed.map { sequence, event in
             // Committed events come in the order given, some perhaps skipped as already journaled.

@@ -154,7 +154,9 @@ public actor HookSink: EventSink {
             environment: inherited + fields.environment,
             input: Array((entry.json + "\n").utf8),
             timeout: settings.timeout)
+        let started = ContinuousClock.now
         let result = await process.run(clock: clock)
+        CalwatchMetrics.hookRan(sink: name, outcome: result.outcome, took: started.duration(to: .now))
         finishedRuns.append((entry.sequence, number, result.outcome.description, now()))
         await recordRuns()
         var metadata: Logger.Metadata = [

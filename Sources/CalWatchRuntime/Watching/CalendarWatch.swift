@@ -250,7 +250,9 @@ public final class CalendarWatch {
         let due = loop.step(at: now).map(occurrences.lastKnown)
         for item in due { report.events[item.event.type, default: 0] += 1 }
         report.total += due.count
-        try await bus.publish(due, committingTo: journal, recorded: recordedTime())
+        let recorded = recordedTime()
+        try await bus.publish(due, committingTo: journal, recorded: recorded)
+        CalwatchMetrics.emitted(due.lazy.map(\.event), at: recorded)
         return report
     }
 

@@ -186,6 +186,7 @@ public final class WatchService<WaitClock: Clock>: Service where WaitClock.Durat
                 log(report, "rescan")
             }
             log(try await watch.advance(to: now), "time")
+            CalwatchMetrics.planned(at: wallClock())
         }
     }
 
@@ -262,6 +263,7 @@ public final class WatchService<WaitClock: Clock>: Service where WaitClock.Durat
     }
 
     private func log(_ report: CalendarWatch.Report, _ cause: Logger.Message) {
+        CalwatchMetrics.read(files: report.parsed, problems: report.problems)
         for problem in report.problems {
             let metadata: Logger.Metadata = ["calendar.path": "\(problem.path)"]
             if problem.severity == .error {

@@ -1,0 +1,90 @@
+public import CalWatchCore
+import Metrics
+
+/// What calwatch measures for operators, through swift-metrics: recorded where it happens, kept only when a command
+/// bootstrapped a backend (`metrics:` in config.yml, `PrometheusTextfile`); otherwise swift-metrics' no-op backend
+/// drops it. Every metric's name and help text are here, in one table, so the export is documented.
+public enum CalwatchMetrics {
+    /// Each metric: its Prometheus name and help text.
+    public static let help: [String: String] = [
+        eventsEmitted: "Events committed to the journal, by type.",
+        sinkDelivered: "Events a sink handled, by sink.",
+        sinkFailures: "Failed deliveries to a sink (each is retried), by sink.",
+        sinkBacklog: "Committed events a sink has not handled yet, by sink.",
+        hookRuns: "Hook program runs, by sink and outcome (success, failure, retry, timeout, signal, not_started).",
+        hookDuration: "How long hook program runs took, by sink.",
+        filesParsed: "Calendar files read.",
+        parseErrors: "Errors found while reading calendar files (a file that stays broken counts once).",
+        journalRows: "Rows in the journal (events kept until every sink has them and they expired).",
+        lastPlan: "When calwatch last planned, as seconds since 1970 (watch: the wall clock; replay: its end).",
+        lateness: "How long after its time an event was committed by the watch daemon.",
+    ]
+
+    static let eventsEmitted = "calwatch_events_emitted_total"
+    static let sinkDelivered = "calwatch_sink_delivered_events_total"
+    static let sinkFailures = "calwatch_sink_failures_total"
+    static let sinkBacklog = "calwatch_sink_backlog_events"
+    static let hookRuns = "calwatch_hook_runs_total"
+    static let hookDuration = "calwatch_hook_run_duration_seconds"
+    static let filesParsed = "calwatch_calendar_files_parsed_total"
+    static let parseErrors = "calwatch_calendar_parse_errors_total"
+    static let journalRows = "calwatch_journal_rows"
+    static let lastPlan = "calwatch_last_plan_timestamp_seconds"
+    static let lateness = "calwatch_emit_lateness_seconds"
+
+    static func committed(_ events: some Sequence<PlannedEvent>) {
+        var counts: [EventType: Int] = [:]
+        for event in events { counts[event.type, default: 0] += 1 }
+        for (type, count) in counts {
+            Counter(label: eventsEmitted, dimensions: [("type", type.rawValue)]).increment(by: count)
+        }
+    }
+
+    static func delivered(_ count: Int, sink: String, backlog: Int64) {
+        Counter(label: sinkDelivered, dimensions: [("sink", sink)]).increment(by: count)
+        Gauge(label: sinkBacklog, dimensions: [("sink", sink)]).record(backlog)
+    }
+
+    static func failed(sink: String, backlog: Int64) {
+        Counter(label: sinkFailures, dimensions: [("sink", sink)]).increment()
+        Gauge(label: sinkBacklog, dimensions: [("sink", sink)]).record(backlog)
+    }
+
+    static func hookRan(sink: String, outcome: HookProcess.Outcome, took duration: Duration) {
+        let name =
+            switch outcome {
+            case .exited(0): "success"
+            case .exited(75): "retry"
+            case .exited: "failure"
+            case .signaled: "signal"
+            case .timedOut: "timeout"
+            case .notStarted: "not_started"
+            }
+        Counter(label: hookRuns, dimensions: [("sink", sink), ("outcome", name)]).increment()
+        Timer(label: hookDuration, dimensions: [("sink", sink)]).record(duration: duration)
+    }
+
+    /// Files read and errors found, from a scan or a watch's report.
+    public static func read(files: Int, problems: [CalendarProblem]) {
+        Counter(label: filesParsed).increment(by: files)
+        let errors = problems.filter { $0.severity == .error }.count
+        Counter(label: parseErrors).increment(by: errors)
+    }
+
+    static func journal(rows: Int64) {
+        Gauge(label: journalRows).record(rows)
+    }
+
+    public static func planned(at instant: Timestamp) {
+        Gauge(label: lastPlan).record(Double(instant.millisecondsSinceEpoch) / 1000)
+    }
+
+    /// The daemon committed events due at their `time`s at `now`.
+    static func emitted(_ events: some Sequence<PlannedEvent>, at now: Timestamp) {
+        let timer = Timer(label: lateness)
+        for event in events {
+            let late = now.millisecondsSinceEpoch - event.time.secondsSinceEpoch * 1000
+            timer.record(duration: .milliseconds(max(0, late)))
+        }
+    }
+}
