@@ -118,6 +118,16 @@ def main() -> None:
         distinct = int(psql(folder, "SELECT count(*) FROM (SELECT DISTINCT watcher, id FROM event_log) AS e"))
         size = int(psql(folder, "SELECT pg_database_size('calwatch')"))
         occurrences = int(psql(folder, "SELECT count(*) FROM occurrences"))
+        # What a consumer's query of each view costs on this database (psql's own start-up included, ~10 ms).
+        views = []
+        for view in ("upcoming_reminders", "flights", "current_live_activities"):
+            started = time.perf_counter()
+            rows = psql(folder, f"SELECT count(*) FROM {view}")
+            views.append(f"{view} {(time.perf_counter() - started) * 1000:.0f} ms ({rows} rows)")
+        started = time.perf_counter()
+        psql(folder, "SELECT count(*) FROM events WHERE watcher = 'watcher-0' AND time >= '2024-06-03T12:00:00Z' "
+                     "AND time < '2024-06-03T13:00:00Z'")
+        views.append(f"one watcher's hour of events {(time.perf_counter() - started) * 1000:.0f} ms")
 
         print()
         print(f"{machine()}; PostgreSQL {version} (Debian's package, default settings, fsync on), one run each; "
@@ -136,6 +146,7 @@ def main() -> None:
         print(f"- stored: {stored:,} events ({distinct:,} distinct watcher and id; the replays emitted "
               f"{many['events']:,}), {occurrences:,} occurrence rows; database {size / 1e6:.0f} MB, "
               f"{size / max(stored, 1):.0f} bytes per event with indexes")
+        print("- a query of each view over all of it: " + "; ".join(views))
         print(f"- CPU per event: calwatch {many['cpu'] / many['events'] * 1e6:.1f} µs, "
               f"server {cpu_many / many['events'] * 1e6:.1f} µs")
     finally:

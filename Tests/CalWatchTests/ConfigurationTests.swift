@@ -35,6 +35,9 @@ import Testing
         #expect(configuration.calendars.first == Self.repository + "/samples/calendars")
         #expect(configuration.statePath == "/home/ada/.local/state/calwatch/journal.db")
         #expect(!configuration.sinks.isEmpty)
+        #expect(configuration.instance == "demo")
+        #expect(configuration.metrics.textfile == Self.repository + "/.build/demo/calwatch.prom")
+        #expect(configuration.metrics.every == 15)
     }
 
     @Test func anEmptyFileGivesTheDocumentedDefaults() throws {

@@ -204,6 +204,15 @@ import Testing
             #expect(batches.map { $0["events"] as? Int ?? 0 }.reduce(0, +) == stored)
             let ranges = batches.map { ($0["first"] as? Int ?? 0, $0["last"] as? Int ?? 0) }
             #expect(zip(ranges, ranges.dropFirst()).allSatisfy { $0.1 + 1 == $1.0 }, "\(ranges)")
+            // A batch's rows are found from what its notification says, through the table's key.
+            let last = try #require(batches.last)
+            let found = try await server.value(
+                """
+                SELECT count(*) FROM events WHERE watcher = 'anna@laptop'
+                  AND time BETWEEN '\(last["since"] as? String ?? "")' AND '\(last["until"] as? String ?? "")'
+                  AND seq BETWEEN \(last["first"] as? Int ?? 0) AND \(last["last"] as? Int ?? 0)
+                """)
+            #expect(found == String(last["events"] as? Int ?? -1))
         }
     }
 }

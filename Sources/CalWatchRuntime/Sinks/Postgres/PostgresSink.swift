@@ -50,7 +50,7 @@ public actor PostgresSink: EventSink {
     // MARK: Delivery
 
     public func deliver(_ batch: [JournalStore.Entry]) async throws {
-        guard let first = batch.first, let last = batch.last else { return }
+        guard !batch.isEmpty else { return }
         let connection = try await connected()
         do {
             try connection.execute("BEGIN")
@@ -74,7 +74,7 @@ public actor PostgresSink: EventSink {
                 try connection.execute(Self.storeIncomingEvents)
             }
             try connection.execute(
-                try finishBatch(on: connection, first: first.sequence, last: last, count: batch.count))
+                try finishBatch(on: connection, batch: batch))
             if storedOccurrences.count + added.count > 4096 { storedOccurrences.removeAll(keepingCapacity: true) }
             storedOccurrences.formUnion(added)
         } catch let error as PostgresError {
@@ -328,8 +328,9 @@ public actor PostgresSink: EventSink {
 
     /// The end of a batch: the watcher's row, the notification, the commit; one round trip.
     private func finishBatch(
-        on connection: PostgresConnection, first: Int64, last: JournalStore.Entry, count: Int
+        on connection: PostgresConnection, batch: [JournalStore.Entry]
     ) throws -> String {
+        let (first, last, count) = (batch[0].sequence, batch[batch.count - 1], batch.count)
         let watcher = try connection.literal(settings.watcher)
         var sql = """
             INSERT INTO watchers (watcher, last_seq, last_id, last_delivery)
@@ -345,6 +346,9 @@ public actor PostgresSink: EventSink {
             payload.field("first", Int(first))
             payload.field("last", Int(last.sequence))
             payload.field("events", count)
+            // The batch's event times, so that a reader finds its rows through the (time, watcher, id) key.
+            payload.field("since", batch.lazy.map(\.event.time).min())
+            payload.field("until", batch.lazy.map(\.event.time).max())
             payload.endObject()
             let text = String(decoding: payload.bytes, as: UTF8.self)
             sql += "SELECT pg_notify(\(try connection.literal(channel)), \(try connection.literal(text)));\n"
