@@ -197,7 +197,7 @@ import Testing
             ])
         #expect(problems[1].message.contains("has no `url:`"))
         #expect(problems[2].message.contains("postgres://user@host/database"))
-        #expect(problems[4].message.contains("never runs through a shell"))
+        #expect(problems[4].message.contains("never run through a shell"))
     }
 
     @Test func syntaxErrorsAndRepeatedKeysNameTheLine() {

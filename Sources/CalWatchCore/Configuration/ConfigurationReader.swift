@@ -495,26 +495,33 @@ struct ConfigurationReader {
             }
         }
         if let commandNode = keys["passwordCommand"]?.value {
-            if case .scalar = commandNode, let text = commandNode.string, text.contains(" ") {
-                note(
-                    commandNode, path + ".passwordCommand",
-                    "is one text with spaces; it never runs through a shell, so write the program and each "
-                        + "argument as a list item, such as [pass, show, calwatch/db]")
-                return nil
-            }
-            let argv = list(commandNode, at: path + ".passwordCommand").compactMap { string($0.node, at: $0.key) }
-            guard let program = argv.first, !program.isEmpty else {
-                note(commandNode, path + ".passwordCommand", "is empty; name the program that prints the password")
-                return nil
-            }
+            guard
+                let argv = readArgv(
+                    commandNode, at: path + ".passwordCommand", example: "[pass, show, calwatch/db]",
+                    empty: "name the program that prints the password")
+            else { return nil }
             settings.passwordCommand = argv
-            if program.contains("/"),
-                let resolved = self.path(commandNode, at: path + ".passwordCommand[0]", text: program)
-            {
-                settings.passwordCommand?[0] = resolved
-            }
         }
         return SinkSettings(name: name ?? "postgres:" + settings.redactedURL, output: .postgres(settings))
+    }
+
+    /// A program and its arguments as a list (never one text for a shell), its program given as a relative path
+    /// found next to the configuration, like every other path in it.
+    private mutating func readArgv(_ node: Node, at key: String, example: String, empty: String) -> [String]? {
+        if case .scalar = node, let text = node.string, text.contains(" ") {
+            note(
+                node, key,
+                "is one text with spaces; programs never run through a shell, so write the program and each "
+                    + "argument as a list item, such as \(example)")
+            return nil
+        }
+        var argv = list(node, at: key).compactMap { string($0.node, at: $0.key) }
+        guard let program = argv.first, !program.isEmpty else {
+            note(node, key, "is empty; " + empty)
+            return nil
+        }
+        if program.contains("/"), let resolved = path(node, at: key + "[0]", text: program) { argv[0] = resolved }
+        return argv
     }
 
     private mutating func readHook(
@@ -526,18 +533,10 @@ struct ConfigurationReader {
                 "has no `run:`; write the program and its arguments as a list, such as [notify.sh, \"{summary}\"]")
             return nil
         }
-        if case .scalar = runNode, let text = runNode.string, text.contains(" ") {
-            note(
-                runNode, path + ".run",
-                "is one text with spaces; hooks never run through a shell, so write the program and each argument as a list item, such as [notify-send, \"{summary}\"]"
-            )
-            return nil
-        }
-        let argv = list(runNode, at: path + ".run").compactMap { string($0.node, at: $0.key) }
-        guard let program = argv.first, !program.isEmpty else {
-            note(runNode, path + ".run", "is empty; name the program to run")
-            return nil
-        }
+        guard
+            let argv = readArgv(
+                runNode, at: path + ".run", example: "[notify-send, \"{summary}\"]", empty: "name the program to run")
+        else { return nil }
         for (index, argument) in argv.enumerated()
         where argument.hasPrefix("{") && argument.hasSuffix("}")
             && !HookSettings.placeholders.contains(String(argument.dropFirst().dropLast()))
@@ -548,10 +547,6 @@ struct ConfigurationReader {
                     + HookSettings.placeholders.map { "{\($0)}" }.joined(separator: ", "))
         }
         var hook = HookSettings(run: argv)
-        // A program given as a relative path is found next to the configuration, like every other path in it.
-        if program.contains("/"), let resolved = self.path(runNode, at: path + ".run[0]", text: program) {
-            hook.run[0] = resolved
-        }
         if let node = keys["on"]?.value {
             hook.events = Set(
                 list(node, at: path + ".on").compactMap { item -> EventType? in

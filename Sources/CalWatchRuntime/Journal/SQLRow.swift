@@ -96,3 +96,28 @@ struct SQLRow: ~Copyable {
         copy.append(UInt8(ascii: "\n"))
     }
 }
+
+extension SQLRow {
+    /// The columns of an event's occurrence as the database sinks store it: calendar, UID, RECURRENCE-ID, kind,
+    /// summary, location, start, end, and `{"flight":…,"meeting":…}`. Their `contentHash` is the occurrence's
+    /// version: a changed occurrence (moved, renamed, reclassified) is a new row.
+    mutating func appendOccurrenceColumns(of entry: JournalStore.Entry) {
+        let event = entry.event
+        append(event.key.calendar)
+        append(event.key.uid)
+        append(event.key.recurrenceID?.description)
+        append(entry.facts.kind.rawValue)
+        append(entry.occurrence?.summary)
+        append(entry.occurrence?.location)
+        append(event.occurrenceStart)
+        append(event.occurrenceEnd)
+        appendText { writer in
+            writer.beginObject()
+            ClassificationJSON.writeFlight(
+                entry.facts.flight, departure: event.occurrenceStart, arrival: event.occurrenceEnd,
+                leaveBy: entry.facts.leaveBy, to: &writer)
+            ClassificationJSON.writeMeeting(entry.facts.meeting, to: &writer)
+            writer.endObject()
+        }
+    }
+}

@@ -1,5 +1,5 @@
-import CalWatchCore
 import CLinux
+import CalWatchCore
 import Foundation
 import Subprocess
 import SystemPackage

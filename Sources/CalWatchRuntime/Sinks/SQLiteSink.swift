@@ -269,22 +269,7 @@ public actor SQLiteSink: EventSink {
         if let stored = occurrenceRows[key] { return stored.id }
         let subject = event.subject
         row.reset()
-        row.append(event.key.calendar)
-        row.append(event.key.uid)
-        row.append(event.key.recurrenceID?.description)
-        row.append(entry.facts.kind.rawValue)
-        row.append(entry.occurrence?.summary)
-        row.append(entry.occurrence?.location)
-        row.append(event.occurrenceStart)
-        row.append(event.occurrenceEnd)
-        row.appendText { writer in
-            writer.beginObject()
-            ClassificationJSON.writeFlight(
-                entry.facts.flight, departure: event.occurrenceStart, arrival: event.occurrenceEnd,
-                leaveBy: entry.facts.leaveBy, to: &writer)
-            ClassificationJSON.writeMeeting(entry.facts.meeting, to: &writer)
-            writer.endObject()
-        }
+        row.appendOccurrenceColumns(of: entry)
         // The version is the hash of the columns so far; the subject follows from them.
         let version = row.contentHash
         row.append(subject)

@@ -100,22 +100,7 @@ public actor PostgresSink: EventSink {
     private func appendRows(_ entry: JournalStore.Entry, addedOccurrences: inout Set<OccurrenceVersion>) {
         let event = entry.event
         row.reset()
-        row.append(event.key.calendar)
-        row.append(event.key.uid)
-        row.append(event.key.recurrenceID?.description)
-        row.append(entry.facts.kind.rawValue)
-        row.append(entry.occurrence?.summary)
-        row.append(entry.occurrence?.location)
-        row.append(event.occurrenceStart)
-        row.append(event.occurrenceEnd)
-        row.appendText { writer in
-            writer.beginObject()
-            ClassificationJSON.writeFlight(
-                entry.facts.flight, departure: event.occurrenceStart, arrival: event.occurrenceEnd,
-                leaveBy: entry.facts.leaveBy, to: &writer)
-            ClassificationJSON.writeMeeting(entry.facts.meeting, to: &writer)
-            writer.endObject()
-        }
+        row.appendOccurrenceColumns(of: entry)
         // The version is the hash of the occurrence's columns, as in the SQLite sink.
         let occurrence = OccurrenceVersion(subject: event.subject, version: row.contentHash)
         if !storedOccurrences.contains(occurrence) && addedOccurrences.insert(occurrence).inserted {
