@@ -142,6 +142,7 @@ extension CalwatchCommand {
                 }
             }
             writable(configuration.statePath, for: "state")
+            if let textfile = configuration.metrics.textfile { writable(textfile, for: "metrics.textfile") }
             for sink in configuration.sinks {
                 switch sink.output {
                 case .jsonLines(path: nil), .postgres: break

@@ -9,8 +9,9 @@ import SystemPackage
 ///
 /// Like the SQLite sink, each occurrence is stored once (`occurrences`) and each event as a short row pointing to
 /// it (`event_log`, partitioned by month of event time, so retention is dropping a month's table). A batch is one
-/// transaction: its rows go in by COPY into a temporary table, then into the real ones with `ON CONFLICT DO
-/// NOTHING`, so an event is stored once per watcher and id however often it is delivered (after a crash, a
+/// transaction: its events go by COPY straight into `event_log`, whose key (time, watcher, id) refuses a batch
+/// stored before; such a batch (redelivered after a crash) goes through a temporary table and `ON CONFLICT DO
+/// NOTHING` instead. So an event is stored once per watcher and id however often it is delivered (after a crash, a
 /// restart of the database, or a replay of the same days). The schema is created and migrated by calwatch under
 /// an advisory lock, so watchers starting together do it once. The sink connects when it first has something to do
 /// and again after a failure, so a database that is down at start only delays delivery; the bus retries with
@@ -73,8 +74,7 @@ public actor PostgresSink: EventSink {
                 try connection.copy(Self.copyIncomingEvents, data: eventRows)
                 try connection.execute(Self.storeIncomingEvents)
             }
-            try connection.execute(
-                try finishBatch(on: connection, batch: batch))
+            try connection.execute(try finishBatch(on: connection, batch: batch))
             if storedOccurrences.count + added.count > 4096 { storedOccurrences.removeAll(keepingCapacity: true) }
             storedOccurrences.formUnion(added)
         } catch let error as PostgresError {
