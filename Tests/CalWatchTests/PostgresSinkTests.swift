@@ -273,7 +273,7 @@ import Testing
     @Test func aDatabaseStoppedFor20SecondsMidReplayLosesNothing() async throws {
         let expected = try await Self.expectedIDs()
         try await PostgresServer.with { server in
-            let folder = try PostgresSinkTests.folder(url: server.url)
+            let folder = try PostgresSinkTests.folder(url: server.url, extra: "metrics:\n  textfile: calwatch.prom\n")
             let replay = try Self.startReplay(folder)
             let before = try await Self.waitForRows(expected.count / 4, in: server, while: replay)
             #expect(replay.isRunning && before < expected.count, "the replay ended before the database stopped")
@@ -284,6 +284,12 @@ import Testing
             #expect(try await Self.wait(replay) == 0)
             let stored = try await server.psql("SELECT id FROM events")
             #expect(stored.count == expected.count && Set(stored) == expected)
+            // The metrics tell an operator: failed deliveries counted, nothing left behind.
+            let metrics = try MetricsTests.samples(folder + "/calwatch.prom")
+            let sink = "postgres:" + server.url
+            #expect((metrics["calwatch_sink_failures_total{sink=\"\(sink)\"}"] ?? 0) >= 1, "\(metrics)")
+            #expect(metrics["calwatch_sink_backlog_events{sink=\"\(sink)\"}"] == 0)
+            #expect(metrics["calwatch_sink_delivered_events_total{sink=\"\(sink)\"}"] == Double(expected.count))
         }
     }
 
