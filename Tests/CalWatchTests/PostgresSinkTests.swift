@@ -101,8 +101,10 @@ import Testing
     @Test func anOlderLayoutIsMigratedAndANewerOneRefused() async throws {
         try await PostgresServer.with { server in
             // A database calwatch left at layout 1 (tables, no views), with an event in it.
-            let connection = try await offCooperativePool { try PostgresConnection(url: server.url) }
-            try PostgresSink.migrate(connection, sink: "test", url: "test", watcher: "old", through: 1)
+            try await offCooperativePool {
+                let connection = try PostgresConnection(url: server.url)
+                try PostgresSink.migrate(connection, sink: "test", url: "test", watcher: "old", through: 1)
+            }
             _ = try await server.psql(
                 """
                 SELECT calwatch_event_partition('2027-03-01');
