@@ -236,6 +236,9 @@ public final class EventBus: Service {
         mutating func run(_ stream: AsyncStream<[JournalStore.Entry]>) async -> SinkReport {
             do {
                 cursor = try await journal.cursor(for: sink.name)
+                // What an earlier run left in the journal counts in the backlog too.
+                let last = try await journal.lastSequence()
+                bus.newest.withLock { $0 = max($0, last) }
             } catch {
                 failed("cannot read its cursor from the journal: \(error)")
             }
