@@ -12,8 +12,9 @@ extension CalwatchCommand {
                 Reads the configuration (--config, else $XDG_CONFIG_HOME/calwatch/config.yml when it exists, else \
                 the defaults), checks that each sink can write where it is told to and that each hook program \
                 exists and is executable, connects to each PostgreSQL database (its version, and whether \
-                calwatch's tables there are current), then reads every calendar over the planning horizon, and says which \
-                airport and airline data it uses (each file checked against the SHA-256 its manifest records). \
+                calwatch's tables there are current), then reads every calendar over the planning horizon, and \
+                says which airport and airline data it uses (each file checked against the SHA-256 its manifest \
+                records). \
                 Problems are printed as FILE:LINE: error|warning: KEY: REASON, each with what to change; nothing \
                 is written.
 

@@ -74,6 +74,17 @@ extension CalwatchCommand {
             options.lookAhead = max(configuration.lookAhead, configuration.horizon, 8 * 86_400)
             let metrics = settings.metrics.textfile.map(PrometheusTextfile.init(path:))
             metrics?.bootstrap()
+            // Written however the replay ends, so a failed one still shows its failures.
+            defer {
+                if let metrics {
+                    CalwatchMetrics.planned(at: CommandSupport.timestamp)
+                    do {
+                        try metrics.write()
+                    } catch {
+                        StandardStreams.error("calwatch: cannot write the metrics to \(metrics.path): \(error)\n")
+                    }
+                }
+            }
             let scan = CalendarScan(paths: settings.calendars, options: options).run()
             CalwatchMetrics.read(files: scan.sourceCount, problems: scan.problems)
             CommandSupport.report(scan.problems)
@@ -105,12 +116,6 @@ extension CalwatchCommand {
             } catch {
                 StandardStreams.error("calwatch: \(error)\n")
                 throw ExitCode(74)
-            }
-            CalwatchMetrics.planned(at: CommandSupport.timestamp)
-            do {
-                try metrics?.write()
-            } catch {
-                StandardStreams.error("calwatch: cannot write the metrics to \(metrics?.path ?? ""): \(error)\n")
             }
             var hooks: [String: HookSink.Counts] = [:]
             for case let hook as HookSink in sinks { hooks[hook.name] = await hook.counts }

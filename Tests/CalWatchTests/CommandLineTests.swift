@@ -15,6 +15,20 @@ import Testing
         Bundle.module.bundleURL.deletingLastPathComponent().appendingPathComponent("calwatch")
     }
 
+    /// `calwatch replay CALENDAR WINDOW --config FOLDER/config.yml --state FOLDER/journal.db` started in the
+    /// background, its standard output dropped and its error output in FOLDER/errors.
+    static func startReplay(_ calendar: String, window: [String], folder: String) throws -> Process {
+        let process = Process()
+        process.executableURL = executable
+        process.arguments =
+            ["replay", calendar] + window + ["--config", folder + "/config.yml", "--state", folder + "/journal.db"]
+        process.standardOutput = FileHandle.nullDevice
+        FileManager.default.createFile(atPath: folder + "/errors", contents: nil)
+        process.standardError = FileHandle(forWritingAtPath: folder + "/errors")
+        try process.run()
+        return process
+    }
+
     /// Runs the binary on a thread of its own: waiting for a child process must not hold one of the few threads
     /// every other test's async work needs.
     /// `setpriv`: run it through util-linux's setpriv with these options (as another user). `environment`: variables
@@ -300,14 +314,7 @@ import Testing
     }
 
     static func replayBlocking(folder: String, killAfter: Int?) throws -> Int32 {
-        let process = Process()
-        process.executableURL = CommandLineTests.executable
-        process.arguments =
-            ["replay", ReplayKillTests.samples] + window
-            + ["--config", folder + "/config.yml", "--state", folder + "/journal.db"]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        let process = try CommandLineTests.startReplay(ReplayKillTests.samples, window: window, folder: folder)
         if let killAfter {
             while process.isRunning {
                 let lines =

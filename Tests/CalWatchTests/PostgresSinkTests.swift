@@ -114,7 +114,7 @@ import Testing
                 INSERT INTO event_log VALUES ('old', 'e1', 1, 'reminderDue', '2027-03-02T08:45:00Z',
                     'u1/2027-03-02T09:00:00Z', 1, now(), '2027-03-02T09:00:00Z', '{"reminder":{"minutesBefore":15}}');
                 """)
-            let folder = try Self.folder(url: server.url)
+            let folder = try Self.folder(url: server.url, extra: "metrics:\n  textfile: calwatch.prom\n")
             let check = try await cli.calwatch(["check", "--config", folder + "/config.yml", fixture("minimal.ics")])
             #expect(check.output.contains("calwatch layout 1 (migrated to 2 at the first delivery)"), "\(check.output)")
 
@@ -136,6 +136,11 @@ import Testing
             let later = try await replay(folder, window: ["--from", "2027-03-15", "--to", "2027-03-16"])
             #expect(later.status == 74 && later.errors.contains("upgrade calwatch"), "\(later.errors)")
             #expect(try await server.value("SELECT count(*) FROM event_log") == before)
+            // The failed replay still wrote its metrics: the failures, and the events left waiting in the journal.
+            let metrics = try MetricsTests.samples(folder + "/calwatch.prom")
+            let sink = "postgres:" + server.url
+            #expect((metrics["calwatch_sink_failures_total{sink=\"\(sink)\"}"] ?? 0) >= 1, "\(metrics)")
+            #expect((metrics["calwatch_sink_backlog_events{sink=\"\(sink)\"}"] ?? 0) > 0, "\(metrics)")
         }
     }
 
@@ -225,15 +230,7 @@ import Testing
 
     /// A replay of the samples into `folder`'s sinks, in the background.
     static func startReplay(_ folder: String) throws -> Process {
-        let process = Process()
-        process.executableURL = CommandLineTests.executable
-        process.arguments =
-            ["replay", ReplayKillTests.samples] + window
-            + ["--config", folder + "/config.yml", "--state", folder + "/journal.db"]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle(forWritingAtPath: "/dev/null")
-        try process.run()
-        return process
+        try CommandLineTests.startReplay(ReplayKillTests.samples, window: window, folder: folder)
     }
 
     static func wait(_ process: Process) async throws -> Int32 {
@@ -306,18 +303,9 @@ import Testing
                 try PostgresSinkTests.folder(
                     url: server.url, instance: "watcher-\(index)", extra: "  - type: jsonl\n    path: events.jsonl\n")
             }
+            let year = ["--from", "2027-01-01", "--to", "2028-01-01", "--tz", "Europe/Berlin"]
             let processes = try zip(calendars, folders).map { calendar, folder in
-                let process = Process()
-                process.executableURL = CommandLineTests.executable
-                process.arguments = [
-                    "replay", calendar, "--from", "2027-01-01", "--to", "2028-01-01", "--tz", "Europe/Berlin",
-                    "--config", folder + "/config.yml", "--state", folder + "/journal.db",
-                ]
-                process.standardOutput = FileHandle.nullDevice
-                FileManager.default.createFile(atPath: folder + "/errors", contents: nil)
-                process.standardError = FileHandle(forWritingAtPath: folder + "/errors")
-                try process.run()
-                return process
+                try CommandLineTests.startReplay(calendar, window: year, folder: folder)
             }
             for process in processes { #expect(try await Self.wait(process) == 0) }
             for (index, folder) in folders.enumerated() {
