@@ -1,0 +1,257 @@
+import CalWatchCore
+public import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// A subscribed ICS feed (`calendars: - url: …`): a calendar published at an address ("secret address in iCal
+/// format", `webcal://…`), fetched into calwatch's cache, where everything else reads it like a file.
+public struct ICSFeed: Sendable, Hashable {
+    /// `http` or `https`; `webcal://` is `https://`.
+    public var url: URL
+    /// The calendar's name; the feed's own `X-WR-CALNAME` or the address's host when `nil`.
+    public var name: String?
+    /// Time between polls.
+    public var every: Duration
+
+    /// `nil` for an address that is not http, https or webcal.
+    public init?(address: String, name: String? = nil, every: Duration = .seconds(600)) {
+        var text = address.trimmingCharacters(in: .whitespaces)
+        if text.lowercased().hasPrefix("webcal://") { text = "https://" + text.dropFirst(9) }
+        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
+            url.host != nil
+        else { return nil }
+        self.url = url
+        self.name = name
+        self.every = every
+    }
+
+    /// The address as messages show it: without a user or password (a secret path stays: it is the feed's name).
+    public var shownURL: String {
+        guard var parts = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return url.absoluteString }
+        parts.user = nil
+        parts.password = nil
+        return parts.string ?? url.absoluteString
+    }
+
+    /// The feed's folder in the cache: the first 16 hex digits of its address's SHA-256.
+    public var cacheName: String { String(SHA256.hex(Array(url.absoluteString.utf8)).prefix(16)) }
+}
+
+/// The last good copy of a feed and what its server said of it, in `<cache>/feeds/<cacheName>/` (folder 0700,
+/// files 0600: a private feed's events are private): `calendar.ics`, read by the rest of calwatch like any file,
+/// and `feed.json`.
+public struct FeedCache: Sendable {
+    public let folder: String
+    public var calendarPath: String { folder + "/calendar.ics" }
+    private var recordPath: String { folder + "/feed.json" }
+
+    /// What the server said of the copy kept.
+    public struct Record: Codable, Sendable, Equatable {
+        public var url: String
+        public var etag: String?
+        public var lastModified: String?
+        /// SHA-256 of the calendar's bytes, to tell a 200 with the same calendar from a change.
+        public var sha256: String
+        public var bytes: Int
+        public var fetched: Date
+    }
+
+    public init(root: String, feed: ICSFeed) {
+        folder = root + "/feeds/" + feed.cacheName
+    }
+
+    /// The cache root: `$XDG_CACHE_HOME/calwatch`, else `~/.cache/calwatch`.
+    public static func root(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        if let cache = environment["XDG_CACHE_HOME"], cache.hasPrefix("/") { return cache + "/calwatch" }
+        return (environment["HOME"] ?? NSHomeDirectory()) + "/.cache/calwatch"
+    }
+
+    public func record() -> Record? {
+        guard let data = FileManager.default.contents(atPath: recordPath) else { return nil }
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        return try? decoder.decode(Record.self, from: data)
+    }
+
+    /// Keeps a new copy: the calendar first, then the record, each written beside and renamed into place, so a
+    /// reader (and inotify) sees the whole file or the old one.
+    public func store(_ calendar: [UInt8]?, record: Record) throws {
+        try FileManager.default.createDirectory(
+            atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        if let calendar { try Self.replace(calendarPath, with: Data(calendar)) }
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .iso8601
+        encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
+        try Self.replace(recordPath, with: try encoder.encode(record))
+    }
+
+    private static func replace(_ path: String, with data: Data) throws {
+        let partial = path + ".partial"
+        guard FileManager.default.createFile(atPath: partial, contents: data, attributes: [.posixPermissions: 0o600])
+        else { throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: partial]) }
+        guard rename(partial, path) == 0 else {
+            let problem = String(cString: strerror(errno))
+            unlink(partial)
+            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path, NSLocalizedDescriptionKey: problem])
+        }
+    }
+}
+
+/// One conditional GET of a feed (ETag, Last-Modified), through FoundationNetworking's URLSession (libcurl: TLS,
+/// HTTP/2, gzip and redirects, nothing to build). What comes back is checked before it replaces the copy kept: a
+/// truncated body, an HTML sign-in page or an error status leaves the last good copy in effect.
+public struct FeedFetcher: Sendable {
+    /// How a fetch ended.
+    public enum Outcome: Sendable, Equatable {
+        /// 304, or a 200 with the same calendar: nothing to read again.
+        case unchanged
+        /// A new calendar, stored in the cache.
+        case changed(bytes: Int)
+        /// Nothing stored; the reason worded for the user, and how long the server asked to wait (`Retry-After`).
+        case failed(String, retryAfter: Duration?)
+    }
+
+    /// The most a feed may send (a year of a busy calendar is a few megabytes).
+    public var largest = 64 << 20
+    /// The most redirects followed.
+    public var redirects = 5
+    /// How long a request may take in all.
+    public var timeout: Duration = .seconds(30)
+
+    public init() {}
+
+    public func fetch(_ feed: ICSFeed, into cache: FeedCache, now: Date = Date()) async -> Outcome {
+        let kept = cache.record()
+        var request = URLRequest(url: feed.url)
+        request.cachePolicy = .reloadIgnoringLocalCacheData
+        request.setValue("calwatch", forHTTPHeaderField: "User-Agent")
+        request.setValue("text/calendar, */*;q=0.5", forHTTPHeaderField: "Accept")
+        // Only when the copy is still there: a conditional GET must have something to fall back on.
+        if let kept, kept.url == feed.url.absoluteString, FileManager.default.fileExists(atPath: cache.calendarPath) {
+            if let etag = kept.etag { request.setValue(etag, forHTTPHeaderField: "If-None-Match") }
+            if let modified = kept.lastModified { request.setValue(modified, forHTTPHeaderField: "If-Modified-Since") }
+        }
+        let limits = RedirectLimit(most: redirects)
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.timeoutIntervalForRequest = Double(timeout.components.seconds)
+        configuration.timeoutIntervalForResource = Double(timeout.components.seconds)
+        configuration.urlCache = nil
+        let session = URLSession(configuration: configuration, delegate: limits, delegateQueue: nil)
+        defer { session.finishTasksAndInvalidate() }
+        let data: Data
+        let response: HTTPURLResponse
+        do {
+            let (body, answer) = try await session.data(for: request)
+            guard let http = answer as? HTTPURLResponse else {
+                return .failed("\(feed.shownURL): not an HTTP answer", retryAfter: nil)
+            }
+            (data, response) = (body, http)
+        } catch {
+            return .failed("\(feed.shownURL): \(Self.describe(error))", retryAfter: nil)
+        }
+        let retryAfter = Self.retryAfter(response.value(forHTTPHeaderField: "Retry-After"), now: now)
+        switch response.statusCode {
+        case 304:
+            return .unchanged
+        case 200:
+            break
+        case 300..<400:
+            return .failed(
+                "\(feed.shownURL): more than \(redirects) redirects (the last to "
+                    + "\(response.value(forHTTPHeaderField: "Location") ?? "?"))", retryAfter: nil)
+        case 401, 403:
+            return .failed(
+                "\(feed.shownURL): HTTP \(response.statusCode): the address is no longer valid or needs signing in; "
+                    + "copy the calendar's secret address again", retryAfter: retryAfter)
+        case 404, 410:
+            return .failed(
+                "\(feed.shownURL): HTTP \(response.statusCode): no calendar at this address any more",
+                retryAfter: retryAfter)
+        default:
+            return .failed("\(feed.shownURL): HTTP \(response.statusCode)", retryAfter: retryAfter)
+        }
+        let bytes = [UInt8](data)
+        if bytes.count > largest {
+            return .failed("\(feed.shownURL): larger than \(largest >> 20) MiB; not read", retryAfter: nil)
+        }
+        if let problem = Self.problem(bytes) { return .failed("\(feed.shownURL): \(problem)", retryAfter: nil) }
+        let digest = SHA256.hex(bytes)
+        var record = FeedCache.Record(
+            url: feed.url.absoluteString, etag: response.value(forHTTPHeaderField: "ETag"),
+            lastModified: response.value(forHTTPHeaderField: "Last-Modified"), sha256: digest, bytes: bytes.count,
+            fetched: now)
+        let same = kept?.sha256 == digest && FileManager.default.fileExists(atPath: cache.calendarPath)
+        do {
+            try cache.store(same ? nil : bytes, record: record)
+        } catch {
+            return .failed("cannot keep \(feed.shownURL) in \(cache.folder): \(error)", retryAfter: nil)
+        }
+        record.bytes = bytes.count
+        return same ? .unchanged : .changed(bytes: bytes.count)
+    }
+
+    /// Why a 200's body is not a calendar to keep: an HTML page (a sign-in page for an expired address), or a
+    /// calendar cut off before its end.
+    static func problem(_ bytes: [UInt8]) -> String? {
+        let head = String(decoding: bytes.prefix(512), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard head.uppercased().hasPrefix("BEGIN:VCALENDAR") || head.hasPrefix("\u{FEFF}BEGIN:VCALENDAR") else {
+            let kind = head.lowercased().hasPrefix("<") ? "an HTML page (a sign-in page?)" : "not iCalendar data"
+            return "the server sent \(kind) instead of a calendar; the copy kept stays in use"
+        }
+        let tail = String(decoding: bytes.suffix(64), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard tail.uppercased().hasSuffix("END:VCALENDAR") else {
+            return "the calendar was cut off before END:VCALENDAR (\(bytes.count) bytes came); the copy kept stays "
+                + "in use"
+        }
+        return nil
+    }
+
+    /// `Retry-After` as seconds or an HTTP date.
+    static func retryAfter(_ value: String?, now: Date) -> Duration? {
+        guard let value = value?.trimmingCharacters(in: .whitespaces), !value.isEmpty else { return nil }
+        if let seconds = Int(value), seconds >= 0 { return .seconds(seconds) }
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
+        guard let date = formatter.date(from: value) else { return nil }
+        return .seconds(max(0, Int(date.timeIntervalSince(now).rounded(.up))))
+    }
+
+    private static func describe(_ error: any Error) -> String {
+        let error = error as NSError
+        switch (error.domain, error.code) {
+        case (NSURLErrorDomain, NSURLErrorTimedOut): return "no answer in time"
+        case (NSURLErrorDomain, NSURLErrorCannotConnectToHost): return "cannot connect (is the server up?)"
+        case (NSURLErrorDomain, NSURLErrorCannotFindHost): return "unknown host"
+        case (NSURLErrorDomain, NSURLErrorNetworkConnectionLost): return "the connection was cut"
+        case (NSURLErrorDomain, let code) where (-1299 ... -1200).contains(code):
+            return "TLS failed: \(error.localizedDescription)"
+        default:
+            let text = error.localizedDescription
+            // libcurl's words for a body shorter than its Content-Length.
+            return text.contains("transfer closed") ? "the answer was cut off (\(text))" : text
+        }
+    }
+}
+
+/// Stops following redirects after `most`: the last 3xx is then the answer.
+private final class RedirectLimit: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
+    private let most: Int
+    private let followed = Locked(0)
+
+    init(most: Int) { self.most = most }
+
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
+    ) {
+        let count = followed.withLock { count in
+            count += 1
+            return count
+        }
+        completionHandler(count > most ? nil : request)
+    }
+}

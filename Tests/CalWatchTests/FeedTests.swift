@@ -1,0 +1,154 @@
+@testable import CalWatchRuntime
+import Foundation
+import Testing
+
+/// A local HTTP server for feeds (`scripts/feed-server.py`, Debian's python3), on loopback, for one test.
+struct FeedServer: Sendable {
+    let folder: String
+    let port: Int
+    let process: Process
+
+    static func with<T>(_ body: (FeedServer) async throws -> T) async throws -> T {
+        let folder = SinkFixtures.folder()
+        try FeedTests.calendar(["one"]).write(toFile: folder + "/feed.ics", atomically: true, encoding: .utf8)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", ConfigurationTests.repository + "/scripts/feed-server.py", folder]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let port = try await offCooperativePool { () -> Int in
+            var line = Data()
+            while !line.contains(10) {
+                let chunk = output.fileHandleForReading.availableData
+                if chunk.isEmpty { break }
+                line.append(chunk)
+            }
+            return Int(String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+        }
+        let server = FeedServer(folder: folder, port: port, process: process)
+        defer {
+            // SIGKILL: a child of the test process may have SIGTERM ignored, as the runner's signal handling left it.
+            kill(process.processIdentifier, SIGKILL)
+            try? FileManager.default.removeItem(atPath: folder)
+        }
+        return try await body(server)
+    }
+
+    func url(_ path: String) -> String { "http://127.0.0.1:\(port)\(path)" }
+
+    /// The requests the server answered: path, status, body bytes.
+    var requests: [(path: String, status: Int, bytes: Int)] {
+        ((try? String(contentsOfFile: folder + "/requests.log", encoding: .utf8)) ?? "").split(separator: "\n").map {
+            let fields = $0.split(separator: " ")
+            return (String(fields[1]), Int(fields[2]) ?? 0, Int(fields[3]) ?? 0)
+        }
+    }
+}
+
+/// ICS feeds fetched as a subscribing calendar app would: conditional GET, gzip, redirects, and every way a server
+/// fails leaving the last good copy in use.
+@Suite(.timeLimit(.minutes(2))) struct FeedTests {
+    static func calendar(_ summaries: [String]) -> String {
+        var lines = ["BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:-//calwatch tests//EN"]
+        for (index, summary) in summaries.enumerated() {
+            lines += [
+                "BEGIN:VEVENT", "UID:feed-\(index)", "DTSTAMP:20270101T000000Z", "DTSTART:20270301T09\(index)000Z",
+                "DTEND:20270301T10\(index)000Z", "SUMMARY:\(summary)", "END:VEVENT",
+            ]
+        }
+        return (lines + ["END:VCALENDAR", ""]).joined(separator: "\r\n")
+    }
+
+    @Test func anUnchangedFeedCostsOneConditionalRequestAndNoCopy() async throws {
+        try await FeedServer.with { server in
+            let feed = try #require(ICSFeed(address: server.url("/feed.ics")))
+            let cache = FeedCache(root: SinkFixtures.folder(), feed: feed)
+            let fetcher = FeedFetcher()
+            guard case .changed = await fetcher.fetch(feed, into: cache) else {
+                Issue.record("the first fetch stored nothing")
+                return
+            }
+            let kept = try String(contentsOfFile: cache.calendarPath, encoding: .utf8)
+            #expect(kept == Self.calendar(["one"]))
+            let attributes = try FileManager.default.attributesOfItem(atPath: cache.calendarPath)
+            #expect((attributes[.posixPermissions] as? Int) == 0o600)
+            func modified() throws -> Date? {
+                try FileManager.default.attributesOfItem(atPath: cache.calendarPath)[.modificationDate] as? Date
+            }
+            let written = try modified()
+
+            // Again: one request, answered 304 with no body; the copy is not touched.
+            #expect(await fetcher.fetch(feed, into: cache) == .unchanged)
+            #expect(server.requests.map(\.status) == [200, 304])
+            #expect(server.requests.last?.bytes == 0)
+            #expect(try modified() == written)
+            // It came gzipped: fewer bytes on the wire than the calendar has.
+            #expect((server.requests.first?.bytes ?? .max) < kept.utf8.count)
+
+            // Changed on the server: stored.
+            try Self.calendar(["one", "two"]).write(
+                toFile: server.folder + "/feed.ics", atomically: true, encoding: .utf8)
+            guard case .changed = await fetcher.fetch(feed, into: cache) else {
+                Issue.record("the change was not stored")
+                return
+            }
+            #expect(try String(contentsOfFile: cache.calendarPath, encoding: .utf8).contains("SUMMARY:two"))
+        }
+    }
+
+    @Test func failuresLeaveTheLastGoodCopyAndSayWhatToDo() async throws {
+        try await FeedServer.with { server in
+            let good = try #require(ICSFeed(address: server.url("/feed.ics")))
+            let root = SinkFixtures.folder()
+            var fetcher = FeedFetcher()
+            fetcher.timeout = .seconds(2)
+            let cases: [(path: String, says: String, retryAfter: Duration?)] = [
+                ("/truncated", "the answer was cut off", nil),
+                ("/cut", "cut off before END:VCALENDAR", nil),
+                ("/signin", "an HTML page (a sign-in page?)", nil),
+                ("/unavailable", "HTTP 503", .seconds(120)),
+                ("/gone", "no calendar at this address any more", nil),
+                ("/slow", "no answer in time", nil),
+                ("/redirect/9", "more than 5 redirects", nil),
+            ]
+            guard case .changed = await fetcher.fetch(good, into: FeedCache(root: root, feed: good)) else {
+                Issue.record("the good feed was not stored")
+                return
+            }
+            for (path, says, retryAfter) in cases {
+                // Each case's cache holds a good copy first.
+                let feed = try #require(ICSFeed(address: server.url(path)))
+                let cache = FeedCache(root: root, feed: feed)
+                try FileManager.default.createDirectory(atPath: cache.folder, withIntermediateDirectories: true)
+                try Self.calendar(["kept"]).write(toFile: cache.calendarPath, atomically: true, encoding: .utf8)
+                let outcome = await fetcher.fetch(feed, into: cache)
+                guard case .failed(let reason, let after) = outcome else {
+                    Issue.record("\(path): \(outcome)")
+                    continue
+                }
+                #expect(reason.contains(says) && reason.hasPrefix(server.url(path)), "\(path): \(reason)")
+                #expect(after == retryAfter, "\(path)")
+                #expect(try String(contentsOfFile: cache.calendarPath, encoding: .utf8).contains("SUMMARY:kept"))
+            }
+            // A chain of five redirects is followed.
+            let redirected = try #require(ICSFeed(address: server.url("/redirect/5")))
+            guard case .changed = await fetcher.fetch(redirected, into: FeedCache(root: root, feed: redirected)) else {
+                Issue.record("five redirects were not followed")
+                return
+            }
+        }
+    }
+
+    @Test func addressesAndRetryAfter() {
+        #expect(ICSFeed(address: "webcal://calendar.example.org/secret/basic.ics")?.url.absoluteString
+            == "https://calendar.example.org/secret/basic.ics")
+        #expect(ICSFeed(address: "ftp://example.org/x.ics") == nil)
+        #expect(ICSFeed(address: "https://me:pw@example.org/cal.ics")?.shownURL == "https://example.org/cal.ics")
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        #expect(FeedFetcher.retryAfter("90", now: now) == .seconds(90))
+        #expect(FeedFetcher.retryAfter("Fri, 15 Jan 2027 08:02:00 GMT", now: now) == .seconds(120))
+        #expect(FeedFetcher.retryAfter("soon", now: now) == nil)
+    }
+}
