@@ -152,3 +152,21 @@ struct FeedServer: Sendable {
         #expect(FeedFetcher.retryAfter("soon", now: now) == nil)
     }
 }
+
+@Suite struct FeedScheduleTests {
+    @Test func pollsEveryIntervalWithJitterAndBacksOffOnFailure() {
+        var schedule = FeedSchedule(every: .seconds(600))
+        #expect(schedule.next(after: .unchanged, jitter: 0) == .seconds(600))
+        #expect(schedule.next(after: .changed(bytes: 10), jitter: 1) == .seconds(660))
+        #expect(schedule.next(after: .unchanged, jitter: -1) == .seconds(540))
+        // Failures double the wait, up to six hours; a success goes back to the interval.
+        let failed = FeedFetcher.Outcome.failed("down", retryAfter: nil)
+        let waits = (0..<8).map { _ in schedule.next(after: failed, jitter: 0) }
+        #expect(waits.prefix(5) == [.seconds(1200), .seconds(2400), .seconds(4800), .seconds(9600), .seconds(19_200)])
+        #expect(waits.suffix(3).allSatisfy { $0 == .seconds(21_600) })
+        #expect(schedule.next(after: .unchanged, jitter: 0) == .seconds(600))
+        // Retry-After is honoured when it asks for longer.
+        #expect(schedule.next(after: .failed("busy", retryAfter: .seconds(7200)), jitter: 0) == .seconds(7200))
+        #expect(schedule.next(after: .failed("busy", retryAfter: .seconds(10)), jitter: 0) == .seconds(2400))
+    }
+}
