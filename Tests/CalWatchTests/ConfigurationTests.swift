@@ -200,6 +200,39 @@ import Testing
         #expect(problems[4].message.contains("never run through a shell"))
     }
 
+    @Test func calendarsMayBeFeedsBesidePaths() throws {
+        let configuration = try Self.parse(
+            """
+            calendars:
+              - ~/.calendars
+              - url: webcal://calendar.example.org/secret/basic.ics
+                name: Work (Google)
+                every: 10m
+              - { url: "https://example.org/team.ics" }
+            """)
+        #expect(configuration.calendars == ["/home/ada/.calendars"])
+        #expect(
+            configuration.feeds == [
+                FeedSettings(
+                    address: "webcal://calendar.example.org/secret/basic.ics", name: "Work (Google)", every: 600),
+                FeedSettings(address: "https://example.org/team.ics"),
+            ])
+        let problems = Self.problems(
+            """
+            calendars:
+              - url: ftp://example.org/x.ics
+              - name: no address
+              - url: https://example.org/x.ics
+                every: 5s
+              - url: https://example.org/y.ics
+                evry: 5m
+            """)
+        #expect(
+            problems.map { "\($0.line ?? 0) \($0.key ?? "")" } == [
+                "2 calendars[0].url", "3 calendars[1]", "5 calendars[2].every", "7 calendars[3].evry",
+            ])
+    }
+
     @Test func syntaxErrorsAndRepeatedKeysNameTheLine() {
         let syntax = Self.problems("reminders:\n  offsets: [30m, 15m\nstate: x\n")
         #expect(syntax.count == 1 && syntax[0].message.hasPrefix("not valid YAML"))

@@ -1,6 +1,7 @@
-@testable import CalWatchRuntime
 import Foundation
 import Testing
+
+@testable import CalWatchRuntime
 
 /// A local HTTP server for feeds (`scripts/feed-server.py`, Debian's python3), on loopback, for one test.
 struct FeedServer: Sendable {
@@ -142,8 +143,9 @@ struct FeedServer: Sendable {
     }
 
     @Test func addressesAndRetryAfter() {
-        #expect(ICSFeed(address: "webcal://calendar.example.org/secret/basic.ics")?.url.absoluteString
-            == "https://calendar.example.org/secret/basic.ics")
+        #expect(
+            ICSFeed(address: "webcal://calendar.example.org/secret/basic.ics")?.url.absoluteString
+                == "https://calendar.example.org/secret/basic.ics")
         #expect(ICSFeed(address: "ftp://example.org/x.ics") == nil)
         #expect(ICSFeed(address: "https://me:pw@example.org/cal.ics")?.shownURL == "https://example.org/cal.ics")
         let now = Date(timeIntervalSince1970: 1_800_000_000)

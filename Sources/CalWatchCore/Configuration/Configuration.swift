@@ -6,6 +6,8 @@ public struct Configuration: Sendable {
     /// Calendar files, vdir roots, Radicale collections and CalDAV exports, with `~`, `$VARS` and relative paths
     /// already expanded.
     public var calendars: [String]
+    /// Subscribed ICS feeds (`calendars: - url: …`), read from calwatch's cache like files once fetched.
+    public var feeds: [FeedSettings] = []
     /// The zone for floating and all-day values; `nil` means the system zone.
     public var timeZone: String?
     /// The user's own addresses (lowercased, without `mailto:`).
@@ -73,6 +75,22 @@ public struct SinkSettings: Sendable, Hashable {
     public init(name: String, output: Output) {
         self.name = name
         self.output = output
+    }
+}
+
+/// A subscribed ICS feed as `calendars:` names it.
+public struct FeedSettings: Sendable, Hashable {
+    /// `https://…`, `http://…` or `webcal://…`, as written.
+    public var address: String
+    /// The calendar's name in events and filters; the feed's own when `nil`.
+    public var name: String?
+    /// Seconds between polls.
+    public var every: Int64 = 600
+
+    public init(address: String, name: String? = nil, every: Int64 = 600) {
+        self.address = address
+        self.name = name
+        self.every = every
     }
 }
 

@@ -45,7 +45,14 @@ struct ConfigurationReader {
             switch key {
             case "meetings": break
             case "calendars":
-                configuration.calendars = list(value, at: key).compactMap { path($0.node, at: $0.key) }
+                configuration.calendars = []
+                for item in list(value, at: key) {
+                    if case .mapping = item.node {
+                        if let feed = readFeed(item.node, at: item.key) { configuration.feeds.append(feed) }
+                    } else if let path = path(item.node, at: item.key) {
+                        configuration.calendars.append(path)
+                    }
+                }
             case "timezone":
                 guard let name = string(value, at: key) else { break }
                 if TimeZoneDatabase.rules(named: name) == nil && WindowsZones.ianaName(for: name) == nil {
@@ -439,6 +446,33 @@ struct ConfigurationReader {
         default:
             return readHook(keys, node: node, at: path, name: name)
         }
+    }
+
+    /// A `calendars:` entry that is a feed: `{url: https://…, name: Work, every: 10m}`.
+    private mutating func readFeed(_ node: Node, at path: String) -> FeedSettings? {
+        guard let keys = mapping(node, at: path, known: ["url", "name", "every"]) else { return nil }
+        guard let (_, urlNode) = keys["url"] else {
+            note(node, path, "has no `url:`; write the calendar's address, such as webcal://example.org/calendar.ics")
+            return nil
+        }
+        guard let address = string(urlNode, at: path + ".url") else { return nil }
+        let lowered = address.lowercased()
+        guard ["https://", "http://", "webcal://"].contains(where: { lowered.hasPrefix($0) }) else {
+            note(urlNode, path + ".url", "'\(address)' is not an http, https or webcal address")
+            return nil
+        }
+        var feed = FeedSettings(address: address)
+        if let (_, nameNode) = keys["name"] { feed.name = string(nameNode, at: path + ".name") }
+        if let (_, everyNode) = keys["every"],
+            let seconds = duration(everyNode, at: path + ".every", positive: true, atMost: Limits.day)
+        {
+            if seconds < 60 {
+                note(everyNode, path + ".every", "polls a server more than once a minute; use 1m or more")
+            } else {
+                feed.every = seconds
+            }
+        }
+        return feed
     }
 
     private mutating func readMetrics(_ node: Node, into metrics: inout MetricsSettings) {

@@ -94,7 +94,8 @@ public struct FeedCache: Sendable {
         guard rename(partial, path) == 0 else {
             let problem = String(cString: strerror(errno))
             unlink(partial)
-            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path, NSLocalizedDescriptionKey: problem])
+            throw CocoaError(
+                .fileWriteUnknown, userInfo: [NSFilePathErrorKey: path, NSLocalizedDescriptionKey: problem])
         }
     }
 }
