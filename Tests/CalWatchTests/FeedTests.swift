@@ -1,3 +1,4 @@
+import CalWatchCore
 import Foundation
 import Testing
 
@@ -170,5 +171,33 @@ struct FeedServer: Sendable {
         // Retry-After is honoured when it asks for longer.
         #expect(schedule.next(after: .failed("busy", retryAfter: .seconds(7200)), jitter: 0) == .seconds(7200))
         #expect(schedule.next(after: .failed("busy", retryAfter: .seconds(10)), jitter: 0) == .seconds(2400))
+    }
+}
+
+@Suite(.timeLimit(.minutes(2))) struct FeedSyncTests {
+    @Test func aFeedIsReadAsACollectionNamedAfterItAndItsCopyServesOffline() async throws {
+        let root = SinkFixtures.folder()
+        let settings = try await FeedServer.with { server in
+            let settings = [
+                FeedSettings(address: server.url("/feed.ics"), name: "Work (Google)"),
+                FeedSettings(address: server.url("/gone")),
+            ]
+            let result = await FeedSync.fetch(settings, root: root)
+            #expect(result.folders.count == 1)
+            #expect(result.problems.count == 1 && result.problems[0].contains("no calendar at this address"))
+            let scan = CalendarScan(
+                paths: result.folders,
+                options: ExpansionOptions(
+                    window: InstantWindow(start: utc("2027-03-01T00:00:00Z"), end: utc("2027-03-02T00:00:00Z")),
+                    defaultZone: .utc)
+            ).run()
+            #expect(scan.occurrences.map(\.calendar) == ["Work (Google)"])
+            #expect(scan.occurrences.map(\.summary) == ["one"])
+            return settings
+        }
+        // The server is gone: the copy is read, and the failure said.
+        let offline = await FeedSync.fetch(Array(settings.prefix(1)), root: root)
+        #expect(offline.folders.count == 1)
+        #expect(offline.problems.first?.contains("its copy from before is read") == true, "\(offline.problems)")
     }
 }

@@ -1,4 +1,4 @@
-import CalWatchCore
+public import CalWatchCore
 public import Foundation
 
 #if canImport(FoundationNetworking)
@@ -283,5 +283,67 @@ public struct FeedSchedule: Sendable, Equatable {
             if let retryAfter { wait = max(wait, min(retryAfter, Self.longest * 4)) }
         }
         return wait + wait * (max(-1, min(1, jitter)) / 10)
+    }
+}
+
+/// Feeds made into folders the rest of calwatch reads like any vdir collection: each feed's cache folder holds
+/// `calendar.ics` and a `displayname` (the configured name, else the feed's `X-WR-CALNAME`, else its host).
+public enum FeedSync {
+    /// What one fetch of every feed gave: the folders to read (a feed that failed but has a copy still counts),
+    /// and the failures worded for the user.
+    public struct Result: Sendable {
+        public var folders: [String] = []
+        public var problems: [String] = []
+    }
+
+    /// Fetches each feed once, at most four at a time.
+    public static func fetch(
+        _ feeds: [FeedSettings], root: String = FeedCache.root(), fetcher: FeedFetcher = FeedFetcher()
+    ) async -> Result {
+        await withTaskGroup(of: (Int, String?, String?).self) { group in
+            var found: [(Int, String?, String?)] = []
+            for (index, settings) in feeds.enumerated() {
+                if index >= 4, let done = await group.next() { found.append(done) }
+                group.addTask {
+                    guard let feed = ICSFeed(address: settings.address, name: settings.name) else {
+                        return (index, nil, "\(settings.address): not an http, https or webcal address")
+                    }
+                    let cache = FeedCache(root: root, feed: feed)
+                    let outcome = await fetcher.fetch(feed, into: cache)
+                    let kept = FileManager.default.fileExists(atPath: cache.calendarPath)
+                    if kept { try? name(feed, in: cache) }
+                    switch outcome {
+                    case .failed(let reason, _):
+                        return (
+                            index, kept ? cache.folder : nil, kept ? reason + " (its copy from before is read)" : reason
+                        )
+                    default: return (index, cache.folder, nil)
+                    }
+                }
+            }
+            for await done in group { found.append(done) }
+            var result = Result()
+            for (_, folder, problem) in found.sorted(by: { $0.0 < $1.0 }) {
+                if let folder { result.folders.append(folder) }
+                if let problem { result.problems.append(problem) }
+            }
+            return result
+        }
+    }
+
+    /// Writes the collection's `displayname` when it differs.
+    static func name(_ feed: ICSFeed, in cache: FeedCache) throws {
+        var name = feed.name
+        if name == nil, let handle = FileHandle(forReadingAtPath: cache.calendarPath) {
+            defer { try? handle.close() }
+            let head = String(decoding: (try? handle.read(upToCount: 16_384)) ?? Data(), as: UTF8.self)
+            name = head.split(whereSeparator: \.isNewline).first { $0.uppercased().hasPrefix("X-WR-CALNAME:") }
+                .map { String($0.dropFirst(13)).trimmingCharacters(in: .whitespaces) }
+        }
+        let text = (name?.isEmpty == false ? name : nil) ?? feed.url.host ?? "feed"
+        let path = cache.folder + "/displayname"
+        if (try? String(contentsOfFile: path, encoding: .utf8)) != text {
+            try text.write(toFile: path, atomically: true, encoding: .utf8)
+        }
     }
 }
