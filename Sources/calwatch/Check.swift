@@ -33,7 +33,7 @@ extension CalwatchCommand {
         func run() async throws {
             var configurationErrors = 0
             let file = settings.file(useDefaultFile: true)
-            let configuration: Configuration
+            var configuration: Configuration
             do {
                 configuration = try settings.load(calendars: calendars, useDefaultFile: true)
             } catch {
@@ -68,6 +68,12 @@ extension CalwatchCommand {
                 }
             }
 
+            // Each feed fetched once; a feed that fails is checked from the copy kept, if there is one.
+            if !configuration.feeds.isEmpty {
+                let fetched = await FeedSync.fetch(configuration.feeds)
+                for problem in fetched.problems { StandardStreams.error("\(source): warning: \(problem)\n") }
+                configuration.calendars += fetched.folders
+            }
             let zone = try CommandSupport.zone(configuration.timeZone)
             let now = CommandSupport.now
             let window = InstantWindow(

@@ -102,4 +102,15 @@ enum CommandSupport {
     static func report(_ problems: [CalendarProblem]) {
         for problem in problems { StandardStreams.error("\(problem)\n") }
     }
+
+    /// The configuration with its feeds fetched once into the cache and read from there like folders; a feed that
+    /// fails is read from the copy kept, and each failure is a warning on standard error.
+    static func fetchingFeeds(_ configuration: Configuration) async -> Configuration {
+        guard !configuration.feeds.isEmpty else { return configuration }
+        let fetched = await FeedSync.fetch(configuration.feeds)
+        for problem in fetched.problems { StandardStreams.error("calwatch: warning: \(problem)\n") }
+        var configuration = configuration
+        configuration.calendars += fetched.folders
+        return configuration
+    }
 }

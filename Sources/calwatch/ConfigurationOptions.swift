@@ -30,7 +30,11 @@ struct ConfigurationOptions: ParsableArguments {
         } else {
             configuration = Configuration(home: NSHomeDirectory())
         }
-        if let calendars, !calendars.paths.isEmpty { configuration.calendars = calendars.paths }
+        // Calendars named on the command line replace the file's, its feeds too.
+        if let calendars, !calendars.paths.isEmpty {
+            configuration.calendars = calendars.paths
+            configuration.feeds = []
+        }
         if let tz = calendars?.tz { configuration.timeZone = tz }
         return configuration
     }

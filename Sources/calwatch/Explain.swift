@@ -36,7 +36,8 @@ extension CalwatchCommand {
         }
 
         func run() async throws {
-            let configuration = try settings.loadOrExit(calendars: calendars, useDefaultFile: true)
+            let configuration = await CommandSupport.fetchingFeeds(
+                try settings.loadOrExit(calendars: calendars, useDefaultFile: true))
             let zone = try CommandSupport.zone(configuration.timeZone)
             // Every occurrence from 1970 to 2100, to find each item's first one (what a series is classified by).
             let window = InstantWindow(

@@ -108,7 +108,8 @@ extension CalwatchCommand {
         }
 
         func run() async throws {
-            let configuration = try settings.loadOrExit(calendars: calendars, useDefaultFile: true)
+            let configuration = await CommandSupport.fetchingFeeds(
+                try settings.loadOrExit(calendars: calendars, useDefaultFile: true))
             let zone = try CommandSupport.zone(configuration.timeZone)
             var options = NextUp.Options(
                 kinds: try kindSet(),

@@ -62,7 +62,8 @@ extension CalwatchCommand {
 
         func run() async throws {
             let started = Date()
-            let settings = try settings.loadOrExit(calendars: calendars, useDefaultFile: false)
+            let settings = await CommandSupport.fetchingFeeds(
+                try settings.loadOrExit(calendars: calendars, useDefaultFile: false))
             let zone = try CommandSupport.zone(settings.timeZone)
             let window = try CommandSupport.window(
                 from: CommandSupport.instant(from, zone: zone), to: CommandSupport.instant(to, zone: zone))

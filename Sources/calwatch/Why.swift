@@ -54,7 +54,8 @@ extension CalwatchCommand {
         enum Format: String, ExpressibleByArgument, CaseIterable { case text, json }
 
         func run() async throws {
-            let configuration = try settings.loadOrExit(calendars: nil, useDefaultFile: true)
+            let configuration = await CommandSupport.fetchingFeeds(
+                try settings.loadOrExit(calendars: nil, useDefaultFile: true))
             let zone = try CommandSupport.zone(tz ?? configuration.timeZone)
             let now = try at.map { try CommandSupport.instant($0, zone: zone) } ?? CommandSupport.now
 

@@ -201,3 +201,40 @@ struct FeedServer: Sendable {
         #expect(offline.problems.first?.contains("its copy from before is read") == true, "\(offline.problems)")
     }
 }
+
+/// Feeds in `calendars:` as the commands read them.
+@Suite(.timeLimit(.minutes(2))) struct FeedCommandTests {
+    let cli = CommandLineTests()
+
+    @Test func replayAndCheckReadAFeedFromTheConfiguration() async throws {
+        let cache = SinkFixtures.folder()
+        try await FeedServer.with { server in
+            let folder = SinkFixtures.folder()
+            try """
+            calendars:
+              - url: \(server.url("/feed.ics"))
+                name: Team
+              - url: \(server.url("/gone"))
+            """.write(toFile: folder + "/config.yml", atomically: true, encoding: .utf8)
+            let run = try await cli.calwatch(
+                [
+                    "replay", "--config", folder + "/config.yml", "--from", "2027-03-01", "--to", "2027-03-02", "--tz",
+                    "UTC",
+                ], environment: ["XDG_CACHE_HOME": cache])
+            #expect(run.status == 0, "\(run.errors)")
+            let reminders = run.output.split(separator: "\n").filter { $0.contains("calwatch.reminderDue") }
+            #expect(
+                reminders.count == 3 && reminders.allSatisfy { $0.contains(#""calendar":"Team""#) }, "\(run.output)")
+            #expect(run.errors.contains("warning: \(server.url("/gone")): HTTP 410"), "\(run.errors)")
+            // The copy is private.
+            let attributes = try FileManager.default.attributesOfItem(
+                atPath: cache + "/calwatch/feeds/" + ICSFeed(address: server.url("/feed.ics"))!.cacheName)
+            #expect((attributes[.posixPermissions] as? Int) == 0o700)
+
+            let check = try await cli.calwatch(
+                ["check", "--config", folder + "/config.yml"], environment: ["XDG_CACHE_HOME": cache])
+            #expect(check.status == 0, "\(check.errors)")
+            #expect(check.output.contains("1 source read"), "\(check.output)")
+        }
+    }
+}
