@@ -24,13 +24,14 @@ class Handler(http.server.BaseHTTPRequestHandler):
         pass
 
     def answer(self, status, body=b"", headers=()):
+        # Logged before the answer goes, so a client that has it finds it in the log.
+        self.record(status, len(body))
         self.send_response(status)
         for name, value in headers:
             self.send_header(name, value)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
-        self.record(status, len(body))
 
     def record(self, status, size):
         with open(os.path.join(FOLDER, "requests.log"), "a") as log:
@@ -54,22 +55,22 @@ class Handler(http.server.BaseHTTPRequestHandler):
             # No Content-Length: the end of the connection ends the body, here before the calendar's end.
             with open(os.path.join(FOLDER, "feed.ics"), "rb") as file:
                 body = file.read()
+            self.record(200, len(body) // 2)
             self.send_response(200)
             self.send_header("Connection", "close")
             self.end_headers()
             self.wfile.write(body[: len(body) // 2])
-            self.record(200, len(body) // 2)
             self.close_connection = True
             return
         if path == "/truncated":
             with open(os.path.join(FOLDER, "feed.ics"), "rb") as file:
                 body = file.read()
+            self.record(200, len(body) // 2)
             self.send_response(200)
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             self.wfile.write(body[: len(body) // 2])
             self.wfile.flush()
-            self.record(200, len(body) // 2)
             self.close_connection = True
             return
         return self.feed()
