@@ -99,7 +99,12 @@ extension CalwatchCommand {
             // Only a watch without a configured zone follows the system's.
             let followsSystemZone = initial.timeZone == nil
             let setup = WatchService<ContinuousClock>.Setup(
-                load: { try settings.load(calendars: calendars, useDefaultFile: true) },
+                load: {
+                    // Feeds are read from their cache folders, which the poller below keeps fresh.
+                    var configuration = try settings.load(calendars: calendars, useDefaultFile: true)
+                    configuration.calendars += FeedPoller<ContinuousClock>.folders(configuration.feeds)
+                    return configuration
+                },
                 open: { configuration, now in
                     let zone = try CommandSupport.zone(configuration.timeZone)
                     let journal = try CommandSupport.openJournal(state ?? configuration.statePath)
@@ -130,6 +135,11 @@ extension CalwatchCommand {
                         service: PrometheusTextfile.Service(
                             file, every: .seconds(initial.metrics.every), clock: ContinuousClock(),
                             failed: { logger.error("cannot write the metrics to \(path): \($0)") })))
+            }
+            // The feeds as the configuration at start names them (a reload does not change what is polled).
+            if !initial.feeds.isEmpty {
+                services.append(
+                    .init(service: FeedPoller(feeds: initial.feeds, clock: ContinuousClock(), logger: logger)))
             }
             services.append(.init(service: service))
             let group = ServiceGroup(

@@ -1,5 +1,6 @@
 import CalWatchCore
 import Foundation
+import Logging
 import Testing
 
 @testable import CalWatchRuntime
@@ -235,6 +236,37 @@ struct FeedServer: Sendable {
                 ["check", "--config", folder + "/config.yml"], environment: ["XDG_CACHE_HOME": cache])
             #expect(check.status == 0, "\(check.errors)")
             #expect(check.output.contains("1 source read"), "\(check.output)")
+        }
+    }
+}
+
+@Suite(.timeLimit(.minutes(2))) struct FeedPollerTests {
+    @Test func aFeedIsFetchedAtStartThenOnItsScheduleOnTheInjectedClock() async throws {
+        try await FeedServer.with { server in
+            let root = SinkFixtures.folder()
+            let clock = ManualClock()
+            let settings = FeedSettings(address: server.url("/feed.ics"), name: "Team", every: 300)
+            let folder = try #require(FeedPoller<ManualClock>.folders([settings], root: root).first)
+            let poller = FeedPoller(feeds: [settings], root: root, clock: clock, logger: Logger(label: "test")) { 0 }
+            let task = Task { try await poller.run() }
+            defer { task.cancel() }
+            func kept() -> String { (try? String(contentsOfFile: folder + "/calendar.ics", encoding: .utf8)) ?? "" }
+            try await eventually("the first fetch") { kept().contains("SUMMARY:one") }
+            #expect((try? String(contentsOfFile: folder + "/displayname", encoding: .utf8)) == "Team")
+
+            // Changed on the server: nothing happens until the interval has passed on the clock.
+            try FeedTests.calendar(["one", "two"]).write(
+                toFile: server.folder + "/feed.ics", atomically: true, encoding: .utf8)
+            try await clock.waitForSleeper(.seconds(300))
+            #expect(server.requests.count == 1)
+            clock.advance(by: .seconds(300))
+            try await eventually("the second fetch") { kept().contains("SUMMARY:two") }
+            #expect(server.requests.map(\.status) == [200, 200])
+            // Unchanged the next time: one conditional request answered 304.
+            try await clock.waitForSleeper(.seconds(300))
+            clock.advance(by: .seconds(300))
+            try await eventually("the third fetch") { server.requests.count == 3 }
+            #expect(server.requests.last?.status == 304)
         }
     }
 }

@@ -1,0 +1,83 @@
+public import CalWatchCore
+import Foundation
+public import Logging
+public import ServiceLifecycle
+
+/// Keeps the configured feeds fresh while `calwatch watch` runs: each feed fetched at start, then on its
+/// `FeedSchedule` (its interval with jitter, backing off on failure, honouring `Retry-After`), slept on an
+/// injected clock. A fetch that changes a feed renames a new `calendar.ics` into its cache folder, which the
+/// daemon's watcher sees like any file written there: only what changed is planned again. A failure is logged
+/// once per change of state (failing, then fetched again), with the address and no credentials; the copy kept
+/// stays in effect meanwhile.
+public struct FeedPoller<WaitClock: Clock>: Service where WaitClock.Duration == Duration {
+    let feeds: [FeedSettings]
+    let root: String
+    let clock: WaitClock
+    let fetcher: FeedFetcher
+    let logger: Logger
+    /// In -1...1; random in the daemon, fixed in tests.
+    let jitter: @Sendable () -> Double
+
+    public init(
+        feeds: [FeedSettings], root: String = FeedCache.root(), clock: WaitClock, fetcher: FeedFetcher = FeedFetcher(),
+        logger: Logger, jitter: @escaping @Sendable () -> Double = { Double.random(in: -1...1) }
+    ) {
+        self.feeds = feeds
+        self.root = root
+        self.clock = clock
+        self.fetcher = fetcher
+        self.logger = logger
+        self.jitter = jitter
+    }
+
+    /// The cache folders the feeds are read from, made (mode 0700) when missing, so the watcher follows them from
+    /// the start.
+    public static func folders(_ feeds: [FeedSettings], root: String = FeedCache.root()) -> [String] {
+        feeds.compactMap { settings in
+            guard let feed = ICSFeed(address: settings.address, name: settings.name) else { return nil }
+            let folder = FeedCache(root: root, feed: feed).folder
+            try? FileManager.default.createDirectory(
+                atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            return folder
+        }
+    }
+
+    public func run() async throws {
+        await withTaskGroup(of: Void.self) { group in
+            for settings in feeds {
+                guard
+                    let feed = ICSFeed(address: settings.address, name: settings.name, every: .seconds(settings.every))
+                else { continue }
+                group.addTask { await poll(feed) }
+            }
+        }
+    }
+
+    private func poll(_ feed: ICSFeed) async {
+        let cache = FeedCache(root: root, feed: feed)
+        var schedule = FeedSchedule(every: feed.every)
+        var failing: String?
+        repeat {
+            let outcome = await fetcher.fetch(feed, into: cache)
+            if FileManager.default.fileExists(atPath: cache.calendarPath) { try? FeedSync.name(feed, in: cache) }
+            switch outcome {
+            case .failed(let reason, _):
+                if failing != reason {
+                    logger.warning(
+                        "\(reason); retrying with a growing delay",
+                        metadata: ["feed.url": "\(feed.shownURL)"])
+                }
+                failing = reason
+            case .changed(let bytes):
+                if failing != nil { logger.notice("\(feed.shownURL): fetched again") }
+                failing = nil
+                logger.info("feed changed", metadata: ["feed.url": "\(feed.shownURL)", "feed.bytes": "\(bytes)"])
+            case .unchanged:
+                if failing != nil { logger.notice("\(feed.shownURL): fetched again") }
+                failing = nil
+            }
+            let wait = schedule.next(after: outcome, jitter: jitter())
+            guard (try? await cancelWhenGracefulShutdown({ try await clock.sleep(for: wait) })) != nil else { return }
+        } while !Task.isCancelled
+    }
+}
