@@ -69,10 +69,12 @@ extension CalwatchCommand {
             }
 
             // Each feed fetched once; a feed that fails is checked from the copy kept, if there is one.
+            var shown: [String: String] = [:]
             if !configuration.feeds.isEmpty {
                 let fetched = await FeedSync.fetch(configuration.feeds)
                 for problem in fetched.problems { StandardStreams.error("\(source): warning: \(problem)\n") }
                 configuration.calendars += fetched.folders
+                shown = fetched.shown
             }
             let zone = try CommandSupport.zone(configuration.timeZone)
             let now = CommandSupport.now
@@ -92,7 +94,7 @@ extension CalwatchCommand {
                 let kinds = result.occurrences.map { classifier.classification(of: $0).kind }
                 attendeesSeen = attendeesSeen || result.occurrences.contains { !$0.source.component.attendees.isEmpty }
                 lines.append(
-                    "  \(path): \(Self.count(result.sourceCount, "source")) read, "
+                    "  \(shown[path] ?? path): \(Self.count(result.sourceCount, "source")) read, "
                         + "\(Self.count(result.occurrences.count, "occurrence")) in the next "
                         + "\(DurationText.text(configuration.planner.horizon)) ("
                         + "\(Self.count(kinds.filter { $0 == .flight }.count, "flight")), "

@@ -235,7 +235,7 @@ struct FeedServer: Sendable {
             let check = try await cli.calwatch(
                 ["check", "--config", folder + "/config.yml"], environment: ["XDG_CACHE_HOME": cache])
             #expect(check.status == 0, "\(check.errors)")
-            #expect(check.output.contains("1 source read"), "\(check.output)")
+            #expect(check.output.contains("  Team (\(server.url("/feed.ics"))): 1 source read"), "\(check.output)")
         }
     }
 }

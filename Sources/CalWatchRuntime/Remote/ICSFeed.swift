@@ -294,6 +294,8 @@ public enum FeedSync {
     public struct Result: Sendable {
         public var folders: [String] = []
         public var problems: [String] = []
+        /// Each folder's feed as the user named it: `Team (https://example.org/team.ics)`.
+        public var shown: [String: String] = [:]
     }
 
     /// Fetches each feed once, at most four at a time.
@@ -323,8 +325,13 @@ public enum FeedSync {
             }
             for await done in group { found.append(done) }
             var result = Result()
-            for (_, folder, problem) in found.sorted(by: { $0.0 < $1.0 }) {
-                if let folder { result.folders.append(folder) }
+            for (index, folder, problem) in found.sorted(by: { $0.0 < $1.0 }) {
+                if let folder {
+                    result.folders.append(folder)
+                    let feed = ICSFeed(address: feeds[index].address)
+                    let address = feed?.shownURL ?? feeds[index].address
+                    result.shown[folder] = feeds[index].name.map { "\($0) (\(address))" } ?? address
+                }
                 if let problem { result.problems.append(problem) }
             }
             return result
