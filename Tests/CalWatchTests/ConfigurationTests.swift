@@ -233,6 +233,48 @@ import Testing
             ])
     }
 
+    @Test func calendarsMayBeCalDAVAccountsWithAPasswordCommand() throws {
+        let configuration = try Self.parse(
+            """
+            calendars:
+              - caldav: https://cloud.example.org/remote.php/dav/
+                username: me
+                passwordCommand: [pass, show, nextcloud]
+                every: 5m
+              - caldav: http://localhost:5232/
+                every: 10s
+            """)
+        #expect(
+            configuration.feeds == [
+                FeedSettings(
+                    address: "https://cloud.example.org/remote.php/dav/",
+                    kind: .caldav(username: "me", passwordCommand: ["pass", "show", "nextcloud"]), every: 300),
+                // A server on this machine may be polled more often than once a minute.
+                FeedSettings(
+                    address: "http://localhost:5232/", kind: .caldav(username: nil, passwordCommand: nil), every: 10),
+            ])
+        let problems = Self.problems(
+            """
+            calendars:
+              - caldav: https://cloud.example.org/dav/
+                passwordCommand: pass show nextcloud
+              - caldav: webcal://example.org/x
+              - url: https://example.org/x.ics
+                username: me
+              - url: https://example.org/x.ics
+                caldav: https://example.org/dav/
+              - caldav: https://example.org/dav/
+                every: 30s
+            """)
+        #expect(
+            problems.map { "\($0.line ?? 0) \($0.key ?? "")" } == [
+                "3 calendars[0].passwordCommand", "4 calendars[1].caldav", "6 calendars[2].username", "7 calendars[3]",
+                "10 calendars[4].every",
+            ])
+        #expect(problems[0].message.contains("never run through a shell"))
+        #expect(problems[2].message.contains("is for CalDAV"))
+    }
+
     @Test func syntaxErrorsAndRepeatedKeysNameTheLine() {
         let syntax = Self.problems("reminders:\n  offsets: [30m, 15m\nstate: x\n")
         #expect(syntax.count == 1 && syntax[0].message.hasPrefix("not valid YAML"))

@@ -251,8 +251,11 @@ struct FeedServer: Sendable {
             let task = Task { try await poller.run() }
             defer { task.cancel() }
             func kept() -> String { (try? String(contentsOfFile: folder + "/calendar.ics", encoding: .utf8)) ?? "" }
-            try await eventually("the first fetch") { kept().contains("SUMMARY:one") }
-            #expect((try? String(contentsOfFile: folder + "/displayname", encoding: .utf8)) == "Team")
+            // The calendar, then its name beside it.
+            try await eventually("the first fetch, named") {
+                kept().contains("SUMMARY:one")
+                    && (try? String(contentsOfFile: folder + "/displayname", encoding: .utf8)) == "Team"
+            }
 
             // Changed on the server: nothing happens until the interval has passed on the clock.
             try FeedTests.calendar(["one", "two"]).write(

@@ -6,7 +6,8 @@ public struct Configuration: Sendable {
     /// Calendar files, vdir roots, Radicale collections and CalDAV exports, with `~`, `$VARS` and relative paths
     /// already expanded.
     public var calendars: [String]
-    /// Subscribed ICS feeds (`calendars: - url: …`), read from calwatch's cache like files once fetched.
+    /// Calendars on servers (`calendars: - url: …` or `- caldav: …`), read from calwatch's cache like files once
+    /// fetched.
     public var feeds: [FeedSettings] = []
     /// The zone for floating and all-day values; `nil` means the system zone.
     public var timeZone: String?
@@ -78,19 +79,36 @@ public struct SinkSettings: Sendable, Hashable {
     }
 }
 
-/// A subscribed ICS feed as `calendars:` names it.
+/// A calendar on a server as `calendars:` names it: a subscribed ICS feed (`url:`) or a CalDAV account or
+/// collection (`caldav:`).
 public struct FeedSettings: Sendable, Hashable {
-    /// `https://…`, `http://…` or `webcal://…`, as written.
+    public enum Kind: Sendable, Hashable {
+        /// One `.ics` file fetched whole (`https://…`, `http://…`, `webcal://…`).
+        case ics
+        /// A CalDAV server root, principal or collection, with the account to sign in as.
+        case caldav(username: String?, passwordCommand: [String]?)
+    }
+
+    /// The address, as written.
     public var address: String
-    /// The calendar's name in events and filters; the feed's own when `nil`.
+    public var kind: Kind = .ics
+    /// The calendar's name in events and filters; the feed's own when `nil` (for CalDAV, each collection's).
     public var name: String?
     /// Seconds between polls.
     public var every: Int64 = 600
 
-    public init(address: String, name: String? = nil, every: Int64 = 600) {
+    public init(address: String, kind: Kind = .ics, name: String? = nil, every: Int64 = 600) {
         self.address = address
+        self.kind = kind
         self.name = name
         self.every = every
+    }
+
+    /// Whether the address is this machine (`localhost`, `127.0.0.1`, `[::1]`), which may be polled more often
+    /// than once a minute.
+    public var isLoopback: Bool {
+        guard let host = URLComponents(string: address)?.host?.lowercased() else { return false }
+        return ["localhost", "127.0.0.1", "::1", "[::1]"].contains(host)
     }
 }
 

@@ -448,26 +448,64 @@ struct ConfigurationReader {
         }
     }
 
-    /// A `calendars:` entry that is a feed: `{url: https://…, name: Work, every: 10m}`.
+    /// A `calendars:` entry on a server: a feed `{url: https://…, name: Work, every: 10m}`, or a CalDAV account
+    /// `{caldav: https://…, username: me, passwordCommand: [pass, show, dav], every: 5m}`.
     private mutating func readFeed(_ node: Node, at path: String) -> FeedSettings? {
-        guard let keys = mapping(node, at: path, known: ["url", "name", "every"]) else { return nil }
-        guard let (_, urlNode) = keys["url"] else {
-            note(node, path, "has no `url:`; write the calendar's address, such as webcal://example.org/calendar.ics")
+        guard
+            let keys = mapping(
+                node, at: path, known: ["url", "caldav", "name", "every", "username", "passwordCommand"])
+        else { return nil }
+        let addressNode: Node
+        var kind = FeedSettings.Kind.ics
+        switch (keys["url"]?.value, keys["caldav"]?.value) {
+        case (let url?, nil):
+            addressNode = url
+            for key in ["username", "passwordCommand"] where keys[key] != nil {
+                note(
+                    keys[key]!.key, path + "." + key,
+                    "is for CalDAV (`caldav:`); a feed address carries its own secret, or https://user:password@…")
+            }
+        case (nil, let caldav?):
+            addressNode = caldav
+            var username: String?
+            var command: [String]?
+            if let (_, value) = keys["username"] { username = string(value, at: path + ".username") }
+            if let (_, value) = keys["passwordCommand"] {
+                command = readArgv(
+                    value, at: path + ".passwordCommand", example: "[pass, show, nextcloud]",
+                    empty: "name the program that prints the password, such as [pass, show, nextcloud]")
+            }
+            kind = .caldav(username: username, passwordCommand: command)
+        case (_?, _?):
+            note(node, path, "has both `url:` and `caldav:`; a feed is one .ics address, CalDAV a server: keep one")
+            return nil
+        case (nil, nil):
+            note(
+                node, path,
+                "has no `url:` or `caldav:`; write the calendar's address, such as webcal://example.org/calendar.ics, "
+                    + "or a CalDAV server's, such as caldav: https://cloud.example.org/remote.php/dav/")
             return nil
         }
-        guard let address = string(urlNode, at: path + ".url") else { return nil }
+        let key = path + (kind == .ics ? ".url" : ".caldav")
+        guard let address = string(addressNode, at: key) else { return nil }
         let lowered = address.lowercased()
-        guard ["https://", "http://", "webcal://"].contains(where: { lowered.hasPrefix($0) }) else {
-            note(urlNode, path + ".url", "'\(address)' is not an http, https or webcal address")
+        let schemes = kind == .ics ? ["https://", "http://", "webcal://"] : ["https://", "http://"]
+        guard schemes.contains(where: { lowered.hasPrefix($0) }) else {
+            note(
+                addressNode, key,
+                "'\(address)' is not an \(kind == .ics ? "http, https or webcal" : "http or https") address")
             return nil
         }
-        var feed = FeedSettings(address: address)
+        var feed = FeedSettings(address: address, kind: kind)
         if let (_, nameNode) = keys["name"] { feed.name = string(nameNode, at: path + ".name") }
         if let (_, everyNode) = keys["every"],
             let seconds = duration(everyNode, at: path + ".every", positive: true, atMost: Limits.day)
         {
-            if seconds < 60 {
-                note(everyNode, path + ".every", "polls a server more than once a minute; use 1m or more")
+            if seconds < 60 && !feed.isLoopback {
+                note(
+                    everyNode, path + ".every",
+                    "polls a server more than once a minute; use 1m or more (only a server on this machine, "
+                        + "localhost, may be polled more often)")
             } else {
                 feed.every = seconds
             }

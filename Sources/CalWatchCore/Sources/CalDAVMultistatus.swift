@@ -42,43 +42,13 @@ enum CalDAVMultistatus {
     }
 
     /// The calendar objects in a document, or an error naming the line where the XML broke.
-    ///
-    /// Read with libxml2's pull reader: Foundation's XMLParser traps on invalid UTF-8 in an element name, an end
-    /// tag, a prefix or a processing instruction, which took every other path of the command down with it. The
-    /// reader never fetches anything (`XML_PARSE_NONET`), never substitutes entities (no `XML_PARSE_NOENT`, so no
-    /// entity can expand or read a file), and keeps libxml2's limits on depth and sizes (no `XML_PARSE_HUGE`).
     static func objects(in data: Data) throws -> [Object] {
-        _ = libxml2Ready
-        calwatch_xml_silence()
-        let options = Int32(XML_PARSE_NONET.rawValue | XML_PARSE_NOWARNING.rawValue | XML_PARSE_NOERROR.rawValue)
-        let reader = data.withUnsafeBytes { bytes in
-            xmlReaderForMemory(
-                bytes.baseAddress?.assumingMemoryBound(to: CChar.self), Int32(clamping: bytes.count), nil, nil,
-                options)
-        }
-        guard let reader else { throw ParseFailure(line: nil, reason: "libxml2 cannot read this document") }
-        defer { xmlFreeTextReader(reader) }
-        xmlResetLastError()
         var collector = Collector()
-        while true {
-            let step = xmlTextReaderRead(reader)
-            if step == 0 { break }
-            guard step == 1 else { throw failure(at: xmlTextReaderGetParserLineNumber(reader)) }
-            let type = xmlTextReaderNodeType(reader)
-            switch type {
-            case Int32(XML_READER_TYPE_ELEMENT.rawValue):
-                let name = string(xmlTextReaderConstLocalName(reader))
-                let namespace = string(xmlTextReaderConstNamespaceUri(reader))
-                collector.start(name, namespace: namespace)
-                if xmlTextReaderIsEmptyElement(reader) == 1 { collector.end(name, namespace: namespace) }
-            case Int32(XML_READER_TYPE_END_ELEMENT.rawValue):
-                collector.end(
-                    string(xmlTextReaderConstLocalName(reader)),
-                    namespace: string(xmlTextReaderConstNamespaceUri(reader)))
-            case Int32(XML_READER_TYPE_TEXT.rawValue), Int32(XML_READER_TYPE_CDATA.rawValue),
-                Int32(XML_READER_TYPE_SIGNIFICANT_WHITESPACE.rawValue), Int32(XML_READER_TYPE_WHITESPACE.rawValue):
-                collector.text(string(xmlTextReaderConstValue(reader)))
-            default: break
+        try read(data) { event in
+            switch event {
+            case .start(let name, let namespace): collector.start(name, namespace: namespace)
+            case .end(let name, let namespace): collector.end(name, namespace: namespace)
+            case .text(let text): collector.text(text)
             }
         }
         guard collector.sawMultistatus else {
@@ -93,6 +63,55 @@ enum CalDAVMultistatus {
             objects[index].collectionColor = collection.color
         }
         return objects
+    }
+
+    /// What the pull reader meets, in document order.
+    enum XMLEvent {
+        case start(String, namespace: String)
+        case end(String, namespace: String)
+        case text(String)
+    }
+
+    /// Reads a document with libxml2's pull reader, telling `handle` of each element and text, or throws an error
+    /// naming the line where the XML broke.
+    ///
+    /// Foundation's XMLParser traps on invalid UTF-8 in an element name, an end tag, a prefix or a processing
+    /// instruction, which took every other path of the command down with it. The reader never fetches anything
+    /// (`XML_PARSE_NONET`), never substitutes entities (no `XML_PARSE_NOENT`, so no entity can expand or read a
+    /// file), and keeps libxml2's limits on depth and sizes (no `XML_PARSE_HUGE`).
+    static func read(_ data: Data, _ handle: (XMLEvent) -> Void) throws {
+        _ = libxml2Ready
+        calwatch_xml_silence()
+        let options = Int32(XML_PARSE_NONET.rawValue | XML_PARSE_NOWARNING.rawValue | XML_PARSE_NOERROR.rawValue)
+        let reader = data.withUnsafeBytes { bytes in
+            xmlReaderForMemory(
+                bytes.baseAddress?.assumingMemoryBound(to: CChar.self), Int32(clamping: bytes.count), nil, nil,
+                options)
+        }
+        guard let reader else { throw ParseFailure(line: nil, reason: "libxml2 cannot read this document") }
+        defer { xmlFreeTextReader(reader) }
+        xmlResetLastError()
+        while true {
+            let step = xmlTextReaderRead(reader)
+            if step == 0 { break }
+            guard step == 1 else { throw failure(at: xmlTextReaderGetParserLineNumber(reader)) }
+            switch xmlTextReaderNodeType(reader) {
+            case Int32(XML_READER_TYPE_ELEMENT.rawValue):
+                let name = string(xmlTextReaderConstLocalName(reader))
+                let namespace = string(xmlTextReaderConstNamespaceUri(reader))
+                handle(.start(name, namespace: namespace))
+                if xmlTextReaderIsEmptyElement(reader) == 1 { handle(.end(name, namespace: namespace)) }
+            case Int32(XML_READER_TYPE_END_ELEMENT.rawValue):
+                handle(
+                    .end(
+                        string(xmlTextReaderConstLocalName(reader)),
+                        namespace: string(xmlTextReaderConstNamespaceUri(reader))))
+            case Int32(XML_READER_TYPE_TEXT.rawValue), Int32(XML_READER_TYPE_CDATA.rawValue),
+                Int32(XML_READER_TYPE_SIGNIFICANT_WHITESPACE.rawValue), Int32(XML_READER_TYPE_WHITESPACE.rawValue):
+                handle(.text(string(xmlTextReaderConstValue(reader))))
+            default: break
+            }
+        }
     }
 
     /// The XML could not be read.

@@ -34,8 +34,7 @@ public struct FeedPoller<WaitClock: Clock>: Service where WaitClock.Duration == 
     /// the start.
     public static func folders(_ feeds: [FeedSettings], root: String = FeedCache.root()) -> [String] {
         feeds.compactMap { settings in
-            guard let feed = ICSFeed(address: settings.address, name: settings.name) else { return nil }
-            let folder = FeedCache(root: root, feed: feed).folder
+            guard let folder = RemoteCalendar(settings, root: root)?.folder else { return nil }
             try? FileManager.default.createDirectory(
                 atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             return folder
@@ -45,35 +44,31 @@ public struct FeedPoller<WaitClock: Clock>: Service where WaitClock.Duration == 
     public func run() async throws {
         await withTaskGroup(of: Void.self) { group in
             for settings in feeds {
-                guard
-                    let feed = ICSFeed(address: settings.address, name: settings.name, every: .seconds(settings.every))
-                else { continue }
-                group.addTask { await poll(feed) }
+                guard let remote = RemoteCalendar(settings, root: root, fetcher: fetcher) else { continue }
+                group.addTask { await poll(remote) }
             }
         }
     }
 
-    private func poll(_ feed: ICSFeed) async {
-        let cache = FeedCache(root: root, feed: feed)
-        var schedule = FeedSchedule(every: feed.every)
+    private func poll(_ remote: RemoteCalendar) async {
+        var schedule = FeedSchedule(every: remote.every)
         var failing: String?
         repeat {
-            let outcome = await fetcher.fetch(feed, into: cache)
-            if FileManager.default.fileExists(atPath: cache.calendarPath) { try? FeedSync.name(feed, in: cache) }
+            let outcome = await remote.fetch()
             switch outcome {
             case .failed(let reason, _):
                 if failing != reason {
                     logger.warning(
                         "\(reason); retrying with a growing delay",
-                        metadata: ["feed.url": "\(feed.shownURL)"])
+                        metadata: ["feed.url": "\(remote.shownURL)"])
                 }
                 failing = reason
             case .changed(let bytes):
-                if failing != nil { logger.notice("\(feed.shownURL): fetched again") }
+                if failing != nil { logger.notice("\(remote.shownURL): fetched again") }
                 failing = nil
-                logger.info("feed changed", metadata: ["feed.url": "\(feed.shownURL)", "feed.bytes": "\(bytes)"])
+                logger.info("feed changed", metadata: ["feed.url": "\(remote.shownURL)", "feed.bytes": "\(bytes)"])
             case .unchanged:
-                if failing != nil { logger.notice("\(feed.shownURL): fetched again") }
+                if failing != nil { logger.notice("\(remote.shownURL): fetched again") }
                 failing = nil
             }
             let wait = schedule.next(after: outcome, jitter: jitter())

@@ -87,7 +87,7 @@ public struct FeedCache: Sendable {
         try Self.replace(recordPath, with: try encoder.encode(record))
     }
 
-    private static func replace(_ path: String, with data: Data) throws {
+    static func replace(_ path: String, with data: Data) throws {
         let partial = path + ".partial"
         guard FileManager.default.createFile(atPath: partial, contents: data, attributes: [.posixPermissions: 0o600])
         else { throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: partial]) }
@@ -134,7 +134,7 @@ public struct FeedFetcher: Sendable {
             if let etag = kept.etag { request.setValue(etag, forHTTPHeaderField: "If-None-Match") }
             if let modified = kept.lastModified { request.setValue(modified, forHTTPHeaderField: "If-Modified-Since") }
         }
-        let limits = RedirectLimit(most: redirects)
+        let limits = SessionRules(most: redirects)
         let configuration = URLSessionConfiguration.ephemeral
         configuration.timeoutIntervalForRequest = Double(timeout.components.seconds)
         configuration.timeoutIntervalForResource = Double(timeout.components.seconds)
@@ -150,6 +150,7 @@ public struct FeedFetcher: Sendable {
             }
             (data, response) = (body, http)
         } catch {
+            if limits.wasRefused { return .failed(Self.refusal(feed), retryAfter: nil) }
             return .failed("\(feed.shownURL): \(Self.describe(error))", retryAfter: nil)
         }
         let retryAfter = Self.retryAfter(response.value(forHTTPHeaderField: "Retry-After"), now: now)
@@ -163,9 +164,7 @@ public struct FeedFetcher: Sendable {
                 "\(feed.shownURL): more than \(redirects) redirects (the last to "
                     + "\(response.value(forHTTPHeaderField: "Location") ?? "?"))", retryAfter: nil)
         case 401, 403:
-            return .failed(
-                "\(feed.shownURL): HTTP \(response.statusCode): the address is no longer valid or needs signing in; "
-                    + "copy the calendar's secret address again", retryAfter: retryAfter)
+            return .failed(Self.refusal(feed, status: response.statusCode), retryAfter: retryAfter)
         case 404, 410:
             return .failed(
                 "\(feed.shownURL): HTTP \(response.statusCode): no calendar at this address any more",
@@ -191,6 +190,11 @@ public struct FeedFetcher: Sendable {
         }
         record.bytes = bytes.count
         return same ? .unchanged : .changed(bytes: bytes.count)
+    }
+
+    private static func refusal(_ feed: ICSFeed, status: Int = 401) -> String {
+        "\(feed.shownURL): HTTP \(status): the address is no longer valid or needs signing in; copy the calendar's "
+            + "secret address again"
     }
 
     /// Why a 200's body is not a calendar to keep: an HTML page (a sign-in page for an expired address), or a
@@ -221,7 +225,7 @@ public struct FeedFetcher: Sendable {
         return .seconds(max(0, Int(date.timeIntervalSince(now).rounded(.up))))
     }
 
-    private static func describe(_ error: any Error) -> String {
+    static func describe(_ error: any Error) -> String {
         let error = error as NSError
         switch (error.domain, error.code) {
         case (NSURLErrorDomain, NSURLErrorTimedOut): return "no answer in time"
@@ -238,12 +242,18 @@ public struct FeedFetcher: Sendable {
     }
 }
 
-/// Stops following redirects after `most`: the last 3xx is then the answer.
-private final class RedirectLimit: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
+/// The rules of one request's session: redirects followed up to `most` (the last 3xx is then the answer), and a
+/// server's request for a password refused at once (calwatch sends its credentials with the request; left to
+/// FoundationNetworking, a 401 was never answered), remembered so the caller words it as the 401 it was.
+final class SessionRules: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
     private let most: Int
     private let followed = Locked(0)
+    private let refused = Locked(false)
 
     init(most: Int) { self.most = most }
+
+    /// Whether the server asked for credentials (an HTTP 401).
+    var wasRefused: Bool { refused.withLock { $0 } }
 
     func urlSession(
         _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
@@ -254,6 +264,14 @@ private final class RedirectLimit: NSObject, URLSessionTaskDelegate, @unchecked 
             return count
         }
         completionHandler(count > most ? nil : request)
+    }
+
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
+        completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+    ) {
+        refused.withLock { $0 = true }
+        completionHandler(.cancelAuthenticationChallenge, nil)
     }
 }
 
@@ -286,8 +304,9 @@ public struct FeedSchedule: Sendable, Equatable {
     }
 }
 
-/// Feeds made into folders the rest of calwatch reads like any vdir collection: each feed's cache folder holds
-/// `calendar.ics` and a `displayname` (the configured name, else the feed's `X-WR-CALNAME`, else its host).
+/// Calendars on servers made into folders the rest of calwatch reads like any vdir collection: each feed's cache
+/// folder holds `calendar.ics` and a `displayname` (the configured name, else the feed's `X-WR-CALNAME`, else its
+/// host); each CalDAV account's, a folder per collection.
 public enum FeedSync {
     /// What one fetch of every feed gave: the folders to read (a feed that failed but has a copy still counts),
     /// and the failures worded for the user.
@@ -307,19 +326,18 @@ public enum FeedSync {
             for (index, settings) in feeds.enumerated() {
                 if index >= 4, let done = await group.next() { found.append(done) }
                 group.addTask {
-                    guard let feed = ICSFeed(address: settings.address, name: settings.name) else {
+                    guard let remote = RemoteCalendar(settings, root: root, fetcher: fetcher) else {
                         return (index, nil, "\(settings.address): not an http, https or webcal address")
                     }
-                    let cache = FeedCache(root: root, feed: feed)
-                    let outcome = await fetcher.fetch(feed, into: cache)
-                    let kept = FileManager.default.fileExists(atPath: cache.calendarPath)
-                    if kept { try? name(feed, in: cache) }
+                    let outcome = await remote.fetch()
+                    let kept = remote.hasCopy
                     switch outcome {
                     case .failed(let reason, _):
                         return (
-                            index, kept ? cache.folder : nil, kept ? reason + " (its copy from before is read)" : reason
+                            index, kept ? remote.folder : nil,
+                            kept ? reason + " (its copy from before is read)" : reason
                         )
-                    default: return (index, cache.folder, nil)
+                    default: return (index, remote.folder, nil)
                     }
                 }
             }
@@ -328,8 +346,7 @@ public enum FeedSync {
             for (index, folder, problem) in found.sorted(by: { $0.0 < $1.0 }) {
                 if let folder {
                     result.folders.append(folder)
-                    let feed = ICSFeed(address: feeds[index].address)
-                    let address = feed?.shownURL ?? feeds[index].address
+                    let address = RemoteCalendar(feeds[index], root: root)?.shownURL ?? feeds[index].address
                     result.shown[folder] = feeds[index].name.map { "\($0) (\(address))" } ?? address
                 }
                 if let problem { result.problems.append(problem) }

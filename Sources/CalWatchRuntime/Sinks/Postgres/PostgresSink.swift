@@ -1,7 +1,5 @@
 public import CalWatchCore
 import Foundation
-import Subprocess
-import SystemPackage
 
 /// Writes events into a PostgreSQL database that many watchers share and many consumers read: the same `events`,
 /// `upcoming_reminders`, `flights` and `current_live_activities` views as the SQLite sink, each row naming the
@@ -196,36 +194,13 @@ public actor PostgresSink: EventSink {
         }
     }
 
-    /// The first line a `passwordCommand` prints; it runs as argv, without a shell, for at most 30 seconds.
+    /// The first line the sink's `passwordCommand` prints.
     static func password(from command: [String], sink: String) async throws -> String {
-        let program = command[0]
-        let executable: Executable = program.contains("/") ? .path(FilePath(program)) : .name(program)
-        let run: ExecutionResult<Void, StringOutput<UTF8>, DiscardedOutput>
         do {
-            run = try await withThrowingTaskGroup { race in
-                race.addTask {
-                    try await Subprocess.run(
-                        executable, arguments: Arguments(Array(command.dropFirst())), output: .string(limit: 4096))
-                }
-                race.addTask {
-                    try await Task.sleep(for: .seconds(30))
-                    throw SinkError(sink: sink, reason: "passwordCommand \(program) did not finish within 30 s")
-                }
-                defer { race.cancelAll() }
-                return try await race.next()!
-            }
-        } catch let error as SinkError {
-            throw error
+            return try await PasswordCommand.run(command)
         } catch {
-            throw SinkError(sink: sink, reason: "cannot run passwordCommand \(program): \(error)")
+            throw SinkError(sink: sink, reason: error.description)
         }
-        guard case .exited(0) = run.terminationStatus else {
-            throw SinkError(sink: sink, reason: "passwordCommand \(program) failed (\(run.terminationStatus))")
-        }
-        guard let line = run.standardOutput.split(whereSeparator: \.isNewline).first, !line.isEmpty else {
-            throw SinkError(sink: sink, reason: "passwordCommand \(program) printed no password")
-        }
-        return String(line)
     }
 
     /// The layout a database has: `nil` when calwatch never wrote to it.

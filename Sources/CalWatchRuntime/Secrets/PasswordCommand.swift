@@ -1,0 +1,43 @@
+import Foundation
+import Subprocess
+import SystemPackage
+
+/// A `passwordCommand:` (`[pass, show, calwatch/db]`): run as argv, never through a shell, for at most 30 seconds;
+/// the first line it prints is the password. Shared by the PostgreSQL sink and CalDAV sources.
+enum PasswordCommand {
+    /// Why no password came, worded for the user; it never holds what the command printed.
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    static func run(_ command: [String]) async throws(Failure) -> String {
+        let program = command[0]
+        let executable: Executable = program.contains("/") ? .path(FilePath(program)) : .name(program)
+        let run: ExecutionResult<Void, StringOutput<UTF8>, DiscardedOutput>
+        do {
+            run = try await withThrowingTaskGroup { race in
+                race.addTask {
+                    try await Subprocess.run(
+                        executable, arguments: Arguments(Array(command.dropFirst())), output: .string(limit: 4096))
+                }
+                race.addTask {
+                    try await Task.sleep(for: .seconds(30))
+                    throw Failure(description: "passwordCommand \(program) did not finish within 30 s")
+                }
+                defer { race.cancelAll() }
+                return try await race.next()!
+            }
+        } catch let error as Failure {
+            throw error
+        } catch {
+            throw Failure(description: "cannot run passwordCommand \(program): \(error)")
+        }
+        guard case .exited(0) = run.terminationStatus else {
+            throw Failure(description: "passwordCommand \(program) failed (\(run.terminationStatus))")
+        }
+        guard let line = run.standardOutput.split(whereSeparator: \.isNewline).first, !line.isEmpty else {
+            throw Failure(description: "passwordCommand \(program) printed no password")
+        }
+        return String(line)
+    }
+}

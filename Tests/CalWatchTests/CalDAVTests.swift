@@ -1,0 +1,228 @@
+import Foundation
+import Testing
+
+@testable import CalWatchCore
+@testable import CalWatchRuntime
+
+/// Radicale's own answers (Fixtures/caldav-client) read as the CalDAV client reads them.
+@Suite struct DAVMultistatusTests {
+    static func fixture(_ name: String) throws -> DAVMultistatus {
+        let path = ConfigurationTests.repository + "/Tests/CalWatchTests/Fixtures/caldav-client/" + name
+        return try DAVMultistatus(data: try Data(contentsOf: URL(fileURLWithPath: path)))
+    }
+
+    @Test func discoveryFindsThePrincipalAndItsCalendarHome() throws {
+        #expect(try Self.fixture("principal.xml").responses.first?["current-user-principal"] == "/anna/")
+        #expect(try Self.fixture("home.xml").responses.first?["calendar-home-set"] == "/anna/")
+    }
+
+    @Test func theHomeListsItsCalendarsWithTheirNamesColoursAndTokens() throws {
+        let responses = try Self.fixture("collections.xml").responses
+        #expect(responses.map(\.href) == ["/anna/", "/anna/work/"])
+        // The principal's properties were answered 404: none is taken.
+        #expect(!responses[0].isCalendar && responses[0].properties.isEmpty)
+        let work = responses[1]
+        #expect(work.isCalendar)
+        #expect(work["displayname"] == "Work" && work["calendar-color"] == "#ff0000")
+        #expect(work["getctag"]?.hasPrefix("\"41bc62c8") == true)
+        #expect(work["sync-token"]?.hasPrefix("http://radicale.org/ns/sync/1513e572") == true)
+    }
+
+    @Test func aSyncAnswerGivesTheNewTokenChangedEtagsAndDeletions() throws {
+        let sync = try Self.fixture("sync.xml")
+        #expect(sync.syncToken?.hasPrefix("http://radicale.org/ns/sync/1513e572") == true)
+        #expect(sync.responses.map(\.href) == ["/anna/work/a1.ics"])
+        #expect(sync.responses[0]["getetag"]?.hasPrefix("\"ff240f25") == true && sync.responses[0].status == nil)
+        let deleted = try Self.fixture("sync-deleted.xml")
+        #expect(deleted.responses.map(\.status) == [404])
+        #expect(deleted.syncToken?.hasPrefix("http://radicale.org/ns/sync/b2e9d8ae") == true)
+    }
+
+    @Test func aMultigetAnswerHoldsEachItemsCalendar() throws {
+        let item = try #require(try Self.fixture("multiget.xml").responses.first)
+        #expect(item.href == "/anna/work/a1.ics")
+        #expect(item["calendar-data"]?.contains("BEGIN:VCALENDAR") == true)
+        #expect(item["getetag"] != nil)
+    }
+
+    @Test func anErrorBodyOrBrokenXMLIsAnErrorWithItsLine() throws {
+        #expect(throws: DAVMultistatus.Unreadable.self) { try Self.fixture("sync-token-invalid-403.xml") }
+        do {
+            _ = try DAVMultistatus(data: Data("<multistatus xmlns=\"DAV:\">\n<response>\n</wrong>".utf8))
+            Issue.record("broken XML was read")
+        } catch {
+            #expect(error.line == 3)
+        }
+    }
+}
+
+/// CalDAV against a real Radicale: discovery, sync tokens, changes, deletions, the fallback without sync, and a
+/// refused password.
+@Suite(.timeLimit(.minutes(3))) struct CalDAVSyncTests {
+    static func settings(_ server: RadicaleServer, _ path: String = "/", password: String = RadicaleServer.password)
+        -> FeedSettings
+    {
+        FeedSettings(
+            address: server.url(path),
+            kind: .caldav(username: RadicaleServer.user, passwordCommand: ["/bin/echo", password]))
+    }
+
+    static func client(
+        _ server: RadicaleServer, _ path: String = "/", root: String, password: String = RadicaleServer.password,
+        sync: Bool = true
+    ) throws -> CalDAVClient {
+        let account = try #require(CalDAVAccount(settings(server, path, password: password)))
+        return CalDAVClient(account: account, root: root, usesSyncCollection: sync)
+    }
+
+    static func event(_ uid: String, at hour: Int, summary: String = "Design review") -> String {
+        WatchTests.event(
+            uid: uid, start: "20270301T\(String(format: "%02d", hour))0000Z",
+            end: "20270301T\(String(format: "%02d", hour))3000Z", summary: summary)
+    }
+
+    /// A server with anna's two calendars: Work (two events) and Home (one).
+    static func filled(_ server: RadicaleServer) async throws {
+        try await server.makeCalendar("/anna/work/", name: "Work", color: "#ff0000")
+        try await server.makeCalendar("/anna/home/", name: "Home", color: "#00ff00")
+        try await server.put("/anna/work/a.ics", event("a", at: 9))
+        try await server.put("/anna/work/b.ics", event("b", at: 10))
+        try await server.put("/anna/home/c.ics", event("c", at: 11))
+    }
+
+    /// Each collection folder's name and items, with each item's summary.
+    static func copy(in folder: String) throws -> [String: [String: String]] {
+        var found: [String: [String: String]] = [:]
+        for collection in try FileManager.default.contentsOfDirectory(atPath: folder) where !collection.hasPrefix(".") {
+            let path = folder + "/" + collection
+            var entry: [String: String] = [:]
+            for file in try FileManager.default.contentsOfDirectory(atPath: path) where !file.hasPrefix(".") {
+                let text = try String(contentsOfFile: path + "/" + file, encoding: .utf8)
+                entry[file] =
+                    file.hasSuffix(".ics")
+                    ? text.split(whereSeparator: \.isNewline).first { $0.hasPrefix("SUMMARY:") }.map(String.init) ?? ""
+                    : text
+            }
+            found[collection] = entry
+        }
+        return found
+    }
+
+    @Test func discoveredFromTheRootEveryCalendarIsCopiedAndAnUnchangedPollIsOneRequest() async throws {
+        try await RadicaleServer.with { server in
+            try await Self.filled(server)
+            let root = SinkFixtures.folder()
+            let client = try Self.client(server, root: root)
+            #expect(await client.sync() != .unchanged)
+            let copy = try Self.copy(in: client.folder)
+            #expect(
+                copy == [
+                    "work": [
+                        "a.ics": "SUMMARY:Design review", "b.ics": "SUMMARY:Design review", "displayname": "Work",
+                        "color": "#ff0000",
+                    ],
+                    "home": ["c.ics": "SUMMARY:Design review", "displayname": "Home", "color": "#00ff00"],
+                ])
+            // Private: only the user reads the copy.
+            let attributes = try FileManager.default.attributesOfItem(atPath: client.folder + "/work/a.ics")
+            #expect((attributes[.posixPermissions] as? Int) == 0o600)
+            // Nothing changed: one PROPFIND of the home, no item fetched.
+            let before = client.requests
+            #expect(await client.sync() == .unchanged)
+            #expect(client.requests - before == 1)
+            // A new client on the same cache (calwatch restarted) knows the tokens too.
+            let again = try Self.client(server, root: root)
+            #expect(await again.sync() == .unchanged)
+            #expect(again.requests == 1)
+        }
+    }
+
+    @Test(arguments: [true, false])
+    func onlyWhatChangedIsFetchedAndADeletedItemIsRemoved(syncCollection: Bool) async throws {
+        try await RadicaleServer.with { server in
+            try await Self.filled(server)
+            let client = try Self.client(server, root: SinkFixtures.folder(), sync: syncCollection)
+            _ = await client.sync()
+            try await server.put("/anna/work/b.ics", Self.event("b", at: 10, summary: "Moved review"))
+            try await server.put("/anna/work/d.ics", Self.event("d", at: 14, summary: "New one"))
+            try await server.delete("/anna/work/a.ics")
+            let before = client.requests
+            guard case .changed(let bytes) = await client.sync() else {
+                Issue.record("the changes were not seen")
+                return
+            }
+            #expect(bytes > 0)
+            let copy = try Self.copy(in: client.folder)
+            #expect(
+                copy["work"]?.filter { $0.key.hasSuffix(".ics") } == [
+                    "b.ics": "SUMMARY:Moved review", "d.ics": "SUMMARY:New one",
+                ])
+            #expect(copy["home"]?["c.ics"] == "SUMMARY:Design review")
+            // The home's listing, what changed in Work (by token or by etags), one multiget of b and d; Home,
+            // unchanged, is not asked.
+            #expect(client.requests - before == 3)
+        }
+    }
+
+    @Test func aTokenTheServerNoLongerKnowsStartsAgainWithoutLosingADeletion() async throws {
+        try await RadicaleServer.with { server in
+            try await Self.filled(server)
+            let client = try Self.client(server, root: SinkFixtures.folder())
+            _ = await client.sync()
+            var state = client.loadState()
+            let work = try #require(state.collections.keys.first { $0.hasSuffix("/anna/work/") })
+            state.collections[work]?.syncToken = "http://radicale.org/ns/sync/0000"
+            try JSONEncoder().encode(state).write(to: URL(fileURLWithPath: client.folder + "/.calwatch-caldav.json"))
+            try await server.delete("/anna/work/a.ics")
+            #expect(await client.sync() != .unchanged)
+            #expect(try Self.copy(in: client.folder)["work"]?.keys.sorted() == ["b.ics", "color", "displayname"])
+            #expect(client.loadState().collections[work]?.syncToken?.hasSuffix("/0000") == false)
+        }
+    }
+
+    @Test func aCollectionAddressIsFollowedAloneAndAGoneCollectionIsRemoved() async throws {
+        try await RadicaleServer.with { server in
+            try await Self.filled(server)
+            let single = try Self.client(server, "/anna/home/", root: SinkFixtures.folder())
+            _ = await single.sync()
+            #expect(try Self.copy(in: single.folder).keys.sorted() == ["home"])
+            let all = try Self.client(server, root: SinkFixtures.folder())
+            _ = await all.sync()
+            try await server.delete("/anna/home/")
+            #expect(await all.sync() != .unchanged)
+            #expect(try Self.copy(in: all.folder).keys.sorted() == ["work"])
+        }
+    }
+
+    @Test func aRefusedPasswordIsSaidWithoutItAndTheCopyStays() async throws {
+        try await RadicaleServer.with { server in
+            try await Self.filled(server)
+            let root = SinkFixtures.folder()
+            _ = await (try Self.client(server, root: root)).sync()
+            let wrong = try Self.client(server, root: root, password: "hunter2-wrong")
+            guard case .failed(let reason, _) = await wrong.sync() else {
+                Issue.record("a wrong password was taken")
+                return
+            }
+            #expect(
+                reason.contains("HTTP 401") && reason.contains("user anna") && reason.contains(server.url("/")),
+                "\(reason)")
+            #expect(!reason.contains("hunter2") && !reason.contains(RadicaleServer.password))
+            #expect(try Self.copy(in: wrong.folder)["work"]?.count == 4)
+            #expect(RemoteCalendar.caldav(wrong).hasCopy)
+        }
+    }
+
+    @Test func aServerDownIsSaidWithItsAddress() async throws {
+        let port = try RadicaleServer.freePort()
+        let settings = FeedSettings(
+            address: "http://anna:pw@127.0.0.1:\(port)/", kind: .caldav(username: nil, passwordCommand: nil))
+        let client = CalDAVClient(account: try #require(CalDAVAccount(settings)), root: SinkFixtures.folder())
+        guard case .failed(let reason, _) = await client.sync() else {
+            Issue.record("no failure")
+            return
+        }
+        #expect(reason.hasPrefix("http://127.0.0.1:\(port)/: cannot connect"), "\(reason)")
+        #expect(!reason.contains("pw"))
+    }
+}

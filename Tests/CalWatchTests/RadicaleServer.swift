@@ -1,0 +1,105 @@
+import Foundation
+import Testing
+
+@testable import CalWatchCore
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Debian's Radicale on a free loopback port with a temporary storage folder, the user `anna` (password `secret`,
+/// plain htpasswd) and her calendars; stopped and removed at the end of `with`.
+struct RadicaleServer: Sendable {
+    let folder: String
+    let port: Int
+    static let user = "anna"
+    static let password = "secret"
+
+    static func with<T>(_ body: (RadicaleServer) async throws -> T) async throws -> T {
+        let folder = SinkFixtures.folder()
+        try "\(user):\(password)\n".write(toFile: folder + "/users", atomically: true, encoding: .utf8)
+        let port = try freePort()
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/radicale")
+        process.arguments = [
+            "--storage-filesystem-folder=\(folder)/collections", "--server-hosts=127.0.0.1:\(port)",
+            "--auth-type=htpasswd", "--auth-htpasswd-filename=\(folder)/users", "--auth-htpasswd-encryption=plain",
+            "--logging-level=warning",
+        ]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle(forWritingAtPath: "/dev/null")
+        try process.run()
+        defer {
+            // SIGKILL: a child of the test process may have SIGTERM ignored, as the runner's signal handling left it.
+            kill(process.processIdentifier, SIGKILL)
+            try? FileManager.default.removeItem(atPath: folder)
+        }
+        let server = RadicaleServer(folder: folder, port: port)
+        // Up when it answers (generously: the machine may be busy).
+        try await eventually("Radicale answering on port \(port)") {
+            (try? await server.request("OPTIONS", "/")) != nil
+        }
+        return try await body(server)
+    }
+
+    /// A port nothing listens on now: bound to 0 and let go (Radicale takes it a moment later).
+    static func freePort() throws -> Int {
+        let socket = Foundation.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(socket) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
+                bind(socket, socketAddress, length) == 0 && getsockname(socket, socketAddress, &length) == 0
+            }
+        }
+        guard bound else { throw POSIXError(.EADDRINUSE) }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    func url(_ path: String) -> String { "http://127.0.0.1:\(port)\(path)" }
+
+    /// One request as anna (or another password), as a calendar app sends it; returns the status.
+    @discardableResult
+    func request(_ method: String, _ path: String, body: String? = nil, password: String = Self.password)
+        async throws -> Int
+    {
+        var request = URLRequest(url: URL(string: url(path))!)
+        request.httpMethod = method
+        if let body {
+            request.httpBody = Data(body.utf8)
+            request.setValue(
+                method == "PUT" ? "text/calendar; charset=utf-8" : "application/xml; charset=utf-8",
+                forHTTPHeaderField: "Content-Type")
+        }
+        let credentials = Data("\(Self.user):\(password)".utf8).base64EncodedString()
+        request.setValue("Basic \(credentials)", forHTTPHeaderField: "Authorization")
+        let (_, response) = try await URLSession.shared.data(for: request)
+        return (response as? HTTPURLResponse)?.statusCode ?? 0
+    }
+
+    /// Makes a calendar collection with a name and a colour, as a calendar app does.
+    func makeCalendar(_ path: String, name: String, color: String = "#ff0000") async throws {
+        let created = try await request(
+            "MKCALENDAR", path,
+            body: """
+                <?xml version="1.0" encoding="utf-8"?>
+                <C:mkcalendar xmlns:D="DAV:" xmlns:C="urn:ietf:params:xml:ns:caldav" \
+                xmlns:I="http://apple.com/ns/ical/"><D:set><D:prop><D:displayname>\(name)</D:displayname>\
+                <I:calendar-color>\(color)</I:calendar-color></D:prop></D:set></C:mkcalendar>
+                """)
+        #expect(created == 201, "MKCALENDAR \(path)")
+    }
+
+    func put(_ path: String, _ calendar: String) async throws {
+        let status = try await request("PUT", path, body: calendar)
+        #expect([201, 204].contains(status), "PUT \(path) answered \(status)")
+    }
+
+    func delete(_ path: String) async throws {
+        let status = try await request("DELETE", path)
+        #expect([200, 204].contains(status), "DELETE \(path) answered \(status)")
+    }
+}
