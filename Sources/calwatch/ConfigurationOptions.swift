@@ -30,10 +30,10 @@ struct ConfigurationOptions: ParsableArguments {
         } else {
             configuration = Configuration(home: NSHomeDirectory())
         }
-        // Calendars named on the command line replace the file's, its feeds too.
+        // Calendars named on the command line replace the file's, its feeds too; an address there is a feed.
         if let calendars, !calendars.paths.isEmpty {
-            configuration.calendars = calendars.paths
-            configuration.feeds = []
+            configuration.calendars = calendars.files
+            configuration.feeds = calendars.feeds
         }
         if let tz = calendars?.tz { configuration.timeZone = tz }
         return configuration

@@ -17,6 +17,8 @@ extension CalwatchCommand {
                   calwatch scan work.ics --from 2027-03-01 --to 2027-04-01 --format table
                   calwatch scan ~/.calendars --alarms --from now --to tomorrow
                   curl -s https://example.com/cal.ics | calwatch scan -
+                  calwatch scan webcal://example.com/team.ics
+                  calwatch scan --config ~/.config/calwatch/config.yml   # its calendars, feeds and CalDAV accounts
 
                 Problems in a calendar go to standard error as FILE:LINE: warning|error: REASON; every other file \
                 is still read. The exit code is 65 only when no calendar data could be read at all.
@@ -24,6 +26,8 @@ extension CalwatchCommand {
         )
 
         @OptionGroup var calendars: CalendarOptions
+
+        @OptionGroup var configurationOptions: ConfigurationOptions
 
         @Option(help: "Start of the window (default: today 00:00 in --tz).")
         var from: String?
@@ -48,9 +52,10 @@ extension CalwatchCommand {
         }
 
         func validate() throws {
-            if calendars.paths.isEmpty {
+            if calendars.paths.isEmpty && configurationOptions.config == nil {
                 throw ValidationError(
-                    "Name at least one calendar: a .ics file, a vdir folder, a CalDAV .xml export or -.")
+                    "Name at least one calendar (a .ics file, a vdir folder, a CalDAV .xml export, - or a feed's "
+                        + "address), or --config for the configuration's calendars.")
             }
             if alarms && format == .table {
                 throw ValidationError("--alarms prints JSON Lines only; leave out --format table.")
@@ -75,7 +80,16 @@ extension CalwatchCommand {
                 options.lookBehind = AlarmExpander.reach
                 options.lookAhead = AlarmExpander.reach
             }
-            let result = CalendarScan(paths: calendars.paths, options: options).run()
+            var paths = calendars.paths
+            var classifier = Classifier()
+            // A configuration or a feed: calendars on servers are fetched into the cache and read from there.
+            if configurationOptions.config != nil || !calendars.feeds.isEmpty {
+                let configuration = await CommandSupport.fetchingFeeds(
+                    try configurationOptions.loadOrExit(calendars: calendars, useDefaultFile: false))
+                paths = configuration.calendars
+                classifier = Classifier(configuration)
+            }
+            let result = CalendarScan(paths: paths, options: options).run()
             CommandSupport.report(result.problems)
 
             let output = StandardStreams.Output()
@@ -85,12 +99,12 @@ extension CalwatchCommand {
                 output.write(
                     Array(
                         OccurrenceTable.render(
-                            result.occurrences, zone: zone, classifier: noClassify ? nil : Classifier()
+                            result.occurrences, zone: zone, classifier: noClassify ? nil : classifier
                         )
                         .utf8))
             } else {
                 OccurrenceJSON.writeLines(
-                    result.occurrences, classifier: noClassify ? nil : Classifier(), flush: output.write)
+                    result.occurrences, classifier: noClassify ? nil : classifier, flush: output.write)
             }
             if result.nothingReadable {
                 throw ExitCode(65)
