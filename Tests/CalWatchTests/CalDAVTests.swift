@@ -226,3 +226,196 @@ import Testing
         #expect(!reason.contains("pw"))
     }
 }
+
+/// One calendar read four ways gives the same occurrences: through a CalDAV source, from the folder vdirsyncer (Debian's)
+/// syncs, as the ICS feed Radicale exports for a collection, and from Radicale's own storage folder.
+@Suite(.timeLimit(.minutes(3))) struct SourceAgreementTests {
+    let cli = CommandLineTests()
+
+    @Test func caldavVdirsyncerAndAFeedGiveIdenticalScans() async throws {
+        try await RadicaleServer.with { server in
+            // The shipped samples' Work and Personal calendars, item by item, as a calendar app uploads them.
+            for (collection, name) in [("work", "Work"), ("personal", "Personal")] {
+                try await server.makeCalendar("/anna/\(collection)/", name: name)
+                let folder = ConfigurationTests.repository + "/samples/calendars/" + collection
+                for file in try FileManager.default.contentsOfDirectory(atPath: folder) where file.hasSuffix(".ics") {
+                    let href = file.replacingOccurrences(of: "@", with: "%40")
+                    try await server.put(
+                        "/anna/\(collection)/\(href)", try String(contentsOfFile: folder + "/" + file, encoding: .utf8))
+                }
+            }
+            let folder = SinkFixtures.folder()
+            let window = ["--from", "2026-12-01", "--to", "2027-06-01", "--tz", "UTC"]
+            func scan(_ arguments: [String]) async throws -> String {
+                let run = try await cli.calwatch(
+                    ["scan"] + arguments + window, environment: ["XDG_CACHE_HOME": folder + "/cache"])
+                #expect(run.status == 0, "\(run.errors)")
+                return run.output
+            }
+            func config(_ name: String, _ text: String) throws -> String {
+                try text.write(toFile: folder + "/" + name, atomically: true, encoding: .utf8)
+                return folder + "/" + name
+            }
+
+            let caldav = try await scan([
+                "--config",
+                try config(
+                    "caldav.yml",
+                    """
+                    calendars:
+                      - caldav: \(server.url("/"))
+                        username: anna
+                        passwordCommand: [/bin/echo, secret]
+                    """),
+            ])
+            let feeds = try await scan([
+                "--config",
+                try config(
+                    "feeds.yml",
+                    """
+                    calendars:
+                      - url: http://anna:secret@127.0.0.1:\(server.port)/anna/work/
+                      - url: http://anna:secret@127.0.0.1:\(server.port)/anna/personal/
+                    """),
+            ])
+            let vdirsyncerConfig = try config(
+                "vdirsyncer.conf",
+                """
+                [general]
+                status_path = "\(folder)/vdirsyncer-status/"
+
+                [pair calendars]
+                a = "server"
+                b = "folder"
+                collections = ["from a"]
+                metadata = ["displayname", "color"]
+
+                [storage server]
+                type = "caldav"
+                url = "\(server.url("/"))"
+                username = "anna"
+                password = "secret"
+
+                [storage folder]
+                type = "filesystem"
+                path = "\(folder)/vdir/"
+                fileext = ".ics"
+                """)
+            for command in ["discover", "sync", "metasync"] {
+                _ = try await runProgram(
+                    ["sh", "-c", "yes | vdirsyncer -c \(vdirsyncerConfig) \(command)"], discardOutput: true)
+            }
+            let vdirsyncer = try await scan([folder + "/vdir"])
+            let radicale = try await scan([server.folder + "/collections/collection-root/anna"])
+
+            let lines = caldav.split(separator: "\n")
+            #expect(lines.count > 40)
+            #expect(
+                Set(lines.map { $0.contains(#""calendar":"Work""#) || $0.contains(#""calendar":"Personal""#) }) == [
+                    true
+                ])
+            #expect(vdirsyncer == caldav)
+            #expect(feeds == caldav)
+            #expect(radicale == caldav)
+        }
+    }
+}
+
+/// `calwatch watch` following a Radicale collection in real time, polling every 2 s: what is PUT, moved and deleted
+/// on the server reaches the sinks as it would from a folder.
+@Suite(.timeLimit(.minutes(3))) struct CalDAVWatchTests {
+    @Test func anItemPutMovedAndDeletedOnTheServerIsPlannedAgainWithinAPoll() async throws {
+        try await RadicaleServer.with { server in
+            try await server.makeCalendar("/anna/work/", name: "Work")
+            let folder = SinkFixtures.folder()
+            try """
+            calendars:
+              - caldav: \(server.url("/"))
+                username: anna
+                passwordCommand: [/bin/echo, secret]
+                every: 2s
+            timezone: UTC
+            state: state/journal.db
+            reminders:
+              offsets: [15s]
+            liveActivity: { lead: 2m, updateEvery: 1h, maxDuration: 1h }
+            sinks:
+              - type: jsonl
+                path: events.jsonl
+            """.write(toFile: folder + "/config.yml", atomically: true, encoding: .utf8)
+            let process = Process()
+            process.executableURL = CommandLineTests.executable
+            process.arguments = ["watch", "--config", folder + "/config.yml", "--log-level", "info"]
+            process.currentDirectoryURL = URL(fileURLWithPath: folder)
+            process.environment = ProcessInfo.processInfo.environment.merging(["XDG_CACHE_HOME": folder + "/cache"]) {
+                $1
+            }
+            FileManager.default.createFile(atPath: folder + "/log.txt", contents: nil)
+            process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: folder + "/log.txt"))
+            process.standardOutput = FileHandle.nullDevice
+            try process.run()
+            defer { kill(process.processIdentifier, SIGKILL) }
+            func log() -> String { (try? String(contentsOfFile: folder + "/log.txt", encoding: .utf8)) ?? "" }
+            try await eventually("watching") { log().contains("watching") }
+
+            /// The events received so far: type, uid, and the end reason when there is one.
+            func received() -> [String] {
+                SinkFixtures.lines(folder + "/events.jsonl").compactMap { line in
+                    guard let event = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                        let type = (event["type"] as? String)?.dropFirst(9),
+                        let data = event["data"] as? [String: Any],
+                        let uid = (data["occurrence"] as? [String: Any])?["uid"] as? String
+                    else { return nil }
+                    let reason = (data["liveActivity"] as? [String: Any])?["reason"] as? String
+                    return "\(type) \(uid)" + (reason.map { " \($0)" } ?? "")
+                }
+            }
+            let formatter = DateFormatter()
+            formatter.dateFormat = "yyyyMMdd'T'HHmmss'Z'"
+            formatter.timeZone = TimeZone(identifier: "UTC")
+            func item(_ uid: String, startingIn seconds: Double) -> String {
+                let start = Date().addingTimeInterval(seconds)
+                return [
+                    "BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:-//calwatch tests//EN", "BEGIN:VEVENT", "UID:\(uid)",
+                    "DTSTAMP:20270101T000000Z", "DTSTART:\(formatter.string(from: start))",
+                    "DTEND:\(formatter.string(from: start.addingTimeInterval(600)))", "SUMMARY:\(uid)", "END:VEVENT",
+                    "END:VCALENDAR", "",
+                ].joined(separator: "\r\n")
+            }
+
+            // Two meetings 40 s ahead: their live activities begin (the lead is 2 minutes) once a poll has seen
+            // them; their 15-second reminders are 25 s away.
+            let put = Date()
+            try await server.put("/anna/work/standup.ics", item("standup", startingIn: 40))
+            try await server.put("/anna/work/review.ics", item("review", startingIn: 40))
+            try await eventually("both live activities") {
+                Set(received()) == ["liveActivityStart standup", "liveActivityStart review"]
+            }
+            let seen = Date().timeIntervalSince(put)
+            // One poll (2 s) and the debounce; generous, the machine is shared.
+            #expect(seen < 12, "seen after \(seen) s")
+
+            // The standup moved ten minutes on, the review deleted: both end, for what happened.
+            try await server.put("/anna/work/standup.ics", item("standup", startingIn: 600))
+            try await server.delete("/anna/work/review.ics")
+            try await eventually("both ends") {
+                Set(received()).isSuperset(of: [
+                    "liveActivityEnd standup rescheduled", "liveActivityEnd review removed",
+                ])
+            }
+            // Past the instant the old reminders were due: neither comes.
+            let due = put.addingTimeInterval(25 + 3)
+            if due > Date() { try await Task.sleep(for: .seconds(due.timeIntervalSinceNow)) }
+            kill(process.processIdentifier, SIGTERM)
+            try await offCooperativePool { process.waitUntilExit() }
+            #expect(process.terminationStatus == 0, "\(log())")
+            #expect(
+                received().sorted() == [
+                    "liveActivityEnd review removed", "liveActivityEnd standup rescheduled",
+                    "liveActivityStart review", "liveActivityStart standup",
+                ], "\(log())")
+            // The password never in the log.
+            #expect(!log().contains(RadicaleServer.password))
+        }
+    }
+}

@@ -49,6 +49,7 @@ public struct FeedCache: Sendable {
 
     /// What the server said of the copy kept.
     public struct Record: Codable, Sendable, Equatable {
+        /// The address without credentials (a password in it stays out of the cache).
         public var url: String
         public var etag: String?
         public var lastModified: String?
@@ -130,7 +131,7 @@ public struct FeedFetcher: Sendable {
         request.setValue("calwatch", forHTTPHeaderField: "User-Agent")
         request.setValue("text/calendar, */*;q=0.5", forHTTPHeaderField: "Accept")
         // Only when the copy is still there: a conditional GET must have something to fall back on.
-        if let kept, kept.url == feed.url.absoluteString, FileManager.default.fileExists(atPath: cache.calendarPath) {
+        if let kept, kept.url == feed.shownURL, FileManager.default.fileExists(atPath: cache.calendarPath) {
             if let etag = kept.etag { request.setValue(etag, forHTTPHeaderField: "If-None-Match") }
             if let modified = kept.lastModified { request.setValue(modified, forHTTPHeaderField: "If-Modified-Since") }
         }
@@ -179,7 +180,7 @@ public struct FeedFetcher: Sendable {
         if let problem = Self.problem(bytes) { return .failed("\(feed.shownURL): \(problem)", retryAfter: nil) }
         let digest = SHA256.hex(bytes)
         var record = FeedCache.Record(
-            url: feed.url.absoluteString, etag: response.value(forHTTPHeaderField: "ETag"),
+            url: feed.shownURL, etag: response.value(forHTTPHeaderField: "ETag"),
             lastModified: response.value(forHTTPHeaderField: "Last-Modified"), sha256: digest, bytes: bytes.count,
             fetched: now)
         let same = kept?.sha256 == digest && FileManager.default.fileExists(atPath: cache.calendarPath)
@@ -355,14 +356,24 @@ public enum FeedSync {
         }
     }
 
+    /// The value of an `X-WR-CALNAME` line, with or without parameters (Radicale writes
+    /// `X-WR-CALNAME;VALUE=TEXT:Work`), its text escapes undone.
+    static func calendarName(_ line: Substring) -> String? {
+        guard let colon = line.firstIndex(of: ":") else { return nil }
+        let property = line[..<colon].split(separator: ";", maxSplits: 1).first ?? ""
+        guard property.uppercased() == "X-WR-CALNAME" else { return nil }
+        return String(line[line.index(after: colon)...]).replacingOccurrences(of: "\\,", with: ",")
+            .replacingOccurrences(of: "\\;", with: ";").replacingOccurrences(of: "\\\\", with: "\\")
+            .trimmingCharacters(in: .whitespaces)
+    }
+
     /// Writes the collection's `displayname` when it differs.
     static func name(_ feed: ICSFeed, in cache: FeedCache) throws {
         var name = feed.name
         if name == nil, let handle = FileHandle(forReadingAtPath: cache.calendarPath) {
             defer { try? handle.close() }
             let head = String(decoding: (try? handle.read(upToCount: 16_384)) ?? Data(), as: UTF8.self)
-            name = head.split(whereSeparator: \.isNewline).first { $0.uppercased().hasPrefix("X-WR-CALNAME:") }
-                .map { String($0.dropFirst(13)).trimmingCharacters(in: .whitespaces) }
+            name = head.split(whereSeparator: \.isNewline).lazy.compactMap(calendarName).first
         }
         let text = (name?.isEmpty == false ? name : nil) ?? feed.url.host ?? "feed"
         let path = cache.folder + "/displayname"
