@@ -106,14 +106,23 @@ final class ManualClock: Clock, Sendable {
 /// Something a test waited for did not come.
 struct Timeout: Error, CustomStringConvertible {
     var what: String
-    var description: String { "waited a minute for \(what)" }
+    var description: String { "waited two minutes for \(what)" }
 }
 
 /// Waits (in real time, generously) until `condition` holds: for what the kernel or a child process does.
+///
+/// Two minutes, and a last look a second after them: when the whole suite starts, hundreds of tests share the
+/// cooperative pool's two threads, and a test whose steps each wait behind CPU-bound parsing tests was seen to
+/// take 80 s for what takes 50 ms alone. What the condition waits for (a service's loop, a sink's actor) needs the
+/// same threads, and may get its turn only after the waiter's last one.
 func eventually(_ what: String, _ condition: () async throws -> Bool) async throws {
     let start = ContinuousClock.now
     while try await !condition() {
-        guard ContinuousClock.now - start < .seconds(60) else { throw Timeout(what: what) }
+        guard ContinuousClock.now - start < .seconds(120) else {
+            try await Task.sleep(for: .seconds(1))
+            if try await condition() { return }
+            throw Timeout(what: what)
+        }
         try await Task.sleep(for: .milliseconds(5))
     }
 }
