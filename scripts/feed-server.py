@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""A small HTTP server for calwatch's feed tests, on loopback: serves FOLDER/feed.ics with ETag, Last-Modified,
-304 and gzip, and the ways servers fail (redirect chains, slow answers, 503 with Retry-After, bodies shorter than
+"""A small HTTP server for calwatch's feed tests and benchmarks, on loopback: serves FOLDER/feed.ics (and any
+FOLDER/NAME as /f/NAME) with ETag, Last-Modified, 304 and gzip, and the ways servers fail (redirect chains, slow answers, 503 with Retry-After, bodies shorter than
 their Content-Length or cut before END:VCALENDAR, an HTML sign-in page, 410). Prints its port on the first line; logs each request to FOLDER/requests.log as
 `METHOD PATH STATUS BYTES`.
 
@@ -73,13 +73,15 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.wfile.flush()
             self.close_connection = True
             return
+        if path.startswith("/f/") and "/" not in path[3:] and os.path.isfile(os.path.join(FOLDER, path[3:])):
+            return self.feed(path[3:])
         return self.feed()
 
-    def feed(self):
-        with open(os.path.join(FOLDER, "feed.ics"), "rb") as file:
+    def feed(self, name="feed.ics"):
+        with open(os.path.join(FOLDER, name), "rb") as file:
             body = file.read()
         etag = '"' + hashlib.sha256(body).hexdigest()[:16] + '"'
-        modified = email.utils.formatdate(os.path.getmtime(os.path.join(FOLDER, "feed.ics")), usegmt=True)
+        modified = email.utils.formatdate(os.path.getmtime(os.path.join(FOLDER, name)), usegmt=True)
         if self.headers.get("If-None-Match") == etag:
             return self.answer(304, headers=[("ETag", etag)])
         headers = [("ETag", etag), ("Last-Modified", modified), ("Content-Type", "text/calendar; charset=utf-8")]

@@ -54,7 +54,17 @@ public struct FeedPoller<WaitClock: Clock>: Service where WaitClock.Duration == 
         var schedule = FeedSchedule(every: remote.every)
         var failing: String?
         repeat {
+            let before = remote.traffic
+            let started = ContinuousClock.now
             let outcome = await remote.fetch()
+            var polled: Logger.Metadata = [
+                "feed.url": "\(remote.shownURL)", "feed.milliseconds": "\((ContinuousClock.now - started) / .milliseconds(1))",
+            ]
+            if let before, let after = remote.traffic {
+                polled["feed.requests"] = "\(after.requests - before.requests)"
+                polled["feed.bytes"] = "\(after.bytes - before.bytes)"
+            }
+            logger.debug("polled: \(outcome.word)", metadata: polled)
             switch outcome {
             case .failed(let reason, _):
                 if failing != reason {

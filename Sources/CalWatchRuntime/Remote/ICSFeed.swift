@@ -113,6 +113,15 @@ public struct FeedFetcher: Sendable {
         case changed(bytes: Int)
         /// Nothing stored; the reason worded for the user, and how long the server asked to wait (`Retry-After`).
         case failed(String, retryAfter: Duration?)
+
+        /// One word for logs: `unchanged`, `changed`, `failed`.
+        public var word: String {
+            switch self {
+            case .unchanged: "unchanged"
+            case .changed: "changed"
+            case .failed: "failed"
+            }
+        }
     }
 
     /// The most a feed may send (a year of a busy calendar is a few megabytes).

@@ -51,6 +51,12 @@ public enum RemoteCalendar: Sendable {
         }
     }
 
+    /// Requests sent and bytes received so far, for a CalDAV account (a feed is one request a poll).
+    public var traffic: (requests: Int, bytes: Int)? {
+        guard case .caldav(let client) = self else { return nil }
+        return (client.requests, client.bytesReceived)
+    }
+
     /// Fetches once: what changed is in the folder when this returns.
     public func fetch() async -> FeedFetcher.Outcome {
         switch self {
