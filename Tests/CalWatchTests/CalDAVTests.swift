@@ -308,6 +308,12 @@ import Testing
             let vdirsyncer = try await scan([folder + "/vdir"])
             let radicale = try await scan([server.folder + "/collections/collection-root/anna"])
 
+            // check tries the account once and says what it found: the seven items of its two calendars.
+            let check = try await cli.calwatch(
+                ["check", "--config", folder + "/caldav.yml"], environment: ["XDG_CACHE_HOME": folder + "/cache"])
+            #expect(check.status == 0, "\(check.errors)")
+            #expect(check.output.contains("  \(server.url("/")): 7 sources read"), "\(check.output)")
+
             let lines = caldav.split(separator: "\n")
             #expect(lines.count > 40)
             #expect(

@@ -30,12 +30,7 @@ public struct CalDAVAccount: Sendable, Hashable {
     }
 
     /// The address as messages show it, without a user or password.
-    public var shownURL: String {
-        guard var parts = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return url.absoluteString }
-        parts.user = nil
-        parts.password = nil
-        return parts.string ?? url.absoluteString
-    }
+    public var shownURL: String { url.shown }
 
     /// The account's folder in the cache: `caldav/` and 16 hex digits of the SHA-256 of its address and user.
     public func folder(root: String) -> String {
@@ -373,24 +368,24 @@ public final class CalDAVClient: Sendable {
         var status = 401
         do {
             let (body, answer) = try await session.data(for: request)
-            guard let http = answer as? HTTPURLResponse else { throw Failure(reason: "\(shown(url)): not HTTP") }
+            guard let http = answer as? HTTPURLResponse else { throw Failure(reason: "\(url.shown): not HTTP") }
             (data, status) = (body, http.statusCode)
         } catch let failure as Failure {
             throw failure
         } catch {
             // A request for a password, refused by `SessionRules`, is the 401 it was.
-            guard rules.wasRefused else { throw Failure(reason: "\(shown(url)): \(FeedFetcher.describe(error))") }
+            guard rules.wasRefused else { throw Failure(reason: "\(url.shown): \(FeedFetcher.describe(error))") }
         }
         counts.withLock {
             $0.requests += 1
             $0.bytes += data.count
         }
-        if data.count > largest { throw Failure(reason: "\(shown(url)): an answer larger than \(largest >> 20) MiB") }
+        if data.count > largest { throw Failure(reason: "\(url.shown): an answer larger than \(largest >> 20) MiB") }
         if status == 401 {
             password.withLock { $0 = nil }
             let who = account.username.map { "the user \($0) and its password" } ?? "no user (write `username:`)"
             throw Failure(
-                reason: "\(shown(url)): HTTP 401: the server refused \(who); check username and passwordCommand")
+                reason: "\(url.shown): HTTP 401: the server refused \(who); check username and passwordCommand")
         }
         return (status, data)
     }
@@ -420,7 +415,7 @@ public final class CalDAVClient: Sendable {
         case 500...: advice = "; the server failed, tried again later"
         default: advice = ""
         }
-        throw Failure(reason: "\(shown(url)): \(what) answered HTTP \(status)\(advice)")
+        throw Failure(reason: "\(url.shown): \(what) answered HTTP \(status)\(advice)")
     }
 
     private func read(_ data: Data, _ what: String, _ url: URL) throws -> DAVMultistatus {
@@ -428,15 +423,8 @@ public final class CalDAVClient: Sendable {
             return try DAVMultistatus(data: data)
         } catch {
             let line = error.line.map { "line \($0): " } ?? ""
-            throw Failure(reason: "\(shown(url)): the answer to \(what) is not WebDAV XML (\(line)\(error.reason))")
+            throw Failure(reason: "\(url.shown): the answer to \(what) is not WebDAV XML (\(line)\(error.reason))")
         }
-    }
-
-    private func shown(_ url: URL) -> String {
-        guard var parts = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return url.absoluteString }
-        parts.user = nil
-        parts.password = nil
-        return parts.string ?? url.absoluteString
     }
 
     private func resolve(_ href: String, against base: URL) -> URL {

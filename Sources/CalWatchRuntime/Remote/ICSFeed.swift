@@ -28,15 +28,20 @@ public struct ICSFeed: Sendable, Hashable {
     }
 
     /// The address as messages show it: without a user or password (a secret path stays: it is the feed's name).
-    public var shownURL: String {
-        guard var parts = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return url.absoluteString }
-        parts.user = nil
-        parts.password = nil
-        return parts.string ?? url.absoluteString
-    }
+    public var shownURL: String { url.shown }
 
     /// The feed's folder in the cache: the first 16 hex digits of its address's SHA-256.
     public var cacheName: String { String(SHA256.hex(Array(url.absoluteString.utf8)).prefix(16)) }
+}
+
+extension URL {
+    /// The address as messages, logs and caches show it: without a user or password.
+    var shown: String {
+        guard var parts = URLComponents(url: self, resolvingAgainstBaseURL: false) else { return absoluteString }
+        parts.user = nil
+        parts.password = nil
+        return parts.string ?? absoluteString
+    }
 }
 
 /// The last good copy of a feed and what its server said of it, in `<cache>/feeds/<cacheName>/` (folder 0700,
