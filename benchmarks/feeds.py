@@ -210,6 +210,7 @@ def caldav_case(calwatch: str, root: str, events: int, every: int) -> list:
         daemon = Daemon(calwatch, folder, entry, every)
         stops.append(daemon.stop)
         watching = daemon.wait_until_parsed(events) - daemon.started
+        daemon.wait_for(r"polled: changed")
         first = re.search(r"^.*polled: changed$", daemon.log(), re.M).group(0)
         time.sleep(every * 1.5)
         memory = daemon.memory()

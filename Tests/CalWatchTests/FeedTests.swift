@@ -272,4 +272,21 @@ struct FeedServer: Sendable {
             #expect(server.requests.last?.status == 304)
         }
     }
+
+    /// A poller stopped while a fetch is in flight ends once the answer is in, and keeps it. (Cancelling
+    /// FoundationNetworking's request at the moment its answer arrived deadlocked two threads of the pool.)
+    @Test func aPollerStoppedMidFetchEndsWithTheAnswerKept() async throws {
+        try await FeedServer.with { server in
+            let root = SinkFixtures.folder()
+            let settings = FeedSettings(address: server.url("/slow"), every: 300)
+            let folder = try #require(FeedPoller<ManualClock>.folders([settings], root: root).first)
+            let poller = FeedPoller(feeds: [settings], root: root, clock: ManualClock(), logger: Logger(label: "test"))
+            let task = Task { try await poller.run() }
+            // The server answers /slow after 5 s.
+            try await Task.sleep(for: .seconds(1))
+            task.cancel()
+            try await task.value
+            #expect(FileManager.default.fileExists(atPath: folder + "/calendar.ics"))
+        }
+    }
 }

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import CalWatchCore
+@testable import CalWatchRuntime
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -76,7 +77,7 @@ struct RadicaleServer: Sendable {
         }
         let credentials = Data("\(Self.user):\(password)".utf8).base64EncodedString()
         request.setValue("Basic \(credentials)", forHTTPHeaderField: "Authorization")
-        let (_, response) = try await URLSession.shared.data(for: request)
+        let (_, response) = try await URLSession.shared.uncancellableData(for: request)
         return (response as? HTTPURLResponse)?.statusCode ?? 0
     }
 

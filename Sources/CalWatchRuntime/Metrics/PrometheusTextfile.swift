@@ -27,16 +27,7 @@ public final class PrometheusTextfile: Sendable {
         let partial = path + ".\(getpid()).partial"
         var text: [UInt8] = []
         registry.emit(into: &text)
-        guard
-            FileManager.default.createFile(
-                atPath: partial, contents: Data(text), attributes: [.posixPermissions: 0o644])
-        else { throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: partial]) }
-        guard rename(partial, path) == 0 else {
-            let problem = String(cString: strerror(errno))
-            unlink(partial)
-            throw CocoaError(
-                .fileWriteUnknown, userInfo: [NSFilePathErrorKey: path, NSLocalizedDescriptionKey: problem])
-        }
+        try AtomicFile.replace(path, with: Data(text), mode: 0o644, partial: partial)
     }
 
     /// Writes the file every `every` on `clock` while the daemon runs, and once more when it stops.

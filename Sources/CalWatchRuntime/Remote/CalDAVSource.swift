@@ -123,7 +123,7 @@ public final class CalDAVClient: Sendable {
             var seen: Set<String> = []
             for calendar in calendars {
                 seen.insert(calendar.href)
-                let (bytes, moved) = try await follow(calendar, single: state.single, count: calendars.count, &state)
+                let (bytes, moved) = try await follow(calendar, count: calendars.count, &state)
                 written += bytes
                 changed = changed || moved
             }
@@ -204,10 +204,11 @@ public final class CalDAVClient: Sendable {
 
     // MARK: Following a collection
 
-    /// Brings one collection's folder in step: returns the bytes written and whether anything changed.
-    private func follow(
-        _ calendar: DAVMultistatus.Response, single: Bool, count: Int, _ state: inout State
-    ) async throws -> (Int, Bool) {
+    /// Brings one collection's folder in step (`count`: how many the account has; the configured name goes to a
+    /// lone one): returns the bytes written and whether anything changed.
+    private func follow(_ calendar: DAVMultistatus.Response, count: Int, _ state: inout State) async throws -> (
+        Int, Bool
+    ) {
         let url = URL(string: calendar.href)!
         var kept =
             state.collections[calendar.href]
@@ -367,7 +368,7 @@ public final class CalDAVClient: Sendable {
         var data = Data()
         var status = 401
         do {
-            let (body, answer) = try await session.data(for: request)
+            let (body, answer) = try await session.uncancellableData(for: request)
             guard let http = answer as? HTTPURLResponse else { throw Failure(reason: "\(url.shown): not HTTP") }
             (data, status) = (body, http.statusCode)
         } catch let failure as Failure {

@@ -58,7 +58,8 @@ public struct FeedPoller<WaitClock: Clock>: Service where WaitClock.Duration == 
             let started = ContinuousClock.now
             let outcome = await remote.fetch()
             var polled: Logger.Metadata = [
-                "feed.url": "\(remote.shownURL)", "feed.milliseconds": "\((ContinuousClock.now - started) / .milliseconds(1))",
+                "feed.url": "\(remote.shownURL)",
+                "feed.milliseconds": "\((ContinuousClock.now - started) / .milliseconds(1))",
             ]
             if let before, let after = remote.traffic {
                 polled["feed.requests"] = "\(after.requests - before.requests)"

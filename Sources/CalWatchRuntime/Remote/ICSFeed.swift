@@ -93,16 +93,9 @@ public struct FeedCache: Sendable {
         try Self.replace(recordPath, with: try encoder.encode(record))
     }
 
+    /// Private: only the user reads a calendar's copy.
     static func replace(_ path: String, with data: Data) throws {
-        let partial = path + ".partial"
-        guard FileManager.default.createFile(atPath: partial, contents: data, attributes: [.posixPermissions: 0o600])
-        else { throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: partial]) }
-        guard rename(partial, path) == 0 else {
-            let problem = String(cString: strerror(errno))
-            unlink(partial)
-            throw CocoaError(
-                .fileWriteUnknown, userInfo: [NSFilePathErrorKey: path, NSLocalizedDescriptionKey: problem])
-        }
+        try AtomicFile.replace(path, with: data, mode: 0o600)
     }
 }
 
@@ -159,7 +152,7 @@ public struct FeedFetcher: Sendable {
         let data: Data
         let response: HTTPURLResponse
         do {
-            let (body, answer) = try await session.data(for: request)
+            let (body, answer) = try await session.uncancellableData(for: request)
             guard let http = answer as? HTTPURLResponse else {
                 return .failed("\(feed.shownURL): not an HTTP answer", retryAfter: nil)
             }
@@ -254,6 +247,16 @@ public struct FeedFetcher: Sendable {
             // libcurl's words for a body shorter than its Content-Length.
             return text.contains("transfer closed") ? "the answer was cut off (\(text))" : text
         }
+    }
+}
+
+extension URLSession {
+    /// `data(for:)`, out of reach of the caller's cancellation. FoundationNetworking deadlocks when a task is
+    /// cancelled while its answer is being delivered: the canceller holds the task's status lock and waits for the
+    /// session's queue, and the queue waits for the lock to resume the task. Seen when a stopping poller cancelled a
+    /// fetch in flight: two threads of the cooperative pool stuck for good. The request ends by its own timeout.
+    func uncancellableData(for request: URLRequest) async throws -> (Data, URLResponse) {
+        try await Task.detached { try await self.data(for: request) }.value
     }
 }
 
