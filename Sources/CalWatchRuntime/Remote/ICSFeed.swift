@@ -263,6 +263,7 @@ extension URLSession {
 /// The rules of one request's session: redirects followed up to `most` (the last 3xx is then the answer), and a
 /// server's request for a password refused at once (calwatch sends its credentials with the request; left to
 /// FoundationNetworking, a 401 was never answered), remembered so the caller words it as the 401 it was.
+/// `@unchecked`: URLSession wants an NSObject, which the checker cannot see into; every mutable state is `Locked`.
 final class SessionRules: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
     private let most: Int
     private let followed = Locked(0)
