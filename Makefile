@@ -1,7 +1,7 @@
 # calwatch: `make demo` shows it working on the samples, `make test` runs every test, `make bench` measures.
 # Both install the Debian packages calwatch needs when they are missing (as root), or print the command.
 
-SYSTEM_PACKAGES := pkg-config libical-dev libsqlite3-dev libxml2-dev libpq-dev sqlite3 postgresql prometheus radicale vdirsyncer python3 python3-venv
+SYSTEM_PACKAGES := pkg-config libical-dev libsqlite3-dev libxml2-dev libpq-dev libcurl4-openssl-dev sqlite3 postgresql prometheus radicale vdirsyncer python3 python3-venv
 SWIFT_BUILD_FLAGS ?=
 DEMO_WINDOW := --from 2027-03-01 --to 2027-03-08 --tz Europe/Berlin
 DEMO_DAY := --from 2027-03-03 --to 2027-03-04
@@ -149,9 +149,10 @@ DEB_DIRS = BINDIR=/usr/bin DATADIR=/usr/share UNITDIR=/usr/lib/systemd/user \
 DEB_ROOT := .build/deb/root
 DEB_PACKAGES := dpkg-dev fakeroot lintian man-db binutils
 
-# Linked with full RELRO (-z relro -z now), as Debian's hardening defaults ask of every binary.
+# Linked with full RELRO (-z relro -z now), as Debian's hardening defaults ask of every binary. The static
+# FoundationNetworking (feeds, CalDAV) leaves libcurl to the link: the system's, loaded as a shared library.
 release: deps
-	swift build -c release --static-swift-stdlib -Xlinker -z -Xlinker relro -Xlinker -z -Xlinker now \
+	swift build -c release --static-swift-stdlib -Xlinker -z -Xlinker relro -Xlinker -z -Xlinker now -Xlinker -lcurl \
 		--scratch-path .build/static --product calwatch
 
 # One page per command, from the commands' own --help text (argument-parser's generate-manual), dated by the release.
