@@ -24,6 +24,12 @@ extension CalwatchCommand {
                 and the version read before stays in effect until it is repaired. Every folder is looked at again \
                 on a new folder, when inotify loses events, and every --rescan-every as a safety net.
 
+                Calendars on servers (`calendars:` entries with `url:` for an ICS feed or `caldav:` for a CalDAV \
+                account) are polled on their `every:`, with jitter and a growing delay after failures, into \
+                $XDG_CACHE_HOME/calwatch, and followed there like any folder: an unchanged feed costs one \
+                conditional request, an unchanged CalDAV account one PROPFIND. A server that fails is reported once \
+                and the copy kept stays in effect. A reload does not change which servers are polled.
+
                 Time: calwatch sleeps until the next event in chunks of at most a minute on a clock that counts \
                 suspended time, re-plans at once when the wall clock is set, and follows a change of the system \
                 zone. After a suspend or a restart a missed reminder whose anchor has not passed comes once, \
