@@ -69,13 +69,8 @@ extension CalwatchCommand {
             }
 
             // Each feed fetched once; a feed that fails is checked from the copy kept, if there is one.
-            var shown: [String: String] = [:]
-            if !configuration.feeds.isEmpty {
-                let fetched = await FeedSync.fetch(configuration.feeds)
-                for problem in fetched.problems { StandardStreams.error("\(source): warning: \(problem)\n") }
-                configuration.calendars += fetched.folders
-                shown = fetched.shown
-            }
+            let shown: [String: String]
+            (configuration, shown) = await CommandSupport.fetchingFeedsNamed(configuration, source: source)
             let zone = try CommandSupport.zone(configuration.timeZone)
             let now = CommandSupport.now
             let window = InstantWindow(

@@ -106,11 +106,19 @@ enum CommandSupport {
     /// The configuration with its feeds fetched once into the cache and read from there like folders; a feed that
     /// fails is read from the copy kept, and each failure is a warning on standard error.
     static func fetchingFeeds(_ configuration: Configuration) async -> Configuration {
-        guard !configuration.feeds.isEmpty else { return configuration }
+        await fetchingFeedsNamed(configuration).configuration
+    }
+
+    /// `fetchingFeeds`, with each feed's folder named as the user knows it (`Team (https://…)`), and its warnings
+    /// worded as coming from `source` (the configuration file, for `check`).
+    static func fetchingFeedsNamed(_ configuration: Configuration, source: String = "calwatch") async
+        -> (configuration: Configuration, shown: [String: String])
+    {
+        guard !configuration.feeds.isEmpty else { return (configuration, [:]) }
         let fetched = await FeedSync.fetch(configuration.feeds)
-        for problem in fetched.problems { StandardStreams.error("calwatch: warning: \(problem)\n") }
+        for problem in fetched.problems { StandardStreams.error("\(source): warning: \(problem)\n") }
         var configuration = configuration
         configuration.calendars += fetched.folders
-        return configuration
+        return (configuration, fetched.shown)
     }
 }

@@ -224,8 +224,9 @@ public final class CalDAVClient: Sendable {
 
         let token = calendar["sync-token"].flatMap { $0.isEmpty ? nil : $0 }
         let ctag = calendar["getctag"].flatMap { $0.isEmpty ? nil : $0 }
-        let present = state.collections[calendar.href] != nil
-        if present, (token != nil && token == kept.syncToken) || (token == nil && ctag != nil && ctag == kept.ctag) {
+        if state.collections[calendar.href] != nil,
+            (token != nil && token == kept.syncToken) || (token == nil && ctag != nil && ctag == kept.ctag)
+        {
             return (0, changed)
         }
         // What changed: by sync-collection from the token kept, else by every etag.
@@ -238,9 +239,12 @@ public final class CalDAVClient: Sendable {
         var gone = changes.gone
         if changes.complete { gone.formUnion(Set(kept.items.keys).subtracting(changes.etags.keys)) }
         let wanted = changes.etags.filter { href, etag in etag == nil || kept.items[href]?.etag != etag }.map(\.key)
+            .sorted()
+        // The files in use, kept up to date as items come: a first sync of thousands must not gather them per item.
+        var taken = Set(kept.items.values.map(\.file))
         var written = 0
         for start in stride(from: 0, to: wanted.count, by: 200) {
-            let batch = Array(wanted[start..<min(start + 200, wanted.count)]).sorted()
+            let batch = Array(wanted[start..<min(start + 200, wanted.count)])
             let fetched = try await multiget(url, batch)
             for response in fetched {
                 if response.status == 404 {
@@ -249,9 +253,8 @@ public final class CalDAVClient: Sendable {
                 }
                 guard let data = response["calendar-data"], !data.isEmpty else { continue }
                 var item =
-                    kept.items[response.href]
-                    ?? State.Item(
-                        file: Self.fileName(for: response.href, avoiding: Set(kept.items.values.map(\.file))))
+                    kept.items[response.href] ?? State.Item(file: Self.fileName(for: response.href, avoiding: taken))
+                taken.insert(item.file)
                 item.etag = response["getetag"] ?? changes.etags[response.href].flatMap { $0 }
                 var bytes = Array(data.utf8)
                 if bytes.last != UInt8(ascii: "\n") { bytes.append(UInt8(ascii: "\n")) }
@@ -263,6 +266,7 @@ public final class CalDAVClient: Sendable {
         }
         for href in gone {
             guard let item = kept.items.removeValue(forKey: href) else { continue }
+            taken.remove(item.file)
             try? FileManager.default.removeItem(atPath: path + "/" + item.file)
             changed = true
         }
@@ -357,25 +361,12 @@ public final class CalDAVClient: Sendable {
         if let authorization = try await authorization() {
             request.setValue(authorization, forHTTPHeaderField: "Authorization")
         }
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.timeoutIntervalForRequest = Double(timeout.components.seconds)
-        configuration.timeoutIntervalForResource = Double(timeout.components.seconds)
-        configuration.urlCache = nil
-        configuration.httpCookieStorage = nil
-        let rules = SessionRules(most: 5)
-        let session = URLSession(configuration: configuration, delegate: rules, delegateQueue: nil)
-        defer { session.finishTasksAndInvalidate() }
         var data = Data()
         var status = 401
-        do {
-            let (body, answer) = try await session.uncancellableData(for: request)
-            guard let http = answer as? HTTPURLResponse else { throw Failure(reason: "\(url.shown): not HTTP") }
-            (data, status) = (body, http.statusCode)
-        } catch let failure as Failure {
-            throw failure
-        } catch {
-            // A request for a password, refused by `SessionRules`, is the 401 it was.
-            guard rules.wasRefused else { throw Failure(reason: "\(url.shown): \(FeedFetcher.describe(error))") }
+        switch await HTTPExchange.send(request, timeout: timeout, redirects: 5) {
+        case .answered(let body, let answer): (data, status) = (body, answer.statusCode)
+        case .refused: break  // the 401 it was
+        case .failed(let reason): throw Failure(reason: "\(url.shown): \(reason)")
         }
         counts.withLock {
             $0.requests += 1

@@ -142,24 +142,12 @@ public struct FeedFetcher: Sendable {
             if let etag = kept.etag { request.setValue(etag, forHTTPHeaderField: "If-None-Match") }
             if let modified = kept.lastModified { request.setValue(modified, forHTTPHeaderField: "If-Modified-Since") }
         }
-        let limits = SessionRules(most: redirects)
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.timeoutIntervalForRequest = Double(timeout.components.seconds)
-        configuration.timeoutIntervalForResource = Double(timeout.components.seconds)
-        configuration.urlCache = nil
-        let session = URLSession(configuration: configuration, delegate: limits, delegateQueue: nil)
-        defer { session.finishTasksAndInvalidate() }
         let data: Data
         let response: HTTPURLResponse
-        do {
-            let (body, answer) = try await session.uncancellableData(for: request)
-            guard let http = answer as? HTTPURLResponse else {
-                return .failed("\(feed.shownURL): not an HTTP answer", retryAfter: nil)
-            }
-            (data, response) = (body, http)
-        } catch {
-            if limits.wasRefused { return .failed(Self.refusal(feed), retryAfter: nil) }
-            return .failed("\(feed.shownURL): \(Self.describe(error))", retryAfter: nil)
+        switch await HTTPExchange.send(request, timeout: timeout, redirects: redirects) {
+        case .answered(let body, let answer): (data, response) = (body, answer)
+        case .refused: return .failed(Self.refusal(feed), retryAfter: nil)
+        case .failed(let reason): return .failed("\(feed.shownURL): \(reason)", retryAfter: nil)
         }
         let retryAfter = Self.retryAfter(response.value(forHTTPHeaderField: "Retry-After"), now: now)
         switch response.statusCode {
@@ -233,65 +221,6 @@ public struct FeedFetcher: Sendable {
         return .seconds(max(0, Int(date.timeIntervalSince(now).rounded(.up))))
     }
 
-    static func describe(_ error: any Error) -> String {
-        let error = error as NSError
-        switch (error.domain, error.code) {
-        case (NSURLErrorDomain, NSURLErrorTimedOut): return "no answer in time"
-        case (NSURLErrorDomain, NSURLErrorCannotConnectToHost): return "cannot connect (is the server up?)"
-        case (NSURLErrorDomain, NSURLErrorCannotFindHost): return "unknown host"
-        case (NSURLErrorDomain, NSURLErrorNetworkConnectionLost): return "the connection was cut"
-        case (NSURLErrorDomain, let code) where (-1299 ... -1200).contains(code):
-            return "TLS failed: \(error.localizedDescription)"
-        default:
-            let text = error.localizedDescription
-            // libcurl's words for a body shorter than its Content-Length.
-            return text.contains("transfer closed") ? "the answer was cut off (\(text))" : text
-        }
-    }
-}
-
-extension URLSession {
-    /// `data(for:)`, out of reach of the caller's cancellation. FoundationNetworking deadlocks when a task is
-    /// cancelled while its answer is being delivered: the canceller holds the task's status lock and waits for the
-    /// session's queue, and the queue waits for the lock to resume the task. Seen when a stopping poller cancelled a
-    /// fetch in flight: two threads of the cooperative pool stuck for good. The request ends by its own timeout.
-    func uncancellableData(for request: URLRequest) async throws -> (Data, URLResponse) {
-        try await Task.detached { try await self.data(for: request) }.value
-    }
-}
-
-/// The rules of one request's session: redirects followed up to `most` (the last 3xx is then the answer), and a
-/// server's request for a password refused at once (calwatch sends its credentials with the request; left to
-/// FoundationNetworking, a 401 was never answered), remembered so the caller words it as the 401 it was.
-/// `@unchecked`: URLSession wants an NSObject, which the checker cannot see into; every mutable state is `Locked`.
-final class SessionRules: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
-    private let most: Int
-    private let followed = Locked(0)
-    private let refused = Locked(false)
-
-    init(most: Int) { self.most = most }
-
-    /// Whether the server asked for credentials (an HTTP 401).
-    var wasRefused: Bool { refused.withLock { $0 } }
-
-    func urlSession(
-        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
-        newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
-    ) {
-        let count = followed.withLock { count in
-            count += 1
-            return count
-        }
-        completionHandler(count > most ? nil : request)
-    }
-
-    func urlSession(
-        _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
-        completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
-    ) {
-        refused.withLock { $0 = true }
-        completionHandler(.cancelAuthenticationChallenge, nil)
-    }
 }
 
 /// When to poll a feed next: every `every`, spread by up to a tenth either way so that many feeds (and many
@@ -340,35 +269,35 @@ public enum FeedSync {
     public static func fetch(
         _ feeds: [FeedSettings], root: String = FeedCache.root(), fetcher: FeedFetcher = FeedFetcher()
     ) async -> Result {
-        await withTaskGroup(of: (Int, String?, String?).self) { group in
-            var found: [(Int, String?, String?)] = []
+        // Each feed's place in the list, its folder when there is something to read, its problem, its address.
+        typealias Fetched = (index: Int, folder: String?, problem: String?, address: String)
+        return await withTaskGroup(of: Fetched.self) { group in
+            var found: [Fetched] = []
             for (index, settings) in feeds.enumerated() {
                 if index >= 4, let done = await group.next() { found.append(done) }
                 group.addTask {
                     guard let remote = RemoteCalendar(settings, root: root, fetcher: fetcher) else {
-                        return (index, nil, "\(settings.address): not an http, https or webcal address")
-                    }
-                    let outcome = await remote.fetch()
-                    let kept = remote.hasCopy
-                    switch outcome {
-                    case .failed(let reason, _):
                         return (
-                            index, kept ? remote.folder : nil,
-                            kept ? reason + " (its copy from before is read)" : reason
+                            index, nil, "\(settings.address): not an http, https or webcal address", settings.address
                         )
-                    default: return (index, remote.folder, nil)
                     }
+                    guard case .failed(let reason, _) = await remote.fetch() else {
+                        return (index, remote.folder, nil, remote.shownURL)
+                    }
+                    return remote.hasCopy
+                        ? (index, remote.folder, reason + " (its copy from before is read)", remote.shownURL)
+                        : (index, nil, reason, remote.shownURL)
                 }
             }
             for await done in group { found.append(done) }
             var result = Result()
-            for (index, folder, problem) in found.sorted(by: { $0.0 < $1.0 }) {
-                if let folder {
+            for fetched in found.sorted(by: { $0.index < $1.index }) {
+                if let folder = fetched.folder {
                     result.folders.append(folder)
-                    let address = RemoteCalendar(feeds[index], root: root)?.shownURL ?? feeds[index].address
-                    result.shown[folder] = feeds[index].name.map { "\($0) (\(address))" } ?? address
+                    result.shown[folder] =
+                        feeds[fetched.index].name.map { "\($0) (\(fetched.address))" } ?? fetched.address
                 }
-                if let problem { result.problems.append(problem) }
+                if let problem = fetched.problem { result.problems.append(problem) }
             }
             return result
         }
@@ -386,7 +315,11 @@ public enum FeedSync {
     }
 
     /// Writes the collection's `displayname` when it differs.
-    static func name(_ feed: ICSFeed, in cache: FeedCache) throws {
+    /// The feed's own name is looked for only in a calendar just stored, or when there is no name yet: an
+    /// unchanged feed's poll reads nothing.
+    static func name(_ feed: ICSFeed, in cache: FeedCache, calendarChanged: Bool = true) throws {
+        let path = cache.folder + "/displayname"
+        if feed.name == nil && !calendarChanged && FileManager.default.fileExists(atPath: path) { return }
         var name = feed.name
         if name == nil, let handle = FileHandle(forReadingAtPath: cache.calendarPath) {
             defer { try? handle.close() }
@@ -394,7 +327,6 @@ public enum FeedSync {
             name = head.split(whereSeparator: \.isNewline).lazy.compactMap(calendarName).first
         }
         let text = (name?.isEmpty == false ? name : nil) ?? feed.url.host ?? "feed"
-        let path = cache.folder + "/displayname"
         if (try? String(contentsOfFile: path, encoding: .utf8)) != text {
             try text.write(toFile: path, atomically: true, encoding: .utf8)
         }

@@ -62,7 +62,11 @@ public enum RemoteCalendar: Sendable {
         switch self {
         case .feed(let feed, let cache, let fetcher):
             let outcome = await fetcher.fetch(feed, into: cache)
-            if hasCopy { try? FeedSync.name(feed, in: cache) }
+            if case .changed = outcome {
+                try? FeedSync.name(feed, in: cache)
+            } else if hasCopy {
+                try? FeedSync.name(feed, in: cache, calendarChanged: false)
+            }
             return outcome
         case .caldav(let client):
             return await client.sync()
