@@ -12,11 +12,12 @@ extension CalwatchCommand {
                 Reads the configuration (--config, else $XDG_CONFIG_HOME/calwatch/config.yml when it exists, else \
                 the defaults), checks that each sink can write where it is told to and that each hook program \
                 exists and is executable, connects to each PostgreSQL database (its version, and whether \
-                calwatch's tables there are current), then reads every calendar over the planning horizon, and \
-                says which airport and airline data it uses (each file checked against the SHA-256 its manifest \
-                records). \
+                calwatch's tables there are current), fetches each ICS feed and CalDAV account once (a server that \
+                fails is a warning, and the copy kept from before is read), then reads every calendar over the \
+                planning horizon, and says which airport and airline data it uses (each file checked against the \
+                SHA-256 its manifest records). \
                 Problems are printed as FILE:LINE: error|warning: KEY: REASON, each with what to change; nothing \
-                is written.
+                is written but the servers' copies in calwatch's cache.
 
                 Exit status: 0 all good (warnings allowed); 64 the configuration has errors; 65 a calendar has \
                 errors, none could be read, or a data file was refused.
