@@ -213,6 +213,20 @@ import Testing
         }
     }
 
+    /// A CalDAV account pointed at a plain web server (a feed's address, say): the failure says what is wrong.
+    @Test func anAddressThatIsNoCalDAVServerIsSaidSo() async throws {
+        try await FeedServer.with { server in
+            let settings = FeedSettings(
+                address: server.url("/feed.ics"), kind: .caldav(username: nil, passwordCommand: nil))
+            let client = CalDAVClient(account: try #require(CalDAVAccount(settings)), root: SinkFixtures.folder())
+            guard case .failed(let reason, _) = await client.sync() else {
+                Issue.record("a web server was taken for CalDAV")
+                return
+            }
+            #expect(reason.contains("PROPFIND answered HTTP 501; the server does not speak CalDAV there"), "\(reason)")
+        }
+    }
+
     @Test func aServerDownIsSaidWithItsAddress() async throws {
         let port = try RadicaleServer.freePort()
         let settings = FeedSettings(

@@ -401,6 +401,7 @@ public final class CalDAVClient: Sendable {
         guard status != wanted else { return }
         let advice: String
         switch status {
+        case 200..<300: advice = "; not a WebDAV answer: is this the server's CalDAV address?"
         case 403: advice = "; the account may not read it"
         case 404: advice = "; nothing there (moved?)"
         case 405, 501: advice = "; the server does not speak CalDAV there"
