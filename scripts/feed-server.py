@@ -42,8 +42,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if path.startswith("/redirect/"):
             left = int(path.rsplit("/", 1)[1])
             return self.answer(302, headers=[("Location", f"/redirect/{left - 1}" if left > 1 else "/feed.ics")])
-        if path == "/slow":
-            time.sleep(float(self.headers.get("X-Delay", "5")))
+        if path == "/slow" or path.startswith("/slow/"):
+            # /slow answers after 5 s, /slow/N after N s.
+            time.sleep(float(path[len("/slow/"):]) if path.startswith("/slow/") else 5)
             return self.feed()
         if path == "/unavailable":
             return self.answer(503, b"busy", [("Retry-After", "120")])

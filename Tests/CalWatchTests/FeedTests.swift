@@ -106,14 +106,15 @@ struct FeedServer: Sendable {
             let good = try #require(ICSFeed(address: server.url("/feed.ics")))
             let root = SinkFixtures.folder()
             var fetcher = FeedFetcher()
-            fetcher.timeout = .seconds(2)
+            // Generous, for a busy machine: only /slow/60 takes longer.
+            fetcher.timeout = .seconds(10)
             let cases: [(path: String, says: String, retryAfter: Duration?)] = [
                 ("/truncated", "the answer was cut off", nil),
                 ("/cut", "cut off before END:VCALENDAR", nil),
                 ("/signin", "an HTML page (a sign-in page?)", nil),
                 ("/unavailable", "HTTP 503", .seconds(120)),
                 ("/gone", "no calendar at this address any more", nil),
-                ("/slow", "no answer in time", nil),
+                ("/slow/60", "no answer in time", nil),
                 ("/redirect/9", "more than 5 redirects", nil),
             ]
             guard case .changed = await fetcher.fetch(good, into: FeedCache(root: root, feed: good)) else {

@@ -14,7 +14,7 @@ import SystemPackage
 ///
 /// Nothing here blocks a thread: swift-subprocess waits for the exit on its own monitor thread (pidfd and epoll)
 /// and does the pipe I/O asynchronously. The timeout is a race against a sleep on the caller's clock; when the
-/// sleep wins, the run is cancelled, which sends SIGTERM to the group, then SIGKILL after `grace`.
+/// sleep wins, the group gets SIGTERM, then SIGKILL after `grace`, while its standard error is read to the end.
 struct HookProcess: Sendable {
     /// How a run ended.
     enum Outcome: Equatable, Sendable, CustomStringConvertible {
@@ -67,7 +67,17 @@ struct HookProcess: Sendable {
             }
             var first: Outcome?
             while first == nil, let next = await race.next() { first = next }
-            // Cancelling the run stops the program's group (SIGTERM, then SIGKILL) and waits for its end.
+            if first == .timedOut, let leader = started.state.withLock({ $0.leader }) {
+                // Stopped by signals rather than by cancelling the run, so that what the program said before it
+                // was stopped is read to the end of the pipe, not only as far as the reader had got.
+                race.addTask {
+                    await Self.stop(group: leader, grace: grace)
+                    return nil
+                }
+                _ = await race.next()
+            }
+            // Cancelling the run stops what is left of the program's group (SIGTERM, then SIGKILL) and waits for
+            // its end.
             race.cancelAll()
             return first ?? .timedOut
         }
@@ -77,6 +87,15 @@ struct HookProcess: Sendable {
         if outcome == .timedOut, let leader { kill(-leader, SIGKILL) }
         let text = String(decoding: tail.suffix(Self.tailLimit), as: UTF8.self)
         return Result(outcome: outcome, standardErrorTail: text.trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+
+    /// SIGTERM to the group, SIGKILL after `grace`, then a second for the pipe to close; cancelled as soon as the
+    /// program's run has ended. A program that left the group and kept standard error open is not waited for.
+    private static func stop(group leader: pid_t, grace: Duration) async {
+        kill(-leader, SIGTERM)
+        do { try await Task.sleep(for: grace) } catch { return }
+        kill(-leader, SIGKILL)
+        try? await Task.sleep(for: .seconds(1))
     }
 
     private func spawn(_ started: Started) async -> Outcome? {
