@@ -224,17 +224,10 @@ import Testing
         // Timed by the daemon's own clock (recordedtime), so this test's turns on a busy pool do not count: the
         // snoozed reminder is due 3 s after the hook answered (the first reminder's emission plus the hook's
         // start, generous for a busy machine), and came at that instant.
-        func date(_ line: Substring, _ field: String) -> Date? {
-            let formatter = ISO8601DateFormatter()
-            formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-            let object = (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any]
-            guard let text = object?[field] as? String else { return nil }
-            return formatter.date(from: text) ?? ISO8601DateFormatter().date(from: text)
-        }
-        let first = try #require(reminders.first.flatMap { date($0, "recordedtime") })
+        let first = try #require(reminders.first.flatMap { eventDate($0, "recordedtime") })
         let snoozed = try #require(reminders.last)
-        let until = try #require(date(snoozed, "time"))
-        let came = try #require(date(snoozed, "recordedtime"))
+        let until = try #require(eventDate(snoozed, "time"))
+        let came = try #require(eventDate(snoozed, "recordedtime"))
         let answeredAfter = until.timeIntervalSince(first) - 3
         #expect(answeredAfter > -1 && answeredAfter < 15, "snoozed until \(answeredAfter + 3) s after the first")
         #expect(came >= until && came.timeIntervalSince(until) < 10, "came \(came.timeIntervalSince(until)) s late")

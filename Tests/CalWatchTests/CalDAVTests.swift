@@ -413,11 +413,9 @@ import Testing
             }
             // When the daemon emitted them (its own clock, so this test's turns on a busy pool do not count): within
             // one poll (2 s) and the debounce; generous, the machine is shared.
-            let recorded = ISO8601DateFormatter()
-            recorded.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-            let emitted = SinkFixtures.lines(folder + "/events.jsonl").compactMap { line in
-                (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["recordedtime"] as? String
-            }.compactMap { recorded.date(from: $0)?.timeIntervalSince(put) }
+            let emitted = SinkFixtures.lines(folder + "/events.jsonl").compactMap {
+                eventDate($0, "recordedtime")?.timeIntervalSince(put)
+            }
             #expect(emitted.count == 2 && emitted.allSatisfy { $0 > 0 && $0 < 20 }, "emitted after \(emitted) s")
 
             // The standup moved ten minutes on, the review deleted: both end, for what happened.

@@ -169,3 +169,13 @@ func runProgram(_ arguments: [String], in directory: String? = nil, discardOutpu
         return String(decoding: data, as: UTF8.self)
     }
 }
+
+/// A time field of an event line as calwatch writes it (`time` in whole seconds or with milliseconds,
+/// `recordedtime` with milliseconds): `nil` when the field is missing or not a timestamp.
+func eventDate(_ line: some StringProtocol, _ field: String) -> Date? {
+    let object = (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any]
+    guard let text = object?[field] as? String else { return nil }
+    let formatter = ISO8601DateFormatter()
+    if text.contains(".") { formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds] }
+    return formatter.date(from: text)
+}
