@@ -149,10 +149,10 @@ DEB_DIRS = BINDIR=/usr/bin DATADIR=/usr/share UNITDIR=/usr/lib/systemd/user \
 DEB_ROOT := .build/deb/root
 DEB_PACKAGES := dpkg-dev fakeroot lintian man-db binutils
 
-# Linked with full RELRO (-z relro -z now), as Debian's hardening defaults ask of every binary. The static
-# FoundationNetworking (feeds, CalDAV) leaves libcurl to the link: the system's, loaded as a shared library.
+# Linked with full RELRO (-z relro -z now), as Debian's hardening defaults ask of every binary. libcurl (feeds,
+# CalDAV) is the system's, loaded as a shared library.
 release: deps
-	swift build -c release --static-swift-stdlib -Xlinker -z -Xlinker relro -Xlinker -z -Xlinker now -Xlinker -lcurl \
+	swift build -c release --static-swift-stdlib -Xlinker -z -Xlinker relro -Xlinker -z -Xlinker now \
 		--scratch-path .build/static --product calwatch
 
 # One page per command, from the commands' own --help text (argument-parser's generate-manual), dated by the release.

@@ -46,6 +46,13 @@ let package = Package(
             pkgConfig: "libpq",
             providers: [.apt(["libpq-dev"])]
         ),
+        /// libcurl's easy interface, for feeds and CalDAV: limits on time, size and redirects held while an answer
+        /// arrives (FoundationNetworking applies none of them until the body is whole).
+        .systemLibrary(
+            name: "CCurl",
+            pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]
+        ),
         /// timerfd, which Glibc's module does not export.
         .systemLibrary(name: "CLinux"),
         /// Reading, expansion, classification and planning: pure functions of calendar text, configuration and
@@ -65,7 +72,7 @@ let package = Package(
         .target(
             name: "CalWatchRuntime",
             dependencies: [
-                "CalWatchCore", "CSQLite", "CLibPQ", "CLinux",
+                "CalWatchCore", "CSQLite", "CLibPQ", "CLinux", "CCurl",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),

@@ -43,7 +43,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             left = int(path.rsplit("/", 1)[1])
             return self.answer(302, headers=[("Location", f"/redirect/{left - 1}" if left > 1 else "/feed.ics")])
         if path == "/slow" or path.startswith("/slow/"):
-            # /slow answers after 5 s, /slow/N after N s.
+            # /slow answers after 5 s, /slow/N after N s; FOLDER/asked says that it has begun.
+            open(os.path.join(FOLDER, "asked"), "w").close()
             time.sleep(float(path[len("/slow/"):]) if path.startswith("/slow/") else 5)
             return self.feed()
         if path == "/unavailable":

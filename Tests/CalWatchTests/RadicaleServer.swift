@@ -4,10 +4,6 @@ import Testing
 @testable import CalWatchCore
 @testable import CalWatchRuntime
 
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
-
 /// Debian's Radicale on a free loopback port with a temporary storage folder, the user `anna` (password `secret`,
 /// plain htpasswd) and her calendars; stopped and removed at the end of `with`.
 struct RadicaleServer: Sendable {
@@ -67,18 +63,18 @@ struct RadicaleServer: Sendable {
     func request(_ method: String, _ path: String, body: String? = nil, password: String = Self.password)
         async throws -> Int
     {
-        var request = URLRequest(url: URL(string: url(path))!)
-        request.httpMethod = method
+        var request = HTTPClient.Request(method: method, url: URL(string: url(path))!)
         if let body {
-            request.httpBody = Data(body.utf8)
-            request.setValue(
-                method == "PUT" ? "text/calendar; charset=utf-8" : "application/xml; charset=utf-8",
-                forHTTPHeaderField: "Content-Type")
+            request.body = Data(body.utf8)
+            request.headers["Content-Type"] =
+                method == "PUT" ? "text/calendar; charset=utf-8" : "application/xml; charset=utf-8"
         }
-        let credentials = Data("\(Self.user):\(password)".utf8).base64EncodedString()
-        request.setValue("Basic \(credentials)", forHTTPHeaderField: "Authorization")
-        let (_, response) = try await URLSession.shared.uncancellableData(for: request)
-        return (response as? HTTPURLResponse)?.statusCode ?? 0
+        request.credentials = HTTPClient.Credentials(
+            user: Self.user, password: password, origin: request.url.origin)
+        switch await HTTPClient.send(request) {
+        case .success(let answer): return answer.status
+        case .failure(let failure): throw ProgramFailure(description: "\(method) \(path): \(failure.reason)")
+        }
     }
 
     /// Makes a calendar collection with a name and a colour, as a calendar app does.

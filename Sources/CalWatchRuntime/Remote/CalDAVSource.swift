@@ -1,10 +1,6 @@
 public import CalWatchCore
 public import Foundation
 
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
-
 /// A CalDAV account or collection (`calendars: - caldav: …`): its calendars copied into calwatch's cache as a
 /// vdir tree (`<cache>/caldav/<hash>/<collection>/<item>.ics`, with `displayname` and `color`), which the rest of
 /// calwatch reads and follows like a folder vdirsyncer keeps.
@@ -12,6 +8,8 @@ public struct CalDAVAccount: Sendable, Hashable {
     /// Where discovery starts: a server root, a principal or a calendar collection.
     public var url: URL
     public var username: String?
+    /// A password written in the address (`https://user:secret@…`), taken out of it: `url` never holds one.
+    var password: String?
     public var passwordCommand: [String]?
     /// The calendar's name when the account holds one collection; otherwise each collection's `displayname`.
     public var name: String?
@@ -22,8 +20,9 @@ public struct CalDAVAccount: Sendable, Hashable {
             let url = URL(string: settings.address.trimmingCharacters(in: .whitespaces)),
             let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https", url.host != nil
         else { return nil }
-        self.url = url
-        self.username = username
+        self.url = url.withoutCredentials
+        self.username = username ?? url.user(percentEncoded: false)
+        password = url.password(percentEncoded: false)
         passwordCommand = command
         name = settings.name
         every = .seconds(settings.every)
@@ -53,8 +52,6 @@ public final class CalDAVClient: Sendable {
     private let counts = Locked((requests: 0, bytes: 0))
     /// The password, from `passwordCommand` once; asked again after the server refused it.
     private let password = Locked<String?>(nil)
-    /// The most an answer may hold.
-    private let largest = 64 << 20
     private let timeout: Duration = .seconds(60)
     /// Whether to use `sync-collection` when the server offers it (off: the `getctag`/`getetag` fallback, tested).
     let usesSyncCollection: Bool
@@ -351,41 +348,34 @@ public final class CalDAVClient: Sendable {
     /// One request, with Basic authentication when the account has a user; the password comes from
     /// `passwordCommand` once, and again after a 401.
     private func send(_ method: String, _ url: URL, depth: String?, body: String) async throws -> (Int, Data) {
-        var request = URLRequest(url: url)
-        request.httpMethod = method
-        request.httpBody = Data(body.utf8)
-        request.cachePolicy = .reloadIgnoringLocalCacheData
-        request.setValue("application/xml; charset=utf-8", forHTTPHeaderField: "Content-Type")
-        request.setValue("calwatch", forHTTPHeaderField: "User-Agent")
-        if let depth { request.setValue(depth, forHTTPHeaderField: "Depth") }
-        if let authorization = try await authorization() {
-            request.setValue(authorization, forHTTPHeaderField: "Authorization")
-        }
-        var data = Data()
-        var status = 401
-        switch await HTTPExchange.send(request, timeout: timeout, redirects: 5) {
-        case .answered(let body, let answer): (data, status) = (body, answer.statusCode)
-        case .refused: break  // the 401 it was
-        case .failed(let reason): throw Failure(reason: "\(url.shown): \(reason)")
+        var request = HTTPClient.Request(
+            method: method, url: url, headers: ["Content-Type": "application/xml; charset=utf-8"],
+            body: Data(body.utf8))
+        if let depth { request.headers["Depth"] = depth }
+        request.credentials = try await credentials()
+        let answer: HTTPClient.Answer
+        switch await HTTPClient.send(request, limits: HTTPClient.Limits(deadline: timeout)) {
+        case .success(let got): answer = got
+        case .failure(let failure): throw Failure(reason: "\(url.shown): \(failure.reason)")
         }
         counts.withLock {
             $0.requests += 1
-            $0.bytes += data.count
+            $0.bytes += answer.received
         }
-        if data.count > largest { throw Failure(reason: "\(url.shown): an answer larger than \(largest >> 20) MiB") }
-        if status == 401 {
+        if answer.status == 401 {
             password.withLock { $0 = nil }
             let who = account.username.map { "the user \($0) and its password" } ?? "no user (write `username:`)"
             throw Failure(
                 reason: "\(url.shown): HTTP 401: the server refused \(who); check username and passwordCommand")
         }
-        return (status, data)
+        return (answer.status, answer.body)
     }
 
-    private func authorization() async throws -> String? {
-        let parts = URLComponents(url: account.url, resolvingAgainstBaseURL: false)
-        guard let user = account.username ?? parts?.user else { return nil }
-        var secret = password.withLock { $0 } ?? parts?.password
+    /// The account's user and password, for the origin of the address it was given (its discovery may lead
+    /// elsewhere; the password does not follow).
+    private func credentials() async throws -> HTTPClient.Credentials? {
+        guard let user = account.username else { return nil }
+        var secret = password.withLock { $0 } ?? account.password
         if secret == nil, let command = account.passwordCommand {
             do {
                 secret = try await PasswordCommand.run(command)
@@ -394,7 +384,7 @@ public final class CalDAVClient: Sendable {
             }
             password.withLock { $0 = secret }
         }
-        return "Basic " + Data("\(user):\(secret ?? "")".utf8).base64EncodedString()
+        return HTTPClient.Credentials(user: user, password: secret ?? "", origin: account.url.origin)
     }
 
     private func expect(_ status: Int, _ wanted: Int, _ what: String, _ url: URL) throws {

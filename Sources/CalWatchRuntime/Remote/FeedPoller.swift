@@ -56,7 +56,9 @@ public struct FeedPoller<WaitClock: Clock>: Service where WaitClock.Duration == 
         repeat {
             let before = remote.traffic
             let started = ContinuousClock.now
-            let outcome = await remote.fetch()
+            // A shutdown ends a fetch in flight at once (the client stops its transfer); the copy from before stays.
+            guard let outcome = try? await cancelWhenGracefulShutdown({ await remote.fetch() }), !Task.isCancelled
+            else { return }
             var polled: Logger.Metadata = [
                 "feed.url": "\(remote.shownURL)",
                 "feed.milliseconds": "\((ContinuousClock.now - started) / .milliseconds(1))",

@@ -1,10 +1,6 @@
 public import CalWatchCore
 public import Foundation
 
-#if canImport(FoundationNetworking)
-    import FoundationNetworking
-#endif
-
 /// A subscribed ICS feed (`calendars: - url: …`): a calendar published at an address ("secret address in iCal
 /// format", `webcal://…`), fetched into calwatch's cache, where everything else reads it like a file.
 public struct ICSFeed: Sendable, Hashable {
@@ -32,16 +28,6 @@ public struct ICSFeed: Sendable, Hashable {
 
     /// The feed's folder in the cache: the first 16 hex digits of its address's SHA-256.
     public var cacheName: String { String(SHA256.hex(Array(url.absoluteString.utf8)).prefix(16)) }
-}
-
-extension URL {
-    /// The address as messages, logs and caches show it: without a user or password.
-    var shown: String {
-        guard var parts = URLComponents(url: self, resolvingAgainstBaseURL: false) else { return absoluteString }
-        parts.user = nil
-        parts.password = nil
-        return parts.string ?? absoluteString
-    }
 }
 
 /// The last good copy of a feed and what its server said of it, in `<cache>/feeds/<cacheName>/` (folder 0700,
@@ -99,9 +85,9 @@ public struct FeedCache: Sendable {
     }
 }
 
-/// One conditional GET of a feed (ETag, Last-Modified), through FoundationNetworking's URLSession (libcurl: TLS,
-/// HTTP/2, gzip and redirects, nothing to build). What comes back is checked before it replaces the copy kept: a
-/// truncated body, an HTML sign-in page or an error status leaves the last good copy in effect.
+/// One conditional GET of a feed (ETag, Last-Modified), within `HTTPClient`'s limits. What comes back is checked
+/// before it replaces the copy kept: a truncated body, an HTML sign-in page or an error status leaves the last good
+/// copy in effect.
 public struct FeedFetcher: Sendable {
     /// How a fetch ended.
     public enum Outcome: Sendable, Equatable {
@@ -123,7 +109,7 @@ public struct FeedFetcher: Sendable {
     }
 
     /// The most a feed may send (a year of a busy calendar is a few megabytes).
-    public var largest = 64 << 20
+    public var largest = 32 << 20
     /// The most redirects followed.
     public var redirects = 5
     /// How long a request may take in all.
@@ -133,50 +119,45 @@ public struct FeedFetcher: Sendable {
 
     public func fetch(_ feed: ICSFeed, into cache: FeedCache, now: Date = Date()) async -> Outcome {
         let kept = cache.record()
-        var request = URLRequest(url: feed.url)
-        request.cachePolicy = .reloadIgnoringLocalCacheData
-        request.setValue("calwatch", forHTTPHeaderField: "User-Agent")
-        request.setValue("text/calendar, */*;q=0.5", forHTTPHeaderField: "Accept")
+        var request = HTTPClient.Request(url: feed.url, headers: ["Accept": "text/calendar, */*;q=0.5"])
         // Only when the copy is still there: a conditional GET must have something to fall back on.
         if let kept, kept.url == feed.shownURL, FileManager.default.fileExists(atPath: cache.calendarPath) {
-            if let etag = kept.etag { request.setValue(etag, forHTTPHeaderField: "If-None-Match") }
-            if let modified = kept.lastModified { request.setValue(modified, forHTTPHeaderField: "If-Modified-Since") }
+            if let etag = kept.etag { request.headers["If-None-Match"] = etag }
+            if let modified = kept.lastModified { request.headers["If-Modified-Since"] = modified }
         }
-        let data: Data
-        let response: HTTPURLResponse
-        switch await HTTPExchange.send(request, timeout: timeout, redirects: redirects) {
-        case .answered(let body, let answer): (data, response) = (body, answer)
-        case .refused: return .failed(Self.refusal(feed), retryAfter: nil)
-        case .failed(let reason): return .failed("\(feed.shownURL): \(reason)", retryAfter: nil)
+        let conditional = request.headers.keys.contains { $0.hasPrefix("If-") }
+        let limits = HTTPClient.Limits(deadline: timeout, largest: largest, redirects: redirects)
+        let response: HTTPClient.Answer
+        switch await HTTPClient.send(request, limits: limits) {
+        case .success(let answer): response = answer
+        case .failure(let failure): return .failed("\(feed.shownURL): \(failure.reason)", retryAfter: nil)
         }
-        let retryAfter = Self.retryAfter(response.value(forHTTPHeaderField: "Retry-After"), now: now)
-        switch response.statusCode {
-        case 304:
+        let retryAfter = Self.retryAfter(response.headers["retry-after"], now: now)
+        switch response.status {
+        case 304 where conditional:
             return .unchanged
+        case 304:
+            // A conditional answer to a request that was not conditional: nothing to read, nothing kept.
+            return .failed(
+                "\(feed.shownURL): HTTP 304 (not modified) though calwatch keeps no copy yet; the server's cache is "
+                    + "wrong, tried again later", retryAfter: retryAfter)
         case 200:
             break
-        case 300..<400:
-            return .failed(
-                "\(feed.shownURL): more than \(redirects) redirects (the last to "
-                    + "\(response.value(forHTTPHeaderField: "Location") ?? "?"))", retryAfter: nil)
         case 401, 403:
-            return .failed(Self.refusal(feed, status: response.statusCode), retryAfter: retryAfter)
+            return .failed(Self.refusal(feed, status: response.status), retryAfter: retryAfter)
         case 404, 410:
             return .failed(
-                "\(feed.shownURL): HTTP \(response.statusCode): no calendar at this address any more",
+                "\(feed.shownURL): HTTP \(response.status): no calendar at this address any more",
                 retryAfter: retryAfter)
         default:
-            return .failed("\(feed.shownURL): HTTP \(response.statusCode)", retryAfter: retryAfter)
+            return .failed("\(feed.shownURL): HTTP \(response.status)", retryAfter: retryAfter)
         }
-        let bytes = [UInt8](data)
-        if bytes.count > largest {
-            return .failed("\(feed.shownURL): larger than \(largest >> 20) MiB; not read", retryAfter: nil)
-        }
+        let bytes = [UInt8](response.body)
         if let problem = Self.problem(bytes) { return .failed("\(feed.shownURL): \(problem)", retryAfter: nil) }
         let digest = SHA256.hex(bytes)
         var record = FeedCache.Record(
-            url: feed.shownURL, etag: response.value(forHTTPHeaderField: "ETag"),
-            lastModified: response.value(forHTTPHeaderField: "Last-Modified"), sha256: digest, bytes: bytes.count,
+            url: feed.shownURL, etag: response.headers["etag"], lastModified: response.headers["last-modified"],
+            sha256: digest, bytes: bytes.count,
             fetched: now)
         let same = kept?.sha256 == digest && FileManager.default.fileExists(atPath: cache.calendarPath)
         do {
@@ -205,6 +186,27 @@ public struct FeedFetcher: Sendable {
         guard tail.uppercased().hasSuffix("END:VCALENDAR") else {
             return "the calendar was cut off before END:VCALENDAR (\(bytes.count) bytes came); the copy kept stays "
                 + "in use"
+        }
+        if let line = htmlLine(bytes) {
+            return "the server sent an HTML page inside BEGIN:VCALENDAR (line \(line)); the copy kept stays in use"
+        }
+        return nil
+    }
+
+    /// The number of the first line that opens an HTML document (`<!DOCTYPE`, `<html`, `<head`, `<body`): no
+    /// content line of a calendar starts with `<`, and a folded one starts with a space.
+    static func htmlLine(_ bytes: [UInt8]) -> Int? {
+        let openers = ["<!doctype", "<html", "<head", "<body"].map { Array($0.utf8) }
+        var line = 1
+        var start = 0
+        while start < bytes.count {
+            if bytes[start] == UInt8(ascii: "<") {
+                let head = bytes[start..<min(bytes.count, start + 9)].map { $0 | 0x20 }
+                if openers.contains(where: { head.starts(with: $0) }) { return line }
+            }
+            guard let end = bytes[start...].firstIndex(of: 10) else { break }
+            start = end + 1
+            line += 1
         }
         return nil
     }

@@ -1,0 +1,179 @@
+import CalWatchCore
+import Foundation
+import Testing
+
+@testable import CalWatchRuntime
+
+/// Feeds and CalDAV accounts against a server that means harm (`scripts/hostile-server.py`): it trickles, sends
+/// without end, bombs, lies about lengths and redirects credentials elsewhere. calwatch gives up in time, holds little
+/// memory, keeps its last good copy, stops at SIGTERM and sends a password only where it was given.
+@Suite(.timeLimit(.minutes(5))) struct HostileServerTests {
+    /// A fetcher whose deadline is short, so that a test of it is too.
+    static let quick = {
+        var fetcher = FeedFetcher()
+        fetcher.timeout = .seconds(4)
+        return fetcher
+    }()
+
+    /// Fetches `path` into a cache that holds a good copy first; the outcome, and whether the copy is still there.
+    static func fetch(_ path: String, on server: FeedServer) async throws -> (FeedFetcher.Outcome, Bool, Duration) {
+        let feed = try #require(ICSFeed(address: server.url(path)))
+        let cache = FeedCache(root: SinkFixtures.folder(), feed: feed)
+        let good = Array(FeedTests.calendar(["kept"]).utf8)
+        try cache.store(
+            good,
+            record: FeedCache.Record(url: feed.shownURL, sha256: SHA256.hex(good), bytes: good.count, fetched: Date()))
+        let start = ContinuousClock.now
+        let outcome = await quick.fetch(feed, into: cache)
+        let elapsed = ContinuousClock.now - start
+        let kept = FileManager.default.contents(atPath: cache.calendarPath).map { [UInt8]($0) } == good
+        return (outcome, kept, elapsed)
+    }
+
+    static func reason(_ outcome: FeedFetcher.Outcome) -> String {
+        if case .failed(let reason, _) = outcome { return reason }
+        return "not a failure: \(outcome)"
+    }
+
+    @Test(arguments: [
+        ("/trickle", "no answer in time (4 s)"),
+        ("/slow-headers", "no answer in time (4 s)"),
+        ("/endless", "an answer larger than 32 MiB; not read"),
+        ("/huge", "an answer larger than 32 MiB (by its Content-Length); not read"),
+        ("/bomb", "expands more than 100 times when decompressed"),
+        ("/lying", "the answer was cut off"),
+        ("/headers-forever", "more than 256 KiB of headers"),
+        ("/not-modified", "HTTP 304 (not modified) though calwatch keeps no copy yet"),
+        ("/html-calendar", "an HTML page inside BEGIN:VCALENDAR (line 2)"),
+    ])
+    func eachHostileAnswerFailsInTimeAndLeavesTheCopyKept(path: String, expected: String) async throws {
+        try await FeedServer.with(script: "hostile-server.py") { server in
+            let (outcome, kept, elapsed) = try await Self.fetch(path, on: server)
+            #expect(Self.reason(outcome).contains(expected), "\(outcome)")
+            #expect(Self.reason(outcome).hasPrefix(server.url(path)))
+            #expect(kept, "the good copy was replaced")
+            // The deadline is 4 s; a busy machine may take a few more to notice.
+            #expect(elapsed < .seconds(15), "\(elapsed)")
+        }
+    }
+
+    /// A 304 to a conditional request is "unchanged": the copy counts.
+    @Test func aNotModifiedAnswerToAConditionalRequestKeepsTheCopy() async throws {
+        try await FeedServer.with { server in
+            let feed = try #require(ICSFeed(address: server.url("/feed.ics")))
+            let cache = FeedCache(root: SinkFixtures.folder(), feed: feed)
+            guard case .changed = await FeedFetcher().fetch(feed, into: cache) else {
+                Issue.record("the first fetch stored nothing")
+                return
+            }
+            #expect(await FeedFetcher().fetch(feed, into: cache) == .unchanged)
+        }
+    }
+
+    /// Peak memory of `calwatch scan URL` (the whole process, the Swift runtime included) against each body that
+    /// would be held whole by a client that checks only at the end.
+    @Test(arguments: ["/endless", "/huge", "/bomb"])
+    func aHostileBodyCostsLessThan100MB(path: String) async throws {
+        try await FeedServer.with(script: "hostile-server.py") { server in
+            let output = try await runProgram([
+                "python3", ConfigurationTests.repository + "/scripts/peak-memory.py",
+                CommandLineTests.executable.path, "scan", server.url(path), "--from", "2027-03-01", "--to",
+                "2027-03-02", "--tz", "UTC",
+            ])
+            let run = try #require(try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: Any])
+            let peak = try #require(run["peakKiB"] as? Int)
+            #expect(run["status"] as? Int == 65, "\(run)")
+            #expect((run["errors"] as? String)?.contains(server.url(path)) == true, "\(run)")
+            #expect(peak < 100 * 1024, "peak \(peak) KiB")
+        }
+    }
+
+    /// SIGTERM during each transfer that would otherwise go on for minutes: `watch` ends within 2 s (3 s allowed
+    /// on a busy machine).
+    @Test(arguments: ["/trickle", "/slow-headers", "/endless"])
+    func watchStopsAtOnceDuringAHostileTransfer(path: String) async throws {
+        try await FeedServer.with(script: "hostile-server.py") { server in
+            let folder = SinkFixtures.folder()
+            try """
+            calendars:
+              - url: \(server.url(path))
+            timezone: UTC
+            state: journal.db
+            sinks:
+              - type: jsonl
+                path: events.jsonl
+            """.write(toFile: folder + "/config.yml", atomically: true, encoding: .utf8)
+            let process = Process()
+            process.executableURL = CommandLineTests.executable
+            process.arguments = ["watch", "--config", folder + "/config.yml"]
+            process.environment = ["XDG_CACHE_HOME": folder + "/cache", "HOME": folder]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+            try await eventually("the server is asked") { server.log.contains { $0.contains(path) } }
+            // Into the transfer: the headers or the body are on their way.
+            try await Task.sleep(for: .seconds(1))
+            #expect(process.isRunning)
+            let start = ContinuousClock.now
+            process.terminate()
+            try await eventually("watch ends") { !process.isRunning }
+            let took = ContinuousClock.now - start
+            #expect(took < .seconds(3), "\(took)")
+            #expect(process.terminationStatus == 0)
+        }
+    }
+
+    /// A password in the address goes to its origin only: not to another host, another port, or a CalDAV home
+    /// elsewhere.
+    @Test func credentialsGoToTheirOriginOnly() async throws {
+        try await FeedServer.with(script: "hostile-server.py") { server in
+            try await FeedServer.with(script: "hostile-server.py") { other in
+                let address = "http://me:hunter2@127.0.0.1:\(server.port)"
+                for path in ["/to-other-host/echo", "/to-other-port/\(other.port)"] {
+                    let feed = try #require(ICSFeed(address: address + path))
+                    let cache = FeedCache(root: SinkFixtures.folder(), feed: feed)
+                    guard case .changed = await FeedFetcher().fetch(feed, into: cache) else {
+                        Issue.record("\(path) was not fetched")
+                        continue
+                    }
+                }
+                #expect(server.log.contains("GET /to-other-host/echo auth"), "\(server.log)")
+                #expect(server.log.contains("GET /echo -"), "the other host was sent the password: \(server.log)")
+                #expect(other.log == ["GET /echo -"], "the other port was sent the password: \(other.log)")
+
+                // A CalDAV account whose discovery is sent elsewhere asks there without the password.
+                let settings = FeedSettings(
+                    address: "http://127.0.0.1:\(server.port)/to-other-port/\(other.port)",
+                    kind: .caldav(username: "me", passwordCommand: ["/bin/echo", "hunter2"]))
+                let client = CalDAVClient(account: try #require(CalDAVAccount(settings)), root: SinkFixtures.folder())
+                _ = await client.sync()
+                #expect(server.log.last == "PROPFIND /to-other-port/\(other.port) auth", "\(server.log)")
+                #expect(other.log.last == "PROPFIND /echo -", "\(other.log)")
+            }
+        }
+    }
+
+    /// Redirects are checked as the first request was: never https to http, never another scheme; 303 turns into a
+    /// GET.
+    @Test func redirectsToPlainHTTPOrOtherSchemesAreRefused() throws {
+        let request = HTTPClient.Request(method: "PROPFIND", url: URL(string: "https://dav.example.org/cal/")!)
+        guard case .failure(let downgrade) = HTTPClient.redirect(request, status: 301, to: "http://dav.example.org/")
+        else {
+            Issue.record("https to http was followed")
+            return
+        }
+        #expect(downgrade.reason.hasPrefix("refused a redirect from https to http (http://dav.example.org/)"))
+        guard case .failure(let file) = HTTPClient.redirect(request, status: 302, to: "file:///etc/passwd") else {
+            Issue.record("a redirect to a file was followed")
+            return
+        }
+        #expect(file.reason.contains("not an http or https address"))
+        let relative = try HTTPClient.redirect(request, status: 307, to: "/other/").get()
+        #expect(relative.url.absoluteString == "https://dav.example.org/other/")
+        #expect(relative.method == "PROPFIND")
+        let seeOther = try HTTPClient.redirect(request, status: 303, to: "https://x:y@elsewhere.example/").get()
+        #expect(seeOther.method == "GET")
+        #expect(seeOther.url.absoluteString == "https://elsewhere.example/", "credentials in a Location are dropped")
+    }
+}
