@@ -24,6 +24,10 @@ let package = Package(
         .executableTarget(
             name: "FuzzCalDAV",
             dependencies: ["FuzzSupport"]),
+        /// Calendar text in `calwatch next`'s status-bar formats: no polybar tag, Pango markup or newline survives.
+        .executableTarget(
+            name: "FuzzStatusBar",
+            dependencies: ["FuzzSupport"]),
         /// config.yml: Yams, then every key's checks and bounds.
         .executableTarget(
             name: "FuzzConfiguration",

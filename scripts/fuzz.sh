@@ -1,7 +1,7 @@
 #!/bin/sh
 # Fuzzes calwatch's readers of untrusted input with libFuzzer under AddressSanitizer (the package in Fuzz/).
 #
-#   scripts/fuzz.sh [TARGET...]     targets: FuzzCalendar FuzzCalDAV FuzzConfiguration (default: all three)
+#   scripts/fuzz.sh [TARGET...]     targets: FuzzCalendar FuzzCalDAV FuzzConfiguration FuzzStatusBar (default: all)
 #
 # FUZZ_SECONDS (default 300) and FUZZ_RUNS (default unlimited) bound each target's run; FUZZ_JOBS (default 1) runs
 # that many targets at once. Each target's corpus grows in .build/fuzz/corpus/TARGET across runs, seeded from
@@ -15,7 +15,7 @@ root=$(pwd)
 seconds=${FUZZ_SECONDS:-300}
 runs=${FUZZ_RUNS:--1}
 jobs=${FUZZ_JOBS:-1}
-targets=${*:-FuzzCalendar FuzzCalDAV FuzzConfiguration}
+targets=${*:-FuzzCalendar FuzzCalDAV FuzzConfiguration FuzzStatusBar}
 build="$root/.build/fuzz"
 
 echo "== building the fuzz targets (release, -sanitize=fuzzer,address) =="
@@ -36,6 +36,11 @@ seed() {
     FuzzConfiguration)
         cp config.yml "$corpus/"
         find Tests/CalWatchTests/Fixtures/fuzz -type f -name '*.yml' -exec cp {} "$corpus/" \; ;;
+    FuzzStatusBar)
+        # Summary, NUL, location, NUL, calendar name: the tricks that reached the bars before, and plain text.
+        printf 'Standup\0https://zoom.us/j/1\0Work' >"$corpus/plain"
+        printf '\330\200%%{A1:touch /tmp/x:}click%%{A}\0\330\200<span>\314\201\0%%{F#f00}' >"$corpus/prepend"
+        printf 'a&b <b>x</b>\n%%%%{A}\0\0\033]52;c;x\007' >"$corpus/markup" ;;
     esac
 }
 

@@ -53,6 +53,17 @@ extension CalwatchCommand {
             var format: NextUpFormat { NextUpFormat(rawValue: rawValue)! }
         }
 
+        @Option(
+            help: ArgumentHelp(
+                "i3blocks: the block's markup setting; pango escapes <, > and & as waybar's text is (default: none).",
+                valueName: "none|pango"))
+        var markup: Markup = .none
+
+        /// i3blocks' `markup` setting.
+        enum Markup: String, ExpressibleByArgument, CaseIterable {
+            case none, pango
+        }
+
         @Flag(help: "Keep running: a line every minute, and at once on every change.")
         var follow = false
 
@@ -91,6 +102,9 @@ extension CalwatchCommand {
             }
             if let maxWidth, maxWidth < 1 { throw ValidationError("--max-width must be 1 or more.") }
             if follow && at != nil { throw ValidationError("--at shows one moment; it cannot be used with --follow.") }
+            if markup == .pango && format != .i3blocks {
+                throw ValidationError("--markup is for --format i3blocks (waybar's text is always escaped).")
+            }
             if let at { _ = try CommandSupport.instant(at, zone: calendars.zone()) }
         }
 
@@ -118,7 +132,7 @@ extension CalwatchCommand {
                 })
             options.horizon = DurationText.seconds(within) ?? 86_400
             options.soon = configuration.planner.liveActivityLead
-            let style = NextUpFormat.Style(maxWidth: maxWidth, none: none)
+            let style = NextUpFormat.Style(maxWidth: maxWidth, none: none, pango: markup == .pango)
 
             guard follow else {
                 let now = try at.map { try CommandSupport.instant($0, zone: zone) } ?? CommandSupport.now

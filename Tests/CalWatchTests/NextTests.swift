@@ -228,6 +228,32 @@ import Testing
         #expect(Self.render(status, .i3blocks).split(separator: "\n", omittingEmptySubsequences: false).count == 3)
     }
 
+    /// A prepend mark before `%` (U+0600) or a combining mark after `<`/`>` makes one Swift character of them;
+    /// the bars read bytes, so each `%`, `<`, `>` and `&` is neutralised as a Unicode scalar.
+    @Test func markersJoinedToOtherScalarsAreNeutralisedToo() throws {
+        let folder = try Folder()
+        try folder.write(
+            "joined",
+            [
+                "SUMMARY:\u{0600}%{A1:touch /tmp/x:}click\u{0600}%{A} \u{0600}<span foreground=\"red\">\u{0301}"
+                    + "x</span>\u{0301} a&\u{0301}b",
+                "DTSTART:20270405T080000Z", "DTEND:20270405T083000Z",
+            ])
+        let status = Self.status(folder, at: "2027-04-05T07:20:00Z")
+        let polybar = Self.render(status, .polybar)
+        let scalars = Array(polybar.unicodeScalars)
+        for (index, scalar) in scalars.enumerated() where scalar == "%" && index > 0 && index < scalars.count - 5 {
+            #expect(scalars[index + 1] == "\u{200B}", "a % at scalar \(index) can begin a tag: \(polybar)")
+        }
+        let text = try #require(try Self.waybar(status)["text"] as? String)
+        #expect(!text.unicodeScalars.contains("<") && !text.unicodeScalars.contains(">"), "\(text)")
+        #expect(text.contains("&lt;span"))
+        let pango = NextUpFormat.i3blocks.render(status, style: .init(pango: true))
+        #expect(!pango.unicodeScalars.contains("<") && pango.contains("a&amp;\u{0301}b"), "\(pango)")
+        // Without --markup pango, i3blocks shows the text as it is.
+        #expect(Self.render(status, .i3blocks).contains("<span"))
+    }
+
     @Test func theJSONFollowsTheSchema() throws {
         let folder = try Folder()
         try folder.write("standup", Self.standup)

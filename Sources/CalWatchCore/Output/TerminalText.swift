@@ -25,6 +25,32 @@ public enum TerminalText {
         return String(result)
     }
 
+    /// What a status bar would act on in text it shows.
+    public enum Markup: Sendable {
+        /// `<`, `>`, `&`: waybar's text and tooltip, i3blocks with `markup=pango`, desktop notifications.
+        case pango
+        /// `%{…}` tags (colours, and `%{A1:command:}`, which runs a command on a click).
+        case polybar
+    }
+
+    /// `text` shown as it is by a reader of `markup`. Judged scalar by scalar, as the bars read bytes: a `%` or `<`
+    /// that a prepend mark (U+0600) starts, or a combining mark ends, is one Swift `Character` unequal to `"%"`,
+    /// and still the byte the bar obeys. polybar's `%%` escape is not reliable across versions, so every `%` is
+    /// followed by a zero-width space, and no tag can begin.
+    public static func inert(_ text: String, for markup: Markup) -> String {
+        var result = String.UnicodeScalarView()
+        for scalar in text.unicodeScalars {
+            switch (markup, scalar) {
+            case (.pango, "&"): result.append(contentsOf: "&amp;".unicodeScalars)
+            case (.pango, "<"): result.append(contentsOf: "&lt;".unicodeScalars)
+            case (.pango, ">"): result.append(contentsOf: "&gt;".unicodeScalars)
+            case (.polybar, "%"): result.append(contentsOf: "%\u{200B}".unicodeScalars)
+            default: result.append(scalar)
+            }
+        }
+        return String(result)
+    }
+
     private static func needsReplacing(_ scalar: Unicode.Scalar, keepingLines: Bool) -> Bool {
         switch scalar.value {
         case 0x0A, 0x09: !keepingLines

@@ -12,10 +12,13 @@ public enum NextUpFormat: String, Sendable, CaseIterable {
         public var maxWidth: Int?
         /// The text shown when nothing is coming (`nil`: the default sentence for `text`, empty for the bars).
         public var none: String?
+        /// i3blocks only: the block has `markup=pango`, so its text is escaped as waybar's is.
+        public var pango: Bool
 
-        public init(maxWidth: Int? = nil, none: String? = nil) {
+        public init(maxWidth: Int? = nil, none: String? = nil, pango: Bool = false) {
             self.maxWidth = maxWidth
             self.none = none
+            self.pango = pango
         }
     }
 
@@ -29,21 +32,25 @@ public enum NextUpFormat: String, Sendable, CaseIterable {
         case .waybar:
             var writer = JSONLineWriter(capacity: 512)
             writer.beginObject()
-            writer.field("text", Self.pango(Self.cut(Self.line(status) ?? style.none ?? "", to: style.maxWidth)))
+            writer.field(
+                "text",
+                TerminalText.inert(Self.cut(Self.line(status) ?? style.none ?? "", to: style.maxWidth), for: .pango))
             writer.field("alt", status.state)
-            writer.field("tooltip", Self.pango(Self.tooltip(status)))
+            writer.field("tooltip", TerminalText.inert(Self.tooltip(status), for: .pango))
             writer.field("class", status.state)
             writer.field("percentage", status.current?.progress.map { Int(($0 * 100).rounded(.down)) } ?? 0)
             writer.endObject()
             return String(decoding: writer.bytes, as: UTF8.self)
         case .polybar:
-            let line = Self.polybarSafe(Self.cut(Self.line(status) ?? style.none ?? "", to: style.maxWidth))
+            let line = TerminalText.inert(
+                Self.cut(Self.line(status) ?? style.none ?? "", to: style.maxWidth), for: .polybar)
             guard let colour = Self.colour(status.state), !line.isEmpty else { return line }
             return "%{F\(colour)}\(line)%{F-}"
         case .i3blocks:
             let full = Self.cut(Self.line(status) ?? style.none ?? "", to: style.maxWidth)
-            return [full, Self.cut(Self.short(status) ?? "", to: style.maxWidth), Self.colour(status.state) ?? ""]
-                .joined(separator: "\n")
+            let short = Self.cut(Self.short(status) ?? "", to: style.maxWidth)
+            let shown = style.pango ? [full, short].map { TerminalText.inert($0, for: .pango) } : [full, short]
+            return (shown + [Self.colour(status.state) ?? ""]).joined(separator: "\n")
         }
     }
 
@@ -187,34 +194,6 @@ public enum NextUpFormat: String, Sendable, CaseIterable {
         case "flight": "#61afef"
         default: nil
         }
-    }
-
-    /// Waybar reads `text` and `tooltip` as Pango markup: `<`, `>` and `&` from a calendar are shown, not obeyed.
-    static func pango(_ text: String) -> String {
-        var result = ""
-        for character in text {
-            switch character {
-            case "&": result += "&amp;"
-            case "<": result += "&lt;"
-            case ">": result += "&gt;"
-            default: result.append(character)
-            }
-        }
-        return result
-    }
-
-    /// Polybar obeys `%{…}` tags in a script's output, `%{A1:command:}` among them, which would run calendar text
-    /// through a shell on a click. Its `%%` escape is not reliable across versions, so a zero-width space goes
-    /// between `%` and `{`.
-    static func polybarSafe(_ text: String) -> String {
-        var result = ""
-        var previous: Character?
-        for character in text {
-            if character == "{" && previous == "%" { result.append("\u{200B}") }
-            result.append(character)
-            previous = character
-        }
-        return result
     }
 
     // MARK: JSON
