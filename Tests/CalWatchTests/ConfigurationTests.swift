@@ -173,7 +173,23 @@ import Testing
         #expect(configuration.sinks[0].name == "postgres:postgres://calwatch@db.example.org/calwatch?sslmode=require")
         #expect(
             PostgresSettings(url: "host=/run/postgresql password=s3cret dbname=calwatch", watcher: "x").redactedURL
-                == "host=/run/postgresql  dbname=calwatch")
+                == "host=/run/postgresql dbname=calwatch")
+        // Every form libpq reads: spaces around `=`, quotes with escapes, query parameters, percent escapes.
+        for (url, shown) in [
+            ("host=db password = s3cret dbname=x", "host=db dbname=x"),
+            ("host=db password='a b\\' c' user='me too'", "host=db user='me too'"),
+            (
+                "postgresql://me:s3%40cret@db:5432/x?sslmode=require&password=p2",
+                "postgresql://me@db:5432/x?sslmode=require"
+            ),
+            ("postgres://db/x?pass%77ord=p2&application_name=cw", "postgres://db/x?application_name=cw"),
+            ("host=db password='unclosed", "(a connection string that cannot be read)"),
+        ] {
+            #expect(PostgresSettings(url: url, watcher: "x").redactedURL == shown, "\(url)")
+        }
+        #expect(
+            PostgresSettings(url: "postgresql://me:s3%zzcret@db/x", watcher: "x")
+                .scrubbed("invalid percent-encoded token: \"s3%zzcret\"") == "invalid percent-encoded token: \"***\"")
         // Without `instance:`, the user and the host.
         let defaults = try Self.parse("sinks: [{type: postgres, url: \"postgres:///calwatch\"}]")
         guard case .postgres(let unnamed) = defaults.sinks.first?.output else { return }

@@ -165,21 +165,32 @@ import Testing
             #expect(run.status == 0, "\(run.errors)")
             #expect(try await server.value("SELECT count(*) > 0 FROM events WHERE watcher = 'test'") == "t")
 
-            // A wrong password, from the command or in the URL: the error says what failed, never the password.
-            for (url, command) in [
-                (url, "    passwordCommand: [printf, Wr0ng-pa55]\n"),
-                (url.replacingOccurrences(of: ":///", with: "://watcher:Wr0ng-pa55@/"), ""),
+            // A wrong password, from the command or in the URL in each form libpq reads: the error says what
+            // failed, and nothing calwatch prints or writes (journal, metrics) holds the password.
+            let pairs = "host=\(server.folder) user=watcher dbname=calwatch"
+            for (url, command, secret) in [
+                (url, "    passwordCommand: [printf, Wr0ng-pa55]\n", "Wr0ng-pa55"),
+                (url.replacingOccurrences(of: ":///", with: "://watcher:Wr0ng-pa55@/"), "", "Wr0ng-pa55"),
+                (url + "&password=Wr0ng-pa55", "", "Wr0ng-pa55"),
+                (pairs + " password = Wr0ng-pa55", "", "Wr0ng-pa55"),
+                (pairs + " password='Wr0ng pa55'", "", "Wr0ng pa55"),
+                // libpq refuses it, quoting the token back: "invalid percent-encoded token: \"Wr0ng%zzpa55\"".
+                (url.replacingOccurrences(of: ":///", with: "://watcher:Wr0ng%zzpa55@/"), "", "Wr0ng"),
             ] {
-                let wrong = try Self.folder(url: url)
-                try (String(contentsOfFile: wrong + "/config.yml", encoding: .utf8) + command)
-                    .write(toFile: wrong + "/config.yml", atomically: true, encoding: .utf8)
+                let wrong = try Self.folder(url: url, extra: command + "metrics:\n  textfile: calwatch.prom\n")
                 let check = try await cli.calwatch(["check", "--config", wrong + "/config.yml", fixture("minimal.ics")])
                 #expect(check.status == 64)
-                #expect(check.errors.contains("password authentication failed"), "\(check.errors)")
+                #expect(
+                    check.errors.contains("password authentication failed")
+                        || check.errors.contains("invalid percent-encoded token"), "\(check.errors)")
                 let replayed = try await replay(wrong, window: ["--from", "2027-03-01", "--to", "2027-03-02"])
                 #expect(replayed.status == 74)
                 for text in [check.output, check.errors, replayed.output, replayed.errors] {
-                    #expect(!text.contains("Wr0ng-pa55"), "\(text)")
+                    #expect(!text.contains(secret), "\(text)")
+                }
+                for file in try FileManager.default.contentsOfDirectory(atPath: wrong) where file != "config.yml" {
+                    let bytes = try Data(contentsOf: URL(fileURLWithPath: wrong + "/" + file))
+                    #expect(bytes.range(of: Data(secret.utf8)) == nil, "\(file) holds the password")
                 }
             }
         }

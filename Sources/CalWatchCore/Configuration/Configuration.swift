@@ -141,20 +141,10 @@ public struct PostgresSettings: Sendable, Hashable {
     }
 
     /// The URL without a password in it (`postgres://me@db/calwatch`), for names, messages and logs.
-    public var redactedURL: String {
-        var text = url
-        if let scheme = text.range(of: "://"), let at = text[scheme.upperBound...].firstIndex(of: "@"),
-            let colon = text[scheme.upperBound..<at].firstIndex(of: ":")
-        {
-            text.removeSubrange(colon..<at)
-        }
-        // `password=…` as a URI query parameter or a key=value pair.
-        while let key = text.range(of: "password=", options: .caseInsensitive) {
-            let end = text[key.upperBound...].firstIndex { $0 == "&" || $0 == " " } ?? text.endIndex
-            text.removeSubrange(key.lowerBound..<end)
-        }
-        return text
-    }
+    public var redactedURL: String { ConnectionString(url).redacted }
+
+    /// A libpq message with the URL's password taken out wherever libpq quoted it back.
+    public func scrubbed(_ message: String) -> String { ConnectionString(url).scrubbed(message) }
 }
 
 /// A shell hook (DESIGN §6): which events it wants and how it is run.

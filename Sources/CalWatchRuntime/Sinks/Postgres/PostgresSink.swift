@@ -78,7 +78,9 @@ public actor PostgresSink: EventSink {
         } catch let error as PostgresError {
             // A failed batch leaves the connection in an aborted transaction, or broken: start afresh next time.
             self.connection = nil
-            throw SinkError(sink: name, reason: "cannot store events in \(settings.redactedURL): \(error.message)")
+            throw SinkError(
+                sink: name,
+                reason: "cannot store events in \(settings.redactedURL): \(settings.scrubbed(error.message))")
         }
     }
 
@@ -149,7 +151,8 @@ public actor PostgresSink: EventSink {
             try opened.execute(Self.incomingTables)
             storeOccurrences = try Self.storeOccurrences(on: opened, watcher: settings.watcher)
         } catch let error as PostgresError {
-            throw SinkError(sink: name, reason: "cannot set up \(settings.redactedURL): \(error.message)")
+            throw SinkError(
+                sink: name, reason: "cannot set up \(settings.redactedURL): \(settings.scrubbed(error.message))")
         }
         connection = opened
         return opened
@@ -165,7 +168,8 @@ public actor PostgresSink: EventSink {
         } catch let error as PostgresError {
             throw SinkError(
                 sink: name,
-                reason: "cannot connect to \(settings.redactedURL): \(error.message) (check the url, that the "
+                reason:
+                    "cannot connect to \(settings.redactedURL): \(settings.scrubbed(error.message)) (check the url, that the "
                     + "server runs and that the user may log in; the events wait in the journal)")
         }
     }
@@ -178,7 +182,8 @@ public actor PostgresSink: EventSink {
         do {
             found = try Self.layout(of: connection)
         } catch let error as PostgresError {
-            throw SinkError(sink: name, reason: "cannot read \(settings.redactedURL): \(error.message)")
+            throw SinkError(
+                sink: name, reason: "cannot read \(settings.redactedURL): \(settings.scrubbed(error.message))")
         }
         let server = "PostgreSQL \(connection.serverVersionText)"
         switch found {
