@@ -13,8 +13,17 @@ extension CalwatchCommand {
             CE_SUBJECT, or a UID alone (its occurrence running now, else its next one). The answer is a \
             \(event) event; the running daemon applies it within a second, or it is kept in the journal for \
             the daemon's next start. The same answer given twice counts once.
+
+            \(exitStatuses)
             """
         }
+
+        /// The exit statuses an answer ends with, for every answer's `--help`.
+        static let exitStatuses = """
+            Exit status: 0 applied, or kept for the daemon's next start; 65 refused (why is on standard error: no \
+            such occurrence, over, a snooze past its end, a live activity's id); 66 no journal at the path (a \
+            mistyped --state is never created).
+            """
 
         @OptionGroup var settings: ConfigurationOptions
 
@@ -42,22 +51,39 @@ extension CalwatchCommand {
         func give(_ kind: JournalStore.Answer.Kind, target: String, seconds: Int64? = nil) async throws {
             guard !target.isEmpty else { throw ValidationError("Name the reminder: an event id (CE_ID) or a subject.") }
             let path = try journalPath()
+            // A mistyped path would make a journal no daemon reads, and the answer would be lost.
+            guard FileManager.default.fileExists(atPath: path) else {
+                StandardStreams.error(
+                    "calwatch: no journal at \(path); name the daemon's with --state (its configuration's state:), "
+                        + "or start calwatch watch first\n")
+                throw ExitCode(66)
+            }
             let journal = try CommandSupport.openJournalOrExit(path)
             let answer = try await journal.recordAnswer(
                 kind, target: target, seconds: seconds, given: CommandSupport.timestamp)
             if let outcome = answer.outcome {
-                StandardStreams.report("calwatch: given before: \(outcome)\n")
+                try Self.report("given before: \(outcome)", applied: outcome.hasPrefix("applied"))
                 return
             }
             ring(folder: path + ".answers")
             for _ in 0..<30 {
                 try await Task.sleep(for: .milliseconds(50))
                 if let outcome = try await journal.answer(id: answer.id)?.outcome {
-                    StandardStreams.report("calwatch: \(outcome)\n")
+                    try Self.report(outcome, applied: outcome.hasPrefix("applied"))
                     return
                 }
             }
             StandardStreams.report("calwatch: recorded in \(path); calwatch watch applies it when it runs\n")
+        }
+
+        /// Prints what became of an answer: on standard output when applied, else on standard error with exit status
+        /// 65, so that a hook or script knows its snooze did not happen.
+        private static func report(_ outcome: String, applied: Bool) throws {
+            guard applied else {
+                StandardStreams.error("calwatch: \(outcome)\n")
+                throw ExitCode(65)
+            }
+            StandardStreams.report("calwatch: \(outcome)\n")
         }
 
         /// Renames a file into the folder a running daemon watches (it makes it when it starts; without one, the
@@ -79,6 +105,8 @@ extension CalwatchCommand {
                 departure); a snooze that would is refused. The answer is a calwatch.reminderSnoozed event on the \
                 stream. The running daemon applies it within a second; with none running it is kept in the \
                 journal for its next start. The same answer given twice counts once, so a hook may call it again.
+
+                \(AnswerOptions.exitStatuses)
 
                 Examples:
                   calwatch snooze "$CE_ID"            # in a hook: five minutes

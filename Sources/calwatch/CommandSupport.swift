@@ -55,6 +55,17 @@ enum CommandSupport {
         }
     }
 
+    /// The journal's one-writer lock for `watch` and `replay`; a journal in use is said on standard error with who
+    /// holds it, and exits 75 (try again later), as systemd's `RestartPreventExitStatus` can be told.
+    static func lockJournalOrExit(_ path: String) throws -> JournalLock {
+        do {
+            return try JournalLock(journal: path)
+        } catch {
+            StandardStreams.error("calwatch: \(error)\n")
+            throw ExitCode(75)
+        }
+    }
+
     /// `openJournal`, with its failure on standard error and exit status 74.
     static func openJournalOrExit(_ path: String) throws -> JournalStore {
         do {

@@ -96,9 +96,13 @@ extension CalwatchCommand {
                 state
                 ?? FileManager.default.temporaryDirectory
                 .appendingPathComponent("calwatch-replay-\(getpid())-\(UUID().uuidString).db").path
+            let lock = try CommandSupport.lockJournalOrExit(path)
             defer {
+                withExtendedLifetime(lock) {}
                 if temporary {
-                    for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+                    for suffix in ["", "-wal", "-shm", ".lock"] {
+                        try? FileManager.default.removeItem(atPath: path + suffix)
+                    }
                 }
             }
             let journal = try CommandSupport.openJournalOrExit(path)

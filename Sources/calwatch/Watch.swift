@@ -148,6 +148,9 @@ extension CalwatchCommand {
                     .init(service: FeedPoller(feeds: initial.feeds, clock: ContinuousClock(), logger: logger)))
             }
             services.append(.init(service: service))
+            // One daemon per journal, held until the process ends.
+            let lock = try CommandSupport.lockJournalOrExit(state ?? initial.statePath)
+            defer { withExtendedLifetime(lock) {} }
             let group = ServiceGroup(
                 configuration: .init(
                     services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))

@@ -214,6 +214,28 @@ import Testing
         }
         // Another 5 s: nothing more of it (the snoozed reminder is 17 s before, which the hook leaves out).
         try await Task.sleep(for: .seconds(5))
+
+        // What a script is told, by its exit status, while the daemon runs.
+        let cli = CommandLineTests()
+        let journal = folder + "/state/journal.db"
+        let live = try #require(
+            SinkFixtures.lines(folder + "/events.jsonl").first { $0.contains("calwatch.liveActivityStart") })
+        let liveID = try #require(
+            (try JSONSerialization.jsonObject(with: Data(live.utf8)) as? [String: Any])?["id"] as? String)
+        let refused = try await cli.calwatch(["snooze", liveID, "--state", journal])
+        #expect(refused.status == 65, "\(refused)")
+        #expect(refused.errors.contains("is a liveActivityStart event; snooze a reminderDue"), "\(refused.errors)")
+        let unknown = try await cli.calwatch(["dismiss", "no-such-uid", "--state", journal])
+        #expect(unknown.status == 65 && unknown.errors.contains("not applied"), "\(unknown)")
+        let typo = folder + "/state/jurnal.db"
+        let mistyped = try await cli.calwatch(["ack", "e2e", "--state", typo])
+        #expect(mistyped.status == 66 && mistyped.errors.contains("no journal at \(typo)"), "\(mistyped)")
+        #expect(!FileManager.default.fileExists(atPath: typo))
+        // A second daemon on the same journal is refused, and told who holds it.
+        let second = try await cli.calwatch(["watch", "--config", folder + "/config.yml", "--state", journal])
+        #expect(second.status == 75, "\(second)")
+        #expect(second.errors.contains("in use by another calwatch (process \(process.processIdentifier))"))
+
         kill(process.processIdentifier, SIGTERM)
         try await offCooperativePool { process.waitUntilExit() }
         let lines = try String(contentsOfFile: folder + "/events.jsonl", encoding: .utf8).split(separator: "\n")
@@ -255,6 +277,8 @@ import Testing
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().path
         let id = "0123456789abcdef0123456789abcdef"
+        // The daemon's journal, as the daemon that runs the hook has made it.
+        _ = try JournalStore(path: folder + "/journal.db")
         let process = Process()
         process.executableURL = URL(fileURLWithPath: root + "/samples/hooks/notify-actions.sh")
         process.currentDirectoryURL = URL(fileURLWithPath: folder)

@@ -130,7 +130,15 @@ public final class CalendarWatch {
         let answered = EventID(hex: answer.target)
         let key: OccurrenceKey?
         if let answered {
-            key = try await journal.event(id: answered)?.event.key
+            let journaled = try await journal.event(id: answered)?.event
+            // A live activity has no reminder to come again; its id snoozed nothing, and said "applied".
+            if answer.kind == .snooze, let type = journaled?.type,
+                [.liveActivityStart, .liveActivityUpdate, .liveActivityEnd].contains(type)
+            {
+                return "not snoozed: \(answer.target) is a \(type.rawValue) event; snooze a reminderDue (its CE_ID), "
+                    + "or dismiss or ack the occurrence"
+            }
+            key = journaled?.key
         } else {
             key = occurrences.key(forSubject: answer.target) ?? occurrences.key(forUID: answer.target, at: now)
         }
