@@ -18,6 +18,7 @@ Routes (any method):
   /echo             a calendar; the log tells whether credentials came
   /not-modified     304 to a request that was not conditional
   /html-calendar    200, BEGIN:VCALENDAR and an HTML page, then END:VCALENDAR
+  /dav/             a CalDAV home with two calendars: /dav/good/ (empty) and /dav/bad/, which answers 403
 """
 import gzip
 import http.server
@@ -128,11 +129,28 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.answer(307, headers=[("Location", f"http://127.0.0.1:{path.rsplit('/', 1)[1]}/echo")])
         elif path == "/not-modified":
             self.answer(304)
+        elif path in ("/dav/", "/dav/good/"):
+            calendars = ["/dav/good/", "/dav/bad/"] if path == "/dav/" and self.headers.get("Depth") == "1" else []
+            body = '<?xml version="1.0"?><d:multistatus xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:caldav" ' \
+                'xmlns:cs="http://calendarserver.org/ns/">' + self.dav_response(path, home=path == "/dav/") + \
+                "".join(self.dav_response(href, calendar=True) for href in calendars) + "</d:multistatus>"
+            self.answer(207, body.encode(), [("Content-Type", "application/xml")])
+        elif path == "/dav/bad/":
+            self.answer(403, b"forbidden")
         elif path == "/html-calendar":
             body = b"BEGIN:VCALENDAR\r\n<!DOCTYPE html>\r\n<html><body>\r\n<p>Sign in</p>\r\n</body></html>\r\nEND:VCALENDAR\r\n"
             self.answer(200, body)
         else:
             self.answer(200, CALENDAR, [("Content-Type", "text/calendar")])
+
+    @staticmethod
+    def dav_response(href, home=False, calendar=False):
+        kind = "<d:collection/><c:calendar/>" if calendar else "<d:collection/>"
+        extra = f"<c:calendar-home-set><d:href>{href}</d:href></c:calendar-home-set>" if home else ""
+        extra += f"<cs:getctag>{href}1</cs:getctag><d:displayname>{href.strip('/').split('/')[-1]}</d:displayname>" \
+            if calendar else ""
+        return f"<d:response><d:href>{href}</d:href><d:propstat><d:prop><d:resourcetype>{kind}</d:resourcetype>" \
+            f"{extra}</d:prop><d:status>HTTP/1.1 200 OK</d:status></d:propstat></d:response>"
 
     def answer(self, status, body=b"", headers=()):
         self.send_response(status)

@@ -13,14 +13,14 @@ extension CalwatchCommand {
                 the defaults), checks that each sink can write where it is told to and that each hook program \
                 exists and is executable, connects to each PostgreSQL database (its version, and whether \
                 calwatch's tables there are current), fetches each ICS feed and CalDAV account once (a server that \
-                fails is a warning, and the copy kept from before is read), then reads every calendar over the \
+                cannot be read is an error; the copy kept from before, if any, is still checked), then reads every calendar over the \
                 planning horizon, and says which airport and airline data it uses (each file checked against the \
                 SHA-256 its manifest records). \
                 Problems are printed as FILE:LINE: error|warning: KEY: REASON, each with what to change; nothing \
                 is written but the servers' copies in calwatch's cache.
 
                 Exit status: 0 all good (warnings allowed); 64 the configuration has errors; 65 a calendar has \
-                errors, none could be read, or a data file was refused.
+                errors, none could be read, a feed or CalDAV account could not be read, or a data file was refused.
 
                 Examples:
                   calwatch check --config config.yml
@@ -69,15 +69,17 @@ extension CalwatchCommand {
                 }
             }
 
-            // Each feed fetched once; a feed that fails is checked from the copy kept, if there is one.
-            let shown: [String: String]
-            (configuration, shown) = await CommandSupport.fetchingFeedsNamed(configuration, source: source)
+            // Each feed and account fetched once: one that cannot be read now is an error (its copy kept, if any,
+            // is still checked).
+            let (fetched, shown, failed) = await CommandSupport.fetchingFeedsNamed(
+                configuration, source: source, severity: "error")
+            configuration = fetched
             let zone = try CommandSupport.zone(configuration.timeZone)
             let now = CommandSupport.now
             let window = InstantWindow(
                 start: now.adding(seconds: -86_400), end: now.adding(seconds: configuration.planner.horizon))
-            var calendarErrors = 0
-            var lines: [String] = []
+            var calendarErrors = failed.count
+            var lines = failed.filter { !shown.values.contains($0) }.map { "  \($0): not read (the error above)" }
             let classifier = Classifier(configuration)
             var attendeesSeen = false
             for path in configuration.calendars {

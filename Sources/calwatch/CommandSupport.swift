@@ -120,16 +120,17 @@ enum CommandSupport {
         await fetchingFeedsNamed(configuration).configuration
     }
 
-    /// `fetchingFeeds`, with each feed's folder named as the user knows it (`Team (https://…)`), and its warnings
-    /// worded as coming from `source` (the configuration file, for `check`).
-    static func fetchingFeedsNamed(_ configuration: Configuration, source: String = "calwatch") async
-        -> (configuration: Configuration, shown: [String: String])
-    {
-        guard !configuration.feeds.isEmpty else { return (configuration, [:]) }
+    /// `fetchingFeeds`, with each feed's folder named as the user knows it (`Team (https://…)`), its problems
+    /// worded as coming from `source` (the configuration file, for `check`) at `severity`, and the feeds that
+    /// failed.
+    static func fetchingFeedsNamed(
+        _ configuration: Configuration, source: String = "calwatch", severity: String = "warning"
+    ) async -> (configuration: Configuration, shown: [String: String], failed: [String]) {
+        guard !configuration.feeds.isEmpty else { return (configuration, [:], []) }
         let fetched = await FeedSync.fetch(configuration.feeds)
-        for problem in fetched.problems { StandardStreams.error("\(source): warning: \(problem)\n") }
+        for problem in fetched.problems { StandardStreams.error("\(source): \(severity): \(problem)\n") }
         var configuration = configuration
         configuration.calendars += fetched.folders
-        return (configuration, fetched.shown)
+        return (configuration, fetched.shown, fetched.failed.map(\.shown))
     }
 }

@@ -242,8 +242,11 @@ struct FeedServer: Sendable {
 
             let check = try await cli.calwatch(
                 ["check", "--config", folder + "/config.yml"], environment: ["XDG_CACHE_HOME": cache])
-            #expect(check.status == 0, "\(check.errors)")
+            // The feed that is gone is an error to `check` (replay reads the rest and warns).
+            #expect(check.status == 65, "\(check.errors)")
+            #expect(check.errors.contains("error: \(server.url("/gone")): HTTP 410"), "\(check.errors)")
             #expect(check.output.contains("  Team (\(server.url("/feed.ics"))): 1 source read"), "\(check.output)")
+            #expect(check.output.contains("  \(server.url("/gone")): not read"), "\(check.output)")
         }
     }
 }

@@ -177,3 +177,50 @@ import Testing
         #expect(seeOther.url.absoluteString == "https://elsewhere.example/", "credentials in a Location are dropped")
     }
 }
+
+/// `check` against servers that cannot be read, and a CalDAV account one of whose calendars fails.
+@Suite(.timeLimit(.minutes(5))) struct RemoteCheckTests {
+    @Test func oneFailingCollectionIsSaidAndTheOthersAreRead() async throws {
+        try await FeedServer.with(script: "hostile-server.py") { server in
+            let root = SinkFixtures.folder()
+            let settings = FeedSettings(
+                address: server.url("/dav/"), kind: .caldav(username: nil, passwordCommand: nil))
+            let client = CalDAVClient(account: try #require(CalDAVAccount(settings)), root: root)
+            guard case .failed(let reason, _) = await client.sync() else {
+                Issue.record("a calendar answering 403 was not said")
+                return
+            }
+            #expect(reason.contains("/dav/bad/: PROPFIND answered HTTP 403"), "\(reason)")
+            #expect(reason.contains("the account's 1 other calendars are read"), "\(reason)")
+            let folders = try FileManager.default.contentsOfDirectory(atPath: client.folder)
+            #expect(folders.contains("good"), "\(folders)")
+            #expect(
+                (try? String(contentsOfFile: client.folder + "/good/displayname", encoding: .utf8)) == "good")
+        }
+    }
+
+    /// A feed whose server is down with nothing kept, and a CalDAV account that refuses its password: `check`
+    /// says each, gives each a line, and exits 65.
+    @Test func checkFailsForAFeedOrAccountItCannotRead() async throws {
+        try await RadicaleServer.with { radicale in
+            let folder = SinkFixtures.folder()
+            try """
+            calendars:
+              - url: http://127.0.0.1:9/team.ics
+                name: Team
+              - caldav: \(radicale.url("/"))
+                username: anna
+                passwordCommand: [printf, wrong]
+            """.write(toFile: folder + "/config.yml", atomically: true, encoding: .utf8)
+            let run = try await CommandLineTests().calwatch(
+                ["check", "--config", folder + "/config.yml"],
+                environment: ["XDG_CACHE_HOME": folder + "/cache"])
+            #expect(run.status == 65, "\(run)")
+            #expect(run.errors.contains("error: http://127.0.0.1:9/team.ics: cannot connect"), "\(run.errors)")
+            #expect(run.errors.contains("HTTP 401: the server refused the user anna"), "\(run.errors)")
+            #expect(run.output.contains("  Team (http://127.0.0.1:9/team.ics): not read"), "\(run.output)")
+            #expect(run.output.contains("  \(radicale.url("/")): not read"), "\(run.output)")
+            #expect(!run.errors.contains("wrong") && !run.output.contains("wrong"))
+        }
+    }
+}

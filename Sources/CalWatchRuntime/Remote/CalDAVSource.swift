@@ -118,11 +118,17 @@ public final class CalDAVClient: Sendable {
             var changed = false
             let calendars = try await listing(&state)
             var seen: Set<String> = []
+            // One collection that fails (a 403, a broken item list) is said; the others are still read.
+            var failures: [String] = []
             for calendar in calendars {
                 seen.insert(calendar.href)
-                let (bytes, moved) = try await follow(calendar, count: calendars.count, &state)
-                written += bytes
-                changed = changed || moved
+                do {
+                    let (bytes, moved) = try await follow(calendar, count: calendars.count, &state)
+                    written += bytes
+                    changed = changed || moved
+                } catch let failure as Failure {
+                    failures.append(failure.reason)
+                }
             }
             for (href, gone) in state.collections where !seen.contains(href) {
                 try? FileManager.default.removeItem(atPath: folder + "/" + gone.folder)
@@ -130,6 +136,12 @@ public final class CalDAVClient: Sendable {
                 changed = true
             }
             if state != before { try save(state) }
+            if !failures.isEmpty {
+                let others = calendars.count - failures.count
+                return .failed(
+                    failures.joined(separator: "; ")
+                        + (others > 0 ? " (the account's \(others) other calendars are read)" : ""), retryAfter: nil)
+            }
             return changed ? .changed(bytes: written) : .unchanged
         } catch let failure as Failure {
             return .failed(failure.reason, retryAfter: nil)

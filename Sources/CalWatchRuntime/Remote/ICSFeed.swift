@@ -265,6 +265,8 @@ public enum FeedSync {
         public var problems: [String] = []
         /// Each folder's feed as the user named it: `Team (https://example.org/team.ics)`.
         public var shown: [String: String] = [:]
+        /// The feeds and accounts that failed, as the user named them, with why.
+        public var failed: [(shown: String, reason: String)] = []
     }
 
     /// Fetches each feed once, at most four at a time.
@@ -299,7 +301,11 @@ public enum FeedSync {
                     result.shown[folder] =
                         feeds[fetched.index].name.map { "\($0) (\(fetched.address))" } ?? fetched.address
                 }
-                if let problem = fetched.problem { result.problems.append(problem) }
+                if let problem = fetched.problem {
+                    result.problems.append(problem)
+                    let name = feeds[fetched.index].name.map { "\($0) (\(fetched.address))" } ?? fetched.address
+                    result.failed.append((name, problem))
+                }
             }
             return result
         }
