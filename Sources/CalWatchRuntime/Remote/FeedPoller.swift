@@ -57,8 +57,8 @@ public struct FeedPoller<WaitClock: Clock>: Service where WaitClock.Duration == 
             let before = remote.traffic
             let started = ContinuousClock.now
             // A shutdown ends a fetch in flight at once (the client stops its transfer); the copy from before stays.
-            guard let outcome = try? await cancelWhenGracefulShutdown({ await remote.fetch() }), !Task.isCancelled
-            else { return }
+            let outcome = await cancelWhenGracefulShutdown { await remote.fetch() }
+            guard !Task.isCancelled, !Task.isShuttingDownGracefully else { return }
             var polled: Logger.Metadata = [
                 "feed.url": "\(remote.shownURL)",
                 "feed.milliseconds": "\((ContinuousClock.now - started) / .milliseconds(1))",
