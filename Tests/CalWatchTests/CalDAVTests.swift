@@ -279,7 +279,7 @@ import Testing
                     calendars:
                       - caldav: \(server.url("/"))
                         username: anna
-                        passwordCommand: [/bin/echo, secret]
+                        passwordCommand: [/bin/echo, \(RadicaleServer.password)]
                     """),
             ])
             let feeds = try await scan([
@@ -288,8 +288,8 @@ import Testing
                     "feeds.yml",
                     """
                     calendars:
-                      - url: http://anna:secret@127.0.0.1:\(server.port)/anna/work/
-                      - url: http://anna:secret@127.0.0.1:\(server.port)/anna/personal/
+                      - url: http://anna:\(RadicaleServer.password)@127.0.0.1:\(server.port)/anna/work/
+                      - url: http://anna:\(RadicaleServer.password)@127.0.0.1:\(server.port)/anna/personal/
                     """),
             ])
             let vdirsyncerConfig = try config(
@@ -308,7 +308,7 @@ import Testing
                 type = "caldav"
                 url = "\(server.url("/"))"
                 username = "anna"
-                password = "secret"
+                password = "\(RadicaleServer.password)"
 
                 [storage folder]
                 type = "filesystem"
@@ -352,7 +352,7 @@ import Testing
             calendars:
               - caldav: \(server.url("/"))
                 username: anna
-                passwordCommand: [/bin/echo, secret]
+                passwordCommand: [/bin/echo, \(RadicaleServer.password)]
                 every: 2s
             timezone: UTC
             state: state/journal.db

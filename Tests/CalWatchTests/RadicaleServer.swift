@@ -4,13 +4,13 @@ import Testing
 @testable import CalWatchCore
 @testable import CalWatchRuntime
 
-/// Debian's Radicale on a free loopback port with a temporary storage folder, the user `anna` (password `secret`,
+/// Debian's Radicale on a free loopback port with a temporary storage folder, the user `anna` (password `Rad1cale-pa55`,
 /// plain htpasswd) and her calendars; stopped and removed at the end of `with`.
 struct RadicaleServer: Sendable {
     let folder: String
     let port: Int
     static let user = "anna"
-    static let password = "secret"
+    static let password = "Rad1cale-pa55"
 
     static func with<T>(_ body: (RadicaleServer) async throws -> T) async throws -> T {
         let folder = SinkFixtures.folder()

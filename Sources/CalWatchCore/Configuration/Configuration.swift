@@ -104,12 +104,27 @@ public struct FeedSettings: Sendable, Hashable {
         self.every = every
     }
 
+    /// The address without a password, for every message and log.
+    public var shownAddress: String { ConnectionString(address).redacted }
+
     /// Whether the address is this machine (`localhost`, `127.0.0.1`, `[::1]`), which may be polled more often
     /// than once a minute.
     public var isLoopback: Bool {
         guard let host = URLComponents(string: address)?.host?.lowercased() else { return false }
         return ["localhost", "127.0.0.1", "::1", "[::1]"].contains(host)
     }
+}
+
+/// Settings are printed whole by reflection (swift-service-lifecycle logs each service at debug level): without
+/// their passwords.
+extension FeedSettings: CustomStringConvertible, CustomDebugStringConvertible {
+    public var description: String { "FeedSettings(\(shownAddress))" }
+    public var debugDescription: String { description }
+}
+
+extension PostgresSettings: CustomStringConvertible, CustomDebugStringConvertible {
+    public var description: String { "PostgresSettings(\(redactedURL))" }
+    public var debugDescription: String { description }
 }
 
 /// Where calwatch's metrics go (`metrics:`).

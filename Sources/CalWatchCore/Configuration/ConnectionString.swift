@@ -1,8 +1,10 @@
 import Foundation
 
-/// A PostgreSQL connection string, read the way libpq reads one (a `postgres://` URI, or `key = value` pairs with
+/// An address with credentials in it: any `scheme://user:password@host/…?password=…` (a feed's, a CalDAV
+/// account's), or a PostgreSQL connection string read the way libpq reads one (a URI, or `key = value` pairs with
 /// optional spaces around `=`, single-quoted values and backslash escapes), so that its password can be kept out
-/// of every name, message, log, metric label and journal row calwatch makes of it.
+/// of every name, message, log, metric label and journal row calwatch makes of it. The one redaction for all of
+/// them.
 public struct ConnectionString: Sendable, Hashable {
     public let text: String
 
@@ -43,13 +45,17 @@ public struct ConnectionString: Sendable, Hashable {
         var passwords: [String]
     }
 
-    /// `postgres[ql]://[user[:password]@]host…[?key=value&…]`; libpq ends the user information at the first `@`
-    /// before the first `/`.
+    /// `scheme://[user[:password]@]host…[?key=value&…]`; libpq (and URL parsers) end the user information at the
+    /// first `@` before the first `/`.
     private var uriParts: URIParts? {
-        let lower = text.lowercased()
-        guard let scheme = ["postgresql://", "postgres://"].first(where: { lower.hasPrefix($0) }) else { return nil }
-        var rest = Substring(text.dropFirst(scheme.count))
-        var head = String(text.prefix(scheme.count))
+        guard let separator = text.range(of: "://"),
+            text[..<separator.lowerBound].allSatisfy({
+                $0.isASCII && ($0.isLetter || $0.isNumber || "+.-".contains($0))
+            }),
+            separator.lowerBound > text.startIndex
+        else { return nil }
+        var rest = text[separator.upperBound...]
+        var head = String(text[..<separator.upperBound])
         var passwords: [String] = []
         let authorityEnd = rest.firstIndex { $0 == "/" || $0 == "?" } ?? rest.endIndex
         if let at = rest[..<authorityEnd].firstIndex(of: "@") {

@@ -89,3 +89,8 @@ public struct FeedPoller<WaitClock: Clock>: Service where WaitClock.Duration == 
         } while !Task.isCancelled
     }
 }
+
+/// As swift-service-lifecycle logs it at start and stop: how many, not where (addresses may hold passwords).
+extension FeedPoller: CustomStringConvertible {
+    public var description: String { "FeedPoller(\(feeds.count) calendars on servers)" }
+}

@@ -282,7 +282,8 @@ public enum FeedSync {
                 group.addTask {
                     guard let remote = RemoteCalendar(settings, root: root, fetcher: fetcher) else {
                         return (
-                            index, nil, "\(settings.address): not an http, https or webcal address", settings.address
+                            index, nil, "\(settings.shownAddress): not an http, https or webcal address",
+                            settings.shownAddress
                         )
                     }
                     guard case .failed(let reason, _) = await remote.fetch() else {

@@ -1,0 +1,93 @@
+import CalWatchCore
+import Foundation
+import Testing
+
+/// Passwords given in addresses (a CalDAV account's, a feed's, a database's) never leave their place: every file
+/// calwatch writes (cache, cache state, journal, sinks, metrics), everything it prints and logs at debug level is
+/// searched for them.
+@Suite(.timeLimit(.minutes(5))) struct SecretTests {
+    @Test func noPasswordInAnythingCalwatchWritesOrSays() async throws {
+        try await RadicaleServer.with { radicale in
+            try await radicale.makeCalendar("/anna/work/", name: "Work")
+            try await radicale.put("/anna/work/a.ics", FeedTests.calendar(["Standup"]))
+            try await FeedServer.with(script: "hostile-server.py") { hostile in
+                let folder = SinkFixtures.folder()
+                let feedPassword = "F33d-pa55"
+                let databasePassword = "Db-pa55 word"
+                try """
+                calendars:
+                  - caldav: http://anna:\(RadicaleServer.password)@127.0.0.1:\(radicale.port)/
+                    every: 1m
+                  - url: http://me:\(feedPassword)@127.0.0.1:\(hostile.port)/to-other-host/echo
+                    every: 1m
+                state: journal.db
+                metrics: { textfile: metrics.prom, every: 1s }
+                sinks:
+                  - type: jsonl
+                    path: events.jsonl
+                  - type: postgres
+                    url: "host=127.0.0.1 port=9 password='\(databasePassword)' dbname=calwatch"
+                """.write(toFile: folder + "/config.yml", atomically: true, encoding: .utf8)
+                let environment = ["XDG_CACHE_HOME": folder + "/cache"]
+                let cli = CommandLineTests()
+                var said: [String] = []
+                for arguments in [
+                    ["scan", "--config", folder + "/config.yml", "--from", "2027-03-01", "--to", "2027-03-02"],
+                    ["check", "--config", folder + "/config.yml"],
+                    ["next", "--config", folder + "/config.yml", "--format", "json"],
+                    [
+                        "replay", "--config", folder + "/config.yml", "--from", "2027-03-01", "--to", "2027-03-02",
+                        "--state", folder + "/replay.db",
+                    ],
+                ] {
+                    let run = try await cli.calwatch(arguments, environment: environment)
+                    said += [run.output, run.errors]
+                }
+                // The daemon at debug level, until it has polled both servers.
+                let process = Process()
+                process.executableURL = CommandLineTests.executable
+                process.arguments = ["watch", "--config", folder + "/config.yml", "--log-level", "debug"]
+                process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+                FileManager.default.createFile(atPath: folder + "/watch.log", contents: nil)
+                process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: folder + "/watch.log"))
+                process.standardOutput = FileHandle.nullDevice
+                try process.run()
+                defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+                try await eventually("both servers polled") {
+                    let log = (try? String(contentsOfFile: folder + "/watch.log", encoding: .utf8)) ?? ""
+                    return log.components(separatedBy: "polled:").count > 2
+                }
+                process.terminate()
+                try await offCooperativePool { process.waitUntilExit() }
+
+                // The feed's password went to its origin only, once per fetch.
+                #expect(hostile.log.contains("GET /to-other-host/echo auth") && hostile.log.contains("GET /echo -"))
+                let secrets = [
+                    RadicaleServer.password, feedPassword, databasePassword, "Db-pa55",
+                    Data("anna:\(RadicaleServer.password)".utf8).base64EncodedString(),
+                    Data("me:\(feedPassword)".utf8).base64EncodedString(),
+                ]
+                for text in said {
+                    for secret in secrets { #expect(!text.contains(secret), "\(secret) in \(text)") }
+                }
+                let files = FileManager.default.enumerator(atPath: folder)?.compactMap { $0 as? String } ?? []
+                var read = 0
+                for file in files where file != "config.yml" {
+                    var directory: ObjCBool = false
+                    guard FileManager.default.fileExists(atPath: folder + "/" + file, isDirectory: &directory),
+                        !directory.boolValue
+                    else { continue }
+                    let bytes = try Data(contentsOf: URL(fileURLWithPath: folder + "/" + file))
+                    read += 1
+                    for secret in secrets {
+                        #expect(bytes.range(of: Data(secret.utf8)) == nil, "\(secret) in \(file)")
+                    }
+                }
+                // The cache state, the feed's record, the journal, the sinks, the metrics and the log were read.
+                #expect(read >= 8, "\(files)")
+                #expect(files.contains { $0.hasSuffix(".calwatch-caldav.json") }, "\(files)")
+                #expect(files.contains { $0.hasSuffix("feed.json") } && files.contains("metrics.prom"), "\(files)")
+            }
+        }
+    }
+}
