@@ -2,6 +2,8 @@ import CalWatchCore
 import Foundation
 import Testing
 
+@testable import CalWatchRuntime
+
 /// Passwords given in addresses (a CalDAV account's, a feed's, a database's) never leave their place: every file
 /// calwatch writes (cache, cache state, journal, sinks, metrics), everything it prints and logs at debug level is
 /// searched for them.
@@ -89,5 +91,25 @@ import Testing
                 #expect(files.contains { $0.hasSuffix("feed.json") } && files.contains("metrics.prom"), "\(files)")
             }
         }
+    }
+}
+
+/// A `passwordCommand` that does not finish is stopped at its timeout with everything it started.
+@Suite struct PasswordCommandTests {
+    @Test func aTimedOutCommandTakesItsChildrenWithIt() async throws {
+        let folder = SinkFixtures.folder()
+        let command = ["/bin/sh", "-c", "sleep 300 & echo $! > \(folder)/child; sleep 300"]
+        do {
+            _ = try await PasswordCommand.run(command, timeout: .seconds(1))
+            Issue.record("a command that never printed gave a password")
+        } catch {
+            #expect(error.description == "passwordCommand /bin/sh did not finish within 1 s")
+        }
+        let child = try #require(
+            Int32(
+                try String(contentsOfFile: folder + "/child", encoding: .utf8).trimmingCharacters(
+                    in: .whitespacesAndNewlines)))
+        // The grandchild (a background `sleep`) is gone too, not left behind for 300 s.
+        try await eventually("the child stopped") { kill(child, 0) != 0 }
     }
 }

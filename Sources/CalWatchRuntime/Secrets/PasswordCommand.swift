@@ -2,27 +2,38 @@ import Foundation
 import Subprocess
 import SystemPackage
 
-/// A `passwordCommand:` (`[pass, show, calwatch/db]`): run as argv, never through a shell, for at most 30 seconds;
-/// the first line it prints is the password. Shared by the PostgreSQL sink and CalDAV sources.
+/// A `passwordCommand:` (`[pass, show, calwatch/db]`): run as argv, never through a shell, for at most 30 seconds,
+/// in a session of its own so that a timeout stops everything it started (a `gpg-agent` it spawned, a pinentry
+/// left waiting) with it; the first line it prints is the password. Shared by the PostgreSQL sink and CalDAV
+/// sources.
 enum PasswordCommand {
     /// Why no password came, worded for the user; it never holds what the command printed.
     struct Failure: Error, CustomStringConvertible {
         var description: String
     }
 
-    static func run(_ command: [String]) async throws(Failure) -> String {
+    static func run(_ command: [String], timeout: Duration = .seconds(30)) async throws(Failure) -> String {
         let program = command[0]
         let executable: Executable = program.contains("/") ? .path(FilePath(program)) : .name(program)
+        var options = PlatformOptions()
+        options.createSession = true
+        options.teardownSequence = [
+            .gracefulShutDown(toProcessGroup: true, allowedDurationToNextStep: .seconds(1)),
+            .send(signal: .kill, toProcessGroup: true, allowedDurationToNextStep: .milliseconds(100)),
+        ]
+        let platformOptions = options
         let run: ExecutionResult<Void, StringOutput<UTF8>, DiscardedOutput>
         do {
             run = try await withThrowingTaskGroup { race in
                 race.addTask {
                     try await Subprocess.run(
-                        executable, arguments: Arguments(Array(command.dropFirst())), output: .string(limit: 4096))
+                        executable, arguments: Arguments(Array(command.dropFirst())), platformOptions: platformOptions,
+                        output: .string(limit: 4096))
                 }
                 race.addTask {
-                    try await Task.sleep(for: .seconds(30))
-                    throw Failure(description: "passwordCommand \(program) did not finish within 30 s")
+                    try await Task.sleep(for: timeout)
+                    throw Failure(
+                        description: "passwordCommand \(program) did not finish within \(timeout.components.seconds) s")
                 }
                 defer { race.cancelAll() }
                 return try await race.next()!
