@@ -67,11 +67,7 @@ extension CalwatchCommand {
         static func explanation(of occurrence: Occurrence, classifier: Classifier) -> String {
             let result = classifier.classification(of: occurrence)
             let facts = classifier.facts(for: occurrence)
-            var lines: [String] = []
-            let line = occurrence.source.component.line.map { ", line \($0)" } ?? ""
-            lines.append(
-                "\(occurrence.summary.map { "\"\($0)\"" } ?? "(no summary)")  [\(occurrence.calendar)\(line), UID \(occurrence.uid)]"
-            )
+            var lines = [occurrence.heading]
             let when =
                 occurrence.allDay
                 ? "all day" : "\(Int((occurrence.end.secondsSinceEpoch - occurrence.start.secondsSinceEpoch) / 60)) min"
@@ -108,7 +104,8 @@ extension CalwatchCommand {
                     .compactMap { name, value in value.map { "\(name) \($0)" } }
                 if !details.isEmpty { lines.append("  " + details.joined(separator: ", ")) }
             }
-            return lines.joined(separator: "\n") + "\n"
+            // Each line one line: evidence quotes calendar text, which may hold newlines.
+            return lines.map { TerminalText.safe($0, keepingLines: false) }.joined(separator: "\n") + "\n"
         }
     }
 }

@@ -466,3 +466,41 @@ import Testing
         #expect(run.errors.contains("no item with UID nope"))
     }
 }
+
+/// Calendar text in the reports for people: a summary's newline cannot forge a line of `explain` or `why`, and a
+/// calendar's name cannot send escape sequences through `scan --format table`.
+@Suite struct ReportTextTests {
+    let cli = CommandLineTests()
+
+    @Test func reportsKeepCalendarTextOnItsLine() async throws {
+        let folder = SinkFixtures.folder()
+        try FileManager.default.createDirectory(atPath: folder + "/work", withIntermediateDirectories: true)
+        try "Work\u{1B}]52;c;cm0gLXJmIH4=\u{07}\u{1B}[2J".write(
+            toFile: folder + "/work/displayname", atomically: true, encoding: .utf8)
+        try [
+            "BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:-//calwatch tests//EN", "BEGIN:VEVENT", "UID:forged",
+            "DTSTAMP:20270101T000000Z", "DTSTART:20270301T090000Z", "DTEND:20270301T100000Z",
+            "SUMMARY:Lunch\\n  kind: flight\\, confidence 1.00\\n  leave by now",
+            "END:VEVENT", "END:VCALENDAR", "",
+        ].joined(separator: "\r\n").write(toFile: folder + "/work/forged.ics", atomically: true, encoding: .utf8)
+
+        let explain = try await cli.calwatch(["explain", folder, "--tz", "UTC"])
+        #expect(explain.status == 0, "\(explain)")
+        let lines = explain.output.split(separator: "\n")
+        #expect(lines.filter { $0.hasPrefix("  kind:") }.count == 1, "\(explain.output)")
+        #expect(lines.first?.contains("Lunch␊  kind: flight, confidence 1.00␊  leave by now") == true, "\(lines)")
+
+        try "calendars: [\(folder)]\n".write(toFile: folder + "/config.yml", atomically: true, encoding: .utf8)
+        let why = try await cli.calwatch(
+            ["why", "forged", "--config", folder + "/config.yml", "--tz", "UTC", "--at", "2027-03-01T08:00"])
+        #expect(why.status == 0, "\(why)")
+        #expect(why.output.contains("Lunch␊  kind: flight"), "\(why.output)")
+        #expect(!why.output.split(separator: "\n").contains { $0.hasPrefix("  leave by now") }, "\(why.output)")
+
+        let table = try await cli.calwatch(
+            ["scan", folder, "--from", "2027-03-01", "--to", "2027-03-02", "--tz", "UTC", "--format", "table"])
+        #expect(table.status == 0, "\(table)")
+        #expect(!table.output.contains("\u{1B}") && !table.output.contains("\u{07}"), "\(table.output)")
+        #expect(table.output.contains("Work␛]52;c;cm0gLXJmIH4=␇␛[2J"), "\(table.output)")
+    }
+}

@@ -4,7 +4,8 @@ public enum OccurrenceJSON {
     /// found (plain events without one).
     ///
     /// The fields that are the same for every occurrence of a component are rendered once per component.
-    public static func writeLines(_ occurrences: [Occurrence], classifier: Classifier? = nil, flush: ([UInt8]) -> Void) {
+    public static func writeLines(_ occurrences: [Occurrence], classifier: Classifier? = nil, flush: ([UInt8]) -> Void)
+    {
         var writer = JSONLineWriter()
         var fragments: [ObjectIdentifier: Fragments] = [:]
         for index in occurrences.indices {
@@ -32,7 +33,9 @@ public enum OccurrenceJSON {
     public static func write(
         _ occurrence: Occurrence, facts: PlanningFacts = .event, to writer: inout JSONLineWriter, newline: Bool = true
     ) {
-        write(occurrence, shared: Fragments(occurrence, facts: facts), leaveBy: facts.leaveBy, to: &writer, newline: newline)
+        write(
+            occurrence, shared: Fragments(occurrence, facts: facts), leaveBy: facts.leaveBy, to: &writer,
+            newline: newline)
     }
 
     /// The rendered fields every occurrence of one component shares, in output order around the per-instance ones.

@@ -22,8 +22,10 @@ public enum OccurrenceTable {
             }
             let status = OccurrenceJSON.statusText(occurrence.status) ?? ""
             rows.append(
-                [day, time, occurrence.calendar, oneLine(occurrence.summary ?? "(no title)"),
-                 classifier.map { kind($0.classification(of: occurrence)) } ?? "", status])
+                [
+                    day, time, oneLine(occurrence.calendar), oneLine(occurrence.summary ?? "(no title)"),
+                    classifier.map { kind($0.classification(of: occurrence)) } ?? "", status,
+                ])
         }
         var widths = [Int](repeating: 0, count: 6)
         for row in rows { for (index, cell) in row.enumerated() { widths[index] = max(widths[index], cell.count) } }
@@ -47,7 +49,8 @@ public enum OccurrenceTable {
             let flight = classification.flight
             let route = flight.map { "\($0.origin?.code ?? "?")→\($0.destination?.code ?? "?")" } ?? ""
             return ["flight", flight?.code ?? "", route].filter { !$0.isEmpty }.joined(separator: " ")
-        case .meeting: return ["meeting", classification.meeting?.service ?? ""].filter { !$0.isEmpty }.joined(separator: " ")
+        case .meeting:
+            return ["meeting", classification.meeting?.service ?? ""].filter { !$0.isEmpty }.joined(separator: " ")
         case .event: return ""
         }
     }

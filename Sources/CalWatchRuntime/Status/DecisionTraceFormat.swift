@@ -8,10 +8,7 @@ extension DecisionTrace {
         func at(_ instant: Instant) -> String { DecisionTrace.shown(instant, in: zone) }
         var lines: [String] = []
         if let occurrence {
-            let line = occurrence.source.component.line.map { ", line \($0)" } ?? ""
-            lines.append(
-                "\(occurrence.summary.map { "\"\($0)\"" } ?? "(no summary)")  [\(occurrence.calendar)\(line), "
-                    + "UID \(occurrence.uid)]")
+            lines.append(occurrence.heading)
             lines.append(
                 "  \(at(occurrence.start)) to \(at(occurrence.end)) \(zone.identifier)"
                     + (occurrence.allDay ? ", all day" : "")
@@ -40,7 +37,8 @@ extension DecisionTrace {
             }
         }
         if steps.isEmpty { lines.append("  nothing is planned for it and the journal holds nothing about it") }
-        return lines.joined(separator: "\n") + "\n"
+        // Each line one line: notes, reasons and sink details quote calendar text and hooks' output.
+        return lines.map { TerminalText.safe($0, keepingLines: false) }.joined(separator: "\n") + "\n"
     }
 
     /// One JSON object; keys as in `$defs/whyTrace` of schemas/calwatch-event.schema.json.
