@@ -70,6 +70,30 @@ import Testing
         }
     }
 
+    /// A feed's `X-WR-CALNAME` of 200 KB names its calendar in 200 scalars, on disk and in every event.
+    @Test func aHugeCalendarNameIsCut() async throws {
+        try await FeedServer.with { server in
+            let calendar = FeedTests.calendar(["one"]).replacingOccurrences(
+                of: "VERSION:2.0", with: "VERSION:2.0\r\nX-WR-CALNAME:" + String(repeating: "ü", count: 200_000))
+            try calendar.write(toFile: server.folder + "/big.ics", atomically: true, encoding: .utf8)
+            let root = SinkFixtures.folder()
+            let remote = try #require(RemoteCalendar(FeedSettings(address: server.url("/f/big.ics")), root: root))
+            guard case .changed = await remote.fetch() else {
+                Issue.record("not fetched")
+                return
+            }
+            let name = try String(contentsOfFile: remote.folder + "/displayname", encoding: .utf8)
+            #expect(name.unicodeScalars.count == 200 && name.hasSuffix("ü…"), "\(name.count)")
+            let scan = CalendarScan(
+                paths: [remote.folder],
+                options: ExpansionOptions(
+                    window: InstantWindow(start: utc("2027-03-01T00:00:00Z"), end: utc("2027-03-02T00:00:00Z")),
+                    defaultZone: .utc)
+            ).run()
+            #expect(scan.occurrences.first?.calendar == name)
+        }
+    }
+
     /// Peak memory of `calwatch scan URL` (the whole process, the Swift runtime included) against each body that
     /// would be held whole by a client that checks only at the end.
     @Test(arguments: ["/endless", "/huge", "/bomb"])

@@ -85,11 +85,23 @@ public enum CalendarReader {
         return result
     }
 
+    /// The longest calendar name kept, in Unicode scalars: a name goes into every event, filter and status line,
+    /// and a feed's `X-WR-CALNAME` of 200 KB would go with it.
+    public static let longestCalendarName = 200
+
+    /// A calendar's name as calwatch keeps it: at most `longestCalendarName` scalars, ending with `…` when cut.
+    public static func calendarName(_ name: String) -> String {
+        guard name.unicodeScalars.count > longestCalendarName else { return name }
+        var kept = String.UnicodeScalarView(name.unicodeScalars.prefix(longestCalendarName - 1))
+        kept.append("…")
+        return String(kept)
+    }
+
     private static func readICalendar(
         _ bytes: [UInt8], origin: String, source: CalendarSource, into result: inout Result
     ) {
         for calendar in ICalDocumentParser.parse(bytes) {
-            let name = source.collectionName ?? calendar.name ?? source.fallbackName
+            let name = Self.calendarName(source.collectionName ?? calendar.name ?? source.fallbackName)
             result.calendars.append(
                 ReadCalendar(name: name, color: source.collectionColor, calendar: calendar, origin: origin))
             for problem in calendar.problems {

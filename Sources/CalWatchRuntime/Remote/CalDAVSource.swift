@@ -228,7 +228,7 @@ public final class CalDAVClient: Sendable {
             atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         var changed = false
         let name = (count == 1 ? account.name : nil) ?? calendar["displayname"].flatMap { $0.isEmpty ? nil : $0 }
-        changed = try Self.keep(name, in: path + "/displayname") || changed
+        changed = try Self.keep(name.map(CalendarReader.calendarName), in: path + "/displayname") || changed
         changed = try Self.keep(calendar["calendar-color"], in: path + "/color") || changed
 
         let token = calendar["sync-token"].flatMap { $0.isEmpty ? nil : $0 }

@@ -335,7 +335,7 @@ public enum FeedSync {
             let head = String(decoding: (try? handle.read(upToCount: 16_384)) ?? Data(), as: UTF8.self)
             name = head.split(whereSeparator: \.isNewline).lazy.compactMap(calendarName).first
         }
-        let text = (name?.isEmpty == false ? name : nil) ?? feed.url.host ?? "feed"
+        let text = CalendarReader.calendarName((name?.isEmpty == false ? name : nil) ?? feed.url.host ?? "feed")
         if (try? String(contentsOfFile: path, encoding: .utf8)) != text {
             try text.write(toFile: path, atomically: true, encoding: .utf8)
         }
