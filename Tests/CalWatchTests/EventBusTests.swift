@@ -157,6 +157,25 @@ import Testing
         #expect(report.undelivered == committed && report.failures <= 3, "\(report)")
     }
 
+    /// A sink that failed (a database restarting, a full disk) gets the event on its retry timer, though nothing
+    /// more is published: the next event may be hours away. Before, it waited for that event (4 min 57 s in one run
+    /// against a restarted PostgreSQL).
+    @Test func aFailingSinkIsRetriedOnItsTimerWithoutANewEvent() async throws {
+        let bench = try WatchTests.Bench()
+        let flaky = FlakySink(failures: 3)
+        bench.otherSinks = [flaky]
+        try bench.writeRenamed(
+            "work/m.ics", WatchTests.event(uid: "m", start: "20270301T100000Z", end: "20270301T110000Z"))
+        try await bench.start(at: "2027-03-01T09:00:00Z")
+        try await bench.advance(to: "2027-03-01T09:30:00Z")
+        // Nothing is committed after the 30-minute reminder until 09:45; the retries (100, 200, 400 ms) bring it.
+        try await eventually("the reminder delivered on a retry") {
+            await flaky.lines.contains { $0.contains("calwatch.reminderDue") }
+        }
+        #expect(await flaky.failuresLeft == 0)
+        _ = await bench.received()
+    }
+
     @Test func whatASinkCouldNotTakeWaitsInTheJournalForTheNextRun() async throws {
         let expected = try await Self.expectedLines()
         let journal = try ReplayTests.journal()

@@ -116,6 +116,9 @@ public final class EventBus: Service {
     private let reports = Outcome<[SinkReport]>()
     /// Set when the owner is stopping (a signal): a failing sink then gets one more try, without waiting.
     private let stopping = Outcome<Void>()
+    /// Set when the input is closed (`finish`): a failing sink stops retrying on its timer and makes its final
+    /// attempts.
+    private let inputClosed = Outcome<Void>()
     /// The newest sequence number published, for each sink's backlog.
     private let newest = Locked<Int64>(0)
 
@@ -180,6 +183,7 @@ public final class EventBus: Service {
     }
 
     private func closeInput() {
+        inputClosed.set(())
         for input in inputs { input.finish() }
     }
 
@@ -243,6 +247,7 @@ public final class EventBus: Service {
                 failed("cannot read its cursor from the journal: \(error)")
             }
             _ = await catchUp(through: nil)
+            await retryWhileFailing()
             for await batch in stream {
                 pace.taken(lane)
                 if report.closed { continue }
@@ -250,9 +255,12 @@ public final class EventBus: Service {
                 if streak > 0 && bus.stopping.isSet { continue }
                 guard let first = batch.first?.sequence else { continue }
                 // A gap: batches beyond the queue, or ones that failed. The journal has them.
-                if first > cursor + 1, await !catchUp(through: first - 1) { continue }
+                if first > cursor + 1, await !catchUp(through: first - 1) {
+                    await retryWhileFailing()
+                    continue
+                }
                 let fresh = batch.drop { $0.sequence <= cursor }
-                if !fresh.isEmpty { _ = await deliver(Array(fresh), fromJournal: false) }
+                if !fresh.isEmpty, await !deliver(Array(fresh), fromJournal: false) { await retryWhileFailing() }
             }
             for _ in 0..<(bus.stopping.isSet ? 1 : policy.finalAttempts) where !report.closed {
                 if await catchUp(through: nil) { break }
@@ -261,6 +269,16 @@ public final class EventBus: Service {
                 report.undelivered = max(0, last - cursor)
             }
             return report
+        }
+
+        /// A failing sink is tried again from the journal on its own timer (the delay doubling to
+        /// `maxRetryDelay`), not when the next event comes, which may be hours later; what is published meanwhile
+        /// is in the journal, and the queue it skips is never waited for. Ends when a delivery works, or the owner
+        /// stops or finishes.
+        mutating func retryWhileFailing() async {
+            while streak > 0, !report.closed, !bus.stopping.isSet, !bus.inputClosed.isSet {
+                if await catchUp(through: nil) { return }
+            }
         }
 
         /// Delivers what the journal holds after the cursor, up to `last` (everything when `nil`). `false` when a
