@@ -122,6 +122,7 @@ public struct DecisionTrace: Sendable {
         let byID = Dictionary(current.map { ($0.event.id, $0) }, uniquingKeysWith: { first, _ in first })
         var matched = Set<EventID>()
         var updates: [PlannedEvent] = []
+        let written = occurrence.source.component.lastModified.map { ZoneRules.utc.instant(for: $0.wallClock) }
         for event in planned {
             if event.type == .liveActivityUpdate {
                 updates.append(event)
@@ -130,7 +131,7 @@ public struct DecisionTrace: Sendable {
             let what = describe(event, planner: planner)
             if let row = byID[event.id] {
                 matched.insert(event.id)
-                trace.steps.append(emittedStep(row, what: what))
+                trace.steps.append(emittedStep(row, what: what, written: written))
                 continue
             }
             var step = Step(type: event.type, time: event.time, what: what, state: .planned, id: event.id)
@@ -174,7 +175,7 @@ public struct DecisionTrace: Sendable {
             updatesByStart[row.event.occurrenceStart, default: []].append(row)
         }
         for row in unmatched {
-            var step = emittedStep(row, what: describe(row.event, planner: planner))
+            var step = emittedStep(row, what: describe(row.event, planner: planner), written: written)
             if row.event.type == .liveActivityUpdate, let group = updatesByStart[row.event.occurrenceStart] {
                 guard group.first?.sequence == row.sequence, let last = group.last else { continue }
                 step.what = "\(group.count) updates, \(at(row.event.time)) to \(at(last.event.time))"
@@ -295,12 +296,23 @@ public struct DecisionTrace: Sendable {
         return step
     }
 
-    static func emittedStep(_ row: JournalStore.Journaled, what: String) -> Step {
+    /// `written`: when the item was last written (its LAST-MODIFIED, else DTSTAMP), which tells a reminder late
+    /// because the meeting was made after its time from one calwatch was not there for.
+    static func emittedStep(_ row: JournalStore.Journaled, what: String, written: Instant? = nil) -> Step {
         var step = Step(
             type: row.event.type, time: row.event.time, what: what, state: .emitted, id: row.event.id,
             sequence: row.sequence, recorded: row.recorded)
         if let reminder = row.event.reminder, reminder.late {
-            step.reason = "late by \(DurationText.text(reminder.lateness)): calwatch was not running at its time"
+            let late = "late by \(DurationText.text(reminder.lateness)): "
+            if let written, written > row.event.time {
+                step.reason =
+                    late + "the item was written at \(written) (its LAST-MODIFIED), after the reminder's "
+                    + "time, and calwatch reminded as soon as it read it"
+            } else {
+                step.reason =
+                    late + "calwatch was not running at its time, or the calendar reached it only later "
+                    + "(a sync)"
+            }
         }
         return step
     }
