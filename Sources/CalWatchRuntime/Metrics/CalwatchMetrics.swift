@@ -17,7 +17,8 @@ public enum CalwatchMetrics {
         parseErrors: "Errors found while reading calendar files (a file that stays broken counts once).",
         journalRows: "Rows in the journal (events kept until every sink has them and they expired).",
         lastPlan: "When calwatch last planned, as seconds since 1970 (watch: the wall clock; replay: its end).",
-        lateness: "How long after its time an event was committed by the watch daemon.",
+        lateness: "How long after its time an event was committed by the watch daemon, by what woke it (timer: its "
+            + "own wake, so this is delay; start and change: catch-up after a start or for an item read late).",
     ]
 
     static let eventsEmitted = "calwatch_events_emitted_total"
@@ -79,9 +80,20 @@ public enum CalwatchMetrics {
         Gauge(label: lastPlan).record(Double(instant.millisecondsSinceEpoch) / 1000)
     }
 
+    /// What made the daemon commit events: an alert on lateness wants `timer` alone, since the others are late by
+    /// design (after a restart, everything missed comes at once).
+    enum Cause: String {
+        /// The wake the daemon slept until.
+        case timer
+        /// Catch-up at start.
+        case start
+        /// An item read or changed (or the zone changed) when its events were already due.
+        case change
+    }
+
     /// The daemon committed events due at their `time`s at `now`.
-    static func emitted(_ events: some Sequence<PlannedEvent>, at now: Timestamp) {
-        let timer = Timer(label: lateness)
+    static func emitted(_ events: some Sequence<PlannedEvent>, at now: Timestamp, cause: Cause) {
+        let timer = Timer(label: lateness, dimensions: [("cause", cause.rawValue)])
         for event in events {
             let late = now.millisecondsSinceEpoch - event.time.secondsSinceEpoch * 1000
             timer.record(duration: .milliseconds(max(0, late)))

@@ -103,7 +103,7 @@ public final class CalendarWatch {
         var report = Report()
         apply(files.rescan(), at: now, into: &report)
         try await takeAnswers(at: now, into: &report)
-        return try await commit(at: now, into: report)
+        return try await commit(at: now, into: report, cause: .start)
     }
 
     /// The folder `calwatch snooze`, `dismiss` and `ack` rename a file into after recording an answer in the
@@ -183,7 +183,7 @@ public final class CalendarWatch {
     public func filesChanged(_ notices: DirectoryWatcher.Notices, at now: Instant) async throws -> Report {
         var report = Report()
         apply(notices.rescan ? files.rescan() : files.refresh(notices.files), at: now, into: &report)
-        return try await commit(at: now, into: report)
+        return try await commit(at: now, into: report, cause: .change)
     }
 
     /// Plans everything due by `now`: the wake the caller slept until, or a later instant after a suspend or a
@@ -200,7 +200,7 @@ public final class CalendarWatch {
             prunedAt = now
         }
         try await takeAnswers(at: now, into: &report)
-        return try await commit(at: now, into: report)
+        return try await commit(at: now, into: report, cause: .timer)
     }
 
     /// The zone for floating and all-day values changed: every file's occurrences are expanded again in it.
@@ -208,7 +208,7 @@ public final class CalendarWatch {
         self.zone = zone
         var report = Report()
         reexpand(at: now, into: &report)
-        return try await commit(at: now, into: report)
+        return try await commit(at: now, into: report, cause: .change)
     }
 
     /// Waits until every sink has handled what was committed (hooks in flight get their timeout).
@@ -252,7 +252,7 @@ public final class CalendarWatch {
         for (other, occurrences) in takenOver { loop.add(occurrences, origin: other, now: now) }
     }
 
-    private func commit(at now: Instant, into report: Report) async throws -> Report {
+    private func commit(at now: Instant, into report: Report, cause: CalwatchMetrics.Cause) async throws -> Report {
         var report = report
         // The `removed` end of a deleted occurrence is planned without it: it gets the occurrence as last read.
         let due = loop.step(at: now).map(occurrences.lastKnown)
@@ -260,7 +260,7 @@ public final class CalendarWatch {
         report.total += due.count
         let recorded = recordedTime()
         try await bus.publish(due, committingTo: journal, recorded: recorded)
-        CalwatchMetrics.emitted(due.lazy.map(\.event), at: recorded)
+        CalwatchMetrics.emitted(due.lazy.map(\.event), at: recorded, cause: cause)
         return report
     }
 
