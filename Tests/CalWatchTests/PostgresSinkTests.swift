@@ -196,6 +196,29 @@ import Testing
         }
     }
 
+    /// `check` compares the tables and views with the layout calwatch makes: one says "current" only when all is
+    /// there, and a dropped view or column is an error that names it.
+    @Test func checkComparesTheDatabaseWithTheLayoutItExpects() async throws {
+        try await PostgresServer.with { server in
+            let folder = try Self.folder(url: server.url)
+            #expect(try await replay(folder).status == 0)
+            let check = ["check", "--config", folder + "/config.yml", fixture("minimal.ics")]
+            let whole = try await cli.calwatch(check)
+            #expect(whole.status == 0, "\(whole.errors)")
+            #expect(whole.output.contains("(current, every table, view and column there)"), "\(whole.output)")
+            // The comparison writes nothing.
+            #expect(
+                try await server.value("SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'calwatch_expected%'")
+                    == "0")
+
+            _ = try await server.psql("DROP VIEW upcoming_reminders; ALTER TABLE watchers DROP COLUMN last_delivery")
+            let broken = try await cli.calwatch(check)
+            #expect(broken.status == 64)
+            #expect(broken.errors.contains("the view upcoming_reminders is missing"), "\(broken.errors)")
+            #expect(broken.errors.contains("watchers has no column last_delivery"), "\(broken.errors)")
+        }
+    }
+
     @Test func everyStoredBatchIsNotifiedOnTheChannel() async throws {
         try await PostgresServer.with { server in
             let listener = try await offCooperativePool { () -> PostgresConnection in

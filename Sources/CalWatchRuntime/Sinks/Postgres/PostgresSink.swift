@@ -188,7 +188,22 @@ public actor PostgresSink: EventSink {
         let server = "PostgreSQL \(connection.serverVersionText)"
         switch found {
         case nil: return "\(server), no calwatch tables yet (created at the first delivery)"
-        case Self.schemaVersion?: return "\(server), calwatch layout \(Self.schemaVersion) (current)"
+        case Self.schemaVersion?:
+            let missing: [String]
+            do {
+                missing = try Self.missing(on: connection)
+            } catch let error as PostgresError {
+                return "\(server), calwatch layout \(Self.schemaVersion) (current; not compared with what calwatch "
+                    + "expects: \(settings.scrubbed(error.message)))"
+            }
+            guard missing.isEmpty else {
+                throw SinkError(
+                    sink: name,
+                    reason: "\(settings.redactedURL) says calwatch layout \(Self.schemaVersion), but "
+                        + missing.joined(separator: ", ") + "; restore them from a backup, or drop calwatch's tables, "
+                        + "views and calwatch_schema so that calwatch makes them anew (what they hold is lost)")
+            }
+            return "\(server), calwatch layout \(Self.schemaVersion) (current, every table, view and column there)"
         case let older? where older < Self.schemaVersion:
             return "\(server), calwatch layout \(older) (migrated to \(Self.schemaVersion) at the first delivery)"
         case let newer?:
@@ -206,6 +221,47 @@ public actor PostgresSink: EventSink {
         } catch {
             throw SinkError(sink: sink, reason: error.description)
         }
+    }
+
+    /// What the database lacks of the layout calwatch expects: the layout made afresh in a schema of its own, in a
+    /// transaction that is rolled back, and its tables, views and columns compared with those in the schema
+    /// calwatch writes to (partitions aside). Nothing is written. `["the view events is missing", "event_log has
+    /// no column details"]`.
+    static func missing(on connection: PostgresConnection) throws -> [String] {
+        let catalog = """
+            SELECT c.relname, c.relkind, coalesce(a.attname, '') FROM pg_class c
+            JOIN pg_namespace n ON n.oid = c.relnamespace
+            LEFT JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+            WHERE n.nspname = $1 AND c.relkind IN ('r', 'p', 'v') AND NOT c.relispartition
+            """
+        func relations(in schema: String) throws -> [String: (kind: String, columns: Set<String>)] {
+            var found: [String: (kind: String, columns: Set<String>)] = [:]
+            for row in try connection.execute(catalog, [schema]) {
+                guard let name = row[0], let kind = row[1] else { continue }
+                found[name, default: (kind, [])].columns.insert(row[2] ?? "")
+            }
+            return found
+        }
+        guard let schema = try connection.execute("SELECT current_schema()").first?[0] ?? nil else { return [] }
+        let expectedSchema = "calwatch_expected_\(getpid())"
+        try connection.execute("BEGIN")
+        defer { _ = try? connection.execute("ROLLBACK") }
+        try connection.execute("CREATE SCHEMA \(expectedSchema); SET LOCAL search_path TO \(expectedSchema)")
+        for step in migrations { try connection.execute(step) }
+        let expected = try relations(in: expectedSchema)
+        let actual = try relations(in: schema)
+        var missing: [String] = []
+        for (name, wanted) in expected.sorted(by: { $0.key < $1.key }) {
+            let what = wanted.kind == "v" ? "view" : "table"
+            guard let there = actual[name] else {
+                missing.append("the \(what) \(name) is missing")
+                continue
+            }
+            for column in wanted.columns.subtracting(there.columns).sorted() where !column.isEmpty {
+                missing.append("\(name) has no column \(column)")
+            }
+        }
+        return missing
     }
 
     /// The layout a database has: `nil` when calwatch never wrote to it.
