@@ -7,7 +7,7 @@ DEMO_WINDOW := --from 2027-03-01 --to 2027-03-08 --tz Europe/Berlin
 DEMO_DAY := --from 2027-03-03 --to 2027-03-04
 DEMO_CALENDARS := samples/calendars samples/radicale/family samples/caldav/report.xml
 
-.PHONY: deps build demo test test-busy corpus bench bench-replay bench-sinks bench-postgres bench-feeds bench-package bench-watch bench-next format clean \
+.PHONY: deps build demo test test-busy corpus bench bench-replay bench-sinks bench-postgres bench-feeds bench-hostile bench-package bench-watch bench-next format clean \
 	release manual install uninstall deb deb-deps test-package fuzz test-asan test-tsan soak
 
 deps:
@@ -117,6 +117,10 @@ bench-postgres: deps
 # ICS feeds and a CalDAV server followed by `watch`: unchanged polls, a change picked up, memory (benchmarks/feeds.py).
 bench-feeds: deps
 	python3 benchmarks/feeds.py
+
+# A hostile server (scripts/hostile-server.py) against scan and watch: time, peak memory, time to stop at SIGTERM.
+bench-hostile: deps
+	python3 benchmarks/hostile.py
 
 # The Debian package's size, and its static binary's start-up against the toolchain-linked release build.
 bench-package: deb

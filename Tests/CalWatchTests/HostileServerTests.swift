@@ -52,8 +52,9 @@ import Testing
             #expect(Self.reason(outcome).contains(expected), "\(outcome)")
             #expect(Self.reason(outcome).hasPrefix(server.url(path)))
             #expect(kept, "the good copy was replaced")
-            // The deadline is 4 s; a busy machine may take a few more to notice.
-            #expect(elapsed < .seconds(15), "\(elapsed)")
+            // The deadline is 4 s; the trickle and the slow headers would go on for days without it. A minute
+            // allows for a busy pool in this test process to resume the test late.
+            #expect(elapsed < .seconds(60), "\(elapsed)")
         }
     }
 
@@ -139,10 +140,13 @@ import Testing
             // Into the transfer: the headers or the body are on their way.
             try await Task.sleep(for: .seconds(1))
             #expect(process.isRunning)
-            let start = ContinuousClock.now
-            process.terminate()
-            try await eventually("watch ends") { !process.isRunning }
-            let took = ContinuousClock.now - start
+            // Timed on a thread of its own, so that a busy cooperative pool in this test process does not count.
+            let took = try await offCooperativePool { () -> Duration in
+                let start = ContinuousClock.now
+                process.terminate()
+                process.waitUntilExit()
+                return ContinuousClock.now - start
+            }
             #expect(took < .seconds(3), "\(took)")
             #expect(process.terminationStatus == 0)
         }
