@@ -19,11 +19,15 @@ public protocol EventSink: Sendable {
     /// The newest event the sink's own records hold (the last line of a JSON Lines file, the newest row of a
     /// database), checked against the journal before anything is delivered; `nil` for a sink that keeps none.
     func newestRecord() async throws -> SinkRecord?
+    /// Whether the sink stores an event once by its id however often it is delivered (PostgreSQL's key is the
+    /// watcher, the time and the id): a journal made anew then costs nothing twice, so it is not refused.
+    var storesEachEventOnce: Bool { get }
 }
 
 extension EventSink {
     public func run(_ context: SinkContext) async {}
     public func newestRecord() async throws -> SinkRecord? { nil }
+    public var storesEachEventOnce: Bool { false }
 }
 
 /// An event as a sink recorded it: its journal sequence number and its id.

@@ -84,17 +84,9 @@ public actor PostgresSink: EventSink {
         }
     }
 
-    /// The event of this watcher with the highest sequence number. A database that cannot be reached gives `nil`
-    /// rather than stopping calwatch from starting: its key (watcher, time, id) keeps a redelivery out anyway.
-    public func newestRecord() async throws -> SinkRecord? {
-        guard let connection = try? await connected() else { return nil }
-        let rows = try connection.execute(
-            "SELECT last_seq, last_id FROM watchers WHERE watcher = $1", [settings.watcher])
-        guard let newest = rows.first, let sequence = newest[0].flatMap({ Int64($0) }), let id = newest[1] else {
-            return nil
-        }
-        return SinkRecord(sequence: sequence, id: id)
-    }
+    /// Its key is the watcher, the time and the id: a journal made anew (a replay's temporary one, say, replaying
+    /// the same days into the same watcher) stores nothing twice, so it is not checked against the watcher's row.
+    public nonisolated var storesEachEventOnce: Bool { true }
 
     /// The entry's `event_log` row, and its occurrence's row unless this connection stored that version.
     private func appendRows(_ entry: JournalStore.Entry, addedOccurrences: inout Set<OccurrenceVersion>) {
