@@ -231,6 +231,23 @@ import Testing
                 try await server.value("SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'calwatch_expected%'")
                     == "0")
 
+            // A view dropped is said, and made again by the next delivery.
+            _ = try await server.psql("DROP VIEW upcoming_reminders")
+            let viewless = try await cli.calwatch(check)
+            #expect(viewless.status == 0, "\(viewless.errors)")
+            #expect(
+                viewless.output.contains(
+                    "(current but for the view upcoming_reminders is missing; made again at the first delivery)"),
+                "\(viewless.output)")
+            // The next delivery (a replay with a journal of its own, delivering its events again) connects.
+            let again = try await cli.calwatch([
+                "replay", ReplayKillTests.samples, "--tz", "Europe/Berlin", "--config", folder + "/config.yml",
+                "--from", "2027-03-01", "--to", "2027-03-02",
+            ])
+            #expect(again.status == 0, "\(again.errors)")
+            #expect(try await server.value("SELECT to_regclass('upcoming_reminders') IS NOT NULL") == "t")
+
+            // A column dropped cannot be mended: an error that names it.
             _ = try await server.psql("DROP VIEW upcoming_reminders; ALTER TABLE watchers DROP COLUMN last_delivery")
             let broken = try await cli.calwatch(check)
             #expect(broken.status == 64)

@@ -188,6 +188,11 @@ public actor PostgresSink: EventSink {
                 return "\(server), calwatch layout \(Self.schemaVersion) (current; not compared with what calwatch "
                     + "expects: \(settings.scrubbed(error.message)))"
             }
+            let views = missing.filter { $0.hasPrefix("the view ") }
+            if !views.isEmpty && views.count == missing.count {
+                return "\(server), calwatch layout \(Self.schemaVersion) (current but for "
+                    + views.joined(separator: ", ") + "; made again at the first delivery)"
+            }
             guard missing.isEmpty else {
                 throw SinkError(
                     sink: name,
@@ -256,6 +261,13 @@ public actor PostgresSink: EventSink {
         return missing
     }
 
+    /// The views of `viewNames` not in the schema calwatch writes to.
+    static func missingViews(on connection: PostgresConnection) throws -> [String] {
+        try viewNames.filter { name in
+            try connection.execute("SELECT to_regclass($1) IS NULL", [name]).first?[0] == "t"
+        }
+    }
+
     /// The layout a database has: `nil` when calwatch never wrote to it.
     public static func layout(of connection: PostgresConnection) throws -> Int? {
         guard try connection.execute("SELECT to_regclass('calwatch_schema') IS NOT NULL").first?[0] == "t" else {
@@ -296,6 +308,8 @@ public actor PostgresSink: EventSink {
                 for step in found..<target { try connection.execute(migrations[step]) }
                 try connection.execute(
                     "INSERT INTO calwatch_schema (version, migrated_by) VALUES ($1, $2)", [String(target), watcher])
+            } else if target >= 2, try !missingViews(on: connection).isEmpty {
+                try connection.execute(views)
             }
             try connection.execute("COMMIT")
         } catch {
@@ -453,9 +467,17 @@ public actor PostgresSink: EventSink {
             last_delivery timestamptz NOT NULL
         );
 
+        """ + views,
+    ]
+
+    /// The views consumers read, made by layout 2 and made again by `migrate` when one is gone (dropped by hand,
+    /// or with a table it depended on).
+    static let viewNames = ["events", "upcoming_reminders", "flights", "current_live_activities"]
+    /// Their definitions, each `CREATE OR REPLACE`, in the order they depend on one another.
+    static let views = """
         -- Every event with its occurrence, `data` as in the CloudEvents object (reminder or liveActivity, flight,
         -- meeting; the occurrence itself is in the columns).
-        CREATE VIEW events AS
+        CREATE OR REPLACE VIEW events AS
             SELECT e.id, e.seq, e.type, e.time, o.subject, o.calendar, o.uid, o.recurrence_id, o.kind, o.summary,
                    o.location, o.start, o."end", e.recorded, e.expiry,
                    e.details || jsonb_build_object('flight', o.flight, 'meeting', o.meeting) AS data,
@@ -464,7 +486,7 @@ public actor PostgresSink: EventSink {
             JOIN occurrences AS o ON o.watcher = e.watcher AND o.subject = e.subject AND o.version = e.version;
 
         -- The latest reminder of each occurrence that has not started yet.
-        CREATE VIEW upcoming_reminders AS
+        CREATE OR REPLACE VIEW upcoming_reminders AS
             SELECT start, summary, kind, calendar, location, minutes_before, join_url, reminded_at, subject, id, watcher
             FROM (
                 SELECT DISTINCT ON (e.watcher, e.subject)
@@ -480,7 +502,7 @@ public actor PostgresSink: EventSink {
             ORDER BY start;
 
         -- Each detected flight as last detected, with when to leave for the airport.
-        CREATE VIEW flights AS
+        CREATE OR REPLACE VIEW flights AS
             SELECT * FROM (
                 SELECT DISTINCT ON (e.watcher, e.subject)
                        o.flight ->> 'code' AS code, o.flight ->> 'origin' AS origin,
@@ -498,7 +520,7 @@ public actor PostgresSink: EventSink {
             ORDER BY departure;
 
         -- Live activities started and not yet ended, with their last reported state.
-        CREATE VIEW current_live_activities AS
+        CREATE OR REPLACE VIEW current_live_activities AS
             SELECT o.start, o."end", o.summary, o.kind, o.calendar,
                    latest.details #>> '{liveActivity,phase}' AS phase,
                    (latest.details #>> '{liveActivity,progress}')::double precision AS progress,
@@ -519,6 +541,5 @@ public actor PostgresSink: EventSink {
                               WHERE ended.watcher = started.watcher AND ended.subject = started.subject
                                 AND ended.type = 'liveActivityEnd' AND ended.time >= started.time)
             ORDER BY o.start;
-        """,
-    ]
+        """
 }
