@@ -1,7 +1,7 @@
 # calwatch: `make demo` shows it working on the samples, `make test` runs every test, `make bench` measures.
 # Both install the Debian packages calwatch needs when they are missing (as root), or print the command.
 
-SYSTEM_PACKAGES := pkg-config libical-dev libsqlite3-dev libxml2-dev libpq-dev libcurl4-openssl-dev sqlite3 postgresql prometheus radicale vdirsyncer python3 python3-venv
+SYSTEM_PACKAGES := pkg-config libical-dev libsqlite3-dev libxml2-dev libpq-dev libcurl4-openssl-dev sqlite3 postgresql prometheus radicale vdirsyncer python3 python3-venv openssl
 SWIFT_BUILD_FLAGS ?=
 DEMO_WINDOW := --from 2027-03-01 --to 2027-03-08 --tz Europe/Berlin
 DEMO_DAY := --from 2027-03-03 --to 2027-03-04

@@ -3,7 +3,7 @@
 exhaust or trick a client. Prints its port on the first line; logs each request to FOLDER/requests.log as
 `METHOD PATH AUTH` (AUTH is `auth` when an Authorization header came, else `-`).
 
-    python3 scripts/hostile-server.py FOLDER
+    python3 scripts/hostile-server.py FOLDER [--tls CERT KEY]   (--tls: HTTPS with that certificate)
 
 Routes (any method):
   /trickle          headers, then a byte of the calendar every 2 s, for ever (slowloris)
@@ -15,6 +15,7 @@ Routes (any method):
   /headers-forever  headers, one after another, for ever
   /to-other-host/P  307 to the same path P on `localhost` (another origin than 127.0.0.1)
   /to-other-port/N  307 to 127.0.0.1:N/echo
+  /to-plain/N       301 to http://127.0.0.1:N/echo (from https, a downgrade)
   /echo             a calendar; the log tells whether credentials came
   /not-modified     304 to a request that was not conditional
   /html-calendar    200, BEGIN:VCALENDAR and an HTML page, then END:VCALENDAR
@@ -125,6 +126,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         elif path.startswith("/to-other-host/"):
             port = self.server.server_address[1]
             self.answer(307, headers=[("Location", f"http://localhost:{port}/{path[len('/to-other-host/'):]}")])
+        elif path.startswith("/to-plain/"):
+            self.answer(301, headers=[("Location", f"http://127.0.0.1:{path.rsplit('/', 1)[1]}/echo")])
         elif path.startswith("/to-other-port/"):
             self.answer(307, headers=[("Location", f"http://127.0.0.1:{path.rsplit('/', 1)[1]}/echo")])
         elif path == "/not-modified":
@@ -168,5 +171,11 @@ class Server(http.server.ThreadingHTTPServer):
 
 
 server = Server(("127.0.0.1", 0), Handler)
+if "--tls" in sys.argv:
+    import ssl
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    at = sys.argv.index("--tls")
+    context.load_cert_chain(sys.argv[at + 1], sys.argv[at + 2])
+    server.socket = context.wrap_socket(server.socket, server_side=True)
 print(server.server_address[1], flush=True)
 server.serve_forever()

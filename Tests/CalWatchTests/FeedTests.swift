@@ -12,12 +12,14 @@ struct FeedServer: Sendable {
     let port: Int
     let process: Process
 
-    static func with<T>(script: String = "feed-server.py", _ body: (FeedServer) async throws -> T) async throws -> T {
+    static func with<T>(
+        script: String = "feed-server.py", arguments: [String] = [], _ body: (FeedServer) async throws -> T
+    ) async throws -> T {
         let folder = SinkFixtures.folder()
         try FeedTests.calendar(["one"]).write(toFile: folder + "/feed.ics", atomically: true, encoding: .utf8)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", ConfigurationTests.repository + "/scripts/" + script, folder]
+        process.arguments = ["python3", ConfigurationTests.repository + "/scripts/" + script, folder] + arguments
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice

@@ -182,6 +182,43 @@ import Testing
         }
     }
 
+    /// Against a real https server (Python's, with a certificate made for the test): a certificate nobody vouches
+    /// for is refused, and with its CA trusted, a redirect to plain http is refused before anything is sent there.
+    @Test func tlsIsVerifiedAndADowngradeIsRefused() async throws {
+        let folder = SinkFixtures.folder()
+        _ = try await runProgram(
+            [
+                "openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
+                "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", folder + "/key.pem", "-out", folder + "/cert.pem",
+            ], discardOutput: true)
+        try await FeedServer.with(script: "hostile-server.py") { plain in
+            try await FeedServer.with(
+                script: "hostile-server.py", arguments: ["--tls", folder + "/cert.pem", folder + "/key.pem"]
+            ) { secure in
+                let echo = URL(string: "https://127.0.0.1:\(secure.port)/echo")!
+                var unknown = HTTPClient.Request(url: echo)
+                unknown.certificateAuthorities = nil
+                guard case .failure(let refused) = await HTTPClient.send(unknown) else {
+                    Issue.record("a self-signed certificate was accepted")
+                    return
+                }
+                #expect(refused.reason.hasPrefix("TLS failed"), "\(refused)")
+
+                var trusted = HTTPClient.Request(url: echo)
+                trusted.certificateAuthorities = folder + "/cert.pem"
+                let status = try await HTTPClient.send(trusted).get().status
+                #expect(status == 200)
+                trusted.url = URL(string: "https://me:pw@127.0.0.1:\(secure.port)/to-plain/\(plain.port)")!
+                guard case .failure(let downgrade) = await HTTPClient.send(trusted) else {
+                    Issue.record("a redirect from https to http was followed")
+                    return
+                }
+                #expect(downgrade.reason.hasPrefix("refused a redirect from https to http"), "\(downgrade)")
+                #expect(plain.log.isEmpty, "\(plain.log)")
+            }
+        }
+    }
+
     /// Redirects are checked as the first request was: never https to http, never another scheme; 303 turns into a
     /// GET.
     @Test func redirectsToPlainHTTPOrOtherSchemesAreRefused() throws {
