@@ -24,6 +24,15 @@ import Testing
         return HookSink(settings: settings, retry: retry, clock: clock, now: { now }, logger: log.recorder.logger)
     }
 
+    /// A hook run in real time by a test whose subject is not its timeout: two minutes instead of ten seconds, since
+    /// on a busy machine (two CPU hogs and the suite) the pool was seen to hear a one-line script's end after more
+    /// than ten.
+    static func unhurried(_ run: [String]) -> HookSettings {
+        var settings = HookSettings(run: run)
+        settings.timeout = .seconds(120)
+        return settings
+    }
+
     /// Runs `body` with the sink's retries going as the bus runs them, on a journal that holds `entries`; stops
     /// the sink and waits for its retries' end afterwards.
     static func running(
@@ -111,7 +120,7 @@ import Testing
             """, in: folder)
         let log = Log()
         let sink = Self.sink(
-            HookSettings(run: [script, "{summary}", "{location}", "literal {summary} text"]), log: log)
+            Self.unhurried([script, "{summary}", "{location}", "literal {summary} text"]), log: log)
         await sink.deliver(entries)
         #expect(await sink.counts.succeeded == 3, "\(log.all)")
         let manager = FileManager.default
@@ -144,7 +153,7 @@ import Testing
             printf '%s' "$1" > "$(dirname "$0")/arg-$CALWATCH_MINUTES_BEFORE"
             """, in: folder)
         let log = Log()
-        let sink = Self.sink(HookSettings(run: [script, "{summary}"]), log: log)
+        let sink = Self.sink(Self.unhurried([script, "{summary}"]), log: log)
         await sink.deliver(Array(entries.prefix(1)))
         #expect(await sink.counts.succeeded == 1, "\(log.all)")
         let stdin =
@@ -325,7 +334,7 @@ import Testing
         let script = SinkFixtures.script(
             "echo run >> \"$(dirname \"$0\")/runs\"; echo 'cannot open display :0' >&2; exit 3", in: folder)
         let log = Log()
-        let sink = Self.sink(HookSettings(run: [script]), log: log)
+        let sink = Self.sink(Self.unhurried([script]), log: log)
         await sink.deliver(Array(entries.prefix(1)))
         #expect(SinkFixtures.lines(folder + "/runs").count == 1)
         #expect(log.all.count == 1)
