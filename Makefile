@@ -1,13 +1,17 @@
 # calwatch: `make demo` shows it working on the samples, `make test` runs every test, `make bench` measures.
 # Both install the Debian packages calwatch needs when they are missing (as root), or print the command.
 
-SYSTEM_PACKAGES := pkg-config libical-dev libsqlite3-dev libxml2-dev libpq-dev libcurl4-openssl-dev sqlite3 postgresql prometheus radicale vdirsyncer python3 python3-venv openssl
+# What building calwatch needs (the C libraries it links, and sqlite3, which the demo reads its database with); what
+# the tests need besides: the servers and tools they start on loopback in a temporary folder (PostgreSQL, Radicale,
+# promtool, vdirsyncer, openssl for a test certificate) and python3 with venv for the differential check.
+SYSTEM_PACKAGES := pkg-config libical-dev libsqlite3-dev libxml2-dev libpq-dev libcurl4-openssl-dev sqlite3
+TEST_PACKAGES := postgresql prometheus radicale vdirsyncer python3 python3-venv openssl
 SWIFT_BUILD_FLAGS ?=
 DEMO_WINDOW := --from 2027-03-01 --to 2027-03-08 --tz Europe/Berlin
 DEMO_DAY := --from 2027-03-03 --to 2027-03-04
 DEMO_CALENDARS := samples/calendars samples/radicale/family samples/caldav/report.xml
 
-.PHONY: deps build demo test test-busy corpus bench bench-replay bench-sinks bench-postgres bench-feeds bench-hostile bench-package bench-watch bench-next format clean \
+.PHONY: deps test-deps lint build demo test test-busy corpus bench bench-replay bench-sinks bench-postgres bench-feeds bench-hostile bench-package bench-watch bench-next format clean \
 	release manual install uninstall deb deb-deps test-package fuzz test-asan test-tsan soak
 
 deps:
@@ -25,6 +29,10 @@ deps:
 			exit 1; \
 		fi; \
 	fi
+
+# The tests' servers and tools, on top of deps.
+test-deps: deps
+	@$(MAKE) --no-print-directory deps SYSTEM_PACKAGES="$(TEST_PACKAGES)"
 
 build: deps
 	swift build $(SWIFT_BUILD_FLAGS)
@@ -65,61 +73,69 @@ demo: build
 		--state .build/demo/journal.db --at 2027-03-03T11:00
 
 # The test suite, then the Debian package built and checked as a user without Swift would meet it.
-test: deps
+# swift format's checks with the checked-in .swift-format, as warnings that fail (`make format` fixes most).
+lint:
+	swift format lint --strict --recursive --parallel Package.swift Sources Tests Fuzz
+
+test: test-deps lint
 	swift test $(SWIFT_BUILD_FLAGS)
 	@$(MAKE) --no-print-directory test-package
 
+# `make test` in a fresh clone of HEAD, as CI runs it, timed: one row for BENCHMARKS.md (BUSY=1: with CPU hogs).
+bench-suite:
+	python3 benchmarks/suite.py $(if $(BUSY),--busy)
+
 # `make test` with one CPU hog per core running: the suite must pass on a busy machine too (BENCHMARKS.md has
 # both wall times).
-test-busy: deps
+test-busy: test-deps
 	scripts/busy.sh $(MAKE) test
 
 # libFuzzer under AddressSanitizer on the calendar reader, the CalDAV reader and the configuration loader
 # (Fuzz/, scripts/fuzz.sh): FUZZ_SECONDS per target (default 300), FUZZ_JOBS targets at once. Found inputs land in
 # fuzz-failures/ and fail the run.
-fuzz: deps
+fuzz: test-deps
 	scripts/fuzz.sh
 
 # `calwatch watch` for SOAK_MINUTES (default 30) on a 1,000-file vdir changing every second, hostile files included,
 # a hook on every reminder; memory, descriptors and threads each minute, SIGTERM timed, the sink compared with a
 # replay (benchmarks/soak.py; results in BENCHMARKS.md).
 SOAK_MINUTES ?= 30
-soak: deps
+soak: test-deps
 	python3 benchmarks/soak.py --minutes $(SOAK_MINUTES)
 
 # The test suite under AddressSanitizer and under ThreadSanitizer, in build folders of their own (BENCHMARKS.md
 # explains what each reports).
-test-asan: deps
+test-asan: test-deps
 	LSAN_OPTIONS=suppressions=$(CURDIR)/scripts/lsan-suppressions.txt \
 		swift test $(SWIFT_BUILD_FLAGS) --sanitize=address --scratch-path .build/asan
 
-test-tsan: deps
+test-tsan: test-deps
 	TSAN_OPTIONS=suppressions=$(CURDIR)/scripts/tsan-suppressions.txt \
 		swift test $(SWIFT_BUILD_FLAGS) --sanitize=thread --scratch-path .build/tsan
 
 # The labelled classification corpus: precision, recall and field accuracy (Tests/CalWatchTests/Fixtures/corpus).
-corpus: deps
+corpus: test-deps
 	swift test $(SWIFT_BUILD_FLAGS) --filter ClassificationCorpusTests
 
-bench: deps
+bench: test-deps
 	python3 benchmarks/run.py
 
-bench-replay: deps
+bench-replay: test-deps
 	python3 benchmarks/run.py --replay
 
-bench-sinks: deps
+bench-sinks: test-deps
 	python3 benchmarks/run.py --sinks
 
 # Eight watchers replaying into one PostgreSQL database at once, against their ceiling (~1 minute).
-bench-postgres: deps
+bench-postgres: test-deps
 	python3 benchmarks/postgres.py
 
 # ICS feeds and a CalDAV server followed by `watch`: unchanged polls, a change picked up, memory (benchmarks/feeds.py).
-bench-feeds: deps
+bench-feeds: test-deps
 	python3 benchmarks/feeds.py
 
 # A hostile server (scripts/hostile-server.py) against scan and watch: time, peak memory, time to stop at SIGTERM.
-bench-hostile: deps
+bench-hostile: test-deps
 	python3 benchmarks/hostile.py
 
 # The Debian package's size, and its static binary's start-up against the toolchain-linked release build.
@@ -127,11 +143,11 @@ bench-package: deb
 	python3 benchmarks/run.py --package
 
 # `calwatch next`: one run, and --follow changed and left alone for two minutes (~4 minutes).
-bench-next: deps
+bench-next: test-deps
 	python3 benchmarks/next.py
 
 # `calwatch watch` on a 10,000-file vdir: change latency, CPU per change and idle, memory (~2 minutes).
-bench-watch: deps
+bench-watch: test-deps
 	python3 benchmarks/watch.py
 
 # Installing and packaging. The binary carries the Swift runtime and Foundation (--static-swift-stdlib), so it needs
@@ -196,7 +212,7 @@ test-package: deb
 	scripts/check-package.sh calwatch_$(VERSION)_$$(dpkg --print-architecture).deb .build/debug/calwatch
 
 format:
-	swift format --in-place --recursive Sources Tests
+	swift format --in-place --recursive Package.swift Sources Tests Fuzz
 
 clean:
 	rm -rf .build bench-data calwatch_*.deb

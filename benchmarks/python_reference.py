@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The Python reference for DESIGN §10: recurring-ical-events over the benchmark file and window.
+"""The Python reference for docs/design.md §10: recurring-ical-events over the benchmark file and window.
 
     pip install recurring-ical-events
     python3 benchmarks/python_reference.py bench-data/benchmark.ics 2024-06-01 2025-06-01

@@ -36,6 +36,7 @@ for path in /usr/bin/calwatch /usr/lib/systemd/user/calwatch.service \
     /usr/share/doc/calwatch/examples/samples/statusbar/waybar.jsonc \
     /usr/share/doc/calwatch/examples/samples/statusbar/join-next.sh \
     /usr/share/doc/calwatch/copyright /usr/share/doc/calwatch/changelog.gz /usr/share/doc/calwatch/README.md \
+    /usr/share/doc/calwatch/docs/design.md /usr/share/doc/calwatch/docs/commands/watch.md \
     /usr/share/doc/calwatch/examples/config.yml /usr/share/doc/calwatch/examples/samples/hooks/notify.sh \
     /usr/share/calwatch/data/manifest.json /usr/share/calwatch/data/airports.txt \
     /usr/share/calwatch/data/metro-areas.txt /usr/share/calwatch/data/airlines.txt; do

@@ -5,7 +5,7 @@
     python3 scripts/compare-with-oracle.py FILE.ics 2025-01-01 2026-01-01 [ZONE]
 
 Prints the (uid, start, end) triples only one side has. Differences are not automatically calwatch's bugs:
-README.md ("Choices where RFC 5545 leaves one") lists where calwatch follows the RFC and the library does not.
+docs/design.md (§3, Time semantics) lists where calwatch follows the RFC and the library does not.
 """
 import datetime as dt
 import json

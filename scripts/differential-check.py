@@ -38,7 +38,7 @@ CASES = {
     "count-dtstart-off-rule": ("calwatch", "RFC 5545 §3.3.10: DTSTART always counts as the first occurrence, and "
                                "COUNT includes it"),
     "date-until-on-timed-series": ("neither (invalid input)", "RFC 5545 §3.3.10: UNTIL must have DTSTART's value "
-                                   "type; calwatch reads the whole day (README, time semantics)"),
+                                   "type; calwatch reads the whole day (docs/design.md §3)"),
     "wall-time-in-dst-gap": ("calwatch", "RFC 5545 §3.3.5: a nonexistent local time is read with the offset from "
                              "before the gap"),
     "exact-duration-across-dst": ("calwatch", "RFC 5545 §3.3.6: a duration in hours, minutes and seconds is exact, "

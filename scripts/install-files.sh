@@ -8,7 +8,7 @@
 #   DESTDIR   staging root, prepended to every path below (empty for a real install)
 #   BINDIR    calwatch itself                       DATADIR   completions for bash and fish, and calwatch/data
 #   UNITDIR   the systemd user unit                 ZSHDIR    the zsh completion
-#   MANDIR    the manual pages (man1)               DOCDIR    README, example configuration, sample hooks
+#   MANDIR    the manual pages (man1)               DOCDIR    README, docs, example configuration, sample hooks
 #   BINARY    the calwatch binary to install (install only; it also writes the completions)
 #   MANPAGES  the folder of argument-parser's generated pages (install only)
 set -eu
@@ -75,6 +75,9 @@ install)
     # The documented configuration with the samples it names, laid out as in the repository, so
     # `calwatch check --config $DOCDIR/examples/config.yml` reads as it does in a checkout.
     install -D -m 0644 README.md "$root$DOCDIR/README.md"
+    find docs -name '*.md' | while read -r page; do
+        install -D -m 0644 "$page" "$root$DOCDIR/$page"
+    done
     install -D -m 0644 config.yml "$root$DOCDIR/examples/config.yml"
     for folder in calendars radicale caldav; do
         (cd samples && find "$folder" -type f) | while read -r file; do

@@ -10,7 +10,7 @@ import Testing
 /// `X-CALWATCH-EXPECT-JOIN`), which calwatch itself never reads.
 ///
 /// `make corpus` prints the figures; the targets: flight precision ≥ 0.98, recall ≥ 0.97 and fields ≥ 97% right
-/// (DESIGN §4 asked 0.95 for the last two; the correctness issue raised them), meeting join link and service ≥ 97%
+/// (docs/design.md §4 asked 0.95 for the last two; the correctness issue raised them), meeting join link and service ≥ 97%
 /// right.
 @Suite struct ClassificationCorpusTests {
     static let files = ["corpus/flights.ics", "corpus/not-flights.ics", "corpus/meetings.ics"] + heldOut

@@ -8,7 +8,7 @@ import Testing
 @Suite(.timeLimit(.minutes(10))) struct DifferentialTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().path
-    /// The versions measured (README, "Development"): a newer release that reads differently is a change to look
+    /// The versions measured (docs/development.md, "Development"): a newer release that reads differently is a change to look
     /// at, not a test that starts failing by itself.
     static let packages = ["recurring-ical-events==3.8.2", "icalendar==7.3.0", "x-wr-timezone==2.0.1"]
 

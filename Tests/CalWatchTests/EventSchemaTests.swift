@@ -152,9 +152,10 @@ import Testing
         var sequence: Int64 = 0
         Planner.run(
             from: utc("2027-03-01T08:00:00Z"), to: utc("2027-03-01T12:00:00Z"), state: &state,
-            configuration: PlannerConfiguration(),
-            occurrencesAt: { now in now < utc("2027-03-01T10:10:00Z") ? [kept, dropped] : [kept] }
-        ) { event in
+            configuration: PlannerConfiguration()
+        ) { now in
+            now < utc("2027-03-01T10:10:00Z") ? [kept, dropped] : [kept]
+        } emit: { event in
             sequence += 1
             let occurrence = [kept, dropped].first { OccurrenceKey($0) == event.key && event.type != .liveActivityEnd }
             lines.append(

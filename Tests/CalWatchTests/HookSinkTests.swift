@@ -86,8 +86,10 @@ import Testing
         var entries: [JournalStore.Entry] = []
         Planner.run(
             from: utc("2027-03-03T09:00:00Z"), to: utc("2027-03-03T10:00:00Z"), state: &state,
-            configuration: PlannerConfiguration(), occurrencesAt: { _ in occurrences }
-        ) { event in
+            configuration: PlannerConfiguration()
+        ) { _ in
+            occurrences
+        } emit: { event in
             guard event.type == .reminderDue else { return }
             entries.append(
                 JournalStore.Entry(

@@ -17,9 +17,12 @@ import Testing
         var events: [PlannedEvent] = []
         let standup = PlannerTests.meeting("standup", "2027-03-01T10:00:00Z", "2027-03-01T10:30:00Z")
         Planner.run(
-            from: utc("2027-03-01T09:00:00Z"), to: utc(until), state: &state, configuration: PlannerConfiguration(),
-            occurrencesAt: { _ in [standup] }
-        ) { events.append($0) }
+            from: utc("2027-03-01T09:00:00Z"), to: utc(until), state: &state, configuration: PlannerConfiguration()
+        ) { _ in
+            [standup]
+        } emit: {
+            events.append($0)
+        }
         return events
     }
 
@@ -88,8 +91,12 @@ import Testing
         let standup = PlannerTests.meeting("standup", "2027-03-01T10:00:00Z", "2027-03-01T10:30:00Z")
         Planner.run(
             from: utc("2027-03-01T09:52:00Z"), to: utc("2027-03-01T11:00:00Z"), state: &late,
-            configuration: PlannerConfiguration(), occurrencesAt: { _ in [standup] }
-        ) { events.append($0) }
+            configuration: PlannerConfiguration()
+        ) { _ in
+            [standup]
+        } emit: {
+            events.append($0)
+        }
         #expect(events.contains { $0.reminder?.late == true })
         #expect(events.contains { $0.liveActivity?.endReason == .ended })
         _ = try await journal.append(events, recorded: Timestamp(utc("2027-03-01T11:00:00Z")))

@@ -3,7 +3,8 @@ import Synchronization
 import Testing
 
 /// `calwatch next --follow` as a status bar runs it, in real time: the built executable on a folder, its lines read
-/// through a pipe as they come.
+/// through a pipe as they come. The line a minute when nothing changes is tested on a manual clock
+/// (`NextFollowTests`), and the CPU it uses while idle is measured by `make bench-next`.
 @Suite struct NextCommandTests {
     /// A running `calwatch next --follow`, its lines with when they arrived.
     final class Follower: Sendable {
@@ -48,16 +49,6 @@ import Testing
                 try await Task.sleep(for: .milliseconds(10))
             }
             throw Timeout(what: what)
-        }
-
-        /// User plus system CPU time the process has used, in seconds (from /proc).
-        var cpuSeconds: Double {
-            guard let stat = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/stat", encoding: .utf8),
-                let close = stat.lastIndex(of: ")")
-            else { return .nan }
-            let fields = stat[stat.index(after: close)...].split(separator: " ")
-            let ticks = (Double(fields[11]) ?? 0) + (Double(fields[12]) ?? 0)
-            return ticks / Double(sysconf(Int32(_SC_CLK_TCK)))
         }
 
         func stop() async throws {
@@ -148,36 +139,5 @@ import Testing
             (try? String(contentsOfFile: bin + "/opened", encoding: .utf8))
                 == "https://example.zoom.us/j/81234567890?pwd=abc"
         }
-    }
-
-    /// A status bar's process left alone for two minutes: one line at each whole minute and nothing between, and
-    /// next to no CPU (the figure goes to BENCHMARKS.md).
-    @Test func leftAloneItPrintsOneLineAMinuteAndSleeps() async throws {
-        let folder = try NextTests.Folder()
-        try folder.write(
-            "later", ["SUMMARY:Planning", "DTSTART:20270405T080000Z", "DTEND:20270405T090000Z", "RRULE:FREQ=WEEKLY"])
-        // Started, and its lines counted, away from a whole minute, so that a line late on a busy machine is not
-        // counted as missing.
-        try await Self.waitForSecondOfMinute(15...30)
-        let follower = try Follower([folder.path, "--tz", "UTC"])
-        _ = try await follower.waitFor("the first line") { _ in true }
-        let started = Date()
-        let cpuAtStart = follower.cpuSeconds
-        try await Task.sleep(for: .seconds(125))
-        try await Self.waitForSecondOfMinute(20...59)
-        let cpu = follower.cpuSeconds - cpuAtStart
-        let lines = follower.all
-        let ended = Date()
-        try await follower.stop()
-        // Whole minutes passed between the start and the end, each one line.
-        let minutes = Int(ended.timeIntervalSince1970 / 60) - Int(started.timeIntervalSince1970 / 60)
-        #expect(lines.count == 1 + minutes, "\(lines.map(\.line))")
-        // A minute apart (give or take a busy machine's delay), not on some other beat.
-        for (earlier, later) in zip(lines.dropFirst(), lines.dropFirst(2)) {
-            let gap = later.at - earlier.at
-            #expect(gap > .seconds(45) && gap < .seconds(75), "lines \(gap) apart")
-        }
-        #expect(cpu < 0.5, "\(cpu) s of CPU in two minutes")
-        print("next --follow, idle for 125 s: \(lines.count) lines, \(cpu) s CPU")
     }
 }

@@ -3,7 +3,7 @@ import Testing
 @testable import CalWatchCore
 @testable import CalWatchRuntime
 
-/// The planner on a manual clock: exact instants, no sleeping (DESIGN §5).
+/// The planner on a manual clock: exact instants, no sleeping (docs/design.md §5).
 @Suite struct PlannerTests {
     static let berlin = TimeZoneDatabase.rules(named: "Europe/Berlin")!
 
@@ -284,14 +284,12 @@ extension PlannerTests {
         // 60 days ahead: detected at the instant it enters the horizon, once.
         let detected = Self.run(
             from: "2026-12-01T00:00:00Z", to: "2027-01-10T00:00:00Z", state: &state,
-            facts: { _ in Self.flightFacts() }
-        ) { _ in [Self.flight] }
+            facts: { _ in Self.flightFacts() }, calendar: { _ in [Self.flight] })
         #expect(Self.lines(detected) == ["flightDetected 2027-01-02T06:10:00Z"])
         // The gate is announced on the day: detected again at once, with a new id.
         let changed = Self.run(
             from: "2027-03-03T04:00:00Z", to: "2027-03-03T04:01:00Z", state: &state,
-            facts: { _ in Self.flightFacts(gate: "B12") }
-        ) { _ in [Self.flight] }
+            facts: { _ in Self.flightFacts(gate: "B12") }, calendar: { _ in [Self.flight] })
         #expect(Self.lines(changed, types: [.flightDetected]) == ["flightDetected 2027-03-03T04:00:00Z"])
         #expect(changed.first { $0.type == .flightDetected }?.id != detected.first?.id)
         // A plain event is never a flight.

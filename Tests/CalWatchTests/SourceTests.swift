@@ -4,7 +4,7 @@ import Testing
 @testable import CalWatchCore
 @testable import CalWatchRuntime
 
-/// Every input of DESIGN §2, and what happens when one of them is bad.
+/// Every input of docs/design.md §2, and what happens when one of them is bad.
 @Suite struct SourceTests {
     @Test func vdirReadsOnlyICSItemsAndNamesCollectionsByDisplayname() {
         let result = scan([fixture("vdir")], from: "2025-03-01", to: "2025-04-01", zone: "UTC")

@@ -3,7 +3,7 @@ import Testing
 @testable import CalWatchCore
 @testable import CalWatchRuntime
 
-/// Zones, DST, durations, all-day and floating values (DESIGN §3).
+/// Zones, DST, durations, all-day and floating values (docs/design.md §3).
 @Suite struct TimeSemanticsTests {
     @Test func wallTimeInTheSpringGapUsesTheOffsetFromBeforeTheGap() {
         let result = scan([fixture("dst-and-durations.ics")], from: "2025-03-29", to: "2025-04-02")

@@ -1,4 +1,4 @@
-/// What the classifiers found about one calendar item (DESIGN §4): its kind with a confidence, a flight's or a
+/// What the classifiers found about one calendar item (docs/design.md §4): its kind with a confidence, a flight's or a
 /// meeting's facts, and the evidence behind them, which `calwatch explain` prints.
 ///
 /// It is worked out once per component: every occurrence of a series shares it, and only a flight's instants

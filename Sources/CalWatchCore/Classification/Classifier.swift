@@ -1,4 +1,4 @@
-/// Classifies occurrences (DESIGN §4): the flight classifier, then the meeting classifier, once per calendar
+/// Classifies occurrences (docs/design.md §4): the flight classifier, then the meeting classifier, once per calendar
 /// item however many occurrences it has; then per occurrence the facts planning needs (a flight's leave-by from
 /// its departure).
 public final class Classifier: Sendable {
@@ -56,7 +56,7 @@ public final class Classifier: Sendable {
         facts.participation = classification.participation
         if let flight = classification.flight {
             facts.leaveBy = leaveBy(flight, departure: occurrence.start)
-            // What makes the flight detected again when it changes (DESIGN §5).
+            // What makes the flight detected again when it changes (docs/design.md §5).
             facts.flightIdentity = [
                 flight.code ?? "", flight.origin?.code ?? "", flight.destination?.code ?? "",
                 occurrence.start.description, occurrence.end.description, flight.gate ?? "", flight.terminal ?? "",

@@ -50,7 +50,9 @@ struct TextTokens {
         let bytes = text.utf8
         guard bytes.contains(UInt8(ascii: "/")) || bytes.contains(UInt8(ascii: "w")) else { return text }
         return text.split(separator: " ", omittingEmptySubsequences: false).map { word in
-            guard word.utf8.contains(UInt8(ascii: "/")) || word.utf8.contains(UInt8(ascii: ".")) else { return String(word) }
+            guard word.utf8.contains(UInt8(ascii: "/")) || word.utf8.contains(UInt8(ascii: ".")) else {
+                return String(word)
+            }
             let lower = word.lowercased()
             return lower.contains("://") || lower.hasPrefix("www.") ? "" : String(word)
         }.joined(separator: " ")

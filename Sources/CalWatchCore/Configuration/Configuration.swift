@@ -1,6 +1,6 @@
 import Foundation
 
-/// Everything `config.yml` sets (DESIGN §8), typed, with the documented default for every key, so that no file is
+/// Everything `config.yml` sets (docs/design.md §8), typed, with the documented default for every key, so that no file is
 /// needed to run.
 public struct Configuration: Sendable {
     /// Calendar files, vdir roots, Radicale collections and CalDAV exports, with `~`, `$VARS` and relative paths
@@ -41,7 +41,7 @@ public struct Configuration: Sendable {
     }
 }
 
-/// Leave-by for a flight: departure − airport lead − travel time (DESIGN §4).
+/// Leave-by for a flight: departure − airport lead − travel time (docs/design.md §4).
 public struct FlightLeads: Sendable, Hashable {
     /// Seconds to be at the airport before a domestic departure.
     public var domestic: Int64 = 7200
@@ -162,7 +162,7 @@ public struct PostgresSettings: Sendable, Hashable {
     public func scrubbed(_ message: String) -> String { ConnectionString(url).scrubbed(message) }
 }
 
-/// A shell hook (DESIGN §6): which events it wants and how it is run.
+/// A shell hook (docs/design.md §6): which events it wants and how it is run.
 public struct HookSettings: Sendable, Hashable {
     /// The program and its arguments; `{field}` arguments are replaced whole by the event's fields.
     public var run: [String]
@@ -183,7 +183,7 @@ public struct HookSettings: Sendable, Hashable {
         self.run = run
     }
 
-    /// The `{field}` names a `run` argument can be, in the order the README lists them; the runtime's hook sink
+    /// The `{field}` names a `run` argument can be, in the order docs/sinks/hooks.md lists them; the runtime's hook sink
     /// gives each its value.
     public static let placeholders = [
         "id", "type", "time", "subject", "source", "event", "summary", "location", "calendar", "uid", "kind", "start",

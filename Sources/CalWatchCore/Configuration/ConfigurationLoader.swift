@@ -1,7 +1,7 @@
 import Foundation
 import Yams
 
-/// Reads `config.yml` into a `Configuration` (DESIGN §8).
+/// Reads `config.yml` into a `Configuration` (docs/design.md §8).
 ///
 /// The YAML is composed into nodes, not decoded into `Codable` types, so every problem can name its key and line,
 /// unknown keys are caught, and all problems of a file are reported at once instead of the first only.

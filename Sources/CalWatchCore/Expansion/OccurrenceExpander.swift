@@ -1,4 +1,4 @@
-/// Expands the items of one calendar into the occurrences overlapping a window (DESIGN §3).
+/// Expands the items of one calendar into the occurrences overlapping a window (docs/design.md §3).
 ///
 /// Instances are generated in the wall time of the series' zone by libical's `icalrecur_iterator`; everything
 /// else is done here, because libical 3.0's `icalcomponent_foreach_recurrence` gets it wrong: DTSTART as the first
@@ -515,7 +515,7 @@ public struct OccurrenceExpander {
                     return
                 }
             case .date(let untilDate):
-                // A DATE UNTIL on a DATE-TIME series includes that whole day (see README, "Time semantics").
+                // A DATE UNTIL on a DATE-TIME series includes that whole day (docs/design.md §3).
                 if wall.date > untilDate { return }
             case nil: break
             }

@@ -2,7 +2,7 @@
 public struct ParsedCalendar: Sendable {
     /// `X-WR-CALNAME`.
     public var name: String?
-    /// `X-WR-TIMEZONE`: applies to UTC and floating values of this calendar (DESIGN §3).
+    /// `X-WR-TIMEZONE`: applies to UTC and floating values of this calendar (docs/design.md §3).
     public var defaultTimeZone: String?
     public var components: [CalendarComponent]
     /// The calendar's own VTIMEZONE definitions, by TZID.

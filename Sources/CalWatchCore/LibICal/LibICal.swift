@@ -1,6 +1,6 @@
 import CICal
 
-/// The process-wide libical set-up, done once before any parsing (DESIGN §1).
+/// The process-wide libical set-up, done once before any parsing (docs/design.md §1).
 ///
 /// libical's error mode is a global: with errors fatal, a malformed property aborts the process. Swift runs a
 /// `static let` initialiser exactly once, on whichever thread reaches it first, so every entry point that

@@ -1,4 +1,4 @@
-/// The `flight` and `meeting` objects of `scan` and of event data (DESIGN §7).
+/// The `flight` and `meeting` objects of `scan` and of event data (docs/design.md §7).
 package enum ClassificationJSON {
     /// `"flight":{…}` or `"flight":null`. Departure and arrival are the occurrence's start and end; leave-by is
     /// also shown on the origin airport's clock (`leaveByLocal`), where the traveller is.

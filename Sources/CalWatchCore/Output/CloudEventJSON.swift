@@ -1,4 +1,4 @@
-/// The CloudEvents 1.0 JSON form of a calwatch event (DESIGN §5), one object per JSON Lines record.
+/// The CloudEvents 1.0 JSON form of a calwatch event (docs/design.md §5), one object per JSON Lines record.
 ///
 /// `schemas/calwatch-event.schema.json` describes it; `EventSchemaTests` checks this writer against it.
 public enum CloudEventJSON {

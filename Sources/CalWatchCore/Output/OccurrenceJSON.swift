@@ -1,4 +1,4 @@
-/// The JSON shape of an occurrence printed by `calwatch scan` (DESIGN §7).
+/// The JSON shape of an occurrence printed by `calwatch scan` (docs/design.md §7).
 public enum OccurrenceJSON {
     /// Writes occurrences as JSON Lines, handing `flush` about 64 KiB at a time, each with what `classifier`
     /// found (plain events without one).

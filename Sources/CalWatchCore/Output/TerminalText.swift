@@ -1,4 +1,4 @@
-/// Calendar text made safe to print for a person (DESIGN §10: treat every calendar as a stranger's).
+/// Calendar text made safe to print for a person (docs/design.md §10: treat every calendar as a stranger's).
 ///
 /// A summary, a TZID or a parser message can carry escape sequences: colours, cursor moves, OSC 52 (which writes
 /// the clipboard), window titles. On a terminal they act instead of showing. Control characters become the

@@ -1,4 +1,4 @@
-/// What the planner needs from the configuration (DESIGN §5 and §8), with the documented defaults.
+/// What the planner needs from the configuration (docs/design.md §5 and §8), with the documented defaults.
 public struct PlannerConfiguration: Sendable, Hashable {
     /// Reminder offsets before the anchor, in seconds (default 30, 15 and 5 minutes).
     public var reminderOffsets: [Int64] = [1800, 900, 300]

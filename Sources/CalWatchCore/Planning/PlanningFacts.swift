@@ -1,4 +1,4 @@
-/// What classification found about an occurrence, as far as planning and sinks need it (DESIGN §4 and §5): its
+/// What classification found about an occurrence, as far as planning and sinks need it (docs/design.md §4 and §5): its
 /// kind, a flight's leave-by instant, identity and code, a meeting's join link, and whether the user declined it.
 ///
 /// The planner takes these as input, so it stays a pure function; the classifiers fill them in.

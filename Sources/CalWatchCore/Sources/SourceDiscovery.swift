@@ -1,6 +1,6 @@
 import Foundation
 
-/// Finds the calendar files behind the paths a user names (DESIGN §2).
+/// Finds the calendar files behind the paths a user names (docs/design.md §2).
 ///
 /// A file is an `.ics` file or a CalDAV `.xml` export; `-` is standard input; a directory is a vdir root, a vdir
 /// collection, or a Radicale collection. Hidden files and directories are never read as items, and only names

@@ -43,7 +43,7 @@ public struct InstantWindow: Hashable, Sendable {
         self.end = end
     }
 
-    /// Whether an occurrence `[s, e)` overlaps the window (DESIGN §3); a zero-length one only when `start <= s < end`.
+    /// Whether an occurrence `[s, e)` overlaps the window (docs/design.md §3); a zero-length one only when `start <= s < end`.
     public func overlaps(start s: Instant, end e: Instant) -> Bool {
         if s == e { return start <= s && s < end }
         return s < end && e > start

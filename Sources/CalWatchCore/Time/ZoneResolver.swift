@@ -1,6 +1,6 @@
 import Foundation
 
-/// Resolves the TZIDs of one calendar to zone rules, in the order DESIGN §3 gives.
+/// Resolves the TZIDs of one calendar to zone rules, in the order docs/design.md §3 gives.
 ///
 /// 1. an IANA name the system knows (also inside vendor prefixes like `/mozilla.org/20070129_1/Europe/Berlin`);
 /// 2. a Windows name, through CLDR's table (before the VTIMEZONE: Outlook's VTIMEZONEs only carry the rules of the

@@ -2,7 +2,7 @@ import CalWatchCore
 public import Logging
 public import ServiceLifecycle
 
-/// The bus between the journal and the sinks (DESIGN §1 and §6): each sink consumes committed events from its own
+/// The bus between the journal and the sinks (docs/design.md §1 and §6): each sink consumes committed events from its own
 /// async stream, in its own task, at its own pace.
 ///
 /// The journal is the buffer. A sink's stream holds at most `Policy.queueLimit` batches; when a sink lags

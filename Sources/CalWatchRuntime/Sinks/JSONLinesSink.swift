@@ -5,7 +5,7 @@ import Foundation
     import Glibc
 #endif
 
-/// Writes each event as one JSON line (DESIGN §6): to standard output, or appended to a file.
+/// Writes each event as one JSON line (docs/design.md §6): to standard output, or appended to a file.
 ///
 /// A batch is one `write`, so the lines reach the file (or the pipe) before the sink's cursor moves. A file is
 /// checked when the sink opens it: a partial last line left by a crash mid-write is cut off (its events come

@@ -6,7 +6,7 @@ import Foundation
     import Glibc
 #endif
 
-/// inotify on the calendar folders (DESIGN §9): tells which files changed, which folders came or went, and when
+/// inotify on the calendar folders (docs/design.md §9): tells which files changed, which folders came or went, and when
 /// the kernel's queue overflowed and everything must be looked at again.
 ///
 /// One thread blocks in `poll` and reads the events, so an idle watcher uses no CPU. Notices are gathered into a

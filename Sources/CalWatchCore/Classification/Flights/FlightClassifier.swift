@@ -1,6 +1,6 @@
 import Foundation
 
-/// Finds flights (DESIGN §4): a flight number of a known airline, a route between two airports of the
+/// Finds flights (docs/design.md §4): a flight number of a known airline, a route between two airports of the
 /// database, and flight words in several languages, in the shapes producers write (Google's "Flight to London
 /// (BA 286)" at "San Francisco SFO", TripIt's "UA123 SFO to EWR", airline exports with "Flight number:",
 /// hand-typed "✈️ FRA-JFK"); and vetoes what only looks like one (trains sold with airline numbers, airport

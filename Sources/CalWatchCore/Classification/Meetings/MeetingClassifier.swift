@@ -1,6 +1,6 @@
 import Foundation
 
-/// Finds meetings (DESIGN §4): a join link of a known service, read from the item's properties in a fixed order,
+/// Finds meetings (docs/design.md §4): a join link of a known service, read from the item's properties in a fixed order,
 /// or attendees besides the user. Also reports whether the user declined.
 public struct MeetingClassifier: ItemClassifier {
     /// The user's own addresses (`me` in the configuration), lower case.
@@ -16,7 +16,7 @@ public struct MeetingClassifier: ItemClassifier {
     /// The properties a producer fills in for the meeting itself, before the free text of LOCATION and DESCRIPTION.
     static let structured = Set(linkOrder.prefix { $0 != "LOCATION" })
 
-    /// The properties join links are read from, first wins (DESIGN §4).
+    /// The properties join links are read from, first wins (docs/design.md §4).
     static let linkOrder: [String] = [
         "CONFERENCE", "X-GOOGLE-CONFERENCE", "X-MICROSOFT-SKYPETEAMSMEETINGURL", "X-MICROSOFT-ONLINEMEETINGCONFLINK",
         "X-MICROSOFT-ONLINEMEETINGEXTERNALLINK", "X-MS-OLK-CONFERENCEURL", "URL", "LOCATION", "DESCRIPTION",
