@@ -56,7 +56,7 @@ extension CalwatchCommand {
                 StandardStreams.error(
                     "calwatch: no journal at \(path); name the daemon's with --state (its configuration's state:), "
                         + "or start calwatch watch first\n")
-                throw ExitCode(66)
+                throw ExitCode.noInput
             }
             let journal = try CommandSupport.openJournalOrExit(path)
             let answer = try await journal.recordAnswer(
@@ -81,7 +81,7 @@ extension CalwatchCommand {
         private static func report(_ outcome: String, applied: Bool) throws {
             guard applied else {
                 StandardStreams.error("calwatch: \(outcome)\n")
-                throw ExitCode(65)
+                throw ExitCode.dataError
             }
             StandardStreams.report("calwatch: \(outcome)\n")
         }

@@ -44,7 +44,7 @@ extension CalwatchCommand {
                     StandardStreams.error(
                         "calwatch check: \(Self.count(error.problems.count, "configuration problem")); "
                             + "calendars not checked (name them on the command line to check them anyway)\n")
-                    throw ExitCode(64)
+                    throw ExitCode.usageError
                 }
                 var fallback = Configuration(home: NSHomeDirectory())
                 fallback.calendars = calendars.paths
@@ -122,8 +122,8 @@ extension CalwatchCommand {
             report += "; sinks: " + configuration.sinks.map(\.name).joined(separator: ", ") + "\n"
             report += (databases + lines).joined(separator: "\n") + "\n"
             StandardStreams.report(report)
-            if configurationErrors > 0 { throw ExitCode(64) }
-            if calendarErrors > 0 { throw ExitCode(65) }
+            if configurationErrors > 0 { throw ExitCode.usageError }
+            if calendarErrors > 0 { throw ExitCode.dataError }
         }
 
         /// "1 error", "2 errors".

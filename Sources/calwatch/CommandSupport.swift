@@ -62,7 +62,7 @@ enum CommandSupport {
             return try JournalLock(journal: path)
         } catch {
             StandardStreams.error("calwatch: \(error)\n")
-            throw ExitCode(75)
+            throw ExitCode.journalBusy
         }
     }
 
@@ -72,7 +72,7 @@ enum CommandSupport {
             return try openJournal(path)
         } catch {
             StandardStreams.error("calwatch: \(error)\n")
-            throw ExitCode(74)
+            throw ExitCode.ioError
         }
     }
 
@@ -105,7 +105,7 @@ enum CommandSupport {
             return try openSinks(settings, logger: logger)
         } catch {
             StandardStreams.error("calwatch: \(error)\n")
-            throw ExitCode(74)
+            throw ExitCode.ioError
         }
     }
 

@@ -45,7 +45,7 @@ struct ConfigurationOptions: ParsableArguments {
             return try load(calendars: calendars, useDefaultFile: useDefaultFile)
         } catch {
             StandardStreams.error("\(error)\n")
-            throw ExitCode(64)
+            throw ExitCode.usageError
         }
     }
 }

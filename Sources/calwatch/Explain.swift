@@ -46,7 +46,7 @@ extension CalwatchCommand {
                 paths: configuration.calendars, options: ExpansionOptions(window: window, defaultZone: zone)
             ).run()
             CommandSupport.report(scan.problems)
-            if scan.nothingReadable { throw ExitCode(65) }
+            if scan.nothingReadable { throw ExitCode.dataError }
             let classifier = Classifier(configuration)
             var seen: Set<ObjectIdentifier> = []
             var text = ""
@@ -59,7 +59,7 @@ extension CalwatchCommand {
                     uid.map {
                         "calwatch: no item with UID \($0) in \(configuration.calendars.joined(separator: ", "))\n"
                     } ?? "calwatch: no items found\n")
-                throw ExitCode(65)
+                throw ExitCode.dataError
             }
             StandardStreams.report(text)
         }

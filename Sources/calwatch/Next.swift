@@ -141,7 +141,7 @@ extension CalwatchCommand {
                 expansion.lookBehind = 2 * 86_400
                 let scan = CalendarScan(paths: configuration.calendars, options: expansion).run()
                 CommandSupport.report(scan.problems)
-                if scan.nothingReadable { throw ExitCode(65) }
+                if scan.nothingReadable { throw ExitCode.dataError }
                 options.dismissed = try await Self.dismissed(in: configuration.statePath, at: now)
                 let classifier = Classifier(configuration)
                 let status = NextUp(

@@ -89,7 +89,7 @@ extension CalwatchCommand {
             let scan = CalendarScan(paths: settings.calendars, options: options).run()
             CalwatchMetrics.read(files: scan.sourceCount, problems: scan.problems)
             CommandSupport.report(scan.problems)
-            if scan.nothingReadable { throw ExitCode(65) }
+            if scan.nothingReadable { throw ExitCode.dataError }
 
             let temporary = state == nil
             let path =
@@ -120,7 +120,7 @@ extension CalwatchCommand {
                 summary = try await replay.run(from: window.start, to: window.end, shouldStop: StopSignals.received)
             } catch {
                 StandardStreams.error("calwatch: \(error)\n")
-                throw ExitCode(74)
+                throw ExitCode.ioError
             }
             var hooks: [String: HookSink.Counts] = [:]
             for case let hook as HookSink in sinks { hooks[hook.name] = await hook.counts }
@@ -129,8 +129,8 @@ extension CalwatchCommand {
                     summary, hooks: hooks, window: window, seconds: Date().timeIntervalSince(started),
                     journalKept: !temporary))
             if summary.sinks.allSatisfy(\.closed) { return }  // the reader went away (`| head`): a quiet end
-            if StopSignals.received() { throw ExitCode(130) }
-            if summary.sinks.contains(where: { $0.undelivered > 0 }) { throw ExitCode(74) }
+            if StopSignals.received() { throw ExitCode.interrupted }
+            if summary.sinks.contains(where: { $0.undelivered > 0 }) { throw ExitCode.ioError }
         }
 
         /// The summary on standard error: events by type, each sink, time taken.

@@ -107,7 +107,7 @@ extension CalwatchCommand {
                     result.occurrences, classifier: noClassify ? nil : classifier, flush: output.write)
             }
             if result.nothingReadable {
-                throw ExitCode(65)
+                throw ExitCode.dataError
             }
         }
     }

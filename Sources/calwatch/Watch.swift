@@ -158,7 +158,7 @@ extension CalwatchCommand {
                 try await group.run()
             } catch {
                 logger.critical("\(error)")
-                throw ExitCode(74)
+                throw ExitCode.ioError
             }
         }
     }

@@ -81,7 +81,7 @@ extension CalwatchCommand {
                     "calwatch: no item with UID \(uid) in \(configuration.calendars.joined(separator: ", ")) "
                         + "from \(expansion.window.start) to \(expansion.window.end), and nothing about it in "
                         + (journal == nil ? "a journal (there is none at \(path))" : "the journal \(path)") + "\n")
-                throw ExitCode(65)
+                throw ExitCode.dataError
             }
             switch format {
             case .text: StandardStreams.report(trace.text(zone: zone))

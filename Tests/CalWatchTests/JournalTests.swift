@@ -58,9 +58,10 @@ import Testing
         #expect(try await journal.events(after: 0, limit: 1000).map(\.sequence) == [Int64(events.count)])
         #expect(try await journal.handledUntil() == utc("2027-03-03T00:00:00Z"))
         let more = Self.events(until: "2027-03-01T11:00:00Z").map { event in
-            var later = event
-            later.id = EventID(high: event.id.high, low: event.id.low &+ 1)
-            return later
+            PlannedEvent(
+                event.payload, id: EventID(high: event.id.high, low: event.id.low &+ 1), key: event.key,
+                occurrenceStart: event.occurrenceStart, occurrenceEnd: event.occurrenceEnd, time: event.time,
+                expiry: event.expiry, fingerprint: event.fingerprint)
         }
         let appended = try await journal.append(Array(more.prefix(1)), recorded: Timestamp(utc("2027-03-03T00:00:00Z")))
         #expect(appended.first?.sequence == Int64(events.count) + 1)

@@ -1,4 +1,4 @@
-/// Decides what is due: a pure function of (occurrences, configuration, state, now) (DESIGN §1 and §5).
+/// Decides what is due: a pure function of (occurrences, configuration, state, now) (docs/design.md §1 and §5).
 ///
 /// It returns the events due at `now` that the state has not seen, and the next instant at which something
 /// becomes due; whatever sleeps, watches or writes sits around it. Calling it again at the same `now` after
@@ -308,13 +308,12 @@ public enum Planner {
             guard let candidate = latestDue else { return }
             if let latestEmitted, latestEmitted >= candidate.time { return }
             let lateness = now.secondsSinceEpoch - candidate.time.secondsSinceEpoch
-            var event = base(.reminderDue, id: candidate.id, time: candidate.time, expiry: candidate.expiry)
-            event.reminder = ReminderDetail(
+            let reminder = ReminderDetail(
                 secondsBefore: candidate.secondsBefore,
                 anchor: candidate.source == .offset ? subject.anchorKind : .start, source: candidate.source,
                 late: lateness > configuration.lateGrace, lateness: lateness > configuration.lateGrace ? lateness : 0,
                 deferredFrom: candidate.deferredFrom)
-            due.append(event)
+            due.append(base(.reminderDue(reminder), id: candidate.id, time: candidate.time, expiry: candidate.expiry))
         }
 
         /// Until when a reminder of this occurrence is of use: its end, or a flight's departure.
@@ -329,12 +328,11 @@ public enum Planner {
             guard !state.hasEmitted(id), until < reminderLimit else { return }
             guard until <= now else { return wake(until) }
             let lateness = now.secondsSinceEpoch - until.secondsSinceEpoch
-            var event = base(.reminderDue, id: id, time: until, expiry: reminderLimit)
-            event.reminder = ReminderDetail(
+            let reminder = ReminderDetail(
                 secondsBefore: anchor.secondsSinceEpoch - until.secondsSinceEpoch, anchor: subject.anchorKind,
                 source: .snooze, late: lateness > configuration.lateGrace,
                 lateness: lateness > configuration.lateGrace ? lateness : 0, snoozeCount: count)
-            due.append(event)
+            due.append(base(.reminderDue(reminder), id: id, time: until, expiry: reminderLimit))
         }
 
         // MARK: Live activities
@@ -377,9 +375,7 @@ public enum Planner {
                     guard !state.hasEmitted(id) else { return }
                     // A moved occurrence whose new window is already open starts now, after the old one's end.
                     let time = rescheduled ? max(activityStart, now) : activityStart
-                    var event = base(.liveActivityStart, id: id, time: time, expiry: activityEnd)
-                    event.liveActivity = detail(at: time)
-                    due.append(event)
+                    due.append(base(.liveActivityStart(detail(at: time)), id: id, time: time, expiry: activityEnd))
                     wake(
                         nextReport(after: activityStart, activityStart: activityStart, end: activityEnd) ?? activityEnd)
                 }
@@ -397,12 +393,9 @@ public enum Planner {
                     subject.seed, .liveActivityUpdate, "update,occurrence", report.secondsSinceEpoch,
                     occurrence.start.secondsSinceEpoch)
                 if !state.hasEmitted(id) {
-                    var event = base(
-                        .liveActivityUpdate, id: id, time: report,
-                        expiry: nextReport(after: report, activityStart: activityStart, end: activityEnd) ?? activityEnd
-                    )
-                    event.liveActivity = detail(at: report)
-                    due.append(event)
+                    let expiry =
+                        nextReport(after: report, activityStart: activityStart, end: activityEnd) ?? activityEnd
+                    due.append(base(.liveActivityUpdate(detail(at: report)), id: id, time: report, expiry: expiry))
                 }
             } else if activity.fingerprint != fingerprint {
                 // The occurrence changed (title, place, end): report it at once.
@@ -410,11 +403,8 @@ public enum Planner {
                     subject.seed, .liveActivityUpdate, "changed,at", Int64(bitPattern: fingerprint),
                     now.secondsSinceEpoch)
                 if !state.hasEmitted(id) {
-                    var event = base(
-                        .liveActivityUpdate, id: id, time: now,
-                        expiry: nextReport(after: now, activityStart: activityStart, end: activityEnd) ?? activityEnd)
-                    event.liveActivity = detail(at: now)
-                    due.append(event)
+                    let expiry = nextReport(after: now, activityStart: activityStart, end: activityEnd) ?? activityEnd
+                    due.append(base(.liveActivityUpdate(detail(at: now)), id: id, time: now, expiry: expiry))
                 }
             }
             wake(
@@ -466,19 +456,18 @@ public enum Planner {
             let id = EventID.make(
                 seed, .liveActivityEnd, "start,occurrence", activity.activityStart.secondsSinceEpoch,
                 activity.occurrenceStart.secondsSinceEpoch)
+            let state = LiveActivityDetail(start: activity.occurrenceStart, end: activity.occurrenceEnd, at: time)
             return PlannedEvent(
-                type: .liveActivityEnd, id: id, key: key, occurrenceStart: activity.occurrenceStart,
+                .liveActivityEnd(state, reason: reason), id: id, key: key, occurrenceStart: activity.occurrenceStart,
                 occurrenceEnd: activity.occurrenceEnd, time: time, expiry: time.adding(seconds: 86_400),
-                reminder: nil,
-                liveActivity: LiveActivityDetail(
-                    start: activity.occurrenceStart, end: activity.occurrenceEnd, at: time, endReason: reason),
                 fingerprint: activity.fingerprint)
         }
 
-        func base(_ type: EventType, id: EventID, time: Instant, expiry: Instant) -> PlannedEvent {
+        /// An event about this occurrence as it is now.
+        func base(_ payload: PlannedEvent.Payload, id: EventID, time: Instant, expiry: Instant) -> PlannedEvent {
             PlannedEvent(
-                type: type, id: id, key: key, occurrenceStart: occurrence.start, occurrenceEnd: occurrence.end,
-                time: time, expiry: expiry, reminder: nil, liveActivity: nil, fingerprint: fingerprint)
+                payload, id: id, key: key, occurrenceStart: occurrence.start, occurrenceEnd: occurrence.end,
+                time: time, expiry: expiry, fingerprint: fingerprint)
         }
     }
 }

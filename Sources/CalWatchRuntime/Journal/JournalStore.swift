@@ -182,10 +182,7 @@ public actor JournalStore {
         }
         insert = try connection.prepare(
             """
-            INSERT OR IGNORE INTO events (seq, id, type, calendar, uid, recurrence_id, occurrence_start,
-                occurrence_end, time, expiry, fingerprint, recorded, seconds_before, reminder_source, lateness,
-                end_reason, answered, answer_until, answer_count, deferred_from)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)
+            INSERT OR IGNORE INTO events (\(EventColumn.list)) VALUES (\(EventColumn.placeholders))
             """)
     }
 
@@ -250,6 +247,7 @@ public actor JournalStore {
             var committed: [(Int64, PlannedEvent)] = []
             committed.reserveCapacity(events.count)
             for event in events {
+                // In `EventColumn`'s order.
                 row.reset()
                 row.append(next)
                 row.append(event.id.description)
@@ -271,6 +269,7 @@ public actor JournalStore {
                 row.append(event.answer?.until?.secondsSinceEpoch)
                 row.append(event.answer.map { Int64($0.count) } ?? event.reminder.map { Int64($0.snoozeCount) })
                 row.append(event.reminder?.deferredFrom?.secondsSinceEpoch)
+                assert(row.values.count == EventColumn.allCases.count, "a value for every EventColumn, in its order")
                 guard try insert.run(row) else { continue }  // already journaled: never twice
                 committed.append((next, event))
                 next += 1
@@ -301,47 +300,81 @@ public actor JournalStore {
         return statement.integer(0)
     }
 
-    private static let columns = """
-        seq, id, type, calendar, uid, recurrence_id, occurrence_start, occurrence_end, time, expiry, fingerprint,
-        recorded, seconds_before, reminder_source, lateness, end_reason, answered, answer_until, answer_count,
-        deferred_from
-        """
+    /// The `events` table's columns as `append` writes them and `journaled` reads them, by name: a column added is
+    /// a case here, a value in `append` and (for an older journal) an entry of `addedColumns`.
+    private enum EventColumn: Int32, CaseIterable {
+        case seq, id, type, calendar, uid, recurrenceID, occurrenceStart, occurrenceEnd, time, expiry, fingerprint
+        case recorded, secondsBefore, reminderSource, lateness, endReason, answered, answerUntil, answerCount
+        case deferredFrom
+
+        /// The column's name in SQL.
+        var name: String {
+            switch self {
+            case .recurrenceID: "recurrence_id"
+            case .occurrenceStart: "occurrence_start"
+            case .occurrenceEnd: "occurrence_end"
+            case .secondsBefore: "seconds_before"
+            case .reminderSource: "reminder_source"
+            case .endReason: "end_reason"
+            case .answerUntil: "answer_until"
+            case .answerCount: "answer_count"
+            case .deferredFrom: "deferred_from"
+            default: "\(self)"
+            }
+        }
+
+        /// Every column, in order: what a `SELECT` for `journaled` names.
+        static let list = allCases.map(\.name).joined(separator: ", ")
+        /// `?1, ?2, …` for an INSERT of every column.
+        static let placeholders = allCases.map { "?\($0.rawValue + 1)" }.joined(separator: ", ")
+    }
 
     /// The event in the current row of a `SELECT` of `columns`; `nil` for a row this version cannot read.
     private static func journaled(_ row: SQLiteStatement) -> Journaled? {
-        guard let id = row.text(1).flatMap(EventID.init(hex:)), let type = row.text(2).flatMap(EventType.init)
+        func integer(_ column: EventColumn) -> Int64 { row.integer(column.rawValue) }
+        func text(_ column: EventColumn) -> String? { row.text(column.rawValue) }
+        func instant(_ column: EventColumn) -> Instant? {
+            row.isNull(column.rawValue) ? nil : Instant(secondsSinceEpoch: integer(column))
+        }
+        guard let id = text(.id).flatMap(EventID.init(hex:)), let type = text(.type).flatMap(EventType.init)
         else { return nil }
         let key = OccurrenceKey(
-            calendar: row.text(3) ?? "", uid: row.text(4) ?? "",
-            recurrenceID: row.text(5).flatMap(DateValueText.init(text:)))
-        let start = Instant(secondsSinceEpoch: row.integer(6))
-        let end = Instant(secondsSinceEpoch: row.integer(7))
-        let time = Instant(secondsSinceEpoch: row.integer(8))
-        var event = PlannedEvent(
-            type: type, id: id, key: key, occurrenceStart: start, occurrenceEnd: end, time: time,
-            expiry: Instant(secondsSinceEpoch: row.integer(9)), reminder: nil, liveActivity: nil,
-            fingerprint: UInt64(bitPattern: row.integer(10)))
+            calendar: text(.calendar) ?? "", uid: text(.uid) ?? "",
+            recurrenceID: text(.recurrenceID).flatMap(DateValueText.init(text:)))
+        let start = Instant(secondsSinceEpoch: integer(.occurrenceStart))
+        let end = Instant(secondsSinceEpoch: integer(.occurrenceEnd))
+        let time = Instant(secondsSinceEpoch: integer(.time))
+        let activity = LiveActivityDetail(start: start, end: end, at: time)
+        let answer = AnswerDetail(
+            answered: text(.answered).flatMap(EventID.init(hex:)), until: instant(.answerUntil),
+            count: Int(integer(.answerCount)))
+        let payload: PlannedEvent.Payload
         switch type {
         case .reminderDue:
-            let lateness = row.integer(14)
-            event.reminder = ReminderDetail(
-                secondsBefore: row.integer(12), anchor: .start,
-                source: row.text(13).flatMap(ReminderDetail.Source.init) ?? .offset, late: lateness >= 0,
-                lateness: max(0, lateness), snoozeCount: Int(row.integer(18)),
-                deferredFrom: row.isNull(19) ? nil : Instant(secondsSinceEpoch: row.integer(19)))
-        case .liveActivityStart, .liveActivityUpdate, .liveActivityEnd:
-            event.liveActivity = LiveActivityDetail(
-                start: start, end: end, at: time,
-                endReason: row.text(15).flatMap(LiveActivityDetail.EndReason.init))
-        case .flightDetected:
-            break
-        case .reminderSnoozed, .reminderDismissed, .reminderAcknowledged:
-            event.answer = AnswerDetail(
-                answered: row.text(16).flatMap(EventID.init(hex:)),
-                until: row.isNull(17) ? nil : Instant(secondsSinceEpoch: row.integer(17)), count: Int(row.integer(18)))
+            let lateness = integer(.lateness)
+            payload = .reminderDue(
+                ReminderDetail(
+                    secondsBefore: integer(.secondsBefore), anchor: .start,
+                    source: text(.reminderSource).flatMap(ReminderDetail.Source.init) ?? .offset,
+                    late: lateness >= 0, lateness: max(0, lateness), snoozeCount: Int(integer(.answerCount)),
+                    deferredFrom: instant(.deferredFrom)))
+        case .liveActivityStart: payload = .liveActivityStart(activity)
+        case .liveActivityUpdate: payload = .liveActivityUpdate(activity)
+        case .liveActivityEnd:
+            payload = .liveActivityEnd(
+                activity, reason: text(.endReason).flatMap(LiveActivityDetail.EndReason.init) ?? .ended)
+        case .flightDetected: payload = .flightDetected
+        case .reminderSnoozed: payload = .reminderSnoozed(answer)
+        case .reminderDismissed: payload = .reminderDismissed(answer)
+        case .reminderAcknowledged: payload = .reminderAcknowledged(answer)
         }
+        let event = PlannedEvent(
+            payload, id: id, key: key, occurrenceStart: start, occurrenceEnd: end, time: time,
+            expiry: Instant(secondsSinceEpoch: integer(.expiry)), fingerprint: UInt64(bitPattern: integer(.fingerprint))
+        )
         return Journaled(
-            sequence: row.integer(0), event: event, recorded: Timestamp(millisecondsSinceEpoch: row.integer(11)))
+            sequence: integer(.seq), event: event,
+            recorded: Timestamp(millisecondsSinceEpoch: integer(.recorded)))
     }
 
     /// The planner's state for planning from `instant` on: every journaled event that has not expired by then,
@@ -349,7 +382,7 @@ public actor JournalStore {
     public func plannerState(from instant: Instant = Instant(secondsSinceEpoch: .min)) throws -> PlannerState {
         var state = PlannerState()
         let statement = try connection.prepare(
-            "SELECT \(Self.columns) FROM events WHERE expiry >= ?1 ORDER BY seq")
+            "SELECT \(EventColumn.list) FROM events WHERE expiry >= ?1 ORDER BY seq")
         try statement.bind([.integer(instant.secondsSinceEpoch)])
         while try statement.step() {
             if let journaled = Self.journaled(statement) { state.apply(journaled.event) }
@@ -393,7 +426,7 @@ public actor JournalStore {
     /// Journaled events after `sequence`, in order, at most `limit`: how a lagging sink catches up.
     public func events(after sequence: Int64, limit: Int) throws -> [Journaled] {
         let statement = try connection.prepare(
-            "SELECT \(Self.columns) FROM events WHERE seq > ?1 ORDER BY seq LIMIT ?2")
+            "SELECT \(EventColumn.list) FROM events WHERE seq > ?1 ORDER BY seq LIMIT ?2")
         try statement.bind([.integer(sequence), .integer(Int64(limit))])
         var rows: [Journaled] = []
         while try statement.step() {
@@ -468,14 +501,16 @@ public actor JournalStore {
     }
 
     /// Records how a hook's run for the event `sequence` ended.
-    public func recordHookRun(_ sequence: Int64, sink: String, attempt: Int, outcome: String, at finished: Instant)
+    public func recordHookRun(
+        _ sequence: Int64, sink: String, attempt: Int, outcome: HookOutcome, at finished: Instant
+    )
         throws
     {
         let statement = try connection.prepare(
             "INSERT OR REPLACE INTO hook_runs (sink, seq, attempt, finished, outcome) VALUES (?1, ?2, ?3, ?4, ?5)")
         try statement.bind([
             .text(sink), .integer(sequence), .integer(Int64(attempt)), .integer(finished.secondsSinceEpoch),
-            .text(outcome),
+            .text(outcome.description),
         ])
         try statement.step()
     }
@@ -484,7 +519,7 @@ public actor JournalStore {
     public struct HookRun: Sendable, Hashable {
         public var attempt: Int
         public var finished: Instant
-        public var outcome: String
+        public var outcome: HookOutcome
     }
 
     /// The runs of `sink` for the event `sequence`, in order.
@@ -494,10 +529,12 @@ public actor JournalStore {
         try statement.bind([.text(sink), .integer(sequence)])
         var runs: [HookRun] = []
         while try statement.step() {
+            // Every outcome is written by `recordHookRun`; a row it could not have written is passed over.
+            guard let outcome = statement.text(2).flatMap(HookOutcome.init(journalText:)) else { continue }
             runs.append(
                 HookRun(
                     attempt: Int(statement.integer(0)), finished: Instant(secondsSinceEpoch: statement.integer(1)),
-                    outcome: statement.text(2) ?? ""))
+                    outcome: outcome))
         }
         return runs
     }
@@ -511,7 +548,7 @@ public actor JournalStore {
 
     /// Every journaled event about `uid`, in sequence order: what `calwatch why` reads.
     public func events(uid: String) throws -> [Journaled] {
-        let statement = try connection.prepare("SELECT \(Self.columns) FROM events WHERE uid = ?1 ORDER BY seq")
+        let statement = try connection.prepare("SELECT \(EventColumn.list) FROM events WHERE uid = ?1 ORDER BY seq")
         try statement.bind([.text(uid)])
         var rows: [Journaled] = []
         while try statement.step() {
@@ -597,7 +634,7 @@ public actor JournalStore {
 
     /// The journaled event with this id, if the journal still holds it.
     public func event(id: EventID) throws -> Journaled? {
-        let statement = try connection.prepare("SELECT \(Self.columns) FROM events WHERE id = ?1 LIMIT 1")
+        let statement = try connection.prepare("SELECT \(EventColumn.list) FROM events WHERE id = ?1 LIMIT 1")
         try statement.bind([.text(id.description)])
         return try statement.step() ? Self.journaled(statement) : nil
     }
@@ -620,7 +657,7 @@ public actor JournalStore {
     public func heldRetries(for sink: String) throws -> [Journaled] {
         let statement = try connection.prepare(
             """
-            SELECT \(Self.columns) FROM events WHERE seq IN (SELECT seq FROM sink_retries WHERE sink = ?1) ORDER BY seq
+            SELECT \(EventColumn.list) FROM events WHERE seq IN (SELECT seq FROM sink_retries WHERE sink = ?1) ORDER BY seq
             """)
         try statement.bind([.text(sink)])
         var rows: [Journaled] = []

@@ -2,11 +2,30 @@ import CSQLite
 import CalWatchCore
 import Foundation
 
-/// A failed SQLite call, with SQLite's own message and the statement.
+/// A failed SQLite call, with SQLite's own message.
 public struct SQLiteError: Error, CustomStringConvertible, Sendable {
-    public var code: Int32
+    /// An SQLite primary result code (<https://sqlite.org/rescode.html>), named where calwatch makes one itself.
+    public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        public var rawValue: Int32
+        public init(rawValue: Int32) { self.rawValue = rawValue }
+        /// `SQLITE_NOTFOUND`: a row calwatch has just written could not be read back.
+        public static let notFound = Code(rawValue: SQLITE_NOTFOUND)
+        /// `SQLITE_CANTOPEN`: the database file or its folder could not be made.
+        public static let cannotOpen = Code(rawValue: SQLITE_CANTOPEN)
+        public var description: String { String(rawValue) }
+    }
+
+    public var code: Code
     public var message: String
     public var description: String { "SQLite error \(code): \(message)" }
+
+    init(code: Code, message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    /// An error from a result code SQLite returned.
+    init(code: Int32, message: String) { self.init(code: Code(rawValue: code), message: message) }
 }
 
 /// One open database. Owns its `sqlite3*` and closes it in `deinit`; explicitly not `Sendable`: a connection is
@@ -51,12 +70,13 @@ package final class SQLiteConnection {
                     atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             } catch {
                 throw SQLiteError(
-                    code: 14, message: "cannot create the folder \(folder) (\(SourceDiscovery.reasonText(error)))")
+                    code: .cannotOpen,
+                    message: "cannot create the folder \(folder) (\(SourceDiscovery.reasonText(error)))")
             }
         }
         if !FileManager.default.fileExists(atPath: path) {
             guard FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600])
-            else { throw SQLiteError(code: 14, message: "cannot create \(path)") }
+            else { throw SQLiteError(code: .cannotOpen, message: "cannot create \(path)") }
         }
     }
 

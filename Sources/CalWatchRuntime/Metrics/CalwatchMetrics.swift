@@ -51,11 +51,11 @@ public enum CalwatchMetrics {
         Gauge(label: sinkBacklog, dimensions: [("sink", sink)]).record(backlog)
     }
 
-    static func hookRan(sink: String, outcome: HookProcess.Outcome, took duration: Duration) {
+    static func hookRan(sink: String, outcome: HookOutcome, took duration: Duration) {
         let name =
             switch outcome {
             case .exited(0): "success"
-            case .exited(75): "retry"
+            case .exited(HookOutcome.retryStatus): "retry"
             case .exited: "failure"
             case .signaled: "signal"
             case .timedOut: "timeout"

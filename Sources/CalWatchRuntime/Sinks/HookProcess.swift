@@ -16,30 +16,8 @@ import SystemPackage
 /// and does the pipe I/O asynchronously. The timeout is a race against a sleep on the caller's clock; when the
 /// sleep wins, the group gets SIGTERM, then SIGKILL after `grace`, while its standard error is read to the end.
 struct HookProcess: Sendable {
-    /// How a run ended.
-    enum Outcome: Equatable, Sendable, CustomStringConvertible {
-        case exited(Int32)
-        case signaled(Int32)
-        /// Still running at the timeout: its group got SIGTERM, then SIGKILL.
-        case timedOut
-        /// The program could not be started (not found, not executable).
-        case notStarted(String)
-
-        /// `exit 0`, `exit 75 (asked for a retry)`, `killed by signal 9`, `timed out`, `not started: …`: as the
-        /// journal keeps it for `calwatch why`.
-        var description: String {
-            switch self {
-            case .exited(75): "exit 75 (asked for a retry)"
-            case .exited(let status): "exit \(status)"
-            case .signaled(let signal): "killed by signal \(signal)"
-            case .timedOut: "timed out"
-            case .notStarted(let problem): "not started: \(problem)"
-            }
-        }
-    }
-
     struct Result: Sendable {
-        var outcome: Outcome
+        var outcome: HookOutcome
         /// The end of what it wrote to standard error.
         var standardErrorTail: String
     }
@@ -58,14 +36,14 @@ struct HookProcess: Sendable {
     /// Runs the program and returns when it has ended, timed on `clock`.
     func run(clock: any Clock<Duration>) async -> Result {
         let started = Started()
-        let outcome = await withTaskGroup(of: Outcome?.self) { race in
+        let outcome = await withTaskGroup(of: HookOutcome?.self) { race in
             race.addTask { await self.spawn(started) }
             race.addTask {
                 // A cancelled sleep (the program ended first) is not a timeout.
                 do { try await clock.sleep(for: timeout) } catch { return nil }
-                return Outcome.timedOut
+                return HookOutcome.timedOut
             }
-            var first: Outcome?
+            var first: HookOutcome?
             while first == nil, let next = await race.next() { first = next }
             if first == .timedOut, let leader = started.state.withLock({ $0.leader }) {
                 // Stopped by signals rather than by cancelling the run, so that what the program said before it
@@ -98,7 +76,7 @@ struct HookProcess: Sendable {
         try? await Task.sleep(for: .seconds(1))
     }
 
-    private func spawn(_ started: Started) async -> Outcome? {
+    private func spawn(_ started: Started) async -> HookOutcome? {
         var options = PlatformOptions()
         // A session of its own: its own process group, no controlling terminal, so signals to the group reach
         // everything it started and nothing of calwatch.

@@ -6,7 +6,7 @@ public import Logging
     import Glibc
 #endif
 
-/// Runs a program for each event (DESIGN §6): argv from the configuration and never a shell, the event's JSON on
+/// Runs a program for each event (docs/design.md §6): argv from the configuration and never a shell, the event's JSON on
 /// standard input, its fields in the environment and in `{field}` arguments.
 ///
 /// Calendar text reaches the program only as data: whole arguments, environment values and standard input,
@@ -63,7 +63,7 @@ public actor HookSink: EventSink {
     public private(set) var counts = Counts()
     /// Runs finished and not yet recorded in the journal (it comes with `run`, which may start after the first
     /// deliveries).
-    private var finishedRuns: [(sequence: Int64, attempt: Int, outcome: String, finished: Instant)] = []
+    private var finishedRuns: [(sequence: Int64, attempt: Int, outcome: HookOutcome, finished: Instant)] = []
 
     /// A hook sink. Timeouts and retry delays are measured on `clock`; `now` is the wall clock (for expiry);
     /// failed runs are logged with `hook.exit_code`, `event.id` and `sink.name`.
@@ -157,7 +157,7 @@ public actor HookSink: EventSink {
         let started = ContinuousClock.now
         let result = await process.run(clock: clock)
         CalwatchMetrics.hookRan(sink: name, outcome: result.outcome, took: started.duration(to: .now))
-        finishedRuns.append((entry.sequence, number, result.outcome.description, now()))
+        finishedRuns.append((entry.sequence, number, result.outcome, now()))
         await recordRuns()
         var metadata: Logger.Metadata = [
             "sink.name": "\(name)", "event.id": "\(entry.event.id)", "event.type": "\(entry.event.type.rawValue)",
@@ -170,9 +170,9 @@ public actor HookSink: EventSink {
         case .exited(0):
             counts.succeeded += 1
             return await settled(entry, number: number)
-        case .exited(75):
-            metadata["hook.exit_code"] = "75"
-            reason = "asked to be retried (exit 75)"
+        case .exited(HookOutcome.retryStatus):
+            metadata["hook.exit_code"] = "\(HookOutcome.retryStatus)"
+            reason = "asked to be retried (exit \(HookOutcome.retryStatus))"
         case .notStarted(let problem):
             reason = "could not start \(settings.run[0]): \(problem)"
         case .exited(let status):

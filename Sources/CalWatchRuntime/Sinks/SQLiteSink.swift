@@ -1,7 +1,7 @@
 import CalWatchCore
 import Foundation
 
-/// Writes events into a user-facing SQLite database (DESIGN §6), meant to be read with the `sqlite3` shell or any
+/// Writes events into a user-facing SQLite database (docs/design.md §6), meant to be read with the `sqlite3` shell or any
 /// SQLite library while calwatch runs: an `events` view with every event (id, seq, type, time, subject, calendar,
 /// uid, kind, summary, start, end, data as JSON, …) and views for upcoming reminders, flights and current live
 /// activities.
@@ -279,7 +279,7 @@ public actor SQLiteSink: EventSink {
         row.append(subject)
         row.append(version)
         guard let id = try findOccurrence.firstInteger(row) else {
-            throw SQLiteError(code: 0, message: "the occurrence row of \(subject) was not stored")
+            throw SQLiteError(code: .notFound, message: "the occurrence row of \(subject) was not stored")
         }
         if occurrenceRows.count >= 4096 { occurrenceRows.removeAll(keepingCapacity: true) }
         occurrenceRows[key] = (entry.occurrence?.source, id)

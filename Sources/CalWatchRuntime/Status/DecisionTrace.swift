@@ -392,13 +392,13 @@ public struct DecisionTrace: Sendable {
                     state: "retrying", sink: sink.name,
                     detail:
                         "ran \(runs.count) times, last at \(runs.last.map { shown($0.finished, in: zone) } ?? "?"): "
-                        + "\(runs.last?.outcome ?? "?"); it will be tried again")
+                        + "\(runs.last.map { "\($0.outcome)" } ?? "?"); it will be tried again")
             }
             guard let last = runs.last else {
                 return Delivery(state: "delivered", sink: sink.name, detail: "handed to the hook (no run recorded)")
             }
             let times = runs.count == 1 ? "" : " (attempt \(runs.count))"
-            return last.outcome == "exit 0"
+            return last.outcome.succeeded
                 ? Delivery(
                     state: "delivered", sink: sink.name,
                     detail: "ran at \(shown(last.finished, in: zone))\(times): exit 0")

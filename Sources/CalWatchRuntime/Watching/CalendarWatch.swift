@@ -1,7 +1,7 @@
 public import CalWatchCore
 public import Logging
 
-/// The daemon's pipeline on a clock its caller drives (DESIGN §1 and §9): calendar files → expansion →
+/// The daemon's pipeline on a clock its caller drives (docs/design.md §1 and §9): calendar files → expansion →
 /// classification → `PlanningLoop` → journal → bus → sinks.
 ///
 /// The caller says what happened (files changed, time passed, the zone changed) and at which instant; each call
@@ -147,10 +147,7 @@ public final class CalendarWatch {
         }
         let facts = classifier.facts(for: occurrence)
         guard now < occurrence.end else { return "not applied: \(occurrence.uid) is over" }
-        var event = PlannedEvent(
-            type: .reminderDismissed, id: EventID(high: 0, low: 0), key: key, occurrenceStart: occurrence.start,
-            occurrenceEnd: occurrence.end, time: now, expiry: occurrence.end, reminder: nil, liveActivity: nil,
-            fingerprint: 0)
+        let payload: PlannedEvent.Payload
         switch answer.kind {
         case .snooze:
             let count = (loop.state.answers[key]?.snoozes.count ?? 0) + 1
@@ -166,15 +163,16 @@ public final class CalendarWatch {
                     (occurrence.start, "departure")
                 }
             guard until < limit else { return "not snoozed: \(until) is after its \(what) (\(limit))" }
-            event.type = .reminderSnoozed
-            event.answer = AnswerDetail(answered: answered, until: until, count: count)
+            payload = .reminderSnoozed(AnswerDetail(answered: answered, until: until, count: count))
         case .dismiss:
-            event.answer = AnswerDetail(answered: answered, until: nil, count: 0)
+            payload = .reminderDismissed(AnswerDetail(answered: answered, until: nil, count: 0))
         case .ack:
-            event.type = .reminderAcknowledged
-            event.answer = AnswerDetail(answered: answered, until: nil, count: 0)
+            payload = .reminderAcknowledged(AnswerDetail(answered: answered, until: nil, count: 0))
         }
-        event.id = EventID.make(EventID.seed(key), event.type, "answer:" + answer.target)
+        let event = PlannedEvent(
+            payload, id: EventID.make(EventID.seed(key), payload.type, "answer:" + answer.target), key: key,
+            occurrenceStart: occurrence.start, occurrenceEnd: occurrence.end, time: now, expiry: occurrence.end,
+            fingerprint: 0)
         loop.answer(event, occurrence: occurrence, facts: facts, at: now)
         return "applied at \(now)"
     }

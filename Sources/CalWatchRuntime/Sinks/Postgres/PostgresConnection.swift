@@ -7,9 +7,17 @@ import Foundation
 
 /// A failed PostgreSQL call, with the server's (or libpq's) message and, for a server error, its SQLSTATE.
 public struct PostgresError: Error, CustomStringConvertible, Sendable {
+    /// A five-character SQLSTATE (PostgreSQL's appendix A, "Error Codes"), named where calwatch acts on one.
+    public struct State: RawRepresentable, Hashable, Sendable {
+        public var rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+        /// `unique_violation`: a row with that key is already stored (a batch delivered again after a crash).
+        public static let uniqueViolation = State(rawValue: "23505")
+    }
+
     public var message: String
-    /// The five-character SQLSTATE (`42P01`, `08006`, …), `nil` when libpq failed before the server answered.
-    public var state: String?
+    /// The server's SQLSTATE (`42P01`, `08006`, …), `nil` when libpq failed before the server answered.
+    public var state: State?
 
     public var description: String { message }
 }
@@ -167,7 +175,9 @@ public final class PostgresConnection: @unchecked Sendable {
 
     private func error(_ result: OpaquePointer?, for sql: String) -> PostgresError {
         guard let result else { return PostgresError(message: Self.message(PQerrorMessage(connection))) }
-        let state = PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) }
+        let state = PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map {
+            PostgresError.State(rawValue: String(cString: $0))
+        }
         var message = Self.message(PQresultErrorMessage(result))
         if message.isEmpty { message = Self.message(PQerrorMessage(connection)) }
         return PostgresError(message: message, state: state)

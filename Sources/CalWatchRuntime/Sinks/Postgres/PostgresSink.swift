@@ -67,7 +67,7 @@ public actor PostgresSink: EventSink {
             try connection.execute("SAVEPOINT events")
             do {
                 try connection.copy(Self.copyEvents, data: eventRows)
-            } catch let error as PostgresError where error.state == "23505" {
+            } catch let error as PostgresError where error.state == .uniqueViolation {
                 try connection.execute("ROLLBACK TO SAVEPOINT events")
                 try connection.copy(Self.copyIncomingEvents, data: eventRows)
                 try connection.execute(Self.storeIncomingEvents)
