@@ -43,15 +43,16 @@ public actor JournalStore {
     ]
 
     /// One committed event as sinks receive it: the event, the occurrence it is about as the calendars have it
-    /// now, and what classification found about it.
+    /// now, and what classification found about it. Its fields never change, so the JSON it renders once for every
+    /// sink is always the JSON of what it holds.
     public struct Entry: Sendable {
-        public var sequence: Int64
-        public var event: PlannedEvent
+        public let sequence: Int64
+        public let event: PlannedEvent
         /// `nil` when the occurrence is gone from the calendars (a live activity ended as `removed`).
-        public var occurrence: Occurrence?
-        public var facts: PlanningFacts
+        public let occurrence: Occurrence?
+        public let facts: PlanningFacts
         /// When the event was committed: its CloudEvents `recordedtime`.
-        public var recorded: Timestamp
+        public let recorded: Timestamp
         private let rendering = Rendering()
 
         public init(
