@@ -68,11 +68,7 @@ extension CalwatchCommand {
             let window = try CommandSupport.window(
                 from: CommandSupport.instant(from, zone: zone), to: CommandSupport.instant(to, zone: zone))
             let configuration = settings.planner
-            // Occurrences whose events can fall inside the window: from the longest live activity before it to
-            // the earliest reminder or calendar alarm after it, and a flight detected a horizon ahead.
-            var options = ExpansionOptions(window: window, defaultZone: zone)
-            options.lookBehind = configuration.liveActivityMaxDuration + 86_400
-            options.lookAhead = max(configuration.lookAhead, configuration.horizon, 8 * 86_400)
+            let options = PlanningLoop.expansion(for: window, zone: zone, configuration: configuration)
             let metrics = settings.metrics.textfile.map(PrometheusTextfile.init(path:))
             metrics?.bootstrap()
             // Written however the replay ends, so a failed one still shows its failures.

@@ -875,7 +875,7 @@ func strangersCalendar(uid: String = "stranger", _ lines: [String], summary: Str
         var reminders: [String] = []
         var instant = utc("2027-03-10T00:00:00Z")
         while instant < utc("2027-03-21T00:00:00Z") {
-            reminders += loop.step(at: instant).filter { $0.event.type == .reminderDue }
+            reminders += loop.step(at: instant).events.filter { $0.event.type == .reminderDue }
                 .map { "\($0.event.key.uid) \($0.event.time)" }
             instant = instant.adding(seconds: 60)
         }

@@ -147,7 +147,7 @@ import Testing
         let journal = try Self.journal()
         let sink = CollectingSink()
         var options = Replay.Options.small
-        options.retention = 3600
+        options.retention.keep = 3600
         let summary = try await Self.replay(
             journal: journal, sinks: [sink], from: "2027-03-01", to: "2027-03-08", options: options)
         #expect(await sink.lines.count == summary.total)

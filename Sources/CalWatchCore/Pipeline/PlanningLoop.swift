@@ -1,5 +1,7 @@
-/// The planner driven over time for a changing set of occurrences: what `replay` runs on a virtual clock and
-/// `watch` on the real one.
+/// The planner driven over time for a changing set of occurrences: the one pipeline driver, which `replay` runs on a
+/// virtual clock and `watch` on the real one. It says which occurrences to expand around a window (`expansion`),
+/// plans at the instants they ask for, applies answers, and says when expired ids and journal rows may go
+/// (`Retention`); committing, delivering and pruning are the runtime's part (docs/design.md §1).
 ///
 /// Each occurrence waits, unplanned, until its earliest possible event (`Planner.earliestEvent`); then it is
 /// admitted into a slot and planned only at the instants it asks for (the `Agenda`), so the cost follows the
@@ -19,7 +21,30 @@ public struct PlanningLoop {
     /// A group of occurrences replaced together.
     public typealias Origin = Int32
 
+    /// How long events are remembered after they expire, and how often the forgetting is done.
+    public struct Retention: Sendable {
+        /// How long an expired event stays in the journal (for `calwatch why`, and a sink that lags behind).
+        public var keep: Int64 = 86_400
+        /// How often (in the loop's time) expired ids are dropped and the journal is pruned. Each prune reads every
+        /// row still kept, about `keep`'s worth, so pruning hourly read a day of rows 24 times a day: an eighth of a
+        /// replay's time.
+        public var pruneEvery: Int64 = 6 * 3600
+
+        public init() {}
+    }
+
+    /// What one step found due, and how far the journal may be pruned now.
+    public struct Step {
+        /// The events due, in emission order.
+        public var events: [Emitted]
+        /// Set when `retention` says it is time: journal rows that expired before this instant, and that every
+        /// sink has, may go. Never after the scheduled time of an event not yet committed, since the journal keeps
+        /// the cut-off as handled and a restart plans from there.
+        public var pruneBefore: Instant?
+    }
+
     public let configuration: PlannerConfiguration
+    public let retention: Retention
     private let facts: (Occurrence) -> PlanningFacts
     /// What has been emitted, as planning sees it.
     public private(set) var state: PlannerState
@@ -44,14 +69,29 @@ public struct PlanningLoop {
     private var step: [Emitted] = []
     /// Origins removed since the waiting queue last dropped the entries they left behind.
     private var removedSinceSweep = 0
+    /// When expired ids were last dropped; `nil` before the first step.
+    private var prunedAt: Instant?
 
     /// A loop that continues from `state` (rebuilt from the journal).
     public init(
-        configuration: PlannerConfiguration, facts: @escaping (Occurrence) -> PlanningFacts, state: PlannerState
+        configuration: PlannerConfiguration, facts: @escaping (Occurrence) -> PlanningFacts, state: PlannerState,
+        retention: Retention = Retention()
     ) {
         self.configuration = configuration
         self.facts = facts
         self.state = state
+        self.retention = retention
+    }
+
+    /// What to expand for planning `window`: the occurrences whose events can fall inside it, from the longest live
+    /// activity before it to the earliest reminder or calendar alarm after it, and a flight detected a horizon ahead.
+    public static func expansion(
+        for window: InstantWindow, zone: ZoneRules, configuration: PlannerConfiguration
+    ) -> ExpansionOptions {
+        var options = ExpansionOptions(window: window, defaultZone: zone)
+        options.lookBehind = configuration.liveActivityMaxDuration + 86_400
+        options.lookAhead = max(configuration.lookAhead, configuration.horizon, 8 * 86_400)
+        return options
     }
 
     /// Occurrences waiting to be admitted, entries of removed files not yet swept out included.
@@ -112,9 +152,23 @@ public struct PlanningLoop {
         }
     }
 
-    /// Plans everything due at `now`: occurrences whose earliest event has come are admitted, those whose wake has
-    /// come are planned. Returns the events of this step and of any `add` since the last one, in emission order.
-    public mutating func step(at now: Instant) -> [Emitted] {
+    /// Plans everything due at `now` (`events`), and says when the journal may be pruned (`pruneBefore`, with
+    /// `uncommittedSince` the earliest scheduled time of events the caller holds back for its next commit).
+    public mutating func step(at now: Instant, uncommittedSince: Instant? = nil) -> Step {
+        let events = plan(at: now)
+        guard now.secondsSinceEpoch - (prunedAt ?? now).secondsSinceEpoch >= retention.pruneEvery else {
+            if prunedAt == nil { prunedAt = now }
+            return Step(events: events, pruneBefore: nil)
+        }
+        prunedAt = now
+        state.forget(expiredBefore: now)
+        let earliest = [now.adding(seconds: -retention.keep), uncommittedSince] + events.map(\.event.time)
+        return Step(events: events, pruneBefore: earliest.compactMap { $0 }.min())
+    }
+
+    /// Occurrences whose earliest event has come are admitted, those whose wake has come are planned. Returns the
+    /// events of this step and of any `add` since the last one, in emission order.
+    private mutating func plan(at now: Instant) -> [Emitted] {
         while let next = waiting.next, next.earliest <= now {
             let entry = waiting.pop()
             guard generations[entry.origin, default: 0] == entry.generation else { continue }
@@ -138,11 +192,6 @@ public struct PlanningLoop {
         state.apply(event)
         step.append(Emitted(event: event, occurrence: occurrence, facts: facts))
         if let index = slotOf[event.key] { plan(index, at: now) }
-    }
-
-    /// Drops the ids of events that expired before `instant` (see `PlannerState.forget`).
-    public mutating func forget(expiredBefore instant: Instant) {
-        state.forget(expiredBefore: instant)
     }
 
     private mutating func admit(_ occurrence: Occurrence, origin: Origin) -> Int {

@@ -24,11 +24,8 @@ public final class Replay {
     public struct Options: Sendable {
         /// Events per journal transaction (and per batch handed to the sinks).
         public var batchSize = 512
-        /// How long delivered events stay in the journal after they expire.
-        public var retention: Int64 = 86_400
-        /// How often (virtual time) expired rows are pruned. Each prune reads every row still kept, about a
-        /// retention's worth, so pruning hourly read a day of rows 24 times a day: an eighth of a replay's time.
-        public var pruneEvery: Int64 = 6 * 3600
+        /// How long delivered events stay in the journal after they expire, and how often they are pruned.
+        public var retention = PlanningLoop.Retention()
         public var bus = EventBus.Policy()
 
         public init() {}
@@ -80,20 +77,21 @@ public final class Replay {
         let start = max(from, try await journal.handledUntil() ?? from)
         summary.start = start
         var loop = PlanningLoop(
-            configuration: configuration, facts: facts, state: try await journal.plannerState(from: start))
+            configuration: configuration, facts: facts, state: try await journal.plannerState(from: start),
+            retention: options.retention)
         // Activities the journal says are running are planned from the start, and those whose occurrence is gone
         // end there.
         loop.add(occurrences.all, now: start)
         loop.endRemovedActivities(at: start)
         var pending: [PlanningLoop.Emitted] = []
         var now = start
-        var lastPrune = start
         while now < to {
-            let step = loop.step(at: now)
-            if !step.isEmpty {
-                for item in step { summary.counts[item.event.type, default: 0] += 1 }
-                summary.total += step.count
-                pending += step
+            // Events wait for a full batch (in a sparse calendar a batch can span weeks): a prune must not pass them.
+            let step = loop.step(at: now, uncommittedSince: pending.first?.event.time)
+            if !step.events.isEmpty {
+                for item in step.events { summary.counts[item.event.type, default: 0] += 1 }
+                summary.total += step.events.count
+                pending += step.events
             }
             if pending.count >= options.batchSize {
                 try await bus.publish(pending, committingTo: journal, recorded: recordedTime())
@@ -104,14 +102,8 @@ public final class Replay {
                     return
                 }
             }
-            if now.secondsSinceEpoch - lastPrune.secondsSinceEpoch >= options.pruneEvery {
-                loop.forget(expiredBefore: now)
-                // The journal records the cut-off as handled, and a restart plans from there: it must not pass an
-                // event still waiting for its commit (in a sparse calendar a batch can span weeks).
-                var cutOff = now.adding(seconds: -options.retention)
-                if let waiting = pending.first?.event.time { cutOff = min(cutOff, waiting) }
+            if let cutOff = step.pruneBefore {
                 try await journal.prune(expiredBefore: cutOff, sinks: sinks.map(\.name))
-                lastPrune = now
             }
             guard let next = loop.nextInstant else { break }
             now = next

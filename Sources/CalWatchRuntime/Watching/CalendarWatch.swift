@@ -31,10 +31,8 @@ public final class CalendarWatch {
 
     /// How the daemon keeps its journal and window.
     public struct Options: Sendable {
-        /// How long delivered events stay in the journal after they expire.
-        public var retention: Int64 = 86_400
-        /// How often expired ids and journal rows are dropped.
-        public var pruneEvery: Int64 = 3600
+        /// How long delivered events stay in the journal after they expire, and how often they are pruned.
+        public var retention = PlanningLoop.Retention()
         /// How often the expansion window rolls forward (every file's occurrences expanded again, none re-parsed).
         public var rollEvery: Int64 = 86_400
         /// How long a half-written file is given to settle.
@@ -58,7 +56,6 @@ public final class CalendarWatch {
     private var loop: PlanningLoop
     private var expansion: ExpansionOptions
     private var rolledAt: Instant
-    private var prunedAt: Instant
 
     /// A watch continuing from `journal` at `now`; no calendar is read until `start`. Sink retries are slept on
     /// `clock`; sink failures are logged to `logger`.
@@ -82,10 +79,9 @@ public final class CalendarWatch {
         bus = EventBus(journal: journal, sinks: sinks, clock: clock, entry: occurrences.entry, logger: logger)
         loop = PlanningLoop(
             configuration: configuration.planner, facts: classifier.facts(for:),
-            state: try await journal.plannerState(from: now))
+            state: try await journal.plannerState(from: now), retention: options.retention)
         expansion = Self.expansion(configuration.planner, zone: zone, at: now, rollEvery: options.rollEvery)
         rolledAt = now
-        prunedAt = now
     }
 
     /// The next instant at which something is due or the window rolls; sleep until then (in chunks).
@@ -185,17 +181,12 @@ public final class CalendarWatch {
     }
 
     /// Plans everything due by `now`: the wake the caller slept until, or a later instant after a suspend or a
-    /// jump of the wall clock. Rolls the window forward and prunes when their time has come, and takes the answers
-    /// given since the last call.
+    /// jump of the wall clock. Rolls the window forward when its time has come, and takes the answers given since
+    /// the last call.
     public func advance(to now: Instant) async throws -> Report {
         var report = Report()
         if now.secondsSinceEpoch - rolledAt.secondsSinceEpoch >= options.rollEvery || now < rolledAt {
             reexpand(at: now, into: &report)
-        }
-        if now.secondsSinceEpoch - prunedAt.secondsSinceEpoch >= options.pruneEvery {
-            loop.forget(expiredBefore: now)
-            try await journal.prune(expiredBefore: now.adding(seconds: -options.retention), sinks: sinkNames)
-            prunedAt = now
         }
         try await takeAnswers(at: now, into: &report)
         return try await commit(at: now, into: report, cause: .timer)
@@ -252,26 +243,25 @@ public final class CalendarWatch {
 
     private func commit(at now: Instant, into report: Report, cause: CalwatchMetrics.Cause) async throws -> Report {
         var report = report
+        let step = loop.step(at: now)
         // The `removed` end of a deleted occurrence is planned without it: it gets the occurrence as last read.
-        let due = loop.step(at: now).map(occurrences.lastKnown)
+        let due = step.events.map(occurrences.lastKnown)
         for item in due { report.events[item.event.type, default: 0] += 1 }
         report.total += due.count
         let recorded = recordedTime()
         try await bus.publish(due, committingTo: journal, recorded: recorded)
         CalwatchMetrics.emitted(due.lazy.map(\.event), at: recorded, cause: cause)
+        if let cutOff = step.pruneBefore { try await journal.prune(expiredBefore: cutOff, sinks: sinkNames) }
         return report
     }
 
-    /// Occurrences whose events can be due before the next roll: from the longest live activity before `now` to a
-    /// flight's horizon (or the earliest reminder or alarm) after the next roll.
+    /// Occurrences whose events can be due before the next roll.
     private static func expansion(
         _ planner: PlannerConfiguration, zone: ZoneRules, at now: Instant, rollEvery: Int64
     ) -> ExpansionOptions {
-        var options = ExpansionOptions(
-            window: InstantWindow(start: now, end: now.adding(seconds: max(rollEvery, 1))), defaultZone: zone)
-        options.lookBehind = planner.liveActivityMaxDuration + 86_400
-        options.lookAhead = max(planner.lookAhead, planner.horizon, 8 * 86_400)
-        return options
+        PlanningLoop.expansion(
+            for: InstantWindow(start: now, end: now.adding(seconds: max(rollEvery, 1))), zone: zone,
+            configuration: planner)
     }
 }
 
