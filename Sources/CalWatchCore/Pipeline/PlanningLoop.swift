@@ -183,15 +183,21 @@ public struct PlanningLoop {
         return step
     }
 
-    /// Applies an answer (`reminderSnoozed`, `…Dismissed`, `…Acknowledged`) and plans its occurrence again at
-    /// `now`: the answer and what it changes (a dismissed live activity's end) come with the next `step`. An
+    /// Takes an answer about `occurrence` at `now` (`Planner.answer` decides what it makes, or why nothing): the
+    /// answer's event and what it changes (a dismissed live activity's end) come with the next `step`. An
     /// occurrence not admitted yet finds the answer in the state when it is.
     public mutating func answer(
-        _ event: PlannedEvent, occurrence: Occurrence, facts: PlanningFacts, at now: Instant
-    ) {
+        _ answer: Planner.Answer, target: String, answered: (id: EventID, type: EventType?)?, occurrence: Occurrence,
+        at now: Instant
+    ) -> Result<PlannedEvent, Planner.AnswerRefused> {
+        let facts = facts(occurrence)
+        let made = Planner.answer(
+            answer, target: target, answered: answered, occurrence: occurrence, facts: facts, state: state, now: now)
+        guard case .success(let event) = made else { return made }
         state.apply(event)
         step.append(Emitted(event: event, occurrence: occurrence, facts: facts))
         if let index = slotOf[event.key] { plan(index, at: now) }
+        return made
     }
 
     private mutating func admit(_ occurrence: Occurrence, origin: Origin) -> Int {

@@ -122,18 +122,14 @@ public final class CalendarWatch {
         }
     }
 
+    /// Finds the occurrence an answer names (through the journal's record of the event it names by id, or by
+    /// subject or UID) and hands the answer to the planning loop.
     private func take(_ answer: JournalStore.Answer, at now: Instant) async throws -> String {
-        let answered = EventID(hex: answer.target)
+        var answered: (id: EventID, type: EventType?)?
         let key: OccurrenceKey?
-        if let answered {
-            let journaled = try await journal.event(id: answered)?.event
-            // A live activity has no reminder to come again; its id snoozed nothing, and said "applied".
-            if answer.kind == .snooze, let type = journaled?.type,
-                [.liveActivityStart, .liveActivityUpdate, .liveActivityEnd].contains(type)
-            {
-                return "not snoozed: \(answer.target) is a \(type.rawValue) event; snooze a reminderDue (its CE_ID), "
-                    + "or dismiss or ack the occurrence"
-            }
+        if let id = EventID(hex: answer.target) {
+            let journaled = try await journal.event(id: id)?.event
+            answered = (id, journaled?.type)
             key = journaled?.key
         } else {
             key = occurrences.key(forSubject: answer.target) ?? occurrences.key(forUID: answer.target, at: now)
@@ -141,36 +137,16 @@ public final class CalendarWatch {
         guard let key, let occurrence = occurrences.occurrence(for: key) else {
             return "not applied: the calendars hold no occurrence for \(answer.target) now"
         }
-        let facts = classifier.facts(for: occurrence)
-        guard now < occurrence.end else { return "not applied: \(occurrence.uid) is over" }
-        let payload: PlannedEvent.Payload
-        switch answer.kind {
-        case .snooze:
-            let count = (loop.state.answers[key]?.snoozes.count ?? 0) + 1
-            let until = now.adding(seconds: answer.seconds ?? 300)
-            // Never after the end; for a flight, never after the time to leave while that is ahead, nor after
-            // the departure.
-            let (limit, what): (Instant, String) =
-                if facts.kind != .flight {
-                    (occurrence.end, "end")
-                } else if let leaveBy = facts.leaveBy, leaveBy > now {
-                    (leaveBy, "time to leave for the airport")
-                } else {
-                    (occurrence.start, "departure")
-                }
-            guard until < limit else { return "not snoozed: \(until) is after its \(what) (\(limit))" }
-            payload = .reminderSnoozed(AnswerDetail(answered: answered, until: until, count: count))
-        case .dismiss:
-            payload = .reminderDismissed(AnswerDetail(answered: answered, until: nil, count: 0))
-        case .ack:
-            payload = .reminderAcknowledged(AnswerDetail(answered: answered, until: nil, count: 0))
+        let given: Planner.Answer =
+            switch answer.kind {
+            case .snooze: .snooze(seconds: answer.seconds ?? 300)
+            case .dismiss: .dismiss
+            case .ack: .ack
+            }
+        switch loop.answer(given, target: answer.target, answered: answered, occurrence: occurrence, at: now) {
+        case .success: return "applied at \(now)"
+        case .failure(let refused): return refused.description
         }
-        let event = PlannedEvent(
-            payload, id: EventID.make(EventID.seed(key), payload.type, "answer:" + answer.target), key: key,
-            occurrenceStart: occurrence.start, occurrenceEnd: occurrence.end, time: now, expiry: occurrence.end,
-            fingerprint: 0)
-        loop.answer(event, occurrence: occurrence, facts: facts, at: now)
-        return "applied at \(now)"
     }
 
     /// Looks at what a watcher noticed (or everything, on a rescan) and plans the changes at `now`.
