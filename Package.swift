@@ -13,6 +13,9 @@ let package = Package(
     products: [
         .executable(name: "calwatch", targets: ["calwatch"]),
         .library(name: "CalWatch", targets: ["CalWatchCore", "CalWatchRuntime"]),
+        /// Calendars on servers (ICS feeds, CalDAV) and the PostgreSQL sink, each linked only by those who use it.
+        .library(name: "CalWatchRemote", targets: ["CalWatchRemote"]),
+        .library(name: "CalWatchPostgres", targets: ["CalWatchPostgres"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -67,12 +70,12 @@ let package = Package(
             resources: [.copy("Resources/data")],
             swiftSettings: strictSettings
         ),
-        /// What runs around the core: the journal, the bus and its sinks (JSON Lines, SQLite, PostgreSQL, hooks),
-        /// replay and the watch daemon, on injected clocks, and their metrics in Prometheus' text format.
+        /// What runs around the core: the journal, the bus and its sinks (JSON Lines, SQLite, hooks), replay and the
+        /// watch daemon, on injected clocks, and their metrics in Prometheus' text format.
         .target(
             name: "CalWatchRuntime",
             dependencies: [
-                "CalWatchCore", "CSQLite", "CLibPQ", "CLinux", "CCurl",
+                "CalWatchCore", "CSQLite", "CLinux",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -82,10 +85,30 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        /// Calendars on servers: ICS feeds and CalDAV accounts fetched through libcurl into the cache folders that
+        /// the runtime reads like any vdir.
+        .target(
+            name: "CalWatchRemote",
+            dependencies: [
+                "CalWatchCore", "CalWatchRuntime", "CCurl",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        /// The PostgreSQL sink, through libpq: many watchers, one database.
+        .target(
+            name: "CalWatchPostgres",
+            dependencies: [
+                "CalWatchCore", "CalWatchRuntime", "CLibPQ",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
         .executableTarget(
             name: "calwatch",
             dependencies: [
-                "CalWatchCore", "CalWatchRuntime",
+                "CalWatchCore", "CalWatchRuntime", "CalWatchRemote", "CalWatchPostgres",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -96,7 +119,7 @@ let package = Package(
         .testTarget(
             name: "CalWatchTests",
             dependencies: [
-                "CalWatchCore", "CalWatchRuntime",
+                "CalWatchCore", "CalWatchRuntime", "CalWatchRemote", "CalWatchPostgres",
                 .product(name: "Logging", package: "swift-log"),
             ],
             resources: [.copy("Fixtures")],

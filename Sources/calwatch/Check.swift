@@ -1,5 +1,7 @@
 import ArgumentParser
 import CalWatchCore
+import CalWatchPostgres
+import CalWatchRemote
 import CalWatchRuntime
 import Foundation
 

@@ -1,5 +1,7 @@
 import ArgumentParser
 import CalWatchCore
+import CalWatchPostgres
+import CalWatchRemote
 import CalWatchRuntime
 import Foundation
 import Logging
@@ -81,7 +83,7 @@ enum CommandSupport {
     static func openSinks(_ settings: [SinkSettings], logger: Logger) throws(SinkError) -> [any EventSink] {
         try settings.map { (sink) throws(SinkError) in
             do {
-                let opened = try sink.open(now: { now }, logger: logger)
+                let opened = try sink.open(now: { now }, logger: logger, postgres: PostgresSink.init(settings:name:))
                 if let file = opened as? JSONLinesSink, file.repairedBytes > 0 {
                     logger.warning(
                         """

@@ -1,5 +1,6 @@
 import ArgumentParser
 import CalWatchCore
+import CalWatchRemote
 import CalWatchRuntime
 import Foundation
 import Logging

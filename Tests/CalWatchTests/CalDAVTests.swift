@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import CalWatchCore
+@testable import CalWatchRemote
 @testable import CalWatchRuntime
 
 /// Radicale's own answers (Fixtures/caldav-client) read as the CalDAV client reads them.

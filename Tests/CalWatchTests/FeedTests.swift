@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import Testing
 
+@testable import CalWatchRemote
 @testable import CalWatchRuntime
 
 /// A local HTTP server for feeds (`scripts/feed-server.py`, Debian's python3), on loopback, for one test; or, with

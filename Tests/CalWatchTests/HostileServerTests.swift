@@ -2,6 +2,7 @@ import CalWatchCore
 import Foundation
 import Testing
 
+@testable import CalWatchRemote
 @testable import CalWatchRuntime
 
 /// Feeds and CalDAV accounts against a server that means harm (`scripts/hostile-server.py`): it trickles, sends

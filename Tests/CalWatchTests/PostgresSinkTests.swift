@@ -1,4 +1,5 @@
 import CalWatchCore
+import CalWatchPostgres
 import CalWatchRuntime
 import Foundation
 import Testing

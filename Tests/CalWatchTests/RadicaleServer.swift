@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import CalWatchCore
+@testable import CalWatchRemote
 @testable import CalWatchRuntime
 
 /// Debian's Radicale on a free loopback port with a temporary storage folder, the user `anna` (password `Rad1cale-pa55`,

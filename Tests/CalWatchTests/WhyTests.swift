@@ -1,3 +1,4 @@
+import CalWatchPostgres
 import Foundation
 import Logging
 import Testing
@@ -52,7 +53,9 @@ import Testing
             let scan = CalendarScan(paths: configuration.calendars, options: options).run()
             let journal = try JournalStore(path: configuration.statePath)
             let logger = Logger(label: "calwatch.test")
-            let sinks = try configuration.sinks.map { try $0.open(now: { utc(to) }, logger: logger) }
+            let sinks = try configuration.sinks.map {
+                try $0.open(now: { utc(to) }, logger: logger, postgres: PostgresSink.init(settings:name:))
+            }
             let classifier = Classifier(configuration)
             _ = try await Replay(
                 occurrences: scan.occurrences, facts: classifier.facts(for:), configuration: configuration.planner,

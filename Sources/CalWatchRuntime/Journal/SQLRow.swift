@@ -1,42 +1,42 @@
-import CalWatchCore
+package import CalWatchCore
 
 /// The values of one row to insert, kept for the next row: texts are written into one byte buffer that
 /// `SQLiteStatement.run` binds in place, so an insert allocates nothing. Values go to `?1`, `?2`, … in the order
 /// they are appended. The same row is a line of PostgreSQL's COPY text for the PostgreSQL sink.
-struct SQLRow: ~Copyable {
-    var buffer = JSONLineWriter(capacity: 4096)
-    var values: [Value] = []
+package struct SQLRow: ~Copyable {
+    package var buffer = JSONLineWriter(capacity: 4096)
+    package var values: [Value] = []
 
-    enum Value {
+    package enum Value {
         case integer(Int64)
         case text(Range<Int>)
         case null
     }
 
-    init() { reset() }
+    package init() { reset() }
 
     /// Empties the row for the next one, keeping its memory.
-    mutating func reset() {
+    package mutating func reset() {
         buffer.reset()
         buffer.append(text: " ")
         values.removeAll(keepingCapacity: true)
     }
 
-    mutating func append(_ number: Int64?) { values.append(number.map { .integer($0) } ?? .null) }
+    package mutating func append(_ number: Int64?) { values.append(number.map { .integer($0) } ?? .null) }
 
-    mutating func append(_ text: String?) {
+    package mutating func append(_ text: String?) {
         guard let text else { return values.append(.null) }
         appendText { $0.append(text: text) }
     }
 
     /// `2027-03-01T08:30:00Z`.
-    mutating func append(_ instant: Instant) { appendText { $0.append(instant: instant) } }
+    package mutating func append(_ instant: Instant) { appendText { $0.append(instant: instant) } }
 
     /// `2027-03-01T08:30:00.042Z`.
-    mutating func append(_ timestamp: Timestamp) { appendText { $0.append(timestamp: timestamp) } }
+    package mutating func append(_ timestamp: Timestamp) { appendText { $0.append(timestamp: timestamp) } }
 
     /// A 64-bit FNV-1a hash of the values, to tell rows of different content apart.
-    var contentHash: Int64 {
+    package var contentHash: Int64 {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         func feed(_ byte: UInt8) {
             hash ^= UInt64(byte)
@@ -62,7 +62,7 @@ struct SQLRow: ~Copyable {
     }
 
     /// A text made by `write` (a JSON object, say) straight into the buffer.
-    mutating func appendText(_ write: (inout JSONLineWriter) -> Void) {
+    package mutating func appendText(_ write: (inout JSONLineWriter) -> Void) {
         let start = buffer.bytes.count
         write(&buffer)
         values.append(.text(start..<buffer.bytes.count))
@@ -71,7 +71,7 @@ struct SQLRow: ~Copyable {
     /// Appends the row to `copy` as one line of PostgreSQL's COPY text format: values separated by tabs, NULL as
     /// `\N`, backslash, tab, newline and carriage return escaped. NUL bytes, which PostgreSQL's text cannot hold,
     /// are dropped (libical's strings never carry one). The first `nullingFirst` values are written as NULL.
-    func appendCopyLine(to copy: inout [UInt8], nullingFirst nulled: Int = 0) {
+    package func appendCopyLine(to copy: inout [UInt8], nullingFirst nulled: Int = 0) {
         let backslash = UInt8(ascii: "\\")
         buffer.bytes.withUnsafeBufferPointer { bytes in
             for (index, value) in values.enumerated() {
@@ -101,7 +101,7 @@ extension SQLRow {
     /// The columns of an event's occurrence as the database sinks store it: calendar, UID, RECURRENCE-ID, kind,
     /// summary, location, start, end, and `{"flight":…,"meeting":…}`. Their `contentHash` is the occurrence's
     /// version: a changed occurrence (moved, renamed, reclassified) is a new row.
-    mutating func appendOccurrenceColumns(of entry: JournalStore.Entry) {
+    package mutating func appendOccurrenceColumns(of entry: JournalStore.Entry) {
         let event = entry.event
         append(event.key.calendar)
         append(event.key.uid)

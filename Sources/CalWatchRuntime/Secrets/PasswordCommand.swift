@@ -6,13 +6,13 @@ import SystemPackage
 /// in a session of its own so that a timeout stops everything it started (a `gpg-agent` it spawned, a pinentry
 /// left waiting) with it; the first line it prints is the password. Shared by the PostgreSQL sink and CalDAV
 /// sources.
-enum PasswordCommand {
+package enum PasswordCommand {
     /// Why no password came, worded for the user; it never holds what the command printed.
-    struct Failure: Error, CustomStringConvertible {
-        var description: String
+    package struct Failure: Error, CustomStringConvertible {
+        package var description: String
     }
 
-    static func run(_ command: [String], timeout: Duration = .seconds(30)) async throws(Failure) -> String {
+    package static func run(_ command: [String], timeout: Duration = .seconds(30)) async throws(Failure) -> String {
         let program = command[0]
         let executable: Executable = program.contains("/") ? .path(FilePath(program)) : .name(program)
         var options = PlatformOptions()

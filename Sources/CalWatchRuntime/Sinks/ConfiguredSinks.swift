@@ -3,16 +3,18 @@ public import Logging
 
 extension SinkSettings {
     /// Opens the sink these settings describe. A hook times its runs and retries on `clock`, reads expiry off
-    /// `now` (the wall clock) and logs its failed runs to `logger`.
+    /// `now` (the wall clock) and logs its failed runs to `logger`. A PostgreSQL sink is made by `postgres`
+    /// (`PostgresSink.init` from the CalWatchPostgres module), so that only a program that offers one links libpq.
     public func open(
-        clock: any Clock<Duration> = ContinuousClock(), now: @escaping @Sendable () -> Instant, logger: Logger
+        clock: any Clock<Duration> = ContinuousClock(), now: @escaping @Sendable () -> Instant, logger: Logger,
+        postgres: (PostgresSettings, _ name: String) throws -> any EventSink
     ) throws -> any EventSink {
         switch output {
         case .jsonLines(path: nil): JSONLinesSink.standardOutput(name: name)
         case .jsonLines(path: let path?): try JSONLinesSink.file(path: path, name: name)
         case .sqlite(let path, let keep): try SQLiteSink(path: path, name: name, keep: keep)
         case .hook(let hook): HookSink(settings: hook, name: name, clock: clock, now: now, logger: logger)
-        case .postgres(let settings): PostgresSink(settings: settings, name: name)
+        case .postgres(let settings): try postgres(settings, name)
         }
     }
 }

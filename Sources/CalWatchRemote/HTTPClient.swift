@@ -1,5 +1,6 @@
 import CCurl
 import CalWatchCore
+import CalWatchRuntime
 import Foundation
 
 /// The HTTP client of feeds and CalDAV accounts: libcurl's easy interface, driven so that a stranger's server cannot

@@ -1,4 +1,5 @@
 public import CalWatchCore
+public import CalWatchRuntime
 import Foundation
 
 /// Writes events into a PostgreSQL database that many watchers share and many consumers read: the same `events`,

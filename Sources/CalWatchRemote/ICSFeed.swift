@@ -1,4 +1,5 @@
 public import CalWatchCore
+public import CalWatchRuntime
 public import Foundation
 
 /// A subscribed ICS feed (`calendars: - url: …`): a calendar published at an address ("secret address in iCal

@@ -1,10 +1,10 @@
-import Foundation
+package import Foundation
 
 /// A file replaced whole: written beside its place, then renamed over it, so a reader (node_exporter, inotify, the
 /// calendar reader) sees the old file or the new one, never half of one.
-enum AtomicFile {
+package enum AtomicFile {
     /// `partial`: the name written first (default PATH.partial), in the same folder so the rename is atomic.
-    static func replace(_ path: String, with data: Data, mode: Int, partial: String? = nil) throws {
+    package static func replace(_ path: String, with data: Data, mode: Int, partial: String? = nil) throws {
         let partial = partial ?? path + ".partial"
         guard FileManager.default.createFile(atPath: partial, contents: data, attributes: [.posixPermissions: mode])
         else { throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: partial]) }
