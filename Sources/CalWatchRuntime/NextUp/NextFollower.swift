@@ -36,15 +36,12 @@ public final class NextFollower<WaitClock: Clock> where WaitClock.Duration == Du
         }
     }
 
-    private enum Wakeup: Hashable, Sendable { case files, clockSet }
-
     private let setup: Setup
     private let clock: WaitClock
     private let wallClock: @Sendable () -> Timestamp
     private let systemZone: @Sendable () -> ZoneRules?
     private let problems: ([CalendarProblem]) -> Void
     private let output: (String) -> Bool
-    private let wakeups = Wakeups<Wakeup>()
     /// A file written in place is read once it has been quiet this long (a rename into place at once).
     var debounce: Duration = .milliseconds(100)
 
@@ -83,16 +80,12 @@ public final class NextFollower<WaitClock: Clock> where WaitClock.Duration == Du
 
     /// Prints the status now, then follows until the reader goes away or the task is cancelled.
     public func run() async throws {
-        let wakeups = wakeups
-        let watcher = try DirectoryWatcher { wakeups.signal(.files) }
-        let clockChanges = try? WallClockChanges { wakeups.signal(.clockSet) }
+        let wait = try FolderWait(clock: clock, wallClock: wallClock, debounce: debounce)
         problems(files.rescan().problems)
-        watch(with: watcher)
+        watch(with: wait.watcher)
         reexpand(at: now)
         try await readDismissed()
         var last: String?
-        var readAt: WaitClock.Instant?
-        var pending = DirectoryWatcher.Notices()
         var nextMinute = Self.minuteAfter(wallClock())
         var first = true
 
@@ -114,44 +107,25 @@ public final class NextFollower<WaitClock: Clock> where WaitClock.Duration == Du
             }
 
             // Sleep until the next minute, the next change of the status, or a written file turning quiet.
-            let start = clock.now
-            var deadline = start.advanced(
-                by: .milliseconds(max(0, nextMinute.millisecondsSinceEpoch - wallClock().millisecondsSinceEpoch)))
-            if let change = NextUp.nextChange(all, facts: classifier.facts(for:), options: options, now: instant) {
-                let milliseconds = Timestamp(change).millisecondsSinceEpoch - wallClock().millisecondsSinceEpoch
-                deadline = min(deadline, start.advanced(by: .milliseconds(max(0, milliseconds))))
-            }
-            if let readAt { deadline = min(deadline, readAt) }
-            let reasons = await wakeups.next(orUntil: deadline, on: clock)
+            let change = NextUp.nextChange(all, facts: classifier.facts(for:), options: options, now: instant)
+            let turn = await wait.next(untilWall: min(nextMinute, change.map(Timestamp.init) ?? nextMinute))
             if Task.isCancelled { break }
-            if reasons.contains(.clockSet) { nextMinute = Self.minuteAfter(wallClock()) }
-            if reasons.contains(.files) {
-                let notices = watcher.take()
-                pending.merge(notices)
-                if notices.rescan || !notices.written.isEmpty {
-                    readAt = clock.now.advanced(by: debounce)
-                } else if readAt == nil {
-                    readAt = clock.now
-                }
-            }
-            if let due = readAt, due <= clock.now {
-                readAt = nil
+            if turn.signals.contains(.clockSet) { nextMinute = Self.minuteAfter(wallClock()) }
+            if !turn.files.isEmpty || turn.rescan {
                 // An answer rang the daemon: it takes it within a moment, and the journal says so.
                 if let bell = setup.journal.map({ $0.path + ".answers/" }),
-                    pending.files.contains(where: { $0.hasPrefix(bell) })
+                    turn.files.contains(where: { $0.hasPrefix(bell) })
                 {
                     try await Task.sleep(for: .milliseconds(300))
                     try await readDismissed()
                 }
-                read(pending, watcher: watcher)
-                pending = DirectoryWatcher.Notices()
+                read(.init(files: turn.files, rescan: turn.rescan), watcher: wait.watcher)
             }
             if setup.followsSystemZone, let current = systemZone(), current.identifier != zone.identifier {
                 zone = current
                 reexpand(at: now)
             }
         }
-        withExtendedLifetime(clockChanges) {}
     }
 
     /// The occurrences held, file by file in the order they were first read.

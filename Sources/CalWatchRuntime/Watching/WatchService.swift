@@ -50,8 +50,6 @@ public final class WatchService<WaitClock: Clock>: Service where WaitClock.Durat
         }
     }
 
-    private enum Wakeup: Hashable, Sendable { case files, clockSet, reload, shutdown }
-
     private let setup: Setup
     private let options: Options
     private let clock: WaitClock
@@ -59,7 +57,8 @@ public final class WatchService<WaitClock: Clock>: Service where WaitClock.Durat
     private let logger: Logger
     /// The system zone as it is now, for watches that follow it; `nil` when the zone is configured.
     private let systemZone: @Sendable () -> ZoneRules?
-    private let wakeups = Wakeups<Wakeup>()
+    /// What wakes `run`'s wait: made here, so that a `reload()` before the wait begins is kept for it.
+    private let wakeups = Wakeups<FolderWait<WaitClock>.Signal>()
 
     /// A service that sleeps on `clock` and plans at `wallClock` (the real ones in the daemon, manual ones in tests).
     public init(
@@ -79,9 +78,11 @@ public final class WatchService<WaitClock: Clock>: Service where WaitClock.Durat
 
     public func run() async throws {
         let wakeups = wakeups
-        let watcher = try DirectoryWatcher { wakeups.signal(.files) }
-        let clockChanges = try? WallClockChanges { wakeups.signal(.clockSet) }
-        if clockChanges == nil { logger.warning("cannot follow changes of the wall clock; caught within a minute") }
+        let wait = try FolderWait(
+            clock: clock, wallClock: wallClock, debounce: options.debounce, chunk: options.chunk, wakeups: wakeups)
+        if !wait.followsClockChanges {
+            logger.warning("cannot follow changes of the wall clock; caught within a minute")
+        }
         var configuration = try setup.load()
         var watch = try await setup.open(configuration, now)
 
@@ -95,7 +96,7 @@ public final class WatchService<WaitClock: Clock>: Service where WaitClock.Durat
             defer { group.cancelAll() }
             do {
                 try await withGracefulShutdownHandler {
-                    try await follow(&watch, configuration: &configuration, watcher: watcher, group: &group)
+                    try await follow(&watch, configuration: &configuration, wait: wait, group: &group)
                 } onGracefulShutdown: {
                     wakeups.signal(.shutdown)
                 }
@@ -106,58 +107,35 @@ public final class WatchService<WaitClock: Clock>: Service where WaitClock.Durat
             logger.info("stopping: sinks finish what was committed")
             log(await watch.finish())
         }
-        withExtendedLifetime(clockChanges) {}
     }
 
     /// The loop: waits for the earliest of a notice, a signal, a settled file, a rescan and the next wake, then
     /// does what is due. Returns on shutdown.
     private func follow(
-        _ watch: inout CalendarWatch, configuration: inout Configuration, watcher: DirectoryWatcher,
+        _ watch: inout CalendarWatch, configuration: inout Configuration, wait: FolderWait<WaitClock>,
         group: inout ThrowingTaskGroup<Void, any Error>
     ) async throws {
         log(try await watch.start(at: now), "start")
-        follow(watch, with: watcher)
+        follow(watch, with: wait.watcher)
         logger.info(
             "watching",
             metadata: [
-                "calendar.files": "\(watch.files.count)", "calendar.folders": "\(watcher.watchedCount)",
+                "calendar.files": "\(watch.files.count)", "calendar.folders": "\(wait.watcher.watchedCount)",
                 "calendar.occurrences": "\(watch.occurrenceCount)",
                 "watch.next_wake": "\(watch.nextWake.map { "\($0)" } ?? "none")",
             ])
-        var quietAt: [String: WaitClock.Instant] = [:]
-        var readNow: Set<String> = []
-        var rescanAt: WaitClock.Instant?
         var safetyRescanAt = clock.now.advanced(by: options.rescanEvery)
         var zone = watch.zone
 
         while true {
-            let reasons = await wakeups.next(
-                orUntil: deadline(watch, quietAt: quietAt, rescanAt: rescanAt, safety: safetyRescanAt), on: clock)
+            let turn = await wait.next(untilWall: watch.nextWake.map(Timestamp.init), orUntil: safetyRescanAt)
             // A graceful shutdown, or the task running the service cancelled.
-            if reasons.contains(.shutdown) || Task.isCancelled { return }
-            if reasons.contains(.files) {
-                var notices = watcher.take()
-                // An answer rang: the `advance` below takes it.
-                let bell = watch.answerBell + "/"
-                notices.files = notices.files.filter { !$0.hasPrefix(bell) }
-                notices.written = notices.written.filter { !$0.hasPrefix(bell) }
-                let quiet = clock.now.advanced(by: options.debounce)
-                for path in notices.files {
-                    if notices.written.contains(path) {
-                        quietAt[path] = quiet
-                    } else {
-                        // Renamed into place or deleted: complete now, and no earlier write needs waiting for.
-                        quietAt[path] = nil
-                        readNow.insert(path)
-                    }
-                }
-                if notices.rescan { rescanAt = quiet }
-            }
-            if reasons.contains(.clockSet) {
+            if turn.signals.contains(.shutdown) || Task.isCancelled { return }
+            if turn.signals.contains(.clockSet) {
                 logger.notice("the wall clock was set; planning again", metadata: ["watch.now": "\(now)"])
             }
-            if reasons.contains(.reload) {
-                try await reload(&watch, configuration: &configuration, watcher: watcher, group: &group)
+            if turn.signals.contains(.reload) {
+                try await reload(&watch, configuration: &configuration, watcher: wait.watcher, group: &group)
                 zone = watch.zone
             }
 
@@ -167,22 +145,19 @@ public final class WatchService<WaitClock: Clock>: Service where WaitClock.Durat
                 zone = current
                 log(try await watch.zoneChanged(to: current, at: now), "zone")
             }
-            for (path, quiet) in quietAt where quiet <= instant {
-                quietAt[path] = nil
-                readNow.insert(path)
-            }
-            if !readNow.isEmpty {
-                let report = try await watch.filesChanged(.init(files: readNow), at: now)
-                readNow = []
-                for path in report.unsettled { quietAt[path] = instant.advanced(by: watch.files.settle) }
+            // An answer rang: the `advance` below takes it.
+            let bell = watch.answerBell + "/"
+            let files = turn.files.filter { !$0.hasPrefix(bell) }
+            if !files.isEmpty {
+                let report = try await watch.filesChanged(.init(files: files), at: now)
+                for path in report.unsettled { wait.read(path, at: instant.advanced(by: watch.files.settle)) }
                 log(report, "change")
             }
-            if min(rescanAt ?? safetyRescanAt, safetyRescanAt) <= instant {
-                rescanAt = nil
+            if turn.rescan || safetyRescanAt <= instant {
                 safetyRescanAt = instant.advanced(by: options.rescanEvery)
                 let report = try await watch.filesChanged(.init(rescan: true), at: now)
-                for path in report.unsettled { quietAt[path] = instant.advanced(by: watch.files.settle) }
-                follow(watch, with: watcher)
+                for path in report.unsettled { wait.read(path, at: instant.advanced(by: watch.files.settle)) }
+                follow(watch, with: wait.watcher)
                 log(report, "rescan")
             }
             log(try await watch.advance(to: now), "time")
@@ -232,21 +207,6 @@ public final class WatchService<WaitClock: Clock>: Service where WaitClock.Durat
             return "\(file) is gone; put it back, or restart calwatch to run on the defaults"
         }
         return nil
-    }
-
-    /// The earliest of: the next wake on the wall clock, a file turning quiet, a rescan, and one chunk from now.
-    private func deadline(
-        _ watch: CalendarWatch, quietAt: [String: WaitClock.Instant], rescanAt: WaitClock.Instant?,
-        safety: WaitClock.Instant
-    ) -> WaitClock.Instant {
-        let start = clock.now
-        var deadline = start.advanced(by: options.chunk)
-        if let wake = watch.nextWake {
-            let milliseconds = Timestamp(wake).millisecondsSinceEpoch - wallClock().millisecondsSinceEpoch
-            deadline = min(deadline, start.advanced(by: .milliseconds(max(0, milliseconds))))
-        }
-        for instant in quietAt.values { deadline = min(deadline, instant) }
-        return min(deadline, rescanAt ?? safety, safety)
     }
 
     /// The wall clock, to the second, for planning.
