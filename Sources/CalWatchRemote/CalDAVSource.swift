@@ -1,5 +1,5 @@
 public import CalWatchCore
-public import CalWatchRuntime
+import CalWatchRuntime
 public import Foundation
 
 /// A CalDAV account or collection (`calendars: - caldav: …`): its calendars copied into calwatch's cache as a

@@ -1,5 +1,5 @@
 public import CalWatchCore
-public import CalWatchRuntime
+import CalWatchRuntime
 import Foundation
 public import Logging
 public import ServiceLifecycle

@@ -1,5 +1,5 @@
 public import CalWatchCore
-public import CalWatchRuntime
+import CalWatchRuntime
 public import Foundation
 
 /// A subscribed ICS feed (`calendars: - url: …`): a calendar published at an address ("secret address in iCal

@@ -1,5 +1,5 @@
 public import CalWatchCore
-public import CalWatchRuntime
+import CalWatchRuntime
 import Foundation
 
 /// A calendar on a server, whatever it speaks: an ICS feed or a CalDAV account, each kept in a folder of the cache

@@ -371,7 +371,7 @@ import Testing
             process.environment = ProcessInfo.processInfo.environment.merging(["XDG_CACHE_HOME": folder + "/cache"]) {
                 $1
             }
-            FileManager.default.createFile(atPath: folder + "/log.txt", contents: nil)
+            _ = FileManager.default.createFile(atPath: folder + "/log.txt", contents: nil)
             process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: folder + "/log.txt"))
             process.standardOutput = FileHandle.nullDevice
             try process.run()

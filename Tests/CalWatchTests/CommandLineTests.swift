@@ -23,7 +23,7 @@ import Testing
         process.arguments =
             ["replay", calendar] + window + ["--config", folder + "/config.yml", "--state", folder + "/journal.db"]
         process.standardOutput = FileHandle.nullDevice
-        FileManager.default.createFile(atPath: folder + "/errors", contents: nil)
+        _ = FileManager.default.createFile(atPath: folder + "/errors", contents: nil)
         process.standardError = FileHandle(forWritingAtPath: folder + "/errors")
         try process.run()
         return process

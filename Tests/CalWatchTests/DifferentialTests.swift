@@ -22,7 +22,7 @@ import Testing
             _ = try await runProgram(["python3", "-m", "venv", environment])
             _ = try await runProgram(
                 [python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check"] + packages)
-            FileManager.default.createFile(atPath: marker, contents: nil)
+            _ = FileManager.default.createFile(atPath: marker, contents: nil)
         }
         return python
     }

@@ -54,7 +54,7 @@ func strangersCalendar(uid: String = "stranger", _ lines: [String], summary: Str
             toFile: folder + "/bare.ics", atomically: true, encoding: .utf8)
         var export = Array("<?xml version=\"1.0\" encoding=\"EUC-JP\"?>\n<d:multistatus xmlns:d=\"DAV:\">".utf8)
         export += Array("<d:response><d:href>".utf8) + [0xFF, 0xFF, 0xFF, 0xFF] + Array("</d:href></d:response>".utf8)
-        FileManager.default.createFile(atPath: folder + "/export.xml", contents: Data(export))
+        _ = FileManager.default.createFile(atPath: folder + "/export.xml", contents: Data(export))
         let run = try await CommandLineTests().calwatch([
             "scan", folder + "/bare.ics", folder + "/export.xml", "--from", "2027-03-01", "--to", "2027-03-02",
             "--tz", "UTC",
@@ -144,7 +144,7 @@ func strangersCalendar(uid: String = "stranger", _ lines: [String], summary: Str
         for (collection, uid) in [("work", "w1"), ("home", "h1")] {
             try FileManager.default.createDirectory(atPath: root + "/" + collection, withIntermediateDirectories: true)
             let text = strangersCalendar(uid: uid, ["DTSTART:20270301T090000Z", "DURATION:PT30M"])
-            FileManager.default.createFile(atPath: root + "/\(collection)/\(uid).ics", contents: Data(text))
+            _ = FileManager.default.createFile(atPath: root + "/\(collection)/\(uid).ics", contents: Data(text))
         }
         return root
     }
@@ -244,7 +244,7 @@ func strangersCalendar(uid: String = "stranger", _ lines: [String], summary: Str
         let calendar = strangersCalendar(
             ["DTSTART;TZID=\"Nowhere \u{1B}]0;pwned\u{07}\":20270301T090000"], summary: Self.osc52)
         let folder = SinkFixtures.folder()
-        FileManager.default.createFile(atPath: folder + "/stranger.ics", contents: Data(calendar))
+        _ = FileManager.default.createFile(atPath: folder + "/stranger.ics", contents: Data(calendar))
         let cli = CommandLineTests()
         let explained = try await cli.calwatch(["explain", folder + "/stranger.ics", "--tz", "UTC"])
         #expect(explained.status == 0, "\(explained.errors)")
@@ -305,9 +305,9 @@ func strangersCalendar(uid: String = "stranger", _ lines: [String], summary: Str
     ])
     func invalidUTF8IsAnErrorWithTheLineAndOtherPathsAreRead(place: String, bytes: [UInt8], reason: String) throws {
         let folder = SinkFixtures.folder()
-        FileManager.default.createFile(
+        _ = FileManager.default.createFile(
             atPath: folder + "/report.xml", contents: Data(Self.document(Self.response + bytes)))
-        FileManager.default.createFile(
+        _ = FileManager.default.createFile(
             atPath: folder + "/other.ics", contents: Data(strangersCalendar(uid: "other", ["DTSTART:20270301T100000Z"]))
         )
         let result = scan(
@@ -323,7 +323,7 @@ func strangersCalendar(uid: String = "stranger", _ lines: [String], summary: Str
             ("<d:response><d:href><d:response/>/cal/work/y.ics</d:href><d:propstat><d:prop><c:calendar-data>"
                 + Self.event + "</c:calendar-data></d:prop></d:propstat></d:response>").utf8)
         let folder = SinkFixtures.folder()
-        FileManager.default.createFile(atPath: folder + "/report.xml", contents: Data(Self.document(inner)))
+        _ = FileManager.default.createFile(atPath: folder + "/report.xml", contents: Data(Self.document(inner)))
         let fromFile = scan([folder + "/report.xml"], from: "2027-03-01", to: "2027-03-02", zone: "UTC")
         #expect(fromFile.occurrences.map(\.source.calendar) == ["work"])
         #expect(fromFile.problems.isEmpty)
@@ -338,7 +338,7 @@ func strangersCalendar(uid: String = "stranger", _ lines: [String], summary: Str
             <d:propstat><d:prop><c:calendar-data>BEGIN:VCALENDAR\r\nBEGIN:VEVENT\r\nUID:xxe\r\nDTSTART:20270301T090000Z\r
             SUMMARY:&x;\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n</c:calendar-data></d:prop></d:propstat></d:response></d:multistatus>
             """
-        FileManager.default.createFile(atPath: folder + "/xxe.xml", contents: Data(xxe.utf8))
+        _ = FileManager.default.createFile(atPath: folder + "/xxe.xml", contents: Data(xxe.utf8))
         let result = scan([folder + "/xxe.xml"], from: "2027-03-01", to: "2027-03-02", zone: "UTC")
         #expect(result.occurrences.map(\.uid) == ["xxe"])
         #expect(result.occurrences.first?.summary?.contains("secret") != true)
@@ -350,7 +350,7 @@ func strangersCalendar(uid: String = "stranger", _ lines: [String], summary: Str
                 return "<!ENTITY e\(level) \"" + String(repeating: "&\(inner);", count: 10) + "\">"
             }.joined()
             + "]>\n<d:multistatus xmlns:d=\"DAV:\"><d:response><d:href>&e7;</d:href></d:response></d:multistatus>"
-        FileManager.default.createFile(atPath: folder + "/laughs.xml", contents: Data(laughs.utf8))
+        _ = FileManager.default.createFile(atPath: folder + "/laughs.xml", contents: Data(laughs.utf8))
         let laughed = scan([folder + "/laughs.xml"], from: "2027-03-01", to: "2027-03-02", zone: "UTC")
         #expect(laughed.occurrences.isEmpty)
         #expect(laughed.problems.count == 1)
@@ -512,7 +512,7 @@ func strangersCalendar(uid: String = "stranger", _ lines: [String], summary: Str
     /// A sparse file: 257 MiB long without using the disk.
     @Test func aFileOverTheSizeLimitIsRefusedAndTheOthersAreRead() throws {
         let folder = SinkFixtures.folder()
-        FileManager.default.createFile(
+        _ = FileManager.default.createFile(
             atPath: folder + "/small.ics", contents: Data(strangersCalendar(["DTSTART:20270301T090000Z"])))
         let huge = open(folder + "/huge.ics", O_CREAT | O_WRONLY, 0o600)
         #expect(ftruncate(huge, off_t(257 << 20)) == 0)
@@ -759,10 +759,10 @@ func strangersCalendar(uid: String = "stranger", _ lines: [String], summary: Str
             let text = strangersCalendar(
                 uid: "copied", ["SEQUENCE:\(sequence)", "DTSTART:20270301T09\(index)000Z", "DURATION:PT30M"],
                 summary: "Copy \(index)")
-            FileManager.default.createFile(atPath: root + "/work/copy\(index).ics", contents: Data(text))
+            _ = FileManager.default.createFile(atPath: root + "/work/copy\(index).ics", contents: Data(text))
         }
         // The same invitation in another calendar is another place, not a copy.
-        FileManager.default.createFile(
+        _ = FileManager.default.createFile(
             atPath: root + "/team/copy.ics",
             contents: Data(strangersCalendar(uid: "copied", ["DTSTART:20270301T091000Z"], summary: "Team copy")))
         let result = scan([root], from: "2027-03-01", to: "2027-03-02", zone: "UTC")
@@ -783,13 +783,13 @@ func strangersCalendar(uid: String = "stranger", _ lines: [String], summary: Str
         let root = SinkFixtures.folder() + "/calendars/work"
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
         let series = ["DTSTART:20270301T090000Z", "DURATION:PT30M", "RRULE:FREQ=DAILY;COUNT=5"]
-        FileManager.default.createFile(
+        _ = FileManager.default.createFile(
             atPath: root + "/a.ics",
             contents: Data(
                 strangersCalendar(
                     uid: "daily", ["SEQUENCE:1"] + series + ["EXDATE:20270302T090000Z,20270304T090000Z"],
                     summary: "Old")))
-        FileManager.default.createFile(
+        _ = FileManager.default.createFile(
             atPath: root + "/b.ics",
             contents: Data(strangersCalendar(uid: "daily", ["SEQUENCE:2"] + series, summary: "New")))
         let result = scan([root], from: "2027-03-01", to: "2027-03-08", zone: "UTC")

@@ -50,7 +50,7 @@ import Testing
                 process.executableURL = CommandLineTests.executable
                 process.arguments = ["watch", "--config", folder + "/config.yml", "--log-level", "debug"]
                 process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-                FileManager.default.createFile(atPath: folder + "/watch.log", contents: nil)
+                _ = FileManager.default.createFile(atPath: folder + "/watch.log", contents: nil)
                 process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: folder + "/watch.log"))
                 process.standardOutput = FileHandle.nullDevice
                 try process.run()

@@ -39,7 +39,7 @@ import Testing
             try await Task.sleep(for: .milliseconds(20))
         }
         #expect(SinkFixtures.lines(folder + "/runs").isEmpty)
-        FileManager.default.createFile(atPath: folder + "/release", contents: nil)
+        _ = FileManager.default.createFile(atPath: folder + "/release", contents: nil)
         let summary = try await replay.value
         #expect(SinkFixtures.lines(folder + "/runs").count == reminders)
         #expect(summary.sinks.map(\.delivered) == Array(repeating: expected.count, count: 3))

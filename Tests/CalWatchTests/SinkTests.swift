@@ -32,7 +32,7 @@ enum SinkFixtures {
     /// A hook script with `body`, executable.
     static func script(_ body: String, in folder: String, name: String = "hook.sh") -> String {
         let path = folder + "/" + name
-        FileManager.default.createFile(
+        _ = FileManager.default.createFile(
             atPath: path, contents: Data(("#!/bin/sh\n" + body + "\n").utf8), attributes: [.posixPermissions: 0o755])
         return path
     }

@@ -153,7 +153,7 @@ func runProgram(_ arguments: [String], in directory: String? = nil, discardOutpu
         let output = Pipe()
         // Error output to a file, so that neither pipe can fill up and stop the child.
         let errorPath = NSTemporaryDirectory() + "calwatch-program-\(UUID().uuidString).err"
-        FileManager.default.createFile(atPath: errorPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: errorPath, contents: nil)
         defer { try? FileManager.default.removeItem(atPath: errorPath) }
         process.standardOutput = discardOutput ? FileHandle.nullDevice : output
         process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errorPath))

@@ -10,7 +10,7 @@ import Testing
         process.executableURL = CommandLineTests.executable
         process.arguments = ["watch", "--config", folder + "/config.yml", "--log-level", "info"]
         process.currentDirectoryURL = URL(fileURLWithPath: folder)
-        FileManager.default.createFile(atPath: folder + "/log.txt", contents: nil)
+        _ = FileManager.default.createFile(atPath: folder + "/log.txt", contents: nil)
         process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: folder + "/log.txt"))
         process.standardOutput = FileHandle.nullDevice
         try process.run()

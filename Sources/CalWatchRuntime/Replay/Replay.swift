@@ -4,9 +4,10 @@ public import Logging
 /// The whole pipeline on a virtual clock: planner → journal → bus → sinks, from one instant to another, as fast as
 /// the machine allows (`calwatch replay`).
 ///
-/// A `PlanningLoop` is stepped from one instant that asks for planning to the next. Events are applied to the planner's state at once and committed to the journal in batches; sinks
-/// only ever see committed events, so a run killed at any point and started again over the same journal emits
-/// the rest: nothing lost, nothing journaled twice. State, journal and queues stay bounded however long the
+/// A `PlanningLoop` is stepped from one instant that asks for planning to the next. Events are applied to the
+/// planner's state at once and committed to the journal in batches; sinks only ever see committed events, so a run
+/// killed at any point and started again over the same journal emits the rest: nothing lost, nothing journaled
+/// twice. State, journal and queues stay bounded however long the
 /// window: ids are forgotten once expired, journal rows pruned once delivered and expired.
 public final class Replay {
     /// What a replay did.

@@ -1,4 +1,4 @@
-public import CalWatchCore
+import CalWatchCore
 
 /// The wait of a loop that follows calendar folders, shared by `watch` (`WatchService`) and `next --follow`
 /// (`NextFollower`): inotify and a `timerfd` wake it, and it sleeps on an injected clock until a wall-clock

@@ -1,0 +1,12 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A system call that failed while setting up watching.
+public struct WatchError: Error, CustomStringConvertible {
+    public var operation: String
+    public var code: Int32
+    public var description: String { "\(operation): \(String(cString: strerror(code)))" }
+}
