@@ -1,0 +1,29 @@
+/// A flight's facts that are the same for every occurrence of its calendar item.
+public struct FlightFacts: Sendable, Hashable {
+    /// The airline designator (`BA`, `U2`) and number (286, leading zeros dropped).
+    public var designator: String?
+    public var number: Int?
+    public var airline: String?
+    public var origin: Airport?
+    public var destination: Airport?
+    public var terminal: String?
+    public var gate: String?
+    public var seat: String?
+    public var bookingReference: String?
+    /// 1: airports with a flight keyword or number; 2: a flight keyword only; 3: a flight number only.
+    public var tier: Int
+
+    public init(tier: Int) { self.tier = tier }
+
+    /// `BA286`: designator and number, no space, no leading zeros.
+    public var code: String? {
+        guard let designator, let number else { return nil }
+        return designator + String(number)
+    }
+
+    /// Origin and destination in different countries; `nil` when either is unknown.
+    public var international: Bool? {
+        guard let origin, let destination else { return nil }
+        return origin.country != destination.country
+    }
+}

@@ -1,0 +1,58 @@
+import CalWatchCore
+import CalWatchRuntime
+public import Foundation
+
+/// The last good copy of a feed and what its server said of it, in `<cache>/feeds/<cacheName>/` (folder 0700,
+/// files 0600: a private feed's events are private): `calendar.ics`, read by the rest of calwatch like any file,
+/// and `feed.json`.
+public struct FeedCache: Sendable {
+    public let folder: String
+    public var calendarPath: String { folder + "/calendar.ics" }
+    private var recordPath: String { folder + "/feed.json" }
+
+    /// What the server said of the copy kept.
+    public struct Record: Codable, Sendable, Equatable {
+        /// The address without credentials (a password in it stays out of the cache).
+        public var url: String
+        public var etag: String?
+        public var lastModified: String?
+        /// SHA-256 of the calendar's bytes, to tell a 200 with the same calendar from a change.
+        public var sha256: String
+        public var bytes: Int
+        public var fetched: Date
+    }
+
+    public init(root: String, feed: ICSFeed) {
+        folder = root + "/feeds/" + feed.cacheName
+    }
+
+    /// The cache root: `$XDG_CACHE_HOME/calwatch`, else `~/.cache/calwatch`.
+    public static func root(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        if let cache = environment["XDG_CACHE_HOME"], cache.hasPrefix("/") { return cache + "/calwatch" }
+        return (environment["HOME"] ?? NSHomeDirectory()) + "/.cache/calwatch"
+    }
+
+    public func record() -> Record? {
+        guard let data = FileManager.default.contents(atPath: recordPath) else { return nil }
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        return try? decoder.decode(Record.self, from: data)
+    }
+
+    /// Keeps a new copy: the calendar first, then the record, each written beside and renamed into place, so a
+    /// reader (and inotify) sees the whole file or the old one.
+    public func store(_ calendar: [UInt8]?, record: Record) throws {
+        try FileManager.default.createDirectory(
+            atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        if let calendar { try Self.replace(calendarPath, with: Data(calendar)) }
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .iso8601
+        encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
+        try Self.replace(recordPath, with: try encoder.encode(record))
+    }
+
+    /// Private: only the user reads a calendar's copy.
+    static func replace(_ path: String, with data: Data) throws {
+        try AtomicFile.replace(path, with: data, mode: 0o600)
+    }
+}

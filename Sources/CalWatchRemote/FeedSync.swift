@@ -1,0 +1,91 @@
+public import CalWatchCore
+import CalWatchRuntime
+import Foundation
+
+/// Calendars on servers made into folders the rest of calwatch reads like any vdir collection: each feed's cache
+/// folder holds `calendar.ics` and a `displayname` (the configured name, else the feed's `X-WR-CALNAME`, else its
+/// host); each CalDAV account's, a folder per collection.
+public enum FeedSync {
+    /// What one fetch of every feed gave: the folders to read (a feed that failed but has a copy still counts),
+    /// and the failures worded for the user.
+    public struct Result: Sendable {
+        public var folders: [String] = []
+        public var problems: [String] = []
+        /// Each folder's feed as the user named it: `Team (https://example.org/team.ics)`.
+        public var shown: [String: String] = [:]
+        /// The feeds and accounts that failed, as the user named them, with why.
+        public var failed: [(shown: String, reason: String)] = []
+    }
+
+    /// Fetches each feed once, at most four at a time.
+    public static func fetch(
+        _ feeds: [FeedSettings], root: String = FeedCache.root(), fetcher: FeedFetcher = FeedFetcher()
+    ) async -> Result {
+        // Each feed's place in the list, its folder when there is something to read, its problem, its address.
+        typealias Fetched = (index: Int, folder: String?, problem: String?, address: String)
+        return await withTaskGroup(of: Fetched.self) { group in
+            var found: [Fetched] = []
+            for (index, settings) in feeds.enumerated() {
+                if index >= 4, let done = await group.next() { found.append(done) }
+                group.addTask {
+                    guard let remote = RemoteCalendar(settings, root: root, fetcher: fetcher) else {
+                        return (
+                            index, nil, "\(settings.shownAddress): not an http, https or webcal address",
+                            settings.shownAddress
+                        )
+                    }
+                    guard case .failed(let reason, _) = await remote.fetch() else {
+                        return (index, remote.folder, nil, remote.shownURL)
+                    }
+                    return remote.hasCopy
+                        ? (index, remote.folder, reason + " (its copy from before is read)", remote.shownURL)
+                        : (index, nil, reason, remote.shownURL)
+                }
+            }
+            for await done in group { found.append(done) }
+            var result = Result()
+            for fetched in found.sorted(by: { $0.index < $1.index }) {
+                if let folder = fetched.folder {
+                    result.folders.append(folder)
+                    result.shown[folder] =
+                        feeds[fetched.index].name.map { "\($0) (\(fetched.address))" } ?? fetched.address
+                }
+                if let problem = fetched.problem {
+                    result.problems.append(problem)
+                    let name = feeds[fetched.index].name.map { "\($0) (\(fetched.address))" } ?? fetched.address
+                    result.failed.append((name, problem))
+                }
+            }
+            return result
+        }
+    }
+
+    /// The value of an `X-WR-CALNAME` line, with or without parameters (Radicale writes
+    /// `X-WR-CALNAME;VALUE=TEXT:Work`), its text escapes undone.
+    static func calendarName(_ line: Substring) -> String? {
+        guard let colon = line.firstIndex(of: ":") else { return nil }
+        let property = line[..<colon].split(separator: ";", maxSplits: 1).first ?? ""
+        guard property.uppercased() == "X-WR-CALNAME" else { return nil }
+        return String(line[line.index(after: colon)...]).replacingOccurrences(of: "\\,", with: ",")
+            .replacingOccurrences(of: "\\;", with: ";").replacingOccurrences(of: "\\\\", with: "\\")
+            .trimmingCharacters(in: .whitespaces)
+    }
+
+    /// Writes the collection's `displayname` when it differs.
+    /// The feed's own name is looked for only in a calendar just stored, or when there is no name yet: an
+    /// unchanged feed's poll reads nothing.
+    static func name(_ feed: ICSFeed, in cache: FeedCache, calendarChanged: Bool = true) throws {
+        let path = cache.folder + "/displayname"
+        if feed.name == nil && !calendarChanged && FileManager.default.fileExists(atPath: path) { return }
+        var name = feed.name
+        if name == nil, let handle = FileHandle(forReadingAtPath: cache.calendarPath) {
+            defer { try? handle.close() }
+            let head = String(decoding: (try? handle.read(upToCount: 16_384)) ?? Data(), as: UTF8.self)
+            name = head.split(whereSeparator: \.isNewline).lazy.compactMap(calendarName).first
+        }
+        let text = CalendarReader.calendarName((name?.isEmpty == false ? name : nil) ?? feed.url.host ?? "feed")
+        if (try? String(contentsOfFile: path, encoding: .utf8)) != text {
+            try text.write(toFile: path, atomically: true, encoding: .utf8)
+        }
+    }
+}
