@@ -123,6 +123,11 @@ bench: test-deps
 bench-replay: test-deps
 	python3 benchmarks/run.py --replay
 
+# This checkout against revision REV, in turn: the week's replay and the year's scan, ratios, outputs compared.
+bench-against: test-deps
+	@test -n "$(REV)" || { echo "make bench-against REV=<revision>"; exit 64; }
+	python3 benchmarks/run.py --against $(REV)
+
 bench-sinks: test-deps
 	python3 benchmarks/run.py --sinks
 

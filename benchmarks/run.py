@@ -6,14 +6,18 @@
     make bench-sinks   (or: python3 benchmarks/run.py --sinks [--week]): the replay into a JSONL file and SQLite
     make bench-package (or: python3 benchmarks/run.py --package after `make deb`): the package's size, and the
                        start-up of its static binary against the toolchain-linked release build
+    make bench-against REV=… (or: python3 benchmarks/run.py --against REV): this checkout against a revision, in
+                       turn: the week's replay and the year's scan, ratios and whether the outputs are the same
 
 Builds calwatch in release mode and the C floor, generates the data once, then runs each case N times
 (default 5) and prints the median wall time, the ratios the targets are set on, the occurrence count and
 the peak resident memory, as a Markdown table for BENCHMARKS.md.
 """
 import argparse
+import hashlib
 import os
 import platform
+import re
 import resource
 import statistics
 import subprocess
@@ -163,6 +167,52 @@ def package(calwatch: str, runs: int) -> None:
         shutil.rmtree(root)
 
 
+def digest(path: str) -> str:
+    """SHA-256 of a file of JSON lines with each event's `recordedtime` taken out."""
+    sha = hashlib.sha256()
+    with open(path, "rb") as lines:
+        for line in lines:
+            sha.update(re.sub(rb'"recordedtime":"[^"]*"', b"", line))
+    return sha.hexdigest()
+
+
+def against(calwatch: str, revision: str, calendar: str, runs: int) -> None:
+    """This build and one of `revision`, run in turn on the same cases (so a busy machine slows both alike): the
+    median time of each, the median of the per-pair ratios, peak memory, and whether the outputs are the same byte
+    for byte apart from `recordedtime`."""
+    folder = os.path.join(ROOT, ".build-against")
+    if not os.path.exists(os.path.join(folder, ".git")):
+        subprocess.run(["git", "clone", "-q", ROOT, folder], check=True)
+    subprocess.run(["git", "-C", folder, "fetch", "-q", ROOT], check=True)
+    subprocess.run(["git", "-C", folder, "checkout", "-q", "--detach", revision], check=True)
+    subprocess.run(["swift", "build", "-c", "release", "--product", "calwatch"], cwd=folder, check=True)
+    other = os.path.join(folder, ".build", "release", "calwatch")
+    cases = {
+        "replay, the week (JSON Lines to a file)": ["replay", calendar, "--from", "2024-06-03", "--to", "2024-06-10",
+                                                    "--tz", "Europe/Berlin"],
+        "scan, the year": ["scan", calendar, "--from", WINDOW[0], "--to", WINDOW[1], "--tz", "Europe/Berlin"],
+    }
+    print()
+    print(f"{machine()}; this checkout against {revision}, {runs} runs each in turn.")
+    print()
+    print("| case | this (median) | " + revision + " (median) | this / that (median of pairs) | peak MB | same output |")
+    print("|---|---:|---:|---:|---:|---|")
+    for name, arguments in cases.items():
+        mine, theirs, ratios, peaks = [], [], [], [0.0, 0.0]
+        outputs = [os.path.join(folder, f"output-{index}") for index in (0, 1)]
+        for _ in range(runs):
+            for index, binary in enumerate((calwatch, other)):
+                with open(outputs[index], "wb") as output:
+                    seconds, peak, _ = run([binary, *arguments], stdout=output)
+                (mine if index == 0 else theirs).append(seconds)
+                peaks[index] = max(peaks[index], peak)
+            ratios.append(mine[-1] / theirs[-1])
+        same = digest(outputs[0]) == digest(outputs[1])
+        print(f"| {name} | {statistics.median(mine):.2f} s | {statistics.median(theirs):.2f} s | "
+              f"{statistics.median(ratios):.3f} | {peaks[0]:.0f} / {peaks[1]:.0f} | "
+              f"{'yes' if same else 'NO'} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
@@ -175,6 +225,9 @@ def main() -> None:
     parser.add_argument("--week", action="store_true", help="with --sinks: the week only (~30 s)")
     parser.add_argument("--package", action="store_true",
                         help="the Debian package's size and its static binary's start-up instead (after make deb)")
+    parser.add_argument("--against", metavar="REV",
+                        help="this checkout against revision REV (built in .build-against/), run in turn: the "
+                             "week's replay and the year's scan, their medians, ratios and outputs compared (~5 minutes)")
     args = parser.parse_args()
 
     subprocess.run(["swift", "build", "-c", "release", "--product", "calwatch"], cwd=ROOT, check=True)
@@ -187,6 +240,9 @@ def main() -> None:
         subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "generate.py"), DATA], check=True)
 
     calwatch = os.path.join(ROOT, ".build", "release", "calwatch")
+    if args.against:
+        against(calwatch, args.against, os.path.join(DATA, "benchmark.ics"), args.runs)
+        return
     if args.package:
         package(calwatch, max(args.runs, 20))
         return
