@@ -104,6 +104,9 @@ extension CalwatchCommand {
                     .compactMap { name, value in value.map { "\(name) \($0)" } }
                 if !details.isEmpty { lines.append("  " + details.joined(separator: ", ")) }
             }
+            if result.flight == nil, let leave = facts.leave {
+                lines.append("  leave by \(leave.by) (start \(occurrence.start) − \(leave.explanation))")
+            }
             // Each line one line: evidence quotes calendar text, which may hold newlines.
             return lines.map { TerminalText.safe($0, keepingLines: false) }.joined(separator: "\n") + "\n"
         }

@@ -251,7 +251,7 @@ extension PlannerTests {
     static let flight = PlannerTests.meeting("ba987", "2027-03-03T06:10:00Z", "2027-03-03T08:05:00Z")
     static func flightFacts(gate: String = "") -> PlanningFacts {
         PlanningFacts(
-            kind: .flight, leaveBy: utc("2027-03-03T02:25:00Z"),
+            kind: .flight, leave: Leave(by: utc("2027-03-03T02:25:00Z"), travelSeconds: 2700, source: .flightRule),
             flightIdentity: "BA987 BER-LHR 2027-03-03T06:10:00Z gate \(gate)")
     }
 

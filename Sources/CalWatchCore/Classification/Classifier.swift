@@ -4,17 +4,26 @@
 public final class Classifier: Sendable {
     let classifiers: [any ItemClassifier]
     let leads: FlightLeads
+    /// When to leave for placed events.
+    let travel: TravelTimes
     /// Results by the item's `OccurrenceSource`, which the entry keeps alive so its identifier is never reused.
     private let cache = Locked<[ObjectIdentifier: (source: OccurrenceSource, result: Classification)]>([:])
 
-    /// The classifiers for a configuration: `me` tells the user's attendee entries apart, `leads` times leave-by.
-    public init(me: [String] = [], leads: FlightLeads = FlightLeads(), meetingProviders: [MeetingProvider] = []) {
+    /// The classifiers for a configuration: `me` tells the user's attendee entries apart, `leads` times a flight's
+    /// leave-by, `places` a placed event's.
+    public init(
+        me: [String] = [], leads: FlightLeads = FlightLeads(), meetingProviders: [MeetingProvider] = [],
+        places: [PlaceSettings] = []
+    ) {
         classifiers = [FlightClassifier(), MeetingClassifier(me: me, providers: meetingProviders)]
         self.leads = leads
+        travel = TravelTimes(places: places)
     }
 
     public convenience init(_ configuration: Configuration) {
-        self.init(me: configuration.me, leads: configuration.flights, meetingProviders: configuration.meetingProviders)
+        self.init(
+            me: configuration.me, leads: configuration.flights, meetingProviders: configuration.meetingProviders,
+            places: configuration.places)
     }
 
     /// What the classifiers find about one item whose occurrences last `duration` seconds (`nil`: all day).
@@ -55,12 +64,19 @@ public final class Classifier: Sendable {
             meeting: classification.meeting, confidence: classification.confidence)
         facts.participation = classification.participation
         if let flight = classification.flight {
-            facts.leaveBy = leaveBy(flight, departure: occurrence.start)
+            let airport = flight.origin.map {
+                Leave.Place(name: $0.name, at: GeoPoint(latitude: $0.latitude, longitude: $0.longitude))
+            }
+            facts.leave = Leave(
+                by: leaveBy(flight, departure: occurrence.start), travelSeconds: leads.travelTime, source: .flightRule,
+                destination: airport)
             // What makes the flight detected again when it changes (docs/design.md §5).
             facts.flightIdentity = [
                 flight.code ?? "", flight.origin?.code ?? "", flight.destination?.code ?? "",
                 occurrence.start.description, occurrence.end.description, flight.gate ?? "", flight.terminal ?? "",
             ].joined(separator: " ")
+        } else {
+            facts.leave = travel.leave(for: occurrence)
         }
         return facts
     }

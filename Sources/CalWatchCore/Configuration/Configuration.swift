@@ -17,6 +17,8 @@ public struct Configuration: Sendable {
     public var planner = PlannerConfiguration()
     /// How leave-by is worked out for flights.
     public var flights = FlightLeads()
+    /// The user's places (`places:`): where events are, and fixed times for the way there.
+    public var places: [PlaceSettings] = []
     /// Video-meeting services of the user's own (`meetings.providers:`), matched before calwatch's.
     public var meetingProviders: [MeetingProvider] = []
     /// The journal of emitted events.

@@ -1,3 +1,4 @@
+import Foundation
 import Yams
 
 /// Walks the YAML nodes of a configuration file into a `Configuration`, noting every problem with its key and line
@@ -36,7 +37,7 @@ struct ConfigurationReader {
                 root, at: nil,
                 known: [
                     "calendars", "timezone", "me", "horizon", "reminders", "liveActivity", "flights", "state", "sinks",
-                    "rules", "quietHours", "meetings", "instance", "metrics",
+                    "rules", "quietHours", "meetings", "instance", "metrics", "places",
                 ])
         else { return }
         // Before `rules:`, whose `services:` may name them.
@@ -88,6 +89,7 @@ struct ConfigurationReader {
                 }
             case "rules": configuration.planner.rules = readRules(value)
             case "quietHours": configuration.planner.quietHours = readQuietHours(value)
+            case "places": configuration.places = readPlaces(value)
             default: note(keyNode, key, "is not a configuration key")
             }
         }
@@ -144,7 +146,7 @@ struct ConfigurationReader {
                     item, at: path,
                     known: [
                         "calendars", "kinds", "services", "summary", "offsets", "allDay", "liveActivity", "attendance",
-                        "quietHours",
+                        "quietHours", "anchor",
                     ])
             else { continue }
             var rule = ReminderRule()
@@ -195,6 +197,7 @@ struct ConfigurationReader {
                             return name.uppercased()
                         })
                 case "quietHours": rule.quietHours = bool(value, at: at)
+                case "anchor": rule.anchor = choice(value, at: at, of: ReminderDetail.Anchor.self)
                 default: break
                 }
             }
@@ -263,14 +266,11 @@ struct ConfigurationReader {
     /// `HH:MM` as minutes after midnight.
     private mutating func clockTime(_ node: Node, at path: String) -> Int? {
         guard let text = string(node, at: path) else { return nil }
-        let parts = text.split(separator: ":")
-        guard parts.count == 2, let hour = Int(parts[0]), let minute = Int(parts[1]), (0...23).contains(hour),
-            (0...59).contains(minute), parts[1].count == 2
-        else {
+        guard let minutes = Self.minutes(text) else {
             note(node, path, "'\(text)' is not a time of day; write it like 07:00 or 22:30")
             return nil
         }
-        return hour * 60 + minute
+        return minutes
     }
 
     private mutating func readLiveActivity(_ node: Node, into planner: inout PlannerConfiguration) {
@@ -358,6 +358,68 @@ struct ConfigurationReader {
         }
         configuredProviders = providers
         return providers
+    }
+
+    /// `places:`: each a name, and any of its point (`at: { lat, lon }`), LOCATION patterns (`match`), a fixed
+    /// travel time and the hours the user is there.
+    private mutating func readPlaces(_ node: Node) -> [PlaceSettings] {
+        var places: [PlaceSettings] = []
+        for (index, entry) in list(node, at: "places", single: false).enumerated() {
+            let at = "places[\(index)]"
+            guard let fields = mapping(entry.node, at: at, known: ["name", "at", "match", "travelTime", "hours"])
+            else { continue }
+            guard let (_, nameNode) = fields["name"], let name = string(nameNode, at: at + ".name"),
+                !name.trimmingCharacters(in: .whitespaces).isEmpty, name.count <= 200
+            else {
+                note(entry.node, at, "needs a name of 1 to 200 characters, such as Home or Office")
+                continue
+            }
+            var place = PlaceSettings(name: name)
+            for (key, (_, value)) in fields {
+                let path = at + "." + key
+                switch key {
+                case "at":
+                    guard let point = mapping(value, at: path, known: ["lat", "lon"]) else { break }
+                    let degrees = ["lat", "lon"].map { key in
+                        point[key].flatMap { string($0.1, at: path + "." + key) }.flatMap(Double.init)
+                    }
+                    if let latitude = degrees[0], let longitude = degrees[1],
+                        let geo = GeoPoint(latitude: latitude, longitude: longitude)
+                    {
+                        place.at = geo
+                    } else {
+                        note(
+                            value, path,
+                            "should be { lat: 52.5208, lon: 13.4094 }: degrees, lat -90 to 90, lon -180 to 180")
+                    }
+                case "match":
+                    place.match = list(value, at: path).compactMap { string($0.node, at: $0.key) }.filter {
+                        !$0.isEmpty
+                    }
+                case "travelTime": place.travelTime = duration(value, at: path, atMost: Limits.flightLead)
+                case "hours":
+                    guard let text = string(value, at: path) else { break }
+                    let ends = text.split(separator: "-").map { String($0).trimmingCharacters(in: .whitespaces) }
+                    if ends.count == 2, let from = Self.minutes(ends[0]), let to = Self.minutes(ends[1]), from != to {
+                        place.hours = .init(from: from, to: to)
+                    } else {
+                        note(value, path, "'\(text)' is not a span of clock hours; write it like 18:00-08:00")
+                    }
+                default: break
+                }
+            }
+            places.append(place)
+        }
+        return places
+    }
+
+    /// `HH:MM` as minutes after midnight, `nil` when it is not a time of day.
+    private static func minutes(_ text: String) -> Int? {
+        let parts = text.split(separator: ":")
+        guard parts.count == 2, parts[1].count == 2, let hour = Int(parts[0]), let minute = Int(parts[1]),
+            (0...23).contains(hour), (0...59).contains(minute)
+        else { return nil }
+        return hour * 60 + minute
     }
 
     private mutating func readFlights(_ node: Node, into flights: inout FlightLeads) {

@@ -53,6 +53,12 @@ public struct CalendarComponent: Sendable {
     /// `URL`, `X-GOOGLE-CONFERENCE`, `X-MICROSOFT-SKYPETEAMSMEETINGURL`, `X-MICROSOFT-ONLINEMEETING*`, and
     /// the HTML description `X-ALT-DESC`.
     public var linkProperties: [NamedText] = []
+    /// Where the item takes place: its `GEO`, else the point of Apple's `X-APPLE-STRUCTURED-LOCATION`.
+    public var geo: GeoPoint?
+    /// The place's name in `X-APPLE-STRUCTURED-LOCATION` (its `X-TITLE`), as Apple Calendar shows it.
+    public var placeTitle: String?
+    /// How long the way there takes, as Apple Calendar writes it (`X-APPLE-TRAVEL-DURATION`).
+    public var travelDuration: ICalDuration?
     /// The calendar's own answers, as Thunderbird writes them: `X-MOZ-LASTACK`, the instant up to which its
     /// alarms were acknowledged (none at or before it comes again).
     public var acknowledgedThrough: Instant?

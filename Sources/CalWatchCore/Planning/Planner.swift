@@ -72,7 +72,8 @@ public enum Planner {
     public static func earliestEvent(
         of occurrence: Occurrence, facts: PlanningFacts, configuration: PlannerConfiguration
     ) -> Instant {
-        var earliest = Subject.anchor(occurrence, facts: facts, configuration: configuration).instant
+        let rule = configuration.rules.first { $0.matches(occurrence, facts: facts) }
+        var earliest = Subject.anchor(occurrence, facts: facts, rule: rule, configuration: configuration).instant
             .adding(seconds: -configuration.lookAhead)
         if configuration.calendarAlarms, let alarm = AlarmExpander.triggers(of: occurrence).map(\.trigger).min() {
             earliest = min(earliest, alarm)
@@ -112,7 +113,8 @@ public enum Planner {
         public init(_ occurrence: Occurrence, facts: PlanningFacts = .event, configuration: PlannerConfiguration) {
             self.occurrence = occurrence
             self.facts = facts
-            (anchorKind, anchor) = Self.anchor(occurrence, facts: facts, configuration: configuration)
+            rule = configuration.rules.first { $0.matches(occurrence, facts: facts) }
+            (anchorKind, anchor) = Self.anchor(occurrence, facts: facts, rule: rule, configuration: configuration)
             key = OccurrenceKey(occurrence)
             seed = EventID.seed(key)
             var hasher = EventID.Hasher()
@@ -121,17 +123,19 @@ public enum Planner {
             hasher.feed(occurrence.end.secondsSinceEpoch)
             hasher.feed(occurrence.status.map { "\($0)" } ?? "")
             fingerprint = hasher.id.high
-            rule = configuration.rules.first { $0.matches(occurrence, facts: facts) }
             reminders = Self.reminders(
                 occurrence, anchor: anchor, anchorKind: anchorKind, rule: rule, seed: seed, configuration: configuration
             )
         }
 
-        /// A flight's leave-by when its kind is anchored there and it has one, else the start.
+        /// The time to leave when the occurrence's rule, else its kind, is anchored there and it has one (a flight's
+        /// from the airport rule, a placed event's from its travel time), else the start.
         package static func anchor(
-            _ occurrence: Occurrence, facts: PlanningFacts, configuration: PlannerConfiguration
+            _ occurrence: Occurrence, facts: PlanningFacts, rule: ReminderRule?, configuration: PlannerConfiguration
         ) -> (kind: ReminderDetail.Anchor, instant: Instant) {
-            if configuration.anchors[facts.kind] == .leaveBy, let leaveBy = facts.leaveBy { return (.leaveBy, leaveBy) }
+            if (rule?.anchor ?? configuration.anchors[facts.kind]) == .leaveBy, let leaveBy = facts.leaveBy {
+                return (.leaveBy, leaveBy)
+            }
             return (.start, occurrence.start)
         }
 

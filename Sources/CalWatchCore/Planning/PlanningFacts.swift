@@ -7,8 +7,8 @@ public struct PlanningFacts: Sendable, Hashable {
     public enum Kind: String, Sendable, Hashable, CaseIterable { case flight, meeting, event }
 
     public var kind: Kind
-    /// A flight's leave-by instant: departure − airport lead − travel time.
-    public var leaveBy: Instant?
+    /// When to leave: a flight's departure − airport lead − travel time, or a placed event's start − its travel time.
+    public var leaveBy: Instant? { leave?.by }
     /// A flight's facts whose change makes it detected again (number, route, times, gate), as one text.
     public var flightIdentity: String?
     /// The user's own PARTSTAT is DECLINED.
@@ -18,49 +18,59 @@ public struct PlanningFacts: Sendable, Hashable {
     /// A flight's facts (code, route, terminal, …); its departure and arrival are the occurrence's start and end.
     public var flight: FlightFacts? {
         get { details?.flight }
-        set { details = Details.of(flight: newValue, meeting: meeting) }
+        set { details = Details.of(flight: newValue, meeting: meeting, leave: leave) }
     }
     /// A meeting's join link and details.
     public var meeting: MeetingFacts? {
         get { details?.meeting }
-        set { details = Details.of(flight: flight, meeting: newValue) }
+        set { details = Details.of(flight: flight, meeting: newValue, leave: leave) }
     }
-    /// Flight and meeting, held by reference: inline they made every event in the sinks' queues half a kilobyte
-    /// larger (30 MB more for a replay), and most occurrences have neither.
+    /// When to leave, and how that was worked out (`data.leave`).
+    public var leave: Leave? {
+        get { details?.leave }
+        set { details = Details.of(flight: flight, meeting: meeting, leave: newValue) }
+    }
+    /// Flight, meeting and leave, held by reference: inline they made every event in the sinks' queues half a
+    /// kilobyte larger (30 MB more for a replay), and most occurrences have none.
     private var details: Details?
     /// How sure classification is of `kind`.
     public var confidence: Double?
 
     public init(
-        kind: Kind = .event, leaveBy: Instant? = nil, flightIdentity: String? = nil, declined: Bool = false,
+        kind: Kind = .event, leave: Leave? = nil, flightIdentity: String? = nil, declined: Bool = false,
         flight: FlightFacts? = nil, meeting: MeetingFacts? = nil, confidence: Double? = nil
     ) {
         self.kind = kind
-        self.leaveBy = leaveBy
         self.flightIdentity = flightIdentity
         self.declined = declined
-        self.details = Details.of(flight: flight, meeting: meeting)
+        self.details = Details.of(flight: flight, meeting: meeting, leave: leave)
         self.confidence = confidence
     }
 
     private final class Details: Sendable, Hashable {
         let flight: FlightFacts?
         let meeting: MeetingFacts?
+        let leave: Leave?
 
-        private init(flight: FlightFacts?, meeting: MeetingFacts?) {
+        private init(flight: FlightFacts?, meeting: MeetingFacts?, leave: Leave?) {
             self.flight = flight
             self.meeting = meeting
+            self.leave = leave
         }
 
-        static func of(flight: FlightFacts?, meeting: MeetingFacts?) -> Details? {
-            flight == nil && meeting == nil ? nil : Details(flight: flight, meeting: meeting)
+        static func of(flight: FlightFacts?, meeting: MeetingFacts?, leave: Leave?) -> Details? {
+            flight == nil && meeting == nil && leave == nil
+                ? nil : Details(flight: flight, meeting: meeting, leave: leave)
         }
 
-        static func == (a: Details, b: Details) -> Bool { a.flight == b.flight && a.meeting == b.meeting }
+        static func == (a: Details, b: Details) -> Bool {
+            a.flight == b.flight && a.meeting == b.meeting && a.leave == b.leave
+        }
 
         func hash(into hasher: inout Hasher) {
             hasher.combine(flight)
             hasher.combine(meeting)
+            hasher.combine(leave)
         }
     }
 

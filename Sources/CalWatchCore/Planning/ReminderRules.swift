@@ -21,6 +21,9 @@ public struct ReminderRule: Sendable, Hashable {
     public var attendance: Set<String>?
     /// Whether quiet hours hold back its reminders (default: yes, except a flight's time to leave).
     public var quietHours: Bool?
+    /// What its reminders and live activity count back from (`leaveBy` falls back to the start when the occurrence
+    /// has no time to leave); `nil`: `reminders.anchor` for its kind.
+    public var anchor: ReminderDetail.Anchor?
     /// The rule's line in config.yml, for messages.
     public var line: Int?
 

@@ -59,6 +59,7 @@ public enum CloudEventJSON {
             facts.flight, departure: event.occurrenceStart, arrival: event.occurrenceEnd, leaveBy: facts.leaveBy,
             to: &writer)
         ClassificationJSON.writeMeeting(facts.meeting, to: &writer)
+        LeaveJSON.write(facts.leave, to: &writer)
     }
 
     /// Appends one event. `occurrence` is the occurrence as planned (absent when it was deleted); `sequence`

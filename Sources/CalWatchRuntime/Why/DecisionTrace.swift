@@ -109,11 +109,14 @@ public struct DecisionTrace: Sendable {
         }
 
         let subject = Planner.Subject(occurrence, facts: facts, configuration: planner)
-        let anchor = Planner.Subject.anchor(occurrence, facts: facts, configuration: planner)
+        let anchor = Planner.Subject.anchor(occurrence, facts: facts, rule: subject.rule, configuration: planner)
         trace.notes.append(
-            anchor.kind == .leaveBy
-                ? "reminders count back from the time to leave for the airport, \(at(anchor.instant))"
-                : "reminders count back from the start, \(at(occurrence.start))")
+            anchor.kind != .leaveBy
+                ? "reminders count back from the start, \(at(occurrence.start))"
+                : facts.kind == .flight
+                    ? "reminders count back from the time to leave for the airport, \(at(anchor.instant))"
+                    : "reminders count back from the time to leave, \(at(anchor.instant))"
+                        + (facts.leave.map { " (\($0.explanation))" } ?? ""))
         trace.steps += skippedSteps(occurrence, facts: facts, anchor: anchor.instant, planner: planner, into: &trace)
 
         // The events the planner makes for it when calwatch runs throughout.

@@ -222,10 +222,18 @@ enum ICalDocumentParser {
             case ICAL_ORGANIZER_PROPERTY: item.organizer = address(rawValue(property))
             case ICAL_CONFERENCE_PROPERTY, ICAL_URL_PROPERTY:
                 item.linkProperties.append(NamedText(name: propertyName(property), value: rawValue(property)))
+            case ICAL_GEO_PROPERTY:
+                if let point = GeoPoint(icalGeo: rawValue(property)) { item.geo = point }
             case ICAL_X_PROPERTY:
                 let name = LibICal.string(icalproperty_get_x_name(property))?.uppercased() ?? ""
                 if Self.linkPropertyNames.contains(name) || name.hasPrefix("X-MICROSOFT-ONLINEMEETING") {
                     item.linkProperties.append(NamedText(name: name, value: textValue(property)))
+                } else if name == "X-APPLE-TRAVEL-DURATION" {
+                    item.travelDuration = ICalDuration(icalText: Substring(textValue(property)))
+                } else if name == "X-APPLE-STRUCTURED-LOCATION" {
+                    // GEO, where an item has both, is the producer's own.
+                    if item.geo == nil { item.geo = GeoPoint(geoURI: textValue(property)) }
+                    item.placeTitle = xParameter("X-TITLE", of: property).flatMap { $0.isEmpty ? nil : $0 }
                 } else if name == "X-MOZ-LASTACK" {
                     item.acknowledgedThrough = utcInstant(textValue(property))
                 } else if name.hasPrefix("X-MOZ-SNOOZE-TIME"), let until = utcInstant(textValue(property)) {
@@ -287,6 +295,22 @@ enum ICalDocumentParser {
                 ?? LibICal.string(icalparameter_enum_to_string(Int32(icalparameter_get_partstat(status).rawValue)))
         }
         return attendee
+    }
+
+    /// The value of an `X-` parameter of a property (`X-TITLE` of Apple's structured location), quotes removed.
+    private static func xParameter(_ name: String, of property: OpaquePointer) -> String? {
+        var parameter = icalproperty_get_first_parameter(property, ICAL_X_PARAMETER)
+        while let current = parameter {
+            if LibICal.string(icalparameter_get_xname(current))?.uppercased() == name {
+                guard var value = LibICal.string(icalparameter_get_xvalue(current)) else { return nil }
+                if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") {
+                    value = String(value.dropFirst().dropLast())
+                }
+                return String(String.UnicodeScalarView(value.unicodeScalars.prefix(200)))
+            }
+            parameter = icalproperty_get_next_parameter(property, ICAL_X_PARAMETER)
+        }
+        return nil
     }
 
     /// A CAL-ADDRESS without `mailto:`, lower case.

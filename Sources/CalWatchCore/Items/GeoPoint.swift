@@ -1,0 +1,54 @@
+import Foundation
+
+/// A point on the earth in degrees (WGS 84), as `GEO`, a `geo:` URI or `places:` give it.
+public struct GeoPoint: Sendable, Hashable {
+    public var latitude: Double
+    public var longitude: Double
+
+    /// A point, `nil` outside the ranges a latitude and a longitude can have.
+    public init?(latitude: Double, longitude: Double) {
+        guard latitude.isFinite, longitude.isFinite, abs(latitude) <= 90, abs(longitude) <= 180 else { return nil }
+        self.latitude = latitude
+        self.longitude = longitude
+    }
+
+    /// RFC 5545's `GEO` value, `52.5208;13.4094` (Google and Outlook write it so).
+    public init?(icalGeo text: String) {
+        let parts = text.split(separator: ";", omittingEmptySubsequences: false)
+        guard parts.count == 2, let latitude = Self.degrees(parts[0]), let longitude = Self.degrees(parts[1]) else {
+            return nil
+        }
+        self.init(latitude: latitude, longitude: longitude)
+    }
+
+    /// A `geo:` URI (RFC 5870), `geo:52.5208,13.4094` with perhaps an altitude and `;u=…` parameters after it, as
+    /// Apple writes `X-APPLE-STRUCTURED-LOCATION`.
+    public init?(geoURI text: String) {
+        guard text.lowercased().hasPrefix("geo:") else { return nil }
+        let coordinates = text.dropFirst(4).prefix { $0 != ";" }.split(separator: ",", omittingEmptySubsequences: false)
+        guard coordinates.count == 2 || coordinates.count == 3, let latitude = Self.degrees(coordinates[0]),
+            let longitude = Self.degrees(coordinates[1])
+        else { return nil }
+        self.init(latitude: latitude, longitude: longitude)
+    }
+
+    private static func degrees(_ text: Substring) -> Double? {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        // Plain decimal degrees only: no exponent, no `nan`, no hex, which Double's parser would take.
+        guard !trimmed.isEmpty, trimmed.count <= 24,
+            trimmed.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == "." || $0 == "-" || $0 == "+") })
+        else { return nil }
+        return Double(trimmed)
+    }
+
+    /// `52.5208,13.4094`: as map services take a point.
+    public var commaSeparated: String { "\(Self.text(latitude)),\(Self.text(longitude))" }
+
+    /// At most six decimals (about 10 cm), without trailing zeros.
+    static func text(_ degrees: Double) -> String {
+        var text = String((degrees * 1_000_000).rounded() / 1_000_000)
+        if text.hasSuffix(".0") { text.removeLast(2) }
+        return text
+    }
+
+}

@@ -1,0 +1,51 @@
+/// When to leave for an occurrence, and how that was worked out: `data.leave` in every event about it.
+public struct Leave: Sendable, Hashable {
+    /// Where the time for the way there came from.
+    public enum Source: String, Sendable, Hashable {
+        /// The item's own `X-APPLE-TRAVEL-DURATION`, as Apple Calendar writes it.
+        case appleTravelDuration
+        /// The fixed `travelTime` of the place in `places:` the item is at.
+        case place
+        /// A flight: departure − airport lead − `flights.travelTime`.
+        case flightRule
+    }
+
+    /// A named point, either part perhaps unknown.
+    public struct Place: Sendable, Hashable {
+        public var name: String?
+        public var at: GeoPoint?
+
+        public init(name: String?, at: GeoPoint?) {
+            self.name = name
+            self.at = at
+        }
+    }
+
+    /// The instant to leave.
+    public var by: Instant
+    /// How long the way takes (for a flight, the way to the airport).
+    public var travelSeconds: Int64
+    public var source: Source
+    /// Where the way starts: the place `places:` says the user is at then; `nil` when nothing says.
+    public var origin: Place?
+    /// Where the occurrence is: its `GEO` or Apple structured location, a place of `places:`, a flight's airport.
+    public var destination: Place?
+
+    public init(by: Instant, travelSeconds: Int64, source: Source, origin: Place? = nil, destination: Place? = nil) {
+        self.by = by
+        self.travelSeconds = travelSeconds
+        self.source = source
+        self.origin = origin
+        self.destination = destination
+    }
+
+    /// How the time was reached, for `why` and `explain`: `25m from the place Office`.
+    public var explanation: String {
+        let travel = DurationText.text(travelSeconds)
+        switch source {
+        case .appleTravelDuration: return "\(travel) of travel time written in the item"
+        case .place: return "\(travel) to \(destination?.name ?? "the place") (places:)"
+        case .flightRule: return "airport lead and \(travel) to the airport"
+        }
+    }
+}
