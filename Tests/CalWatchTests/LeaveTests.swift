@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import CalWatchCore
+@testable import CalWatchRuntime
 
 /// When to leave for a placed event: Apple Calendar's travel time and structured location as its exports write
 /// them, GEO as Google and Outlook write it, and the user's `places:`.
@@ -144,5 +145,36 @@ import Testing
         #expect(json["data"]?["leave"]?["by"]?.string == "2027-03-05T14:50:00Z")
         #expect(json["data"]?["links"]?["geo"]?.string == "geo:52.53864,13.40956")
         #expect(json["data"]?["links"]?["ride"]?.string?.contains("dropoff%5Blatitude%5D=52.53864") == true)
+    }
+
+    @Test func theStatusBarCountsDownToTheTimeToLeave() throws {
+        let (occurrence, facts) = try Self.facts(Self.dentist)
+        func line(at now: String) -> String? {
+            let status = NextUp([occurrence], facts: { _ in facts }, options: .init(), now: utc(now), zone: .utc)
+            return NextUpFormat.line(status)
+        }
+        #expect(line(at: "2027-03-05T14:38:00Z") == "Leave in 12 min for Dentist (40 min on the way)")
+        #expect(line(at: "2027-03-05T14:50:00Z") == "Dentist in 40 min")
+    }
+
+    @Test func hooksGetTheWayThereAsPlaceholdersAndVariables() throws {
+        let (occurrence, facts) = try Self.facts(Self.dentist)
+        var configuration = PlannerConfiguration()
+        configuration.anchors[.event] = .leaveBy
+        let plan = Planner.plan(
+            [occurrence], facts: { _ in facts }, state: PlannerState(), configuration: configuration,
+            now: utc("2027-03-05T14:20:00Z"))
+        let event = try #require(plan.due.first { $0.type == .reminderDue })
+        let entry = JournalStore.Entry(
+            sequence: 1, event: event, occurrence: occurrence, facts: facts,
+            recorded: Timestamp(millisecondsSinceEpoch: 0))
+        let environment = HookFields(entry).environment
+        #expect(environment.contains("CALWATCH_LEAVE_BY=2027-03-05T14:50:00Z"))
+        #expect(environment.contains("CALWATCH_TRAVEL_MINUTES=40"))
+        #expect(environment.contains("CALWATCH_PLACE=Praxis Dr. Weiss"))
+        #expect(
+            environment.contains(
+                "CALWATCH_DIRECTIONS=https://www.google.com/maps/dir/?api=1&destination=52.53864%2C13.40956"))
+        #expect(HookFields.table.map(\.placeholder) == HookSettings.placeholders)
     }
 }

@@ -126,7 +126,7 @@ public struct NextUp: Sendable {
                 progress: length > 0 ? min(1, elapsed / length) : 1)
         }
         let (target, time): (Target, Instant) =
-            if facts.kind == .flight, let leaveBy = facts.leaveBy, leaveBy > now { (.leaveBy, leaveBy) } else {
+            if let leaveBy = facts.leaveBy, leaveBy > now { (.leaveBy, leaveBy) } else {
                 (.start, start)
             }
         let seconds = time.secondsSinceEpoch - now.secondsSinceEpoch

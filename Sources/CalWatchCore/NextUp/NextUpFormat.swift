@@ -86,7 +86,10 @@ public enum NextUpFormat: String, Sendable, CaseIterable {
         let service = item.facts.meeting?.service.map { " · \($0)" } ?? ""
         switch item.target {
         case .end: return "\(title): \(count) left\(service)"
-        case .start, .leaveBy: return item.seconds <= 0 ? "\(title) now\(service)" : "\(title) in \(count)\(service)"
+        case .leaveBy:
+            let way = item.facts.leave.map { " (\(countdown($0.travelSeconds)) on the way)" } ?? ""
+            return item.seconds <= 0 ? "Leave for \(title) now\(way)" : "Leave in \(count) for \(title)\(way)"
+        case .start: return item.seconds <= 0 ? "\(title) now\(service)" : "\(title) in \(count)\(service)"
         }
     }
 

@@ -24,7 +24,7 @@ package enum LeaveJSON {
         let longitude = GeoPoint.text(point.longitude)
         return [
             ("geo", "geo:\(latitude),\(longitude)"),
-            ("directions", "https://www.google.com/maps/dir/?api=1&destination=\(latitude)%2C\(longitude)"),
+            ("directions", directions(to: point)),
             ("appleMaps", "https://maps.apple.com/?daddr=\(latitude),\(longitude)"),
             (
                 "openStreetMap",
@@ -36,6 +36,12 @@ package enum LeaveJSON {
                     + "&dropoff%5Blongitude%5D=\(longitude)"
             ),
         ]
+    }
+
+    /// Google Maps' documented directions URL, from where the user is to `point`: what a hook opens.
+    package static func directions(to point: GeoPoint) -> String {
+        "https://www.google.com/maps/dir/?api=1&destination=\(GeoPoint.text(point.latitude))%2C"
+            + GeoPoint.text(point.longitude)
     }
 
     private static func writePlace(_ place: Leave.Place?, field: StaticString, to writer: inout JSONLineWriter) {

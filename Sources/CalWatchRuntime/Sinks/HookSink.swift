@@ -292,6 +292,9 @@ struct HookFields {
         ("origin", "CALWATCH_ORIGIN", { $0.facts.flight?.origin?.code }),
         ("destination", "CALWATCH_DESTINATION", { $0.facts.flight?.destination?.code }),
         ("leaveBy", "CALWATCH_LEAVE_BY", { $0.facts.leaveBy?.description }),
+        ("travelMinutes", "CALWATCH_TRAVEL_MINUTES", { $0.facts.leave.map { String($0.travelSeconds / 60) } }),
+        ("place", "CALWATCH_PLACE", { $0.facts.leave?.destination?.name }),
+        ("directions", "CALWATCH_DIRECTIONS", { $0.facts.leave?.destination?.at.map(LeaveJSON.directions(to:)) }),
     ]
 
     /// Longest value passed, in bytes: Linux refuses a single argument or variable over 128 KiB.
