@@ -81,6 +81,13 @@ extension CalwatchCommand {
             let window = InstantWindow(
                 start: now.adding(seconds: -86_400), end: now.adding(seconds: configuration.planner.horizon))
             var calendarErrors = failed.count
+            // The routing engine asked once, for a way of no length: any answer in its own shape (a way, or its
+            // "no route") says it is there.
+            if let routing = configuration.travel.routing, let problem = await RoutingClient.unreachable(routing) {
+                StandardStreams.error("\(source): error: travel.routing: \(routing.url): \(problem)\n")
+                calendarErrors += 1
+            }
+
             var lines = failed.filter { !shown.values.contains($0) }.map { "  \($0): not read (the error above)" }
             let classifier = Classifier(configuration)
             var attendeesSeen = false

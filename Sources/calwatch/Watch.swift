@@ -105,6 +105,8 @@ extension CalwatchCommand {
             let state = state
             // Only a watch without a configured zone follows the system's.
             let followsSystemZone = initial.timeZone == nil
+            // A routing engine's answers, kept across reloads; asked by the poller below.
+            let routes = initial.travel.routing.map { _ in RouteCache() }
             let setup = WatchService<ContinuousClock>.Setup(
                 load: {
                     // Feeds are read from their cache folders, which the poller below keeps fresh.
@@ -120,7 +122,7 @@ extension CalwatchCommand {
                     let sinks = try CommandSupport.openSinks(configuration.sinks, logger: logger)
                     return try await CalendarWatch(
                         configuration: configuration, zone: zone, journal: journal, sinks: sinks, now: now,
-                        recordedTime: { CommandSupport.timestamp }, logger: logger)
+                        routes: routes, recordedTime: { CommandSupport.timestamp }, logger: logger)
                 })
             var options = WatchService<ContinuousClock>.Options()
             options.rescanEvery = .seconds(DurationText.seconds(rescanEvery) ?? 600)
@@ -147,6 +149,14 @@ extension CalwatchCommand {
             if !initial.feeds.isEmpty {
                 services.append(
                     .init(service: FeedPoller(feeds: initial.feeds, clock: ContinuousClock(), logger: logger)))
+            }
+            // The routing engine as the configuration at start names it.
+            if let routing = initial.travel.routing, let routes {
+                services.append(
+                    .init(
+                        service: RoutePoller(
+                            routing: routing, cache: routes, logger: logger,
+                            changed: { service.travelTimesChanged() })))
             }
             services.append(.init(service: service))
             // One daemon per journal, held until the process ends.

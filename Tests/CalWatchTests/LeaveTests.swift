@@ -53,7 +53,7 @@ import Testing
     static func facts(_ body: String, places: [PlaceSettings] = places) throws -> (Occurrence, PlanningFacts) {
         let result = try ProducerHabitTests.scanText(body)
         let occurrence = try #require(result.occurrences.first)
-        return (occurrence, Classifier(places: places).facts(for: occurrence))
+        return (occurrence, Classifier(travel: TravelTimes(places: places)).facts(for: occurrence))
     }
 
     @Test func appleTravelTimeAndStructuredLocationGiveTheTimeToLeave() throws {
@@ -114,6 +114,9 @@ import Testing
                 at: { lat: 152.5, lon: 13.4 }
                 hours: "18-8"
               - at: { lat: 52.5, lon: 13.4 }
+            travel:
+              mode: flying
+              routing: { engine: osrm, url: "ftp://example.org" }
             """
         var text: [String] = []
         do {
@@ -124,6 +127,8 @@ import Testing
         #expect(text.contains { $0.hasPrefix("3: ") && $0.contains("places[0].at") }, "\(text)")
         #expect(text.contains { $0.hasPrefix("4: ") && $0.contains("18:00-08:00") }, "\(text)")
         #expect(text.contains { $0.hasPrefix("5: ") && $0.contains("needs a name") }, "\(text)")
+        #expect(text.contains { $0.hasPrefix("7: travel.mode") }, "\(text)")
+        #expect(text.contains { $0.hasPrefix("8: travel.routing.url") && $0.contains("not an http") }, "\(text)")
     }
 
     @Test func eventsCarryTheLeaveAndLinksTheSchemaDescribes() throws {

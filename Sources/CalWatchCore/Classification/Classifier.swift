@@ -13,17 +13,18 @@ public final class Classifier: Sendable {
     /// leave-by, `places` a placed event's.
     public init(
         me: [String] = [], leads: FlightLeads = FlightLeads(), meetingProviders: [MeetingProvider] = [],
-        places: [PlaceSettings] = []
+        travel: TravelTimes = TravelTimes(places: [])
     ) {
         classifiers = [FlightClassifier(), MeetingClassifier(me: me, providers: meetingProviders)]
         self.leads = leads
-        travel = TravelTimes(places: places)
+        self.travel = travel
     }
 
-    public convenience init(_ configuration: Configuration) {
+    /// The classifiers of a configuration; `routes` holds a routing engine's answers where one is asked (`watch`).
+    public convenience init(_ configuration: Configuration, routes: RouteCache? = nil) {
         self.init(
             me: configuration.me, leads: configuration.flights, meetingProviders: configuration.meetingProviders,
-            places: configuration.places)
+            travel: TravelTimes(places: configuration.places, travel: configuration.travel, routes: routes))
     }
 
     /// What the classifiers find about one item whose occurrences last `duration` seconds (`nil`: all day).

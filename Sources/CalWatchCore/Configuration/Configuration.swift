@@ -19,6 +19,8 @@ public struct Configuration: Sendable {
     public var flights = FlightLeads()
     /// The user's places (`places:`): where events are, and fixed times for the way there.
     public var places: [PlaceSettings] = []
+    /// How the way to an event without a travel time of its own is worked out (`travel:`).
+    public var travel = TravelSettings()
     /// Video-meeting services of the user's own (`meetings.providers:`), matched before calwatch's.
     public var meetingProviders: [MeetingProvider] = []
     /// The journal of emitted events.

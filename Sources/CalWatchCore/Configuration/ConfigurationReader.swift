@@ -37,7 +37,7 @@ struct ConfigurationReader {
                 root, at: nil,
                 known: [
                     "calendars", "timezone", "me", "horizon", "reminders", "liveActivity", "flights", "state", "sinks",
-                    "rules", "quietHours", "meetings", "instance", "metrics", "places",
+                    "rules", "quietHours", "meetings", "instance", "metrics", "places", "travel",
                 ])
         else { return }
         // Before `rules:`, whose `services:` may name them.
@@ -90,6 +90,7 @@ struct ConfigurationReader {
             case "rules": configuration.planner.rules = readRules(value)
             case "quietHours": configuration.planner.quietHours = readQuietHours(value)
             case "places": configuration.places = readPlaces(value)
+            case "travel": readTravel(value, into: &configuration.travel)
             default: note(keyNode, key, "is not a configuration key")
             }
         }
@@ -411,6 +412,51 @@ struct ConfigurationReader {
             places.append(place)
         }
         return places
+    }
+
+    /// `travel:`: the mode, a buffer (`10%` or a duration) on a routing engine's answers, and the engine.
+    private mutating func readTravel(_ node: Node, into travel: inout TravelSettings) {
+        guard let keys = mapping(node, at: "travel", known: ["mode", "buffer", "routing"]) else { return }
+        for (key, (_, value)) in keys {
+            let path = "travel." + key
+            switch key {
+            case "mode": if let mode = choice(value, at: path, of: TravelSettings.Mode.self) { travel.mode = mode }
+            case "buffer":
+                guard let text = string(value, at: path) else { break }
+                if text.hasSuffix("%"), let percent = Int(text.dropLast()), (0...200).contains(percent) {
+                    travel.buffer = .percent(percent)
+                } else if let seconds = duration(value, at: path, atMost: Limits.flightLead) {
+                    travel.buffer = .seconds(seconds)
+                }
+            case "routing":
+                guard let fields = mapping(value, at: path, known: ["engine", "url", "requestsPerHour"]) else { break }
+                guard let (_, engineNode) = fields["engine"],
+                    let engine = choice(engineNode, at: path + ".engine", of: TravelSettings.Routing.Engine.self),
+                    let (_, urlNode) = fields["url"], let url = string(urlNode, at: path + ".url")
+                else {
+                    note(value, path, "needs an engine (osrm or valhalla) and its url, such as http://127.0.0.1:5000")
+                    break
+                }
+                guard let parsed = URL(string: url), ["http", "https"].contains(parsed.scheme?.lowercased() ?? ""),
+                    parsed.host != nil
+                else {
+                    note(urlNode, path + ".url", "'\(url)' is not an http or https address")
+                    break
+                }
+                var routing = TravelSettings.Routing(engine: engine, url: url)
+                if let (_, budget) = fields["requestsPerHour"],
+                    let count = integer(budget, at: path + ".requestsPerHour")
+                {
+                    if (1...3600).contains(count) {
+                        routing.requestsPerHour = count
+                    } else {
+                        note(budget, path + ".requestsPerHour", "should be 1 to 3600")
+                    }
+                }
+                travel.routing = routing
+            default: break
+            }
+        }
     }
 
     /// `HH:MM` as minutes after midnight, `nil` when it is not a time of day.

@@ -45,7 +45,7 @@ public struct GeoPoint: Sendable, Hashable {
     public var commaSeparated: String { "\(Self.text(latitude)),\(Self.text(longitude))" }
 
     /// At most six decimals (about 10 cm), without trailing zeros.
-    static func text(_ degrees: Double) -> String {
+    package static func text(_ degrees: Double) -> String {
         var text = String((degrees * 1_000_000).rounded() / 1_000_000)
         if text.hasSuffix(".0") { text.removeLast(2) }
         return text

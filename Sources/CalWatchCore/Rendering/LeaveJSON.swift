@@ -7,6 +7,7 @@ package enum LeaveJSON {
         writer.field("by", leave.by)
         writer.field("travelSeconds", Int(leave.travelSeconds))
         writer.field("source", leave.source.rawValue)
+        writer.field("mode", leave.mode?.rawValue)
         writePlace(leave.origin, field: "origin", to: &writer)
         writePlace(leave.destination, field: "destination", to: &writer)
         writer.endObject()

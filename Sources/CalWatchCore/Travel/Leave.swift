@@ -6,6 +6,8 @@ public struct Leave: Sendable, Hashable {
         case appleTravelDuration
         /// The fixed `travelTime` of the place in `places:` the item is at.
         case place
+        /// A routing engine's answer for the way from the origin (`travel.routing`), with `travel.buffer`.
+        case routing
         /// A flight: departure − airport lead − `flights.travelTime`.
         case flightRule
     }
@@ -26,15 +28,21 @@ public struct Leave: Sendable, Hashable {
     /// How long the way takes (for a flight, the way to the airport).
     public var travelSeconds: Int64
     public var source: Source
+    /// How, for a routed way (`driving`, `cycling`, `walking`); `nil` otherwise.
+    public var mode: TravelSettings.Mode?
     /// Where the way starts: the place `places:` says the user is at then; `nil` when nothing says.
     public var origin: Place?
     /// Where the occurrence is: its `GEO` or Apple structured location, a place of `places:`, a flight's airport.
     public var destination: Place?
 
-    public init(by: Instant, travelSeconds: Int64, source: Source, origin: Place? = nil, destination: Place? = nil) {
+    public init(
+        by: Instant, travelSeconds: Int64, source: Source, mode: TravelSettings.Mode? = nil, origin: Place? = nil,
+        destination: Place? = nil
+    ) {
         self.by = by
         self.travelSeconds = travelSeconds
         self.source = source
+        self.mode = mode
         self.origin = origin
         self.destination = destination
     }
@@ -45,6 +53,8 @@ public struct Leave: Sendable, Hashable {
         switch source {
         case .appleTravelDuration: return "\(travel) of travel time written in the item"
         case .place: return "\(travel) to \(destination?.name ?? "the place") (places:)"
+        case .routing:
+            return "\(travel) \(mode?.rawValue ?? "driving") from \(origin?.name ?? "where you are") (routing engine)"
         case .flightRule: return "airport lead and \(travel) to the airport"
         }
     }

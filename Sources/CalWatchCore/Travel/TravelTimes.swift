@@ -1,12 +1,22 @@
 /// Works out when to leave for an occurrence that has a place and a time for the way there (docs/design.md §11):
 /// the way's length from the item's own `X-APPLE-TRAVEL-DURATION`, else from the fixed `travelTime` of the place in
-/// `places:` that the item is at. A pure function of the item, the places and the instant, like the planner.
+/// `places:` that the item is at, else from a routing engine's answer kept in `routes`. A pure function of the item,
+/// the places and what `routes` holds, like the planner: a way it has no answer for yet is asked for there.
 public struct TravelTimes: Sendable {
     public let places: [PlaceSettings]
+    public let travel: TravelSettings
+    /// The routing engine's answers; `nil` when no engine is configured or none is asked (one-shot commands).
+    public let routes: RouteCache?
 
-    public init(places: [PlaceSettings]) {
+    public init(places: [PlaceSettings], travel: TravelSettings = TravelSettings(), routes: RouteCache? = nil) {
         self.places = places
+        self.travel = travel
+        self.routes = routes
     }
+
+    /// How long before the start the way is assumed to begin when choosing where it starts and which hour's answer to
+    /// ask for (the answer itself then sets the time to leave).
+    static let routingEstimate: Int64 = 3600
 
     /// When to leave for `occurrence` (not a flight: flights have their own rule), or `nil` when nothing gives a
     /// time for the way there. All-day and cancelled occurrences have none.
@@ -14,24 +24,36 @@ public struct TravelTimes: Sendable {
         guard !occurrence.allDay, occurrence.status != .cancelled else { return nil }
         let component = occurrence.source.component
         let place = self.place(of: component)
-        let travel: (seconds: Int64, source: Leave.Source)
+        let destination = Leave.Place(
+            name: component.placeTitle ?? place?.name ?? component.location.map(Self.oneLine),
+            at: component.geo ?? place?.at)
+        let travel: (seconds: Int64, source: Leave.Source, mode: TravelSettings.Mode?)
         if let duration = component.travelDuration, !duration.isNegative,
             case let seconds = Int64(duration.nominalDays) * 86_400 + duration.exactSeconds, seconds > 0,
             seconds <= 2 * 86_400
         {
-            travel = (seconds, .appleTravelDuration)
+            travel = (seconds, .appleTravelDuration, nil)
         } else if let seconds = place?.travelTime, seconds > 0 {
-            travel = (seconds, .place)
+            travel = (seconds, .place, nil)
+        } else if let routed = routed(occurrence, to: destination, place: place) {
+            travel = (routed, .routing, self.travel.mode)
         } else {
             return nil
         }
         let by = occurrence.start.adding(seconds: -travel.seconds)
-        let destination = Leave.Place(
-            name: component.placeTitle ?? place?.name ?? component.location.map(Self.oneLine),
-            at: component.geo ?? place?.at)
         return Leave(
-            by: by, travelSeconds: travel.seconds, source: travel.source,
+            by: by, travelSeconds: travel.seconds, source: travel.source, mode: travel.mode,
             origin: origin(at: by, zone: occurrence.displayZone, excluding: place), destination: destination)
+    }
+
+    /// The engine's answer for the way from where the user is an hour before the start to `destination`, with the
+    /// buffer; `nil` when there is no engine, either end has no point, or the answer has not come yet (it is asked for).
+    private func routed(_ occurrence: Occurrence, to destination: Leave.Place, place: PlaceSettings?) -> Int64? {
+        guard travel.routing != nil, let routes, let to = destination.at else { return nil }
+        let departure = occurrence.start.adding(seconds: -Self.routingEstimate)
+        guard let from = origin(at: departure, zone: occurrence.displayZone, excluding: place)?.at else { return nil }
+        let key = RouteCache.Key(origin: from, destination: to, mode: travel.mode, at: departure)
+        return routes.seconds(for: key).map(travel.buffer.applied(to:))
     }
 
     /// The place of `places:` an item is at: the first whose name or patterns match its LOCATION, or the title of

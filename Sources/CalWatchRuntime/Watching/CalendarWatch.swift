@@ -61,7 +61,7 @@ public final class CalendarWatch {
     /// `clock`; sink failures are logged to `logger`.
     public init(
         configuration: Configuration, zone: ZoneRules, journal: JournalStore, sinks: [any EventSink], now: Instant,
-        options: Options = Options(), clock: any Clock<Duration> = ContinuousClock(),
+        options: Options = Options(), clock: any Clock<Duration> = ContinuousClock(), routes: RouteCache? = nil,
         recordedTime: @escaping () -> Timestamp, logger: Logger
     ) async throws {
         self.configuration = configuration
@@ -70,7 +70,7 @@ public final class CalendarWatch {
         self.journal = journal
         self.recordedTime = recordedTime
         files = CalendarFiles(roots: configuration.calendars, settle: options.settle)
-        let classifier = Classifier(configuration)
+        let classifier = Classifier(configuration, routes: routes)
         self.classifier = classifier
         let occurrences = WatchedOccurrences(facts: classifier.facts(for:))
         self.occurrences = occurrences
@@ -171,6 +171,14 @@ public final class CalendarWatch {
     /// The zone for floating and all-day values changed: every file's occurrences are expanded again in it.
     public func zoneChanged(to zone: ZoneRules, at now: Instant) async throws -> Report {
         self.zone = zone
+        var report = Report()
+        reexpand(at: now, into: &report)
+        return try await commit(at: now, into: report, cause: .change)
+    }
+
+    /// A routing engine's answers came (`RouteCache`): every file's occurrences are planned again with the times to
+    /// leave they give (none is parsed again).
+    public func travelTimesChanged(at now: Instant) async throws -> Report {
         var report = Report()
         reexpand(at: now, into: &report)
         return try await commit(at: now, into: report, cause: .change)

@@ -11,6 +11,8 @@ final class FolderWait<WaitClock: Clock> where WaitClock.Duration == Duration {
     /// Why the loop woke, besides time.
     enum Signal: Hashable, Sendable {
         case files, clockSet, reload, shutdown
+        /// A routing engine's answers came: the times to leave they give are planned again.
+        case travelTimes
     }
 
     /// What one wait brought.

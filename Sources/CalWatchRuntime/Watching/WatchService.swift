@@ -76,6 +76,9 @@ public final class WatchService<WaitClock: Clock>: Service where WaitClock.Durat
     /// Reads the configuration again, as SIGHUP does.
     public func reload() { wakeups.signal(.reload) }
 
+    /// Plans again the occurrences whose time to leave a routing engine's answers may have changed (`RoutePoller`).
+    public func travelTimesChanged() { wakeups.signal(.travelTimes) }
+
     public func run() async throws {
         let wakeups = wakeups
         let wait = try FolderWait(
@@ -139,6 +142,7 @@ public final class WatchService<WaitClock: Clock>: Service where WaitClock.Durat
                 zone = watch.zone
             }
 
+            if turn.signals.contains(.travelTimes) { log(try await watch.travelTimesChanged(at: now), "travel") }
             let instant = clock.now
             if let current = systemZone(), current.identifier != zone.identifier {
                 logger.notice("the system zone changed from \(zone.identifier) to \(current.identifier)")

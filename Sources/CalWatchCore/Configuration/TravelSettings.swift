@@ -1,0 +1,47 @@
+/// How calwatch works out the way to an event that has no travel time of its own (`travel:` in config.yml): the
+/// mode, a buffer on a routing engine's answer, and the engine.
+public struct TravelSettings: Sendable, Hashable {
+    /// How the user gets there.
+    public enum Mode: String, Sendable, Hashable, CaseIterable {
+        case driving, cycling, walking
+    }
+
+    /// Added to a routing engine's answer: a share of it, or a fixed time.
+    public enum Buffer: Sendable, Hashable {
+        case percent(Int)
+        case seconds(Int64)
+
+        /// `seconds` with the buffer added.
+        public func applied(to seconds: Int64) -> Int64 {
+            switch self {
+            case .percent(let percent): seconds + (seconds * Int64(percent) + 99) / 100
+            case .seconds(let extra): seconds + extra
+            }
+        }
+    }
+
+    /// A routing engine speaking OSRM's HTTP API (`/route/v1/{profile}/…`) or Valhalla's `/route`.
+    public struct Routing: Sendable, Hashable {
+        public enum Engine: String, Sendable, Hashable, CaseIterable {
+            case osrm, valhalla
+        }
+
+        public var engine: Engine
+        /// The engine's base address, `http://127.0.0.1:5000`.
+        public var url: String
+        /// The most requests a watcher sends in an hour; what is left waits for the next hour.
+        public var requestsPerHour = 60
+
+        public init(engine: Engine, url: String) {
+            self.engine = engine
+            self.url = url
+        }
+    }
+
+    public var mode: Mode = .driving
+    public var buffer: Buffer = .percent(0)
+    /// `nil`: no engine; only travel times the calendar or `places:` give.
+    public var routing: Routing?
+
+    public init() {}
+}

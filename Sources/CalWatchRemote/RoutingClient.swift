@@ -1,0 +1,108 @@
+public import CalWatchCore
+import Foundation
+
+/// Asks a routing engine how long a way takes, through its documented HTTP API: OSRM's route service
+/// (`GET /route/v1/{profile}/{lon},{lat};{lon},{lat}`, the answer's `routes[0].duration`) or Valhalla's
+/// (`POST /route` with the two locations and a costing, the answer's `trip.summary.time`). The engine is a server
+/// like any other: the same limits on time and bytes as feeds, and an answer that cannot be a way's length
+/// (negative, over a day) is refused rather than believed.
+public enum RoutingClient {
+    /// The longest way believed, in seconds.
+    static let longest: Int64 = 86_400
+
+    /// The way's length in seconds, or why there is none.
+    static func seconds(
+        _ key: RouteCache.Key, routing: TravelSettings.Routing, deadline: Duration = .seconds(10)
+    ) async -> Result<Int64, HTTPClient.Failure> {
+        guard let request = request(key, routing: routing) else {
+            return .failure(.init(reason: "the routing address is not usable"))
+        }
+        var limits = HTTPClient.Limits()
+        limits.deadline = deadline
+        limits.largest = 1 << 20
+        switch await HTTPClient.send(request, limits: limits) {
+        case .failure(let failure): return .failure(failure)
+        case .success(let answer): return seconds(in: answer, engine: routing.engine)
+        }
+    }
+
+    /// Why the engine cannot be asked, or `nil` when it answers in its own shape (a way, or a refusal of one): what
+    /// `calwatch check` says of `travel.routing`.
+    public static func unreachable(_ routing: TravelSettings.Routing) async -> String? {
+        let point = GeoPoint(latitude: 0, longitude: 0)!
+        let key = RouteCache.Key(origin: point, destination: point, mode: .driving, at: Instant(secondsSinceEpoch: 0))
+        guard let request = request(key, routing: routing) else { return "not a usable address" }
+        var limits = HTTPClient.Limits()
+        limits.deadline = .seconds(10)
+        limits.largest = 1 << 20
+        switch await HTTPClient.send(request, limits: limits) {
+        case .failure(let failure): return failure.reason
+        case .success(let answer):
+            let document = (try? JSONSerialization.jsonObject(with: answer.body)) as? [String: Any]
+            let shaped =
+                routing.engine == .osrm
+                ? document?["code"] is String : (document?["trip"] != nil || document?["error_code"] != nil)
+            return shaped ? nil : "HTTP \(answer.status), not an answer of \(routing.engine.rawValue)'s API"
+        }
+    }
+
+    /// The request for `key`, in the engine's form.
+    static func request(_ key: RouteCache.Key, routing: TravelSettings.Routing) -> HTTPClient.Request? {
+        var base = routing.url
+        while base.hasSuffix("/") { base.removeLast() }
+        let from = key.origin
+        let to = key.destination
+        switch routing.engine {
+        case .osrm:
+            let profile = ["driving": "car", "cycling": "bike", "walking": "foot"][key.mode.rawValue] ?? "car"
+            let points =
+                "\(GeoPoint.text(from.longitude)),\(GeoPoint.text(from.latitude));"
+                + "\(GeoPoint.text(to.longitude)),\(GeoPoint.text(to.latitude))"
+            return URL(string: "\(base)/route/v1/\(profile)/\(points)?overview=false&steps=false").map {
+                HTTPClient.Request(url: $0)
+            }
+        case .valhalla:
+            let costing =
+                ["driving": "auto", "cycling": "bicycle", "walking": "pedestrian"][key.mode.rawValue] ?? "auto"
+            let body: [String: Any] = [
+                "locations": [
+                    ["lat": from.latitude, "lon": from.longitude], ["lat": to.latitude, "lon": to.longitude],
+                ],
+                "costing": costing,
+            ]
+            guard let url = URL(string: "\(base)/route"), let data = try? JSONSerialization.data(withJSONObject: body)
+            else { return nil }
+            return HTTPClient.Request(
+                method: "POST", url: url, headers: ["Content-Type": "application/json"], body: data)
+        }
+    }
+
+    /// The seconds an answer gives, or why it gives none (the engine's own code and message where it sends one).
+    static func seconds(in answer: HTTPClient.Answer, engine: TravelSettings.Routing.Engine) -> Result<
+        Int64, HTTPClient.Failure
+    > {
+        let document = (try? JSONSerialization.jsonObject(with: answer.body)) as? [String: Any]
+        guard (200..<300).contains(answer.status), let document else {
+            let said = [document?["code"], document?["message"], document?["error"]].compactMap { $0 as? String }
+            return .failure(
+                .init(
+                    reason: "HTTP \(answer.status)" + (said.isEmpty ? "" : ": " + said.joined(separator: ", "))))
+        }
+        let duration: Double?
+        switch engine {
+        case .osrm:
+            guard document["code"] as? String == "Ok" else {
+                return .failure(.init(reason: "\(document["code"] as? String ?? "no code"): no route"))
+            }
+            duration = ((document["routes"] as? [[String: Any]])?.first?["duration"] as? NSNumber)?.doubleValue
+        case .valhalla:
+            let trip = document["trip"] as? [String: Any]
+            duration = ((trip?["summary"] as? [String: Any])?["time"] as? NSNumber)?.doubleValue
+        }
+        guard let duration, duration.isFinite else { return .failure(.init(reason: "an answer without a duration")) }
+        guard duration >= 0, duration <= Double(longest) else {
+            return .failure(.init(reason: "an absurd duration, \(duration) s; not believed"))
+        }
+        return .success(Int64(duration.rounded(.up)))
+    }
+}

@@ -1,0 +1,115 @@
+import Foundation
+import Logging
+import Synchronization
+import Testing
+
+@testable import CalWatchCore
+@testable import CalWatchRemote
+
+/// The routing engine: OSRM's and Valhalla's documented answers and errors, from `scripts/routing-server.py` (the
+/// engines themselves are not in Debian), and the poller that asks for the ways planning lacks.
+@Suite struct RoutingTests {
+    static let home = GeoPoint(latitude: 52.52, longitude: 13.40)!
+    static let dentist = GeoPoint(latitude: 52.54, longitude: 13.41)!
+    static let key = RouteCache.Key(
+        origin: home, destination: dentist, mode: .driving, at: Instant(secondsSinceEpoch: 1_804_000_000))
+
+    static func routing(_ engine: TravelSettings.Routing.Engine, _ server: FeedServer) -> TravelSettings.Routing {
+        TravelSettings.Routing(engine: engine, url: server.url("/"))
+    }
+
+    @Test(arguments: [TravelSettings.Routing.Engine.osrm, .valhalla])
+    func anEngineAnswersInItsOwnShape(_ engine: TravelSettings.Routing.Engine) async throws {
+        try await FeedServer.with(script: "routing-server.py") { server in
+            // 0.03 degrees apart: 180 s by car, 270 s by bike in the stand-in.
+            let car = await RoutingClient.seconds(Self.key, routing: Self.routing(engine, server))
+            #expect(car == .success(180))
+            var cycling = Self.key
+            cycling.mode = .cycling
+            let bike = await RoutingClient.seconds(cycling, routing: Self.routing(engine, server))
+            #expect(bike == .success(270))
+            #expect(
+                server.log.first?.hasPrefix(
+                    engine == .osrm ? "GET /route/v1/car/13.4,52.52;13.41,52.54" : "POST /route") == true)
+        }
+    }
+
+    @Test(arguments: [TravelSettings.Routing.Engine.osrm, .valhalla])
+    func noRouteABusyEngineAndAnAbsurdAnswerGiveNoTime(_ engine: TravelSettings.Routing.Engine) async throws {
+        try await FeedServer.with(script: "routing-server.py") { server in
+            for (mode, words) in [
+                ("noroute", engine == .osrm ? "NoRoute" : "No path"), ("busy", "HTTP 429"), ("absurd", "absurd"),
+            ] {
+                try mode.write(toFile: server.folder + "/mode", atomically: true, encoding: .utf8)
+                let result = await RoutingClient.seconds(Self.key, routing: Self.routing(engine, server))
+                guard case .failure(let failure) = result else {
+                    Issue.record("\(mode): \(result)")
+                    continue
+                }
+                #expect(failure.reason.contains(words), "\(mode): \(failure.reason)")
+            }
+        }
+    }
+
+    @Test func anAnswerInTheCacheGivesTheTimeToLeaveWithTheBuffer() throws {
+        let (occurrence, _) = try LeaveTests.facts(LeaveTests.office, places: [])
+        var home = PlaceSettings(name: "Home")
+        home.at = Self.home
+        home.hours = .init(from: 0, to: 24 * 60 - 1)
+        var office = PlaceSettings(name: "Office")
+        office.match = ["HQ *"]
+        var travel = TravelSettings()
+        travel.routing = .init(engine: .osrm, url: "http://127.0.0.1:5000")
+        travel.buffer = .percent(10)
+        let routes = RouteCache()
+        let times = TravelTimes(places: [home, office], travel: travel, routes: routes)
+        // No answer yet: no time to leave, and the way is wanted.
+        #expect(times.leave(for: occurrence) == nil)
+        let wanted = routes.takeWanted()
+        #expect(wanted.count == 1 && wanted.first?.origin == Self.home)
+        routes.store(600, for: try #require(wanted.first))
+        let leave = try #require(times.leave(for: occurrence))
+        #expect(leave.source == .routing && leave.mode == .driving && leave.travelSeconds == 660)
+        #expect(leave.by == occurrence.start.adding(seconds: -660) && leave.origin?.name == "Home")
+    }
+
+    @Test func thePollerAsksWhatPlanningLacksWithinItsBudget() async throws {
+        try await FeedServer.with(script: "routing-server.py") { server in
+            var routing = Self.routing(.osrm, server)
+            routing.requestsPerHour = 1
+            let routes = RouteCache()
+            let changes = Mutex(0)
+            let poller = RoutePoller(
+                routing: routing, cache: routes, logger: Logger(label: "test"),
+                changed: { changes.withLock { $0 += 1 } })
+            var other = Self.key
+            other.destination = GeoPoint(latitude: 52.60, longitude: 13.40)!
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await poller.run() }
+                #expect(routes.seconds(for: Self.key) == nil)
+                #expect(routes.seconds(for: other) == nil)
+                try await eventually("the first way answered") { routes.seconds(for: Self.key) == 180 }
+                #expect(changes.withLock { $0 } >= 1)
+                // The hour's one request is spent: the other way waits, asked no more than once.
+                try await Task.sleep(for: .milliseconds(300))
+                #expect(server.log.count == 1, "\(server.log)")
+                group.cancelAll()
+            }
+        }
+    }
+
+    @Test func checkSaysWhetherTheEngineAnswers() async throws {
+        try await FeedServer.with(script: "routing-server.py") { server in
+            let folder = SinkFixtures.folder()
+            defer { try? FileManager.default.removeItem(atPath: folder) }
+            let cli = CommandLineTests()
+            for (url, answers) in [(server.url("/"), true), ("http://127.0.0.1:9/", false)] {
+                try "calendars: []\ntravel:\n  routing: { engine: osrm, url: \"\(url)\" }\n".write(
+                    toFile: folder + "/config.yml", atomically: true, encoding: .utf8)
+                let run = try await cli.calwatch(["check", "--config", folder + "/config.yml"])
+                #expect((run.status == 0) == answers, "\(run.errors)")
+                #expect(run.errors.contains("travel.routing") != answers, "\(run.errors)")
+            }
+        }
+    }
+}
