@@ -112,4 +112,57 @@ import Testing
             }
         }
     }
+
+    /// The daemon as a user runs it: an item with a point and no travel time, the engine's answer planned as soon as
+    /// it comes, once, with the buffer.
+    @Test func theDaemonPlansTheTimeToLeaveTheEngineGives() async throws {
+        try await FeedServer.with(script: "routing-server.py") { server in
+            let folder = SinkFixtures.folder()
+            defer { try? FileManager.default.removeItem(atPath: folder) }
+            try FileManager.default.createDirectory(atPath: folder + "/cal", withIntermediateDirectories: true)
+            let start = Int(Date().timeIntervalSince1970 / 60 + 40) * 60
+            try """
+            BEGIN:VCALENDAR\r
+            VERSION:2.0\r
+            PRODID:-//routing//EN\r
+            BEGIN:VEVENT\r
+            UID:client-visit\r
+            DTSTAMP:20270101T000000Z\r
+            DTSTART:\(NextCommandTests.stamp(start))\r
+            DTEND:\(NextCommandTests.stamp(start + 3600))\r
+            SUMMARY:Client visit\r
+            GEO:52.62;13.40\r
+            END:VEVENT\r
+            END:VCALENDAR\r
+
+            """.write(toFile: folder + "/cal/visit.ics", atomically: true, encoding: .utf8)
+            try """
+            calendars: [cal]
+            timezone: UTC
+            state: journal.db
+            places:
+              - { name: Home, at: { lat: 52.52, lon: 13.40 }, hours: "00:00-23:59" }
+            travel:
+              buffer: 5m
+              routing: { engine: osrm, url: "\(server.url("/"))" }
+            reminders: { anchor: { event: leaveBy } }
+            liveActivity: { lead: 1h }
+            sinks:
+              - { type: jsonl, path: events.jsonl }
+            """.write(toFile: folder + "/config.yml", atomically: true, encoding: .utf8)
+            let process = try WatchCommandTests.watch(in: folder)
+            defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+            // 0.1 degrees: 600 s in the stand-in, 900 s with the buffer; the live activity starts an hour before.
+            try await eventually("an event with the routed time to leave") {
+                let lines = (try? String(contentsOfFile: folder + "/events.jsonl", encoding: .utf8)) ?? ""
+                return lines.contains(#""source":"routing","mode":"driving""#)
+            }
+            process.terminate()
+            try await offCooperativePool { process.waitUntilExit() }
+            let lines = try String(contentsOfFile: folder + "/events.jsonl", encoding: .utf8)
+            #expect(lines.contains(#""travelSeconds":900"#))
+            #expect(lines.contains(#""by":""# + Instant(secondsSinceEpoch: Int64(start - 900)).description + "\""))
+            #expect(server.log == ["GET /route/v1/car/13.4,52.52;13.4,52.62?overview=false&steps=false 200"])
+        }
+    }
 }
