@@ -23,10 +23,8 @@ public struct TravelTimes: Sendable {
     public func leave(for occurrence: Occurrence) -> Leave? {
         guard !occurrence.allDay, occurrence.status != .cancelled else { return nil }
         let component = occurrence.source.component
-        let place = self.place(of: component)
-        let destination = Leave.Place(
-            name: component.placeTitle ?? place?.name ?? component.location.map(Self.oneLine),
-            at: component.geo ?? place?.at)
+        let place = places.isEmpty ? nil : self.place(of: component)
+        let point = component.geo ?? place?.at
         let travel: (seconds: Int64, source: Leave.Source, mode: TravelSettings.Mode?)
         if let duration = component.travelDuration, !duration.isNegative,
             case let seconds = Int64(duration.nominalDays) * 86_400 + duration.exactSeconds, seconds > 0,
@@ -35,21 +33,23 @@ public struct TravelTimes: Sendable {
             travel = (seconds, .appleTravelDuration, nil)
         } else if let seconds = place?.travelTime, seconds > 0 {
             travel = (seconds, .place, nil)
-        } else if let routed = routed(occurrence, to: destination, place: place) {
+        } else if let point, let routed = routed(occurrence, to: point, place: place) {
             travel = (routed, .routing, self.travel.mode)
         } else {
             return nil
         }
         let by = occurrence.start.adding(seconds: -travel.seconds)
+        let destination = Leave.Place(
+            name: component.placeTitle ?? place?.name ?? component.location.map(Self.oneLine), at: point)
         return Leave(
             by: by, travelSeconds: travel.seconds, source: travel.source, mode: travel.mode,
             origin: origin(at: by, zone: occurrence.displayZone, excluding: place), destination: destination)
     }
 
-    /// The engine's answer for the way from where the user is an hour before the start to `destination`, with the
-    /// buffer; `nil` when there is no engine, either end has no point, or the answer has not come yet (it is asked for).
-    private func routed(_ occurrence: Occurrence, to destination: Leave.Place, place: PlaceSettings?) -> Int64? {
-        guard travel.routing != nil, let routes, let to = destination.at else { return nil }
+    /// The engine's answer for the way from where the user is an hour before the start to `to`, with the buffer;
+    /// `nil` when there is no engine, the way has no start, or the answer has not come yet (it is asked for).
+    private func routed(_ occurrence: Occurrence, to: GeoPoint, place: PlaceSettings?) -> Int64? {
+        guard travel.routing != nil, let routes else { return nil }
         let departure = occurrence.start.adding(seconds: -Self.routingEstimate)
         guard let from = origin(at: departure, zone: occurrence.displayZone, excluding: place)?.at else { return nil }
         let key = RouteCache.Key(origin: from, destination: to, mode: travel.mode, at: departure)
