@@ -15,14 +15,16 @@ extension CalwatchCommand {
                 the defaults), checks that each sink can write where it is told to and that each hook program \
                 exists and is executable, connects to each PostgreSQL database (its version, and whether \
                 calwatch's tables there are current), fetches each ICS feed and CalDAV account once (a server that \
-                cannot be read is an error; the copy kept from before, if any, is still checked), then reads every calendar over the \
+                cannot be read is an error; the copy kept from before, if any, is still checked), asks the routing \
+                engine of `travel.routing` once whether it answers, then reads every calendar over the \
                 planning horizon, and says which airport and airline data it uses (each file checked against the \
                 SHA-256 its manifest records). \
                 Problems are printed as FILE:LINE: error|warning: KEY: REASON, each with what to change; nothing \
                 is written but the servers' copies in calwatch's cache.
 
                 Exit status: 0 all good (warnings allowed); 64 the configuration has errors; 65 a calendar has \
-                errors, none could be read, a feed or CalDAV account could not be read, or a data file was refused.
+                errors, none could be read, a feed or CalDAV account or the routing engine could not be read, or a \
+                data file was refused.
 
                 Examples:
                   calwatch check --config config.yml
@@ -84,7 +86,7 @@ extension CalwatchCommand {
             // The routing engine asked once, for a way of no length: any answer in its own shape (a way, or its
             // "no route") says it is there.
             if let routing = configuration.travel.routing, let problem = await RoutingClient.unreachable(routing) {
-                StandardStreams.error("\(source): error: travel.routing: \(routing.url): \(problem)\n")
+                StandardStreams.error("\(source): error: travel.routing: \(routing.shownURL): \(problem)\n")
                 calendarErrors += 1
             }
 

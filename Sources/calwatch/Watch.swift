@@ -31,6 +31,11 @@ extension CalwatchCommand {
                 conditional request, an unchanged CalDAV account one PROPFIND. A server that fails is reported once \
                 and the copy kept stays in effect. A reload does not change which servers are polled.
 
+                When to leave: reminders count back from the time to leave where `reminders.anchor` or a rule says \
+                `leaveBy`. It comes from the item's X-APPLE-TRAVEL-DURATION, the `travelTime` of its place in \
+                `places:`, or the routing engine of `travel.routing` (OSRM or Valhalla), asked for the ways it lacks \
+                within its hourly budget; until the engine answers, or while it fails, reminders count from the start.
+
                 Time: calwatch sleeps until the next event in chunks of at most a minute on a clock that counts \
                 suspended time, re-plans at once when the wall clock is set, and follows a change of the system \
                 zone. After a suspend or a restart a missed reminder whose anchor has not passed comes once, \

@@ -103,12 +103,14 @@ import Testing
             let folder = SinkFixtures.folder()
             defer { try? FileManager.default.removeItem(atPath: folder) }
             let cli = CommandLineTests()
-            for (url, answers) in [(server.url("/"), true), ("http://127.0.0.1:9/", false)] {
+            for (url, answers) in [(server.url("/"), true), ("http://anna:Rout1ng-pa55@127.0.0.1:9/", false)] {
                 try "calendars: []\ntravel:\n  routing: { engine: osrm, url: \"\(url)\" }\n".write(
                     toFile: folder + "/config.yml", atomically: true, encoding: .utf8)
                 let run = try await cli.calwatch(["check", "--config", folder + "/config.yml"])
                 #expect((run.status == 0) == answers, "\(run.errors)")
                 #expect(run.errors.contains("travel.routing") != answers, "\(run.errors)")
+                // A password written in the engine's address is never shown.
+                #expect(!(run.output + run.errors).contains("Rout1ng-pa55"), "\(run.errors)")
             }
         }
     }

@@ -36,6 +36,9 @@ public struct TravelSettings: Sendable, Hashable {
             self.engine = engine
             self.url = url
         }
+
+        /// The address without a password, for every message and log.
+        public var shownURL: String { ConnectionString(url).redacted }
     }
 
     public var mode: Mode = .driving
@@ -44,4 +47,10 @@ public struct TravelSettings: Sendable, Hashable {
     public var routing: Routing?
 
     public init() {}
+}
+
+/// Printed by reflection like every setting: without a password written in the engine's address.
+extension TravelSettings.Routing: CustomStringConvertible, CustomDebugStringConvertible {
+    public var description: String { "Routing(\(engine.rawValue), \(shownURL))" }
+    public var debugDescription: String { description }
 }
