@@ -17,13 +17,17 @@ public enum RoutingClient {
         guard let request = request(key, routing: routing) else {
             return .failure(.init(reason: "the routing address is not usable"))
         }
+        return await send(request, deadline: deadline).flatMap { seconds(in: $0, engine: routing.engine) }
+    }
+
+    /// One exchange with the engine: a way's answer is small, so a megabyte is more than enough.
+    private static func send(_ request: HTTPClient.Request, deadline: Duration) async -> Result<
+        HTTPClient.Answer, HTTPClient.Failure
+    > {
         var limits = HTTPClient.Limits()
         limits.deadline = deadline
         limits.largest = 1 << 20
-        switch await HTTPClient.send(request, limits: limits) {
-        case .failure(let failure): return .failure(failure)
-        case .success(let answer): return seconds(in: answer, engine: routing.engine)
-        }
+        return await HTTPClient.send(request, limits: limits)
     }
 
     /// Why the engine cannot be asked, or `nil` when it answers in its own shape (a way, or a refusal of one): what
@@ -32,10 +36,7 @@ public enum RoutingClient {
         let point = GeoPoint(latitude: 0, longitude: 0)!
         let key = RouteCache.Key(origin: point, destination: point, mode: .driving, at: Instant(secondsSinceEpoch: 0))
         guard let request = request(key, routing: routing) else { return "not a usable address" }
-        var limits = HTTPClient.Limits()
-        limits.deadline = .seconds(10)
-        limits.largest = 1 << 20
-        switch await HTTPClient.send(request, limits: limits) {
+        switch await send(request, deadline: .seconds(10)) {
         case .failure(let failure): return failure.reason
         case .success(let answer):
             let document = (try? JSONSerialization.jsonObject(with: answer.body)) as? [String: Any]

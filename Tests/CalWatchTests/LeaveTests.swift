@@ -79,6 +79,14 @@ import Testing
         #expect(leave.origin?.name == "Home")
     }
 
+    @Test func aTravelTimeNoWayCanTakeIsNotBelieved() throws {
+        for written in ["P99999999W", "PT99999999H", "-PT30M", "P3D"] {
+            let item = Self.dentist.replacingOccurrences(of: "PT40M", with: written)
+            let (_, facts) = try Self.facts(item, places: [])
+            #expect(facts.leave == nil, "\(written)")
+        }
+    }
+
     @Test func nothingToSayHowLongTheWayTakesMeansNoTimeToLeave() throws {
         #expect(try Self.facts(Self.office, places: []).1.leave == nil)
         let online = Self.office.replacingOccurrences(

@@ -7,7 +7,13 @@ public final class Classifier: Sendable {
     /// When to leave for placed events.
     let travel: TravelTimes
     /// Results by the item's `OccurrenceSource`, which the entry keeps alive so its identifier is never reused.
-    private let cache = Locked<[ObjectIdentifier: (source: OccurrenceSource, result: Classification)]>([:])
+    /// What is worked out once per item: its classification, and the place of `places:` it is at.
+    private struct Known {
+        var source: OccurrenceSource
+        var result: Classification
+        var place: PlaceSettings?
+    }
+    private let cache = Locked<[ObjectIdentifier: Known]>([:])
 
     /// The classifiers for a configuration: `me` tells the user's attendee entries apart, `leads` times a flight's
     /// leave-by, `places` a placed event's.
@@ -41,13 +47,20 @@ public final class Classifier: Sendable {
 
     /// The classification of an occurrence's item, worked out on first use.
     public func classification(of occurrence: Occurrence) -> Classification {
+        known(occurrence).result
+    }
+
+    private func known(_ occurrence: Occurrence) -> Known {
         let key = ObjectIdentifier(occurrence.source)
-        if let cached = cache.withLock({ $0[key]?.result }) { return cached }
+        if let cached = cache.withLock({ $0[key] }) { return cached }
         let duration =
             occurrence.allDay ? nil : Double(occurrence.end.secondsSinceEpoch - occurrence.start.secondsSinceEpoch)
-        let result = classify(occurrence.source.component, duration: duration)
-        cache.withLock { $0[key] = (occurrence.source, result) }
-        return result
+        let component = occurrence.source.component
+        let known = Known(
+            source: occurrence.source, result: classify(component, duration: duration),
+            place: travel.place(of: component))
+        cache.withLock { $0[key] = known }
+        return known
     }
 
     /// Forgets the results for items no longer read (a daemon re-reads changed files and makes new items).
@@ -59,7 +72,8 @@ public final class Classifier: Sendable {
 
     /// What planning and the sinks need about one occurrence.
     public func facts(for occurrence: Occurrence) -> PlanningFacts {
-        let classification = classification(of: occurrence)
+        let known = known(occurrence)
+        let classification = known.result
         var facts = PlanningFacts(
             kind: classification.kind, declined: classification.declined, flight: classification.flight,
             meeting: classification.meeting, confidence: classification.confidence)
@@ -77,7 +91,7 @@ public final class Classifier: Sendable {
                 occurrence.start.description, occurrence.end.description, flight.gate ?? "", flight.terminal ?? "",
             ].joined(separator: " ")
         } else {
-            facts.leave = travel.leave(for: occurrence)
+            facts.leave = travel.leave(for: occurrence, at: known.place)
         }
         return facts
     }

@@ -72,7 +72,10 @@ public enum Planner {
     public static func earliestEvent(
         of occurrence: Occurrence, facts: PlanningFacts, configuration: PlannerConfiguration
     ) -> Instant {
-        let rule = configuration.rules.first { $0.matches(occurrence, facts: facts) }
+        // Rules are matched here only when one of them moves the anchor: this runs for every occurrence admitted.
+        let rule =
+            configuration.rules.contains { $0.anchor != nil }
+            ? configuration.rules.first { $0.matches(occurrence, facts: facts) } : nil
         var earliest = Subject.anchor(occurrence, facts: facts, rule: rule, configuration: configuration).instant
             .adding(seconds: -configuration.lookAhead)
         if configuration.calendarAlarms, let alarm = AlarmExpander.triggers(of: occurrence).map(\.trigger).min() {

@@ -21,12 +21,18 @@ public struct TravelTimes: Sendable {
     /// When to leave for `occurrence` (not a flight: flights have their own rule), or `nil` when nothing gives a
     /// time for the way there. All-day and cancelled occurrences have none.
     public func leave(for occurrence: Occurrence) -> Leave? {
+        leave(for: occurrence, at: place(of: occurrence.source.component))
+    }
+
+    /// `leave(for:)` with the item's place already found (`Classifier` finds it once per item, not per occurrence).
+    public func leave(for occurrence: Occurrence, at place: PlaceSettings?) -> Leave? {
         guard !occurrence.allDay, occurrence.status != .cancelled else { return nil }
         let component = occurrence.source.component
-        let place = places.isEmpty ? nil : self.place(of: component)
         let point = component.geo ?? place?.at
         let travel: (seconds: Int64, source: Leave.Source, mode: TravelSettings.Mode?)
-        if let duration = component.travelDuration, !duration.isNegative,
+        // At most two days, checked before the days are multiplied out (a calendar can write P99999999W).
+        if let duration = component.travelDuration, !duration.isNegative, duration.nominalDays <= 2,
+            duration.exactSeconds <= 2 * 86_400,
             case let seconds = Int64(duration.nominalDays) * 86_400 + duration.exactSeconds, seconds > 0,
             seconds <= 2 * 86_400
         {
@@ -59,6 +65,7 @@ public struct TravelTimes: Sendable {
     /// The place of `places:` an item is at: the first whose name or patterns match its LOCATION, or the title of
     /// its Apple structured location.
     public func place(of component: CalendarComponent) -> PlaceSettings? {
+        guard !places.isEmpty else { return nil }
         let texts = [component.placeTitle, component.location].compactMap { $0 }
         return places.first { place in texts.contains { place.matches($0) } }
     }

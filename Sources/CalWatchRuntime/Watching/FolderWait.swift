@@ -75,9 +75,13 @@ final class FolderWait<WaitClock: Clock> where WaitClock.Duration == Duration {
             let notices = watcher.take()
             let quiet = clock.now.advanced(by: debounce)
             for path in notices.files {
-                // Renamed into place or deleted: complete now, and no earlier write needs waiting for.
-                quietAt[path] = notices.written.contains(path) ? quiet : nil
-                if !notices.written.contains(path) { turn.files.insert(path) }
+                if notices.written.contains(path) {
+                    quietAt[path] = quiet
+                } else {
+                    // Renamed into place or deleted: complete now, and no earlier write needs waiting for.
+                    quietAt[path] = nil
+                    turn.files.insert(path)
+                }
             }
             if notices.rescan { rescanAt = quiet }
         }
