@@ -41,9 +41,6 @@ public struct GeoPoint: Sendable, Hashable {
         return Double(trimmed)
     }
 
-    /// `52.5208,13.4094`: as map services take a point.
-    public var commaSeparated: String { "\(Self.text(latitude)),\(Self.text(longitude))" }
-
     /// At most six decimals (about 10 cm), without trailing zeros.
     package static func text(_ degrees: Double) -> String {
         var text = String((degrees * 1_000_000).rounded() / 1_000_000)
