@@ -11,7 +11,8 @@ public final class Classifier: Sendable {
     private struct Known {
         var source: OccurrenceSource
         var result: Classification
-        var place: PlaceSettings?
+        /// Its index in `travel.places`: a word per item rather than a copy of the place.
+        var place: Int?
     }
     private let cache = Locked<[ObjectIdentifier: Known]>([:])
 
@@ -58,7 +59,7 @@ public final class Classifier: Sendable {
         let component = occurrence.source.component
         let known = Known(
             source: occurrence.source, result: classify(component, duration: duration),
-            place: travel.place(of: component))
+            place: travel.placeIndex(of: component))
         cache.withLock { $0[key] = known }
         return known
     }
@@ -91,7 +92,7 @@ public final class Classifier: Sendable {
                 occurrence.start.description, occurrence.end.description, flight.gate ?? "", flight.terminal ?? "",
             ].joined(separator: " ")
         } else {
-            facts.leave = travel.leave(for: occurrence, at: known.place)
+            facts.leave = travel.leave(for: occurrence, at: known.place.map { travel.places[$0] })
         }
         return facts
     }

@@ -65,9 +65,14 @@ public struct TravelTimes: Sendable {
     /// The place of `places:` an item is at: the first whose name or patterns match its LOCATION, or the title of
     /// its Apple structured location.
     public func place(of component: CalendarComponent) -> PlaceSettings? {
+        placeIndex(of: component).map { places[$0] }
+    }
+
+    /// The index in `places` of `place(of:)`.
+    func placeIndex(of component: CalendarComponent) -> Int? {
         guard !places.isEmpty else { return nil }
         let texts = [component.placeTitle, component.location].compactMap { $0 }
-        return places.first { place in texts.contains { place.matches($0) } }
+        return places.firstIndex { place in texts.contains { place.matches($0) } }
     }
 
     /// Where the user is at `instant` when nothing else says: the first place whose hours hold its wall-clock time.
