@@ -1,35 +1,65 @@
 public import CalWatchCore
+import Foundation
 public import Logging
 public import ServiceLifecycle
 
-/// Asks the routing engine the ways planning found no answer for (`RouteCache`), within `requestsPerHour`, and
-/// says when answers came (`changed`), so the watch plans their occurrences again. It sleeps until planning asks:
-/// no polling. An engine that fails is said once per change of state; its ways keep no time to leave (reminders
-/// count from the start) until it answers, when they are asked again on the next change.
+/// Asks the routing engine the ways planning found no answer for (`RouteCache`), and again those whose departure
+/// nears (`askAgainBefore`), within `requestsPerHour`, and says when answers came or moved a time to leave
+/// (`changed`), so the watch plans their occurrences again. It sleeps until planning asks or a way is due again: no
+/// polling. An engine that fails is said once per change of state; its ways keep their last answer, or without one
+/// no time to leave (reminders count from the start), until it answers again.
 public final class RoutePoller: Service {
     private let routing: TravelSettings.Routing
+    private let replanAfter: Int64
     private let cache: RouteCache
     private let logger: Logger
+    private let now: @Sendable () -> Instant
     private let changed: @Sendable () -> Void
 
     public init(
-        routing: TravelSettings.Routing, cache: RouteCache, logger: Logger, changed: @escaping @Sendable () -> Void
+        routing: TravelSettings.Routing, replanAfter: Int64 = TravelSettings().replanAfter, cache: RouteCache,
+        logger: Logger, now: @escaping @Sendable () -> Instant = RoutePoller.wallClock,
+        changed: @escaping @Sendable () -> Void
     ) {
         self.routing = routing
+        self.replanAfter = replanAfter
         self.cache = cache
         self.logger = logger
+        self.now = now
         self.changed = changed
+    }
+
+    /// The system's time, to the second.
+    public static let wallClock: @Sendable () -> Instant = {
+        Instant(secondsSinceEpoch: Int64(Date().timeIntervalSince1970))
     }
 
     public func run() async throws {
         let (bells, bell) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         cache.onWanted { bell.yield() }
         bell.yield()  // what was wanted before the poller started
+        let again = routing.askAgainBefore
+        await withDiscardingTaskGroup { group in
+            // Rings when an answered way's departure comes within `askAgainBefore`: at most five minutes late, so an
+            // answer stored meanwhile needs no word to the timer.
+            group.addTask { [cache, now] in
+                while !Task.isCancelled {
+                    if let due = cache.nextDueAgain(before: again), due <= now() { bell.yield() }
+                    let wait = cache.nextDueAgain(before: again).map { $0.secondsSinceEpoch - now().secondsSinceEpoch }
+                    guard (try? await Task.sleep(for: .seconds(min(max(wait ?? 300, 1), 300)))) != nil else { return }
+                }
+            }
+            await ask(on: bells)
+            group.cancelAll()
+        }
+    }
+
+    private func ask(on bells: AsyncStream<Void>) async {
         var sent: [ContinuousClock.Instant] = []
         var failing: String?
         for await _ in bells.cancelOnGracefulShutdown() {
-            var stored = 0
-            var keys = cache.takeWanted()[...]
+            var planAgain = false
+            var keys = (cache.takeWanted() + cache.takeDueAgain(at: now(), before: routing.askAgainBefore))[...]
             while let key = keys.first {
                 sent.removeAll { ContinuousClock.now - $0 > .seconds(3600) }
                 if sent.count >= routing.requestsPerHour {
@@ -37,9 +67,9 @@ public final class RoutePoller: Service {
                         "routing budget spent (\(routing.requestsPerHour) requests an hour); \(keys.count) ways wait")
                     cache.giveBack(Array(keys))
                     // What came before the budget ran out is planned now, not after the wait.
-                    if stored > 0 {
+                    if planAgain {
                         changed()
-                        stored = 0
+                        planAgain = false
                     }
                     let wait = .seconds(3600) - (ContinuousClock.now - sent[0])
                     guard (try? await cancelWhenGracefulShutdown({ try await Task.sleep(for: wait) })) != nil else {
@@ -56,8 +86,19 @@ public final class RoutePoller: Service {
                 guard !Task.isShuttingDownGracefully else { return }
                 switch result {
                 case .success(let seconds):
-                    cache.store(seconds, for: key)
-                    stored += 1
+                    switch cache.store(seconds, for: key, at: now(), threshold: replanAfter) {
+                    case .new: planAgain = true
+                    case .kept: break
+                    case .moved(let from):
+                        planAgain = true
+                        logger.notice(
+                            """
+                            the way to \(key.destination) (\(key.mode.rawValue)) now takes \
+                            \(DurationText.text(seconds)), not \(DurationText.text(from)): \
+                            its time to leave and reminders move
+                            """,
+                            metadata: ["routing.engine": "\(routing.engine)"])
+                    }
                     if failing != nil {
                         logger.notice(
                             "the routing engine answers again", metadata: ["routing.engine": "\(routing.engine)"])
@@ -67,14 +108,17 @@ public final class RoutePoller: Service {
                     cache.unanswered(key)
                     if failing != failure.reason {
                         logger.warning(
-                            "the routing engine gave no way: \(failure.reason); reminders count from the start",
+                            """
+                            the routing engine gave no way: \(failure.reason); ways keep their last answer, \
+                            and those without one count their reminders from the start
+                            """,
                             metadata: ["routing.engine": "\(routing.engine)"])
                         failing = failure.reason
                     }
                 }
             }
-            if stored > 0 {
-                logger.debug("routed", metadata: ["routing.answers": "\(stored)"])
+            if planAgain {
+                logger.debug("routed")
                 changed()
             }
         }

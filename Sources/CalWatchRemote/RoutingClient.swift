@@ -20,6 +20,39 @@ public enum RoutingClient {
         return await send(request, deadline: deadline).flatMap { seconds(in: $0, engine: routing.engine) }
     }
 
+    /// What a one-shot command's asking came to.
+    public struct Asked: Sendable {
+        public var answered = 0
+        /// Ways not asked: the budget was spent.
+        public var unasked = 0
+        /// Why the engine gave no way, as it last said.
+        public var failure: String?
+    }
+
+    /// Asks the engine, one after another, the ways `cache` wants, at most `budget` of them: what a one-shot
+    /// command (`replay`, `why`, `explain`, `next`) does before planning, since no service asks for it.
+    public static func answerWanted(
+        in cache: RouteCache, routing: TravelSettings.Routing, budget: Int, now: Instant
+    ) async -> Asked {
+        var asked = Asked()
+        let wanted = cache.takeWanted()
+        for (index, key) in wanted.enumerated() {
+            guard index < budget else {
+                asked.unasked = wanted.count - index
+                break
+            }
+            switch await seconds(key, routing: routing) {
+            case .success(let seconds):
+                cache.store(seconds, for: key, at: now)
+                asked.answered += 1
+            case .failure(let failure):
+                cache.unanswered(key)
+                asked.failure = failure.reason
+            }
+        }
+        return asked
+    }
+
     /// One exchange with the engine: a way's answer is small, so a megabyte is more than enough.
     private static func send(_ request: HTTPClient.Request, deadline: Duration) async -> Result<
         HTTPClient.Answer, HTTPClient.Failure

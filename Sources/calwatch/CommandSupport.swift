@@ -112,6 +112,33 @@ enum CommandSupport {
     }
 
     /// Problems on standard error, one per line.
+    /// The classifier of a one-shot command, with where the day's ways start noted from `occurrences` and, when
+    /// `travel.routing` names an engine, the ways `planning` needs asked first (at most `requestsPerHour` of them),
+    /// what the engine did not answer said on standard error.
+    static func classifier(
+        _ configuration: Configuration, occurrences: [Occurrence], now: Instant,
+        planning: (Classifier) -> Void = { _ in }
+    ) async -> Classifier {
+        let routes = configuration.travel.routing.map { _ in RouteCache() }
+        let classifier = Classifier(configuration, routes: routes)
+        classifier.noteStops(of: occurrences)
+        guard let routing = configuration.travel.routing, let routes else { return classifier }
+        planning(classifier)
+        let asked = await RoutingClient.answerWanted(
+            in: routes, routing: routing, budget: routing.requestsPerHour, now: now)
+        if let failure = asked.failure {
+            StandardStreams.error(
+                "calwatch: the routing engine at \(routing.shownURL) gave no way: \(failure); "
+                    + "those without one count their reminders from the start\n")
+        }
+        if asked.unasked > 0 {
+            StandardStreams.error(
+                "calwatch: \(asked.unasked) ways were not asked (travel.routing.requestsPerHour is "
+                    + "\(routing.requestsPerHour)); their reminders count from the start\n")
+        }
+        return classifier
+    }
+
     static func report(_ problems: [CalendarProblem]) {
         for problem in problems { StandardStreams.error("\(problem)\n") }
     }

@@ -47,11 +47,15 @@ extension CalwatchCommand {
             ).run()
             CommandSupport.report(scan.problems)
             if scan.nothingReadable { throw ExitCode.dataError }
-            let classifier = Classifier(configuration)
             var seen: Set<ObjectIdentifier> = []
+            let shown = scan.occurrences.filter {
+                (uid == nil || $0.uid == uid) && seen.insert(ObjectIdentifier($0.source)).inserted
+            }
+            let classifier = await CommandSupport.classifier(
+                configuration, occurrences: scan.occurrences, now: CommandSupport.now,
+                planning: { classifier in for occurrence in shown { _ = classifier.facts(for: occurrence) } })
             var text = ""
-            for occurrence in scan.occurrences where uid == nil || occurrence.uid == uid {
-                guard seen.insert(ObjectIdentifier(occurrence.source)).inserted else { continue }
+            for occurrence in shown {
                 text += Self.explanation(of: occurrence, classifier: classifier) + "\n"
             }
             if seen.isEmpty {

@@ -143,7 +143,12 @@ extension CalwatchCommand {
                 CommandSupport.report(scan.problems)
                 if scan.nothingReadable { throw ExitCode.dataError }
                 options.dismissed = try await Self.dismissed(in: configuration.statePath, at: now)
-                let classifier = Classifier(configuration)
+                let classifier = await CommandSupport.classifier(
+                    configuration, occurrences: scan.occurrences, now: now,
+                    planning: { classifier in
+                        _ = NextUp(
+                            scan.occurrences, facts: classifier.facts(for:), options: options, now: now, zone: zone)
+                    })
                 let status = NextUp(
                     scan.occurrences, facts: classifier.facts(for:), options: options, now: now, zone: zone)
                 StandardStreams.Output().write(Array((format.format.render(status, style: style) + "\n").utf8))

@@ -105,7 +105,10 @@ extension CalwatchCommand {
             CommandLogHandler.bootstrap()
             let logger = Logger(label: "calwatch.replay")
             let sinks = try CommandSupport.openSinksOrExit(settings.sinks, logger: logger)
-            let classifier = Classifier(settings)
+            let classifier = await CommandSupport.classifier(
+                settings, occurrences: scan.occurrences, now: window.start,
+                planning: { classifier in for occurrence in scan.occurrences { _ = classifier.facts(for: occurrence) } }
+            )
             let replay = CalWatchRuntime.Replay(
                 occurrences: scan.occurrences, facts: classifier.facts(for:), configuration: configuration,
                 journal: journal,

@@ -160,7 +160,7 @@ extension CalwatchCommand {
                 services.append(
                     .init(
                         service: RoutePoller(
-                            routing: routing, cache: routes, logger: logger,
+                            routing: routing, replanAfter: initial.travel.replanAfter, cache: routes, logger: logger,
                             changed: { service.travelTimesChanged() })))
             }
             services.append(.init(service: service))

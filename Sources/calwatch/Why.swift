@@ -73,8 +73,11 @@ extension CalwatchCommand {
             let path = state ?? configuration.statePath
             let journal =
                 FileManager.default.fileExists(atPath: path) ? try CommandSupport.openJournalOrExit(path) : nil
+            let classifier = await CommandSupport.classifier(
+                configuration, occurrences: scan.occurrences, now: now,
+                planning: { classifier in _ = occurrence.map(classifier.facts(for:)) })
             let trace = try await DecisionTrace.trace(
-                occurrence, uid: uid, classifier: Classifier(configuration),
+                occurrence, uid: uid, classifier: classifier,
                 inputs: .init(configuration: configuration, journal: journal, now: now, zone: zone))
             if occurrence == nil && trace.steps.isEmpty {
                 StandardStreams.error(

@@ -31,7 +31,9 @@ public final class Classifier: Sendable {
     public convenience init(_ configuration: Configuration, routes: RouteCache? = nil) {
         self.init(
             me: configuration.me, leads: configuration.flights, meetingProviders: configuration.meetingProviders,
-            travel: TravelTimes(places: configuration.places, travel: configuration.travel, routes: routes))
+            travel: TravelTimes(
+                places: configuration.places, travel: configuration.travel, routes: routes,
+                rules: configuration.planner.rules))
     }
 
     /// What the classifiers find about one item whose occurrences last `duration` seconds (`nil`: all day).
@@ -83,24 +85,58 @@ public final class Classifier: Sendable {
             let airport = flight.origin.map {
                 Leave.Place(name: $0.name, at: GeoPoint(latitude: $0.latitude, longitude: $0.longitude))
             }
+            let atAirport = occurrence.start.adding(seconds: -lead(flight))
+            // The way to the airport from the same machinery as any placed event's, else `flights.travelTime`.
+            let way = airport?.at.flatMap {
+                travel.way(to: $0, arrivingBy: atAirport, for: occurrence, at: nil, facts: facts)
+            }
+            let seconds = way?.seconds ?? leads.travelTime
             facts.leave = Leave(
-                by: leaveBy(flight, departure: occurrence.start), travelSeconds: leads.travelTime, source: .flightRule,
-                destination: airport)
+                by: atAirport.adding(seconds: -seconds), travelSeconds: seconds, source: .flightRule, mode: way?.mode,
+                origin: way?.origin, destination: airport)
             // What makes the flight detected again when it changes (docs/design.md §5).
             facts.flightIdentity = [
                 flight.code ?? "", flight.origin?.code ?? "", flight.destination?.code ?? "",
                 occurrence.start.description, occurrence.end.description, flight.gate ?? "", flight.terminal ?? "",
             ].joined(separator: " ")
         } else {
-            facts.leave = travel.leave(for: occurrence, at: known.place.map { travel.places[$0] })
+            facts.leave = travel.leave(for: occurrence, at: known.place.map { travel.places[$0] }, facts: facts)
         }
         return facts
+    }
+
+    /// Notes where `occurrences` (one group, a file's) leave the user (`TravelTimes.itinerary`): the ways to the
+    /// events after them start there. Returns whether that changed what the itinerary holds, in which case the
+    /// occurrences of other groups after them may leave at another time and should be planned again.
+    @discardableResult public func noteStops(of occurrences: [Occurrence], origin: Int32 = 0) -> Bool {
+        guard travel.followsTheDay else { return false }
+        var stops: [Itinerary.Stop] = []
+        for occurrence in occurrences {
+            let known = known(occurrence)
+            if let flight = known.result.flight {
+                guard let airport = flight.destination, !occurrence.allDay, occurrence.status != .cancelled else {
+                    continue
+                }
+                let place = Leave.Place(
+                    name: airport.name, at: GeoPoint(latitude: airport.latitude, longitude: airport.longitude))
+                stops.append(Itinerary.Stop(end: occurrence.end, place: place, landing: true))
+            } else if !known.result.declined,
+                let stop = travel.stop(after: occurrence, at: known.place.map { travel.places[$0] })
+            {
+                stops.append(stop)
+            }
+        }
+        return travel.itinerary.replace(origin, with: stops)
     }
 
     /// Departure − airport lead (international when either end is abroad or unknown: better early than late)
     /// − travel time.
     public func leaveBy(_ flight: FlightFacts, departure: Instant) -> Instant {
-        let lead = flight.international == false ? leads.domestic : leads.international
-        return Instant(secondsSinceEpoch: departure.secondsSinceEpoch - lead - leads.travelTime)
+        Instant(secondsSinceEpoch: departure.secondsSinceEpoch - lead(flight) - leads.travelTime)
+    }
+
+    /// How long before the departure to be at the airport.
+    private func lead(_ flight: FlightFacts) -> Int64 {
+        flight.international == false ? leads.domestic : leads.international
     }
 }

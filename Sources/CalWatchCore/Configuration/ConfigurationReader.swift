@@ -147,7 +147,7 @@ struct ConfigurationReader {
                     item, at: path,
                     known: [
                         "calendars", "kinds", "services", "summary", "offsets", "allDay", "liveActivity", "attendance",
-                        "quietHours", "anchor",
+                        "quietHours", "anchor", "travelMode", "travelTime",
                     ])
             else { continue }
             var rule = ReminderRule()
@@ -199,6 +199,8 @@ struct ConfigurationReader {
                         })
                 case "quietHours": rule.quietHours = bool(value, at: at)
                 case "anchor": rule.anchor = choice(value, at: at, of: ReminderDetail.Anchor.self)
+                case "travelMode": rule.travelMode = choice(value, at: at, of: TravelSettings.Mode.self)
+                case "travelTime": rule.travelTime = duration(value, at: at, positive: true, atMost: Limits.flightLead)
                 default: break
                 }
             }
@@ -416,7 +418,10 @@ struct ConfigurationReader {
 
     /// `travel:`: the mode, a buffer (`10%` or a duration) on a routing engine's answers, and the engine.
     private mutating func readTravel(_ node: Node, into travel: inout TravelSettings) {
-        guard let keys = mapping(node, at: "travel", known: ["mode", "buffer", "routing"]) else { return }
+        guard
+            let keys = mapping(
+                node, at: "travel", known: ["mode", "buffer", "fromPreviousWithin", "replanAfter", "routing"])
+        else { return }
         for (key, (_, value)) in keys {
             let path = "travel." + key
             switch key {
@@ -428,8 +433,15 @@ struct ConfigurationReader {
                 } else if let seconds = duration(value, at: path, atMost: Limits.flightLead) {
                     travel.buffer = .seconds(seconds)
                 }
+            case "fromPreviousWithin":
+                if let seconds = duration(value, at: path, atMost: 86_400) { travel.fromPreviousWithin = seconds }
+            case "replanAfter":
+                if let seconds = duration(value, at: path, atMost: 86_400) { travel.replanAfter = seconds }
             case "routing":
-                guard let fields = mapping(value, at: path, known: ["engine", "url", "requestsPerHour"]) else { break }
+                guard
+                    let fields = mapping(
+                        value, at: path, known: ["engine", "url", "requestsPerHour", "askAgainBefore"])
+                else { break }
                 guard let (_, engineNode) = fields["engine"],
                     let engine = choice(engineNode, at: path + ".engine", of: TravelSettings.Routing.Engine.self),
                     let (_, urlNode) = fields["url"], let url = string(urlNode, at: path + ".url")
@@ -452,6 +464,11 @@ struct ConfigurationReader {
                     } else {
                         note(budget, path + ".requestsPerHour", "should be 1 to 3600")
                     }
+                }
+                if let (_, again) = fields["askAgainBefore"],
+                    let seconds = duration(again, at: path + ".askAgainBefore", atMost: 86_400)
+                {
+                    routing.askAgainBefore = seconds
                 }
                 travel.routing = routing
             default: break

@@ -31,6 +31,9 @@ public struct TravelSettings: Sendable, Hashable {
         public var url: String
         /// The most requests a watcher sends in an hour; what is left waits for the next hour.
         public var requestsPerHour = 60
+        /// How long before the time to leave a way answered earlier is asked again (an engine with traffic answers
+        /// differently at rush hour); 0: never.
+        public var askAgainBefore: Int64 = 3600
 
         public init(engine: Engine, url: String) {
             self.engine = engine
@@ -43,6 +46,12 @@ public struct TravelSettings: Sendable, Hashable {
 
     public var mode: Mode = .driving
     public var buffer: Buffer = .percent(0)
+    /// The way to an event starts at the place of the event before it when that ends at most this long before (on
+    /// the same day).
+    public var fromPreviousWithin: Int64 = 3 * 3600
+    /// An engine's new answer for a way moves the time to leave, and the reminders counted from it, only when it
+    /// differs from the last by more than this: a minute's difference is not worth new reminders.
+    public var replanAfter: Int64 = 300
     /// `nil`: no engine; only travel times the calendar or `places:` give.
     public var routing: Routing?
 

@@ -47,5 +47,9 @@ public struct GeoPoint: Sendable, Hashable {
         if text.hasSuffix(".0") { text.removeLast(2) }
         return text
     }
+}
 
+extension GeoPoint: CustomStringConvertible {
+    /// `52.53864,13.40956`, as a `geo:` URI writes it.
+    public var description: String { "\(Self.text(latitude)),\(Self.text(longitude))" }
 }

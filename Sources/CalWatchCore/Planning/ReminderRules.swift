@@ -24,6 +24,10 @@ public struct ReminderRule: Sendable, Hashable {
     /// What its reminders and live activity count back from (`leaveBy` falls back to the start when the occurrence
     /// has no time to leave); `nil`: `reminders.anchor` for its kind.
     public var anchor: ReminderDetail.Anchor?
+    /// How the user gets to its occurrences, when a routing engine is asked (`nil`: `travel.mode`).
+    public var travelMode: TravelSettings.Mode?
+    /// A fixed time for the way to its occurrences (seconds), after the item's own travel time and its place's.
+    public var travelTime: Int64?
     /// The rule's line in config.yml, for messages.
     public var line: Int?
 

@@ -6,6 +6,8 @@ public struct Leave: Sendable, Hashable {
         case appleTravelDuration
         /// The fixed `travelTime` of the place in `places:` the item is at.
         case place
+        /// The fixed `travelTime` of the occurrence's rule in `rules:`.
+        case rule
         /// A routing engine's answer for the way from the origin (`travel.routing`), with `travel.buffer`.
         case routing
         /// A flight: departure − airport lead − `flights.travelTime`.
@@ -30,7 +32,8 @@ public struct Leave: Sendable, Hashable {
     public var source: Source
     /// How, for a routed way (`driving`, `cycling`, `walking`); `nil` otherwise.
     public var mode: TravelSettings.Mode?
-    /// Where the way starts: the place `places:` says the user is at then; `nil` when nothing says.
+    /// Where the way starts: the place of the event before (a flight's arrival airport), else the place `places:`
+    /// says the user is at then; `nil` when nothing says.
     public var origin: Place?
     /// Where the occurrence is: its `GEO` or Apple structured location, a place of `places:`, a flight's airport.
     public var destination: Place?
@@ -53,9 +56,13 @@ public struct Leave: Sendable, Hashable {
         switch source {
         case .appleTravelDuration: return "\(travel) of travel time written in the item"
         case .place: return "\(travel) to \(destination?.name ?? "the place") (places:)"
+        case .rule: return "\(travel) on the way (its rule's travelTime)"
         case .routing:
             return "\(travel) \(mode?.rawValue ?? "driving") from \(origin?.name ?? "where you are") (routing engine)"
-        case .flightRule: return "airport lead and \(travel) to the airport"
+        case .flightRule:
+            guard let mode else { return "airport lead and \(travel) to the airport" }
+            return "airport lead and \(travel) \(mode.rawValue) to the airport from \(origin?.name ?? "where you are") "
+                + "(routing engine)"
         }
     }
 }

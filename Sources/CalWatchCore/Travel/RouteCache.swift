@@ -2,7 +2,8 @@
 /// service that asks the engine: planning stays a pure function of what is here at the time.
 ///
 /// Answers are kept per origin, destination, mode and hour of departure, since an engine with traffic answers
-/// differently at rush hour.
+/// differently at rush hour. A way with no answer for its hour yet is given the nearest hour's answer meanwhile (the
+/// last the engine said, if it is down now), and a way answered well ahead is asked again as its hour nears.
 public final class RouteCache: Sendable {
     /// One way, at one hour.
     public struct Key: Hashable, Sendable {
@@ -18,10 +19,39 @@ public final class RouteCache: Sendable {
             self.mode = mode
             hour = instant.secondsSinceEpoch / 3600
         }
+
+        /// The start of the departure's hour.
+        public var departure: Instant { Instant(secondsSinceEpoch: hour * 3600) }
+
+        /// The way, whatever the hour.
+        struct Way: Hashable {
+            var origin: GeoPoint
+            var destination: GeoPoint
+            var mode: TravelSettings.Mode
+        }
+        var way: Way { Way(origin: origin, destination: destination, mode: mode) }
+    }
+
+    /// What storing an answer did.
+    public enum Stored: Sendable, Equatable {
+        /// The way's first answer for its hour.
+        case new
+        /// A new answer that differs from the last by more than the threshold: the time to leave moves.
+        case moved(from: Int64)
+        /// A new answer within the threshold of the last: the last is kept, nothing is planned again.
+        case kept
+    }
+
+    private struct Answer {
+        var seconds: Int64
+        /// When the engine gave it.
+        var asked: Instant
     }
 
     private struct State {
-        var answers: [Key: Int64] = [:]
+        var answers: [Key: Answer] = [:]
+        /// The hours answered for each way, for the nearest answer while a way's own hour has none.
+        var hours: [Key.Way: Set<Int64>] = [:]
         var wanted: [Key] = []
         /// Wanted, or taken and not answered yet: not wanted again meanwhile (planning asks for one way many times).
         var wantedSet: Set<Key> = []
@@ -31,13 +61,16 @@ public final class RouteCache: Sendable {
 
     public init() {}
 
-    /// The engine's answer for `key` in seconds; `nil` when there is none yet, after which `key` is wanted.
+    /// The engine's answer for `key` in seconds, else the nearest hour's for the same way; `nil` when there is
+    /// none. Without an answer for its own hour, `key` becomes wanted.
     public func seconds(for key: Key) -> Int64? {
         let (answer, bell) = state.withLock { state -> (Int64?, (@Sendable () -> Void)?) in
-            if let answer = state.answers[key] { return (answer, nil) }
-            guard state.wantedSet.insert(key).inserted else { return (nil, nil) }
+            if let answer = state.answers[key] { return (answer.seconds, nil) }
+            let nearest = state.hours[key.way]?.min { abs($0 - key.hour) < abs($1 - key.hour) }
+            let fallback = nearest.flatMap { hour in state.answers[Key(key, hour: hour)]?.seconds }
+            guard state.wantedSet.insert(key).inserted else { return (fallback, nil) }
             state.wanted.append(key)
-            return (nil, state.bell)
+            return (fallback, state.bell)
         }
         bell?()
         return answer
@@ -57,11 +90,24 @@ public final class RouteCache: Sendable {
         state.withLock { $0.wanted += keys }
     }
 
-    /// Keeps an answer.
-    public func store(_ seconds: Int64, for key: Key) {
+    /// Keeps an answer the engine gave at `now`. An answer for a way already answered replaces the last only when
+    /// it differs by more than `threshold` seconds.
+    @discardableResult public func store(
+        _ seconds: Int64, for key: Key, at now: Instant = Instant(secondsSinceEpoch: 0), threshold: Int64 = 0
+    ) -> Stored {
         state.withLock { state in
-            state.answers[key] = seconds
             state.wantedSet.remove(key)
+            guard let last = state.answers[key] else {
+                state.answers[key] = Answer(seconds: seconds, asked: now)
+                state.hours[key.way, default: []].insert(key.hour)
+                return .new
+            }
+            guard abs(seconds - last.seconds) > threshold else {
+                state.answers[key]!.asked = now
+                return .kept
+            }
+            state.answers[key] = Answer(seconds: seconds, asked: now)
+            return .moved(from: last.seconds)
         }
     }
 
@@ -70,8 +116,54 @@ public final class RouteCache: Sendable {
         _ = state.withLock { $0.wantedSet.remove(key) }
     }
 
+    /// Ways answered earlier than `before` ahead of their departure whose departure is now at most `before` away
+    /// (and not yet an hour past): asked again, since traffic near the time can differ from the forecast. Each is
+    /// taken once per answer (`store` or `unanswered` notes it asked); answers more than a day past are dropped.
+    public func takeDueAgain(at now: Instant, before: Int64) -> [Key] {
+        guard before > 0 else { return [] }
+        return state.withLock { state in
+            var due: [Key] = []
+            for (key, answer) in state.answers {
+                let departure = key.departure.secondsSinceEpoch
+                if departure < now.secondsSinceEpoch - 86_400 {
+                    state.answers[key] = nil
+                    state.hours[key.way]?.remove(key.hour)
+                    if state.hours[key.way]?.isEmpty == true { state.hours[key.way] = nil }
+                    continue
+                }
+                guard departure - now.secondsSinceEpoch <= before, departure + 3600 > now.secondsSinceEpoch,
+                    departure - answer.asked.secondsSinceEpoch > before, !state.wantedSet.contains(key)
+                else { continue }
+                state.wantedSet.insert(key)
+                // Asked now as far as the next call is concerned: a failure keeps the last answer, not asked again.
+                state.answers[key]!.asked = now
+                due.append(key)
+            }
+            return due.sorted { $0.hour < $1.hour }
+        }
+    }
+
+    /// When `takeDueAgain` will next have something (`nil`: nothing answered is waiting to be asked again).
+    public func nextDueAgain(before: Int64) -> Instant? {
+        guard before > 0 else { return nil }
+        return state.withLock { state in
+            state.answers.compactMap { key, answer -> Int64? in
+                let departure = key.departure.secondsSinceEpoch
+                return departure - answer.asked.secondsSinceEpoch > before ? departure - before : nil
+            }.min().map(Instant.init(secondsSinceEpoch:))
+        }
+    }
+
     /// Called (on the asking thread) whenever a key becomes wanted: the service that asks the engine waits on it.
     public func onWanted(_ bell: @escaping @Sendable () -> Void) {
         state.withLock { $0.bell = bell }
+    }
+}
+
+extension RouteCache.Key {
+    /// The same way at another hour.
+    fileprivate init(_ key: Self, hour: Int64) {
+        self = key
+        self.hour = hour
     }
 }

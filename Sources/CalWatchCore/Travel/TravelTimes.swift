@@ -1,46 +1,65 @@
 /// Works out when to leave for an occurrence that has a place and a time for the way there (docs/design.md §11):
 /// the way's length from the item's own `X-APPLE-TRAVEL-DURATION`, else from the fixed `travelTime` of the place in
-/// `places:` that the item is at, else from a routing engine's answer kept in `routes`. A pure function of the item,
-/// the places and what `routes` holds, like the planner: a way it has no answer for yet is asked for there.
+/// `places:` that the item is at, else from a routing engine's answer kept in `routes`. The way starts where the
+/// `itinerary` says the user is (the place of the event before, a flight's arrival airport), else at the place of
+/// `places:` whose hours hold the time. A pure function of the item, the places and what `routes` and `itinerary`
+/// hold, like the planner: a way it has no answer for yet is asked for there.
 public struct TravelTimes: Sendable {
     public let places: [PlaceSettings]
     public let travel: TravelSettings
     /// The routing engine's answers; `nil` when no engine is configured or none is asked (one-shot commands).
     public let routes: RouteCache?
+    /// Where the user is between events; empty until a caller notes the occurrences' stops (`Classifier.noteStops`).
+    public let itinerary = Itinerary()
+    /// The rules, when one of them says how to get there (`travelMode:`, `travelTime:`); the first an occurrence
+    /// meets is its rule, as for its reminders.
+    let travelRules: [ReminderRule]
 
-    public init(places: [PlaceSettings], travel: TravelSettings = TravelSettings(), routes: RouteCache? = nil) {
+    public init(
+        places: [PlaceSettings], travel: TravelSettings = TravelSettings(), routes: RouteCache? = nil,
+        rules: [ReminderRule] = []
+    ) {
         self.places = places
         self.travel = travel
         self.routes = routes
+        travelRules = rules.contains { $0.travelMode != nil || $0.travelTime != nil } ? rules : []
     }
 
-    /// How long before the start the way is assumed to begin when choosing where it starts and which hour's answer to
-    /// ask for (the answer itself then sets the time to leave).
+    /// Whether anything here reads where the user is between events: places to start from, or an engine to ask.
+    public var followsTheDay: Bool { !places.isEmpty || travel.routing != nil }
+
+    /// How long before the start the way is assumed to begin when choosing which hour's answer to ask for (the
+    /// answer itself then sets the time to leave).
     static let routingEstimate: Int64 = 3600
 
     /// When to leave for `occurrence` (not a flight: flights have their own rule), or `nil` when nothing gives a
     /// time for the way there. All-day and cancelled occurrences have none.
-    public func leave(for occurrence: Occurrence) -> Leave? {
-        leave(for: occurrence, at: place(of: occurrence.source.component))
+    public func leave(for occurrence: Occurrence, facts: PlanningFacts = .event) -> Leave? {
+        leave(for: occurrence, at: place(of: occurrence.source.component), facts: facts)
     }
 
     /// `leave(for:)` with the item's place already found (`Classifier` finds it once per item, not per occurrence).
-    public func leave(for occurrence: Occurrence, at place: PlaceSettings?) -> Leave? {
+    public func leave(for occurrence: Occurrence, at place: PlaceSettings?, facts: PlanningFacts) -> Leave? {
         guard !occurrence.allDay, occurrence.status != .cancelled else { return nil }
         let component = occurrence.source.component
         let point = component.geo ?? place?.at
-        let travel: (seconds: Int64, source: Leave.Source, mode: TravelSettings.Mode?)
+        let rule = travelRules.first { $0.matches(occurrence, facts: facts) }
+        let travel: (seconds: Int64, source: Leave.Source, mode: TravelSettings.Mode?, origin: Leave.Place?)
         // At most two days, checked before the days are multiplied out (a calendar can write P99999999W).
         if let duration = component.travelDuration, !duration.isNegative, duration.nominalDays <= 2,
             duration.exactSeconds <= 2 * 86_400,
             case let seconds = Int64(duration.nominalDays) * 86_400 + duration.exactSeconds, seconds > 0,
             seconds <= 2 * 86_400
         {
-            travel = (seconds, .appleTravelDuration, nil)
+            travel = (seconds, .appleTravelDuration, nil, nil)
         } else if let seconds = place?.travelTime, seconds > 0 {
-            travel = (seconds, .place, nil)
-        } else if let point, let routed = routed(occurrence, to: point, place: place) {
-            travel = (routed, .routing, self.travel.mode)
+            travel = (seconds, .place, nil, nil)
+        } else if let seconds = rule?.travelTime {
+            travel = (seconds, .rule, nil, nil)
+        } else if let point,
+            let routed = way(to: point, arrivingBy: occurrence.start, for: occurrence, at: place, rule: rule)
+        {
+            travel = (routed.seconds, .routing, routed.mode, routed.origin)
         } else {
             return nil
         }
@@ -49,17 +68,33 @@ public struct TravelTimes: Sendable {
             name: component.placeTitle ?? place?.name ?? component.location.map(Self.oneLine), at: point)
         return Leave(
             by: by, travelSeconds: travel.seconds, source: travel.source, mode: travel.mode,
-            origin: origin(at: by, zone: occurrence.displayZone, excluding: place), destination: destination)
+            origin: travel.origin ?? origin(of: occurrence, leaving: by, excluding: place), destination: destination)
     }
 
-    /// The engine's answer for the way from where the user is an hour before the start to `to`, with the buffer;
-    /// `nil` when there is no engine, the way has no start, or the answer has not come yet (it is asked for).
-    private func routed(_ occurrence: Occurrence, to: GeoPoint, place: PlaceSettings?) -> Int64? {
+    /// A routed way to `to` for arriving by `arrival` (an event's start; for a flight, the airport lead before its
+    /// departure), with the buffer: the engine's answer for the way from where the user is then, in the mode of the
+    /// occurrence's rule. `nil` when there is no engine, the way has no start, or the answer has not come yet (it
+    /// is asked for).
+    public func way(
+        to: GeoPoint, arrivingBy arrival: Instant, for occurrence: Occurrence, at place: PlaceSettings?,
+        facts: PlanningFacts
+    ) -> (seconds: Int64, mode: TravelSettings.Mode, origin: Leave.Place)? {
+        way(
+            to: to, arrivingBy: arrival, for: occurrence, at: place,
+            rule: travelRules.first { $0.matches(occurrence, facts: facts) })
+    }
+
+    private func way(
+        to: GeoPoint, arrivingBy arrival: Instant, for occurrence: Occurrence, at place: PlaceSettings?,
+        rule: ReminderRule?
+    ) -> (seconds: Int64, mode: TravelSettings.Mode, origin: Leave.Place)? {
         guard travel.routing != nil, let routes else { return nil }
-        let departure = occurrence.start.adding(seconds: -Self.routingEstimate)
-        guard let from = origin(at: departure, zone: occurrence.displayZone, excluding: place)?.at else { return nil }
-        let key = RouteCache.Key(origin: from, destination: to, mode: travel.mode, at: departure)
-        return routes.seconds(for: key).map(travel.buffer.applied(to:))
+        let departure = arrival.adding(seconds: -Self.routingEstimate)
+        guard let origin = origin(of: occurrence, leaving: departure, excluding: place), let from = origin.at
+        else { return nil }
+        let mode = rule?.travelMode ?? travel.mode
+        let key = RouteCache.Key(origin: from, destination: to, mode: mode, at: departure)
+        return routes.seconds(for: key).map { (travel.buffer.applied(to: $0), mode, origin) }
     }
 
     /// The place of `places:` an item is at: the first whose name or patterns match its LOCATION, or the title of
@@ -75,12 +110,32 @@ public struct TravelTimes: Sendable {
         return places.firstIndex { place in texts.contains { place.matches($0) } }
     }
 
-    /// Where the user is at `instant` when nothing else says: the first place whose hours hold its wall-clock time.
-    func origin(at instant: Instant, zone: ZoneRules, excluding destination: PlaceSettings?) -> Leave.Place? {
-        let wall = zone.wallClock(at: instant)
+    /// Where the way to `occurrence` starts: the place of the last event that ends before it, within
+    /// `travel.fromPreviousWithin` and on the same day (a flight's arrival airport, within a day); else the place of
+    /// `places:` (not the destination) whose hours hold the wall-clock time of `leaving`.
+    func origin(of occurrence: Occurrence, leaving: Instant, excluding destination: PlaceSettings?) -> Leave.Place? {
+        let zone = occurrence.displayZone
+        if !itinerary.isEmpty {
+            let start = occurrence.start
+            let wall = zone.wallClock(at: start)
+            let midnight = start.adding(seconds: -Int64(wall.hour * 3600 + wall.minute * 60 + wall.second))
+            let since = max(midnight, start.adding(seconds: -travel.fromPreviousWithin))
+            if let stop = itinerary.last(atOrBefore: start, since: since) { return stop.place }
+        }
+        let wall = zone.wallClock(at: leaving)
         let minute = wall.hour * 60 + wall.minute
         let here = places.first { $0.name != destination?.name && $0.hours?.contains(minute) == true }
         return here.map { Leave.Place(name: $0.name, at: $0.at) }
+    }
+
+    /// Where the user is after `occurrence`, for the way to the next event: its GEO or the point of its place of
+    /// `places:` (`nil` for an all-day, cancelled or instant occurrence, or one with no point).
+    func stop(after occurrence: Occurrence, at place: PlaceSettings?) -> Itinerary.Stop? {
+        guard !occurrence.allDay, occurrence.status != .cancelled, occurrence.end > occurrence.start else { return nil }
+        let component = occurrence.source.component
+        guard let point = component.geo ?? place?.at else { return nil }
+        let name = component.placeTitle ?? place?.name ?? component.location.map(Self.oneLine)
+        return Itinerary.Stop(end: occurrence.end, place: Leave.Place(name: name, at: point))
     }
 
     /// A LOCATION's first line, at most 200 scalars: what names a place in `data.leave`.

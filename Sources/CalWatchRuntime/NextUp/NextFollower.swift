@@ -142,12 +142,14 @@ public final class NextFollower<WaitClock: Clock> where WaitClock.Duration == Du
             var expanded: [Occurrence] = []
             problems(CalendarScan.expand(calendars, of: source, options: expansion, into: &expanded))
             if !expanded.isEmpty { byOrigin[origin] = expanded }
+            classifier.noteStops(of: expanded, origin: origin)
         }
     }
 
     private func forget(_ origin: PlanningLoop.Origin) {
         guard let old = byOrigin.removeValue(forKey: origin) else { return }
         classifier.forget(old.map(\.source))
+        classifier.noteStops(of: [], origin: origin)
     }
 
     /// Expands every file again around `now` (at start, every six hours, on a zone change).
@@ -165,6 +167,7 @@ public final class NextFollower<WaitClock: Clock> where WaitClock.Duration == Du
             var expanded: [Occurrence] = []
             reported += CalendarScan.expand(calendars, of: source, options: options, into: &expanded)
             if !expanded.isEmpty { byOrigin[origin] = expanded }
+            classifier.noteStops(of: expanded, origin: origin)
         }
         // Reported once: a later expansion finds the same problems in the same files.
         if !expandedOnce { problems(reported) }

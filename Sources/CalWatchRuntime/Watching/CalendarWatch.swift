@@ -203,16 +203,33 @@ public final class CalendarWatch {
         report.removed += changes.removed.count
         report.problems += changes.problems
         report.unsettled += changes.unsettled
+        var stopsMoved = false
         for (_, origin) in changes.removed {
             loop.remove(origin: origin)
             replace(origin, with: [], at: now)
+            stopsMoved = classifier.noteStops(of: [], origin: origin) || stopsMoved
         }
+        // Every changed file's places are noted before any is planned: the way to an event in one can start at an
+        // event in another.
+        var changed: [(PlanningLoop.Origin, [Occurrence])] = []
         for (source, origin, calendars) in changes.changed {
             var expanded: [Occurrence] = []
             report.problems += CalendarScan.expand(calendars, of: source, options: expansion, into: &expanded)
+            stopsMoved = classifier.noteStops(of: expanded, origin: origin) || stopsMoved
+            changed.append((origin, expanded))
+        }
+        for (origin, expanded) in changed {
             loop.remove(origin: origin)
             replace(origin, with: expanded, at: now)
             loop.add(expanded, origin: origin, now: now)
+        }
+        if stopsMoved {
+            // Where the day's ways start moved: the other files' occurrences are planned again from what is held.
+            let done = Set(changed.map(\.0))
+            for (origin, held) in occurrences.all where !done.contains(origin) {
+                loop.remove(origin: origin)
+                loop.add(held, origin: origin, now: now)
+            }
         }
         if !changes.isEmpty { loop.endRemovedActivities(at: now) }
     }

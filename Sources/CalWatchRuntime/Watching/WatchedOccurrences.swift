@@ -72,6 +72,15 @@ final class WatchedOccurrences: Sendable {
         return known
     }
 
+    /// Every file's occurrences, less those of a key another file holds (planned under that file).
+    var all: [PlanningLoop.Origin: [Occurrence]] {
+        held.withLock { held in
+            held.byOrigin.mapValues { occurrences in
+                occurrences.filter { held.byKey[OccurrenceKey($0)]?.source === $0.source }
+            }
+        }
+    }
+
     /// The occurrence held under `key`.
     func occurrence(for key: OccurrenceKey) -> Occurrence? { held.withLock { $0.byKey[key] } }
 
