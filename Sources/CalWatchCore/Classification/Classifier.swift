@@ -91,9 +91,11 @@ public final class Classifier: Sendable {
                 travel.way(to: $0, arrivingBy: atAirport, for: occurrence, at: nil, facts: facts)
             }
             let seconds = way?.seconds ?? leads.travelTime
-            facts.leave = Leave(
+            var leave = Leave(
                 by: atAirport.adding(seconds: -seconds), travelSeconds: seconds, source: .flightRule, mode: way?.mode,
-                origin: way?.origin, destination: airport)
+                origin: way?.origin.place, destination: airport)
+            leave.originBasis = way?.origin.basis
+            facts.leave = leave
             // What makes the flight detected again when it changes (docs/design.md §5).
             facts.flightIdentity = [
                 flight.code ?? "", flight.origin?.code ?? "", flight.destination?.code ?? "",
@@ -119,7 +121,9 @@ public final class Classifier: Sendable {
                 }
                 let place = Leave.Place(
                     name: airport.name, at: GeoPoint(latitude: airport.latitude, longitude: airport.longitude))
-                stops.append(Itinerary.Stop(end: occurrence.end, place: place, landing: true))
+                stops.append(
+                    Itinerary.Stop(
+                        end: occurrence.end, place: place, landing: true, summary: flight.code ?? airport.code))
             } else if !known.result.declined,
                 let stop = travel.stop(after: occurrence, at: known.place.map { travel.places[$0] })
             {

@@ -12,12 +12,18 @@ public final class Itinerary: Sendable {
         public var place: Leave.Place
         /// A flight's arrival airport: the start of the way to the first event after it, whatever the day.
         public var landing: Bool
+        /// The occurrence's summary, for `why`.
+        public var summary: String?
 
-        public init(end: Instant, place: Leave.Place, landing: Bool = false) {
+        public init(end: Instant, place: Leave.Place, landing: Bool = false, summary: String? = nil) {
             self.end = end
             self.place = place
             self.landing = landing
+            self.summary = summary
         }
+
+        /// Why the way from here starts here.
+        var basis: Leave.OriginBasis { landing ? .landing(summary, end: end) : .previousEvent(summary, end: end) }
     }
 
     private struct State {

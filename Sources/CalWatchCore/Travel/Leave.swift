@@ -25,6 +25,16 @@ public struct Leave: Sendable, Hashable {
         }
     }
 
+    /// What chose where the way starts.
+    public enum OriginBasis: Sendable, Hashable {
+        /// The event (its summary) that ends at that instant before this one.
+        case previousEvent(String?, end: Instant)
+        /// The flight (its summary) that lands there at that instant.
+        case landing(String?, end: Instant)
+        /// The hours of the place in `places:`.
+        case placeHours
+    }
+
     /// The instant to leave.
     public var by: Instant
     /// How long the way takes (for a flight, the way to the airport).
@@ -35,6 +45,8 @@ public struct Leave: Sendable, Hashable {
     /// Where the way starts: the place of the event before (a flight's arrival airport), else the place `places:`
     /// says the user is at then; `nil` when nothing says.
     public var origin: Place?
+    /// Why the way starts there, for `why`.
+    public var originBasis: OriginBasis?
     /// Where the occurrence is: its `GEO` or Apple structured location, a place of `places:`, a flight's airport.
     public var destination: Place?
 

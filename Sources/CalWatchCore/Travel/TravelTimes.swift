@@ -44,7 +44,11 @@ public struct TravelTimes: Sendable {
         let component = occurrence.source.component
         let point = component.geo ?? place?.at
         let rule = travelRules.first { $0.matches(occurrence, facts: facts) }
-        let travel: (seconds: Int64, source: Leave.Source, mode: TravelSettings.Mode?, origin: Leave.Place?)
+        let travel:
+            (
+                seconds: Int64, source: Leave.Source, mode: TravelSettings.Mode?,
+                origin: (place: Leave.Place, basis: Leave.OriginBasis)?
+            )
         // At most two days, checked before the days are multiplied out (a calendar can write P99999999W).
         if let duration = component.travelDuration, !duration.isNegative, duration.nominalDays <= 2,
             duration.exactSeconds <= 2 * 86_400,
@@ -66,9 +70,12 @@ public struct TravelTimes: Sendable {
         let by = occurrence.start.adding(seconds: -travel.seconds)
         let destination = Leave.Place(
             name: component.placeTitle ?? place?.name ?? component.location.map(Self.oneLine), at: point)
-        return Leave(
-            by: by, travelSeconds: travel.seconds, source: travel.source, mode: travel.mode,
-            origin: travel.origin ?? origin(of: occurrence, leaving: by, excluding: place), destination: destination)
+        let origin = travel.origin ?? origin(of: occurrence, leaving: by, excluding: place)
+        var leave = Leave(
+            by: by, travelSeconds: travel.seconds, source: travel.source, mode: travel.mode, origin: origin?.place,
+            destination: destination)
+        leave.originBasis = origin?.basis
+        return leave
     }
 
     /// A routed way to `to` for arriving by `arrival` (an event's start; for a flight, the airport lead before its
@@ -78,7 +85,7 @@ public struct TravelTimes: Sendable {
     public func way(
         to: GeoPoint, arrivingBy arrival: Instant, for occurrence: Occurrence, at place: PlaceSettings?,
         facts: PlanningFacts
-    ) -> (seconds: Int64, mode: TravelSettings.Mode, origin: Leave.Place)? {
+    ) -> (seconds: Int64, mode: TravelSettings.Mode, origin: (place: Leave.Place, basis: Leave.OriginBasis))? {
         way(
             to: to, arrivingBy: arrival, for: occurrence, at: place,
             rule: travelRules.first { $0.matches(occurrence, facts: facts) })
@@ -87,10 +94,10 @@ public struct TravelTimes: Sendable {
     private func way(
         to: GeoPoint, arrivingBy arrival: Instant, for occurrence: Occurrence, at place: PlaceSettings?,
         rule: ReminderRule?
-    ) -> (seconds: Int64, mode: TravelSettings.Mode, origin: Leave.Place)? {
+    ) -> (seconds: Int64, mode: TravelSettings.Mode, origin: (place: Leave.Place, basis: Leave.OriginBasis))? {
         guard travel.routing != nil, let routes else { return nil }
         let departure = arrival.adding(seconds: -Self.routingEstimate)
-        guard let origin = origin(of: occurrence, leaving: departure, excluding: place), let from = origin.at
+        guard let origin = origin(of: occurrence, leaving: departure, excluding: place), let from = origin.place.at
         else { return nil }
         let mode = rule?.travelMode ?? travel.mode
         let key = RouteCache.Key(origin: from, destination: to, mode: mode, at: departure)
@@ -113,19 +120,21 @@ public struct TravelTimes: Sendable {
     /// Where the way to `occurrence` starts: the place of the last event that ends before it, within
     /// `travel.fromPreviousWithin` and on the same day (a flight's arrival airport, within a day); else the place of
     /// `places:` (not the destination) whose hours hold the wall-clock time of `leaving`.
-    func origin(of occurrence: Occurrence, leaving: Instant, excluding destination: PlaceSettings?) -> Leave.Place? {
+    func origin(of occurrence: Occurrence, leaving: Instant, excluding destination: PlaceSettings?) -> (
+        place: Leave.Place, basis: Leave.OriginBasis
+    )? {
         let zone = occurrence.displayZone
         if !itinerary.isEmpty {
             let start = occurrence.start
             let wall = zone.wallClock(at: start)
             let midnight = start.adding(seconds: -Int64(wall.hour * 3600 + wall.minute * 60 + wall.second))
             let since = max(midnight, start.adding(seconds: -travel.fromPreviousWithin))
-            if let stop = itinerary.last(atOrBefore: start, since: since) { return stop.place }
+            if let stop = itinerary.last(atOrBefore: start, since: since) { return (stop.place, stop.basis) }
         }
         let wall = zone.wallClock(at: leaving)
         let minute = wall.hour * 60 + wall.minute
         let here = places.first { $0.name != destination?.name && $0.hours?.contains(minute) == true }
-        return here.map { Leave.Place(name: $0.name, at: $0.at) }
+        return here.map { (Leave.Place(name: $0.name, at: $0.at), .placeHours) }
     }
 
     /// Where the user is after `occurrence`, for the way to the next event: its GEO or the point of its place of
@@ -135,7 +144,9 @@ public struct TravelTimes: Sendable {
         let component = occurrence.source.component
         guard let point = component.geo ?? place?.at else { return nil }
         let name = component.placeTitle ?? place?.name ?? component.location.map(Self.oneLine)
-        return Itinerary.Stop(end: occurrence.end, place: Leave.Place(name: name, at: point))
+        return Itinerary.Stop(
+            end: occurrence.end, place: Leave.Place(name: name, at: point),
+            summary: occurrence.summary.map(Self.oneLine))
     }
 
     /// A LOCATION's first line, at most 200 scalars: what names a place in `data.leave`.

@@ -115,8 +115,8 @@ public struct DecisionTrace: Sendable {
                 ? "reminders count back from the start, \(at(occurrence.start))"
                 : facts.kind == .flight
                     ? "reminders count back from the time to leave for the airport, \(at(anchor.instant))"
-                    : "reminders count back from the time to leave, \(at(anchor.instant))"
-                        + (facts.leave.map { " (\($0.explanation))" } ?? ""))
+                    : "reminders count back from the time to leave, \(at(anchor.instant))")
+        if let leave = facts.leave { trace.notes += Self.steps(of: leave, at: at) }
         trace.steps += skippedSteps(occurrence, facts: facts, anchor: anchor.instant, planner: planner, into: &trace)
 
         // The events the planner makes for it when calwatch runs throughout.
@@ -241,6 +241,26 @@ public struct DecisionTrace: Sendable {
             now = wake
         }
         return events
+    }
+
+    /// How the time to leave was reached, one step a line: where to, from where and why there, how long and how.
+    static func steps(of leave: Leave, at: (Instant) -> String) -> [String] {
+        func named(_ place: Leave.Place?) -> String {
+            let name = place?.name ?? "an unnamed place"
+            return place?.at.map { "\(name) (\($0))" } ?? name
+        }
+        var steps = ["time to leave \(at(leave.by)), worked out:"]
+        steps.append("  to: \(named(leave.destination))")
+        switch leave.originBasis {
+        case .previousEvent(let summary, let end)?:
+            steps.append("  from: \(named(leave.origin)), where \(summary ?? "the event before") ends at \(at(end))")
+        case .landing(let summary, let end)?:
+            steps.append("  from: \(named(leave.origin)), where \(summary ?? "a flight") lands at \(at(end))")
+        case .placeHours?: steps.append("  from: \(named(leave.origin)), whose hours in places: hold the time")
+        case nil: steps.append("  from: not known (no event before it, no place whose hours hold the time)")
+        }
+        steps.append("  the way: \(leave.explanation)")
+        return steps
     }
 
     /// Reminders and live activities the configuration leaves out for this occurrence, each with why.
