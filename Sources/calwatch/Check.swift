@@ -16,14 +16,16 @@ extension CalwatchCommand {
                 exists and is executable, connects to each PostgreSQL database (its version, and whether \
                 calwatch's tables there are current), fetches each ICS feed and CalDAV account once (a server that \
                 cannot be read is an error; the copy kept from before, if any, is still checked), asks the routing \
-                engine of `travel.routing` once whether it answers, then reads every calendar over the \
+                engine of `travel.routing` and the geocoder of `travel.geocoder` once whether they answer, then \
+                reads every calendar over the \
                 planning horizon, and says which airport and airline data it uses (each file checked against the \
                 SHA-256 its manifest records). \
                 Problems are printed as FILE:LINE: error|warning: KEY: REASON, each with what to change; nothing \
                 is written but the servers' copies in calwatch's cache.
 
                 Exit status: 0 all good (warnings allowed); 64 the configuration has errors; 65 a calendar has \
-                errors, none could be read, a feed or CalDAV account or the routing engine could not be read, or a \
+                errors, none could be read, a feed or CalDAV account, the routing engine or the geocoder could not \
+                be read, or a \
                 data file was refused.
 
                 Examples:
@@ -87,6 +89,11 @@ extension CalwatchCommand {
             // "no route") says it is there.
             if let routing = configuration.travel.routing, let problem = await RoutingClient.unreachable(routing) {
                 StandardStreams.error("\(source): error: travel.routing: \(routing.shownURL): \(problem)\n")
+                calendarErrors += 1
+            }
+            // The geocoder asked once where Berlin is: the one request a check sends it.
+            if let geocoder = configuration.travel.geocoder, let problem = await Geocoder.unreachable(geocoder) {
+                StandardStreams.error("\(source): error: travel.geocoder: \(geocoder.shownURL): \(problem)\n")
                 calendarErrors += 1
             }
 

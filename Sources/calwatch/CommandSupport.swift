@@ -112,15 +112,25 @@ enum CommandSupport {
     }
 
     /// Problems on standard error, one per line.
-    /// The classifier of a one-shot command, with where the day's ways start noted from `occurrences` and, when
-    /// `travel.routing` names an engine, the ways `planning` needs asked first (at most `requestsPerHour` of them),
-    /// what the engine did not answer said on standard error.
+    /// The classifier of a one-shot command, with where the day's ways start noted from `occurrences`. When
+    /// `travel.geocoder` names a geocoder, the addresses `planning` needs are asked first (at most
+    /// `addresses`, one a second, kept on disk for the next run); when `travel.routing` names an engine, then the
+    /// ways (at most `requestsPerHour`). What either did not answer is said on standard error.
     static func classifier(
-        _ configuration: Configuration, occurrences: [Occurrence], now: Instant,
+        _ configuration: Configuration, occurrences: [Occurrence], now: Instant, addresses: Int = 5,
         planning: (Classifier) -> Void = { _ in }
     ) async -> Classifier {
         let routes = configuration.travel.routing.map { _ in RouteCache() }
-        let classifier = Classifier(configuration, routes: routes)
+        let geocodes = configuration.travel.geocoder.map(Geocoder.loadCache)
+        let classifier = Classifier(configuration, routes: routes, geocodes: geocodes)
+        if let geocoder = configuration.travel.geocoder, let geocodes {
+            planning(classifier)
+            if let failure = await Geocoder.answerWanted(in: geocodes, geocoder: geocoder, budget: addresses) {
+                StandardStreams.error(
+                    "calwatch: the geocoder at \(geocoder.shownURL) gave no answer: \(failure); "
+                        + "those addresses have no place this time\n")
+            }
+        }
         classifier.noteStops(of: occurrences)
         guard let routing = configuration.travel.routing, let routes else { return classifier }
         planning(classifier)

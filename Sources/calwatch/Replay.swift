@@ -106,7 +106,7 @@ extension CalwatchCommand {
             let logger = Logger(label: "calwatch.replay")
             let sinks = try CommandSupport.openSinksOrExit(settings.sinks, logger: logger)
             let classifier = await CommandSupport.classifier(
-                settings, occurrences: scan.occurrences, now: window.start,
+                settings, occurrences: scan.occurrences, now: window.start, addresses: 60,
                 planning: { classifier in for occurrence in scan.occurrences { _ = classifier.facts(for: occurrence) } }
             )
             let replay = CalWatchRuntime.Replay(

@@ -112,6 +112,8 @@ extension CalwatchCommand {
             let followsSystemZone = initial.timeZone == nil
             // A routing engine's answers, kept across reloads; asked by the poller below.
             let routes = initial.travel.routing.map { _ in RouteCache() }
+            // A geocoder's answers, read from disk once and kept there by the poller below.
+            let geocodes = initial.travel.geocoder.map(Geocoder.loadCache)
             let setup = WatchService<ContinuousClock>.Setup(
                 load: {
                     // Feeds are read from their cache folders, which the poller below keeps fresh.
@@ -127,7 +129,7 @@ extension CalwatchCommand {
                     let sinks = try CommandSupport.openSinks(configuration.sinks, logger: logger)
                     return try await CalendarWatch(
                         configuration: configuration, zone: zone, journal: journal, sinks: sinks, now: now,
-                        routes: routes, recordedTime: { CommandSupport.timestamp }, logger: logger)
+                        routes: routes, geocodes: geocodes, recordedTime: { CommandSupport.timestamp }, logger: logger)
                 })
             var options = WatchService<ContinuousClock>.Options()
             options.rescanEvery = .seconds(DurationText.seconds(rescanEvery) ?? 600)
@@ -161,6 +163,13 @@ extension CalwatchCommand {
                     .init(
                         service: RoutePoller(
                             routing: routing, replanAfter: initial.travel.replanAfter, cache: routes, logger: logger,
+                            changed: { service.travelTimesChanged() })))
+            }
+            if let geocoder = initial.travel.geocoder, let geocodes {
+                services.append(
+                    .init(
+                        service: GeocodePoller(
+                            geocoder: geocoder, cache: geocodes, logger: logger,
                             changed: { service.travelTimesChanged() })))
             }
             services.append(.init(service: service))

@@ -27,12 +27,15 @@ public final class Classifier: Sendable {
         self.travel = travel
     }
 
-    /// The classifiers of a configuration; `routes` holds a routing engine's answers where one is asked (`watch`).
-    public convenience init(_ configuration: Configuration, routes: RouteCache? = nil) {
+    /// The classifiers of a configuration; `routes` holds a routing engine's answers and `geocodes` a geocoder's,
+    /// where one is configured.
+    public convenience init(
+        _ configuration: Configuration, routes: RouteCache? = nil, geocodes: GeocodeCache? = nil
+    ) {
         self.init(
             me: configuration.me, leads: configuration.flights, meetingProviders: configuration.meetingProviders,
             travel: TravelTimes(
-                places: configuration.places, travel: configuration.travel, routes: routes,
+                places: configuration.places, travel: configuration.travel, routes: routes, geocodes: geocodes,
                 rules: configuration.planner.rules))
     }
 

@@ -420,7 +420,8 @@ struct ConfigurationReader {
     private mutating func readTravel(_ node: Node, into travel: inout TravelSettings) {
         guard
             let keys = mapping(
-                node, at: "travel", known: ["mode", "buffer", "fromPreviousWithin", "replanAfter", "routing"])
+                node, at: "travel",
+                known: ["mode", "buffer", "fromPreviousWithin", "replanAfter", "routing", "geocoder"])
         else { return }
         for (key, (_, value)) in keys {
             let path = "travel." + key
@@ -433,6 +434,34 @@ struct ConfigurationReader {
                 } else if let seconds = duration(value, at: path, atMost: Limits.flightLead) {
                     travel.buffer = .seconds(seconds)
                 }
+            case "geocoder":
+                guard let fields = mapping(value, at: path, known: ["url", "userAgent", "cache"]) else { break }
+                guard let (_, urlNode) = fields["url"], let url = string(urlNode, at: path + ".url") else {
+                    note(
+                        value, path,
+                        "needs the url of a Nominatim instance, such as https://nominatim.openstreetmap.org")
+                    break
+                }
+                guard let parsed = URL(string: url), ["http", "https"].contains(parsed.scheme?.lowercased() ?? ""),
+                    parsed.host != nil
+                else {
+                    note(urlNode, path + ".url", "'\(url)' is not an http or https address")
+                    break
+                }
+                guard let (_, agentNode) = fields["userAgent"], let agent = string(agentNode, at: path + ".userAgent"),
+                    agent.contains(where: \.isLetter), agent.unicodeScalars.allSatisfy({ $0.isASCII && $0.value >= 32 })
+                else {
+                    note(
+                        value, path + ".userAgent",
+                        "is needed: a geocoder is asked with a User-Agent naming you, as Nominatim's usage policy asks, "
+                            + "such as userAgent: \"calwatch (you@example.com)\"")
+                    break
+                }
+                var geocoder = TravelSettings.Geocoder(url: url, userAgent: agent)
+                if let (_, cacheNode) = fields["cache"] {
+                    geocoder.cachePath = self.path(cacheNode, at: path + ".cache")
+                }
+                travel.geocoder = geocoder
             case "fromPreviousWithin":
                 if let seconds = duration(value, at: path, atMost: 86_400) { travel.fromPreviousWithin = seconds }
             case "replanAfter":

@@ -44,6 +44,26 @@ public struct TravelSettings: Sendable, Hashable {
         public var shownURL: String { ConnectionString(url).redacted }
     }
 
+    /// A geocoder speaking Nominatim's search API (`GET /search?q=…&format=jsonv2`), for a LOCATION that is only an
+    /// address: off unless configured, at most one request a second, with the User-Agent the public instance's
+    /// usage policy asks for, and its answers kept on disk.
+    public struct Geocoder: Sendable, Hashable {
+        /// The instance's base address, `https://nominatim.openstreetmap.org`.
+        public var url: String
+        /// Names the application and a contact, `calwatch/1.0 (you@example.com)`.
+        public var userAgent: String
+        /// Where answers are kept between runs (`geocoder.json` beside the journal unless given).
+        public var cachePath: String?
+
+        public init(url: String, userAgent: String) {
+            self.url = url
+            self.userAgent = userAgent
+        }
+
+        /// The address without a password, for every message and log.
+        public var shownURL: String { ConnectionString(url).redacted }
+    }
+
     public var mode: Mode = .driving
     public var buffer: Buffer = .percent(0)
     /// The way to an event starts at the place of the event before it when that ends at most this long before (on
@@ -54,6 +74,8 @@ public struct TravelSettings: Sendable, Hashable {
     public var replanAfter: Int64 = 300
     /// `nil`: no engine; only travel times the calendar or `places:` give.
     public var routing: Routing?
+    /// `nil`: no geocoder; a LOCATION is placed by `places:` only.
+    public var geocoder: Geocoder?
 
     public init() {}
 }
@@ -61,5 +83,10 @@ public struct TravelSettings: Sendable, Hashable {
 /// Printed by reflection like every setting: without a password written in the engine's address.
 extension TravelSettings.Routing: CustomStringConvertible, CustomDebugStringConvertible {
     public var description: String { "Routing(\(engine.rawValue), \(shownURL))" }
+    public var debugDescription: String { description }
+}
+
+extension TravelSettings.Geocoder: CustomStringConvertible, CustomDebugStringConvertible {
+    public var description: String { "Geocoder(\(shownURL), \(userAgent))" }
     public var debugDescription: String { description }
 }

@@ -52,10 +52,7 @@ public final class RouteCache: Sendable {
         var answers: [Key: Answer] = [:]
         /// The hours answered for each way, for the nearest answer while a way's own hour has none.
         var hours: [Key.Way: Set<Int64>] = [:]
-        var wanted: [Key] = []
-        /// Wanted, or taken and not answered yet: not wanted again meanwhile (planning asks for one way many times).
-        var wantedSet: Set<Key> = []
-        var bell: (@Sendable () -> Void)?
+        var wanted = WantedKeys<Key>()
     }
     private let state = Locked(State())
 
@@ -68,9 +65,7 @@ public final class RouteCache: Sendable {
             if let answer = state.answers[key] { return (answer.seconds, nil) }
             let nearest = state.hours[key.way]?.min { abs($0 - key.hour) < abs($1 - key.hour) }
             let fallback = nearest.flatMap { hour in state.answers[Key(key, hour: hour)]?.seconds }
-            guard state.wantedSet.insert(key).inserted else { return (fallback, nil) }
-            state.wanted.append(key)
-            return (fallback, state.bell)
+            return (fallback, state.wanted.want(key))
         }
         bell?()
         return answer
@@ -79,15 +74,12 @@ public final class RouteCache: Sendable {
     /// The keys planning asked for and found no answer for, oldest first. Each stays unwanted until it is answered
     /// (`store`), given back, or found unanswerable (`unanswered`).
     public func takeWanted() -> [Key] {
-        state.withLock { state in
-            defer { state.wanted = [] }
-            return state.wanted
-        }
+        state.withLock { $0.wanted.take() }
     }
 
     /// Puts keys taken but not asked yet back, without ringing: the service asks them when it may.
     public func giveBack(_ keys: [Key]) {
-        state.withLock { $0.wanted += keys }
+        state.withLock { $0.wanted.giveBack(keys) }
     }
 
     /// Keeps an answer the engine gave at `now`. An answer for a way already answered replaces the last only when
@@ -96,7 +88,7 @@ public final class RouteCache: Sendable {
         _ seconds: Int64, for key: Key, at now: Instant = Instant(secondsSinceEpoch: 0), threshold: Int64 = 0
     ) -> Stored {
         state.withLock { state in
-            state.wantedSet.remove(key)
+            state.wanted.done(key)
             guard let last = state.answers[key] else {
                 state.answers[key] = Answer(seconds: seconds, asked: now)
                 state.hours[key.way, default: []].insert(key.hour)
@@ -113,7 +105,7 @@ public final class RouteCache: Sendable {
 
     /// The engine gave no answer for `key`: planning may ask for it again (at its next change).
     public func unanswered(_ key: Key) {
-        _ = state.withLock { $0.wantedSet.remove(key) }
+        state.withLock { $0.wanted.done(key) }
     }
 
     /// Ways answered earlier than `before` ahead of their departure whose departure is now at most `before` away
@@ -132,9 +124,9 @@ public final class RouteCache: Sendable {
                     continue
                 }
                 guard departure - now.secondsSinceEpoch <= before, departure + 3600 > now.secondsSinceEpoch,
-                    departure - answer.asked.secondsSinceEpoch > before, !state.wantedSet.contains(key)
+                    departure - answer.asked.secondsSinceEpoch > before, !state.wanted.isPending(key)
                 else { continue }
-                state.wantedSet.insert(key)
+                state.wanted.asking(key)
                 // Asked now as far as the next call is concerned: a failure keeps the last answer, not asked again.
                 state.answers[key]!.asked = now
                 due.append(key)
@@ -156,7 +148,7 @@ public final class RouteCache: Sendable {
 
     /// Called (on the asking thread) whenever a key becomes wanted: the service that asks the engine waits on it.
     public func onWanted(_ bell: @escaping @Sendable () -> Void) {
-        state.withLock { $0.bell = bell }
+        state.withLock { $0.wanted.bell = bell }
     }
 }
 

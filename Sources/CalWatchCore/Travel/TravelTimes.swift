@@ -7,8 +7,10 @@
 public struct TravelTimes: Sendable {
     public let places: [PlaceSettings]
     public let travel: TravelSettings
-    /// The routing engine's answers; `nil` when no engine is configured or none is asked (one-shot commands).
+    /// The routing engine's answers; `nil` when no engine is configured.
     public let routes: RouteCache?
+    /// The geocoder's answers; `nil` when no geocoder is configured.
+    public let geocodes: GeocodeCache?
     /// Where the user is between events; empty until a caller notes the occurrences' stops (`Classifier.noteStops`).
     public let itinerary = Itinerary()
     /// The rules, when one of them says how to get there (`travelMode:`, `travelTime:`); the first an occurrence
@@ -17,16 +19,17 @@ public struct TravelTimes: Sendable {
 
     public init(
         places: [PlaceSettings], travel: TravelSettings = TravelSettings(), routes: RouteCache? = nil,
-        rules: [ReminderRule] = []
+        geocodes: GeocodeCache? = nil, rules: [ReminderRule] = []
     ) {
         self.places = places
         self.travel = travel
         self.routes = routes
+        self.geocodes = geocodes
         travelRules = rules.contains { $0.travelMode != nil || $0.travelTime != nil } ? rules : []
     }
 
     /// Whether anything here reads where the user is between events: places to start from, or an engine to ask.
-    public var followsTheDay: Bool { !places.isEmpty || travel.routing != nil }
+    public var followsTheDay: Bool { !places.isEmpty || travel.routing != nil || travel.geocoder != nil }
 
     /// How long before the start the way is assumed to begin when choosing which hour's answer to ask for (the
     /// answer itself then sets the time to leave).
@@ -42,7 +45,7 @@ public struct TravelTimes: Sendable {
     public func leave(for occurrence: Occurrence, at place: PlaceSettings?, facts: PlanningFacts) -> Leave? {
         guard !occurrence.allDay, occurrence.status != .cancelled else { return nil }
         let component = occurrence.source.component
-        let point = component.geo ?? place?.at
+        let point = point(of: component, at: place)
         let rule = travelRules.first { $0.matches(occurrence, facts: facts) }
         let travel:
             (
@@ -104,6 +107,14 @@ public struct TravelTimes: Sendable {
         return routes.seconds(for: key).map { (travel.buffer.applied(to: $0), mode, origin) }
     }
 
+    /// Where an item is: its `GEO` or Apple structured location, else the point of its place of `places:`, else
+    /// the geocoder's answer for its LOCATION (asked for when there is none yet, if `asking`).
+    func point(of component: CalendarComponent, at place: PlaceSettings?, asking: Bool = true) -> GeoPoint? {
+        if let point = component.geo ?? place?.at { return point }
+        guard let geocodes, let location = component.location else { return nil }
+        return geocodes.point(for: location, asking: asking)
+    }
+
     /// The place of `places:` an item is at: the first whose name or patterns match its LOCATION, or the title of
     /// its Apple structured location.
     public func place(of component: CalendarComponent) -> PlaceSettings? {
@@ -142,7 +153,8 @@ public struct TravelTimes: Sendable {
     func stop(after occurrence: Occurrence, at place: PlaceSettings?) -> Itinerary.Stop? {
         guard !occurrence.allDay, occurrence.status != .cancelled, occurrence.end > occurrence.start else { return nil }
         let component = occurrence.source.component
-        guard let point = component.geo ?? place?.at else { return nil }
+        // Not asked for here: an occurrence's own planning asks for its address, and the stops are noted again then.
+        guard let point = point(of: component, at: place, asking: false) else { return nil }
         let name = component.placeTitle ?? place?.name ?? component.location.map(Self.oneLine)
         return Itinerary.Stop(
             end: occurrence.end, place: Leave.Place(name: name, at: point),

@@ -62,6 +62,7 @@ public final class CalendarWatch {
     public init(
         configuration: Configuration, zone: ZoneRules, journal: JournalStore, sinks: [any EventSink], now: Instant,
         options: Options = Options(), clock: any Clock<Duration> = ContinuousClock(), routes: RouteCache? = nil,
+        geocodes: GeocodeCache? = nil,
         recordedTime: @escaping () -> Timestamp, logger: Logger
     ) async throws {
         self.configuration = configuration
@@ -70,7 +71,7 @@ public final class CalendarWatch {
         self.journal = journal
         self.recordedTime = recordedTime
         files = CalendarFiles(roots: configuration.calendars, settle: options.settle)
-        let classifier = Classifier(configuration, routes: routes)
+        let classifier = Classifier(configuration, routes: routes, geocodes: geocodes)
         self.classifier = classifier
         let occurrences = WatchedOccurrences(facts: classifier.facts(for:))
         self.occurrences = occurrences
