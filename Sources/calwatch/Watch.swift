@@ -33,8 +33,11 @@ extension CalwatchCommand {
 
                 When to leave: reminders count back from the time to leave where `reminders.anchor` or a rule says \
                 `leaveBy`. It comes from the item's X-APPLE-TRAVEL-DURATION, the `travelTime` of its place in \
-                `places:`, or the routing engine of `travel.routing` (OSRM or Valhalla), asked for the ways it lacks \
-                within its hourly budget; until the engine answers, or while it fails, reminders count from the start.
+                `places:` or of its rule, or the routing engine of `travel.routing` (OSRM or Valhalla) for the way \
+                from where the event before it ends, asked for the ways it lacks within its hourly budget and again \
+                as a way's hour nears; until the engine answers, reminders count from the start, and while it fails \
+                a way keeps its last answer. The geocoder of `travel.geocoder` places a LOCATION that is only an \
+                address, one request a second.
 
                 Time: calwatch sleeps until the next event in chunks of at most a minute on a clock that counts \
                 suspended time, re-plans at once when the wall clock is set, and follows a change of the system \
