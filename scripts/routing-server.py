@@ -10,7 +10,8 @@ their tiles, so this answers in each engine's documented JSON instead.
   {"trip":{"summary":{"time":…,"length":…},"status":0}} (https://valhalla.github.io/valhalla/api/turn-by-turn/api-reference/).
 
 The duration is 60 s per 0.01 degree of latitude and longitude between the points (a town at 36 km/h), times 1.5
-for cycling and 4 for walking. FOLDER/mode, when present, changes every answer: `noroute` (OSRM's
+for cycling and 4 for walking. FOLDER/mode, when present, changes every answer: `traffic` (every way takes twice
+as long), `noroute` (OSRM's
 {"code":"NoRoute"} with HTTP 400, Valhalla's error 442), `busy` (HTTP 429), `absurd` (a duration of -5 s), `slow`
 (the answer after 20 s). Prints its port on the first line; logs each request to FOLDER/requests.log as
 "METHOD PATH STATUS".
@@ -28,7 +29,12 @@ FACTORS = {"driving": 1, "car": 1, "auto": 1, "cycling": 1.5, "bike": 1.5, "bicy
 
 def seconds(a, b, profile):
     degrees = abs(a[0] - b[0]) + abs(a[1] - b[1])
-    return round(degrees / 0.01 * 60 * FACTORS.get(profile, 1), 1)
+    try:
+        with open(os.path.join(FOLDER, "mode")) as file:
+            traffic = 2 if file.read().strip() == "traffic" else 1
+    except OSError:
+        traffic = 1
+    return round(degrees / 0.01 * 60 * FACTORS.get(profile, 1) * traffic, 1)
 
 
 class Handler(http.server.BaseHTTPRequestHandler):

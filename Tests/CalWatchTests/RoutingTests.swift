@@ -98,6 +98,38 @@ import Testing
         }
     }
 
+    /// A way answered hours ahead is asked again when its hour nears; a new answer beyond `replanAfter` moves the
+    /// time to leave and the log says so (one within it is kept: `WhereTheWayStartsTests`).
+    @Test func thePollerAsksAWayAgainAsItsHourNearsAndSaysWhenTheTimeMoves() async throws {
+        try await FeedServer.with(script: "routing-server.py") { server in
+            let routing = Self.routing(.osrm, server)
+            let routes = RouteCache()
+            let recorder = LogRecorder()
+            let changes = Mutex(0)
+            let now = Mutex(Self.key.departure.adding(seconds: -5 * 3600))
+            let poller = RoutePoller(
+                routing: routing, replanAfter: 120, cache: routes, logger: recorder.logger,
+                now: { now.withLock { $0 } }, changed: { changes.withLock { $0 += 1 } })
+            var other = Self.key
+            other.destination = GeoPoint(latitude: 52.60, longitude: 13.40)!
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await poller.run() }
+                #expect(routes.seconds(for: Self.key) == nil)
+                try await eventually("the way answered") { routes.seconds(for: Self.key) == 180 }
+                // Rush hour: every way takes twice as long. Five hours ahead nothing is asked again.
+                try "traffic".write(toFile: server.folder + "/mode", atomically: true, encoding: .utf8)
+                now.withLock { $0 = Self.key.departure.adding(seconds: -50 * 60) }
+                // The next word to the poller (here, planning asking another way) asks the near one again too.
+                _ = routes.seconds(for: other)
+                try await eventually("asked again, and moved") { routes.seconds(for: Self.key) == 360 }
+                try await eventually("said") { recorder.messages.contains { $0.contains("now takes 6m, not 3m") } }
+                #expect(changes.withLock { $0 } >= 2)
+                #expect(server.log.count == 3, "\(server.log)")
+                group.cancelAll()
+            }
+        }
+    }
+
     @Test func checkSaysWhetherTheEngineAnswers() async throws {
         try await FeedServer.with(script: "routing-server.py") { server in
             let folder = SinkFixtures.folder()
