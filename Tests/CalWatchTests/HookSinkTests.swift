@@ -176,8 +176,9 @@ import Testing
             # A child that ignores SIGTERM, so that only the group's SIGKILL stops it.
             (trap '' TERM; exec sleep 300) &
             echo "still working" >&2
-            echo $! > "$(dirname "$0")/child.pid"
+            # The trap is set before the test is told to time the hook out (child.pid), or TERM could come first.
             trap 'echo "asked to stop" >&2; exit 143' TERM
+            echo $! > "$(dirname "$0")/child.pid"
             sleep 300
             """, in: folder)
         let log = Log()

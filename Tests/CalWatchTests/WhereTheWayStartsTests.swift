@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import CalWatchCore
+@testable import CalWatchRuntime
 
 /// Where the way to an event starts (the event before it, a flight's arrival airport, the places' hours), how a rule
 /// says how and how long, and how the engine's answers are kept, reused and asked again.
@@ -190,5 +191,26 @@ import Testing
         // A day after its hour the answer goes.
         _ = cache.takeDueAgain(at: eight.adding(seconds: 2 * 86_400), before: 3600)
         #expect(cache.seconds(for: key) == nil)
+    }
+
+    @Test func hooksGetHowAndFromWhere() throws {
+        let routes = RouteCache()
+        let (day, classifier) = try Self.day(try Self.configuration(), routes: routes)
+        let client = try #require(day["client"])
+        _ = classifier.facts(for: client)
+        routes.store(600, for: try #require(routes.takeWanted().first))
+        let facts = classifier.facts(for: client)
+        var configuration = PlannerConfiguration()
+        configuration.anchors[.event] = .leaveBy
+        let plan = Planner.plan(
+            [client], facts: { _ in facts }, state: PlannerState(), configuration: configuration,
+            now: utc("2027-03-05T09:00:00Z"))
+        let event = try #require(plan.due.first { $0.type == .reminderDue })
+        let entry = JournalStore.Entry(
+            sequence: 1, event: event, occurrence: client, facts: facts, recorded: Timestamp(millisecondsSinceEpoch: 0))
+        let environment = HookFields(entry).environment
+        #expect(environment.contains("CALWATCH_TRAVEL_MODE=driving"))
+        #expect(environment.contains("CALWATCH_LEAVE_FROM=Praxis Dr. Weiss"))
+        #expect(environment.contains("CALWATCH_LEAVE_BY=2027-03-05T09:20:00Z"))
     }
 }

@@ -26,6 +26,6 @@ public struct HookSettings: Sendable, Hashable {
     public static let placeholders = [
         "id", "type", "time", "subject", "source", "event", "summary", "location", "calendar", "uid", "kind", "start",
         "end", "startLocal", "minutesBefore", "joinURL", "service", "meetingId", "passcode", "dialIn", "flight",
-        "origin", "destination", "leaveBy", "travelMinutes", "place", "directions",
+        "origin", "destination", "leaveBy", "travelMinutes", "place", "directions", "travelMode", "leaveFrom",
     ]
 }

@@ -295,6 +295,8 @@ struct HookFields {
         ("travelMinutes", "CALWATCH_TRAVEL_MINUTES", { $0.facts.leave.map { String($0.travelSeconds / 60) } }),
         ("place", "CALWATCH_PLACE", { $0.facts.leave?.destination?.name }),
         ("directions", "CALWATCH_DIRECTIONS", { $0.facts.leave?.destination?.at.map(LeaveJSON.directions(to:)) }),
+        ("travelMode", "CALWATCH_TRAVEL_MODE", { $0.facts.leave?.mode?.rawValue }),
+        ("leaveFrom", "CALWATCH_LEAVE_FROM", { $0.facts.leave?.origin?.name }),
     ]
 
     /// Longest value passed, in bytes: Linux refuses a single argument or variable over 128 KiB.
