@@ -213,4 +213,17 @@ import Testing
         #expect(environment.contains("CALWATCH_LEAVE_FROM=Praxis Dr. Weiss"))
         #expect(environment.contains("CALWATCH_LEAVE_BY=2027-03-05T09:20:00Z"))
     }
+
+    @Test func theStatusBarSaysHowTheWayIsMade() throws {
+        let routes = RouteCache()
+        let configuration = try Self.configuration("rules:\n  - { summary: Client, travelMode: cycling }\n")
+        let (day, classifier) = try Self.day(configuration, routes: routes)
+        let client = try #require(day["client"])
+        _ = classifier.facts(for: client)
+        routes.store(1500, for: try #require(routes.takeWanted().first))
+        let facts = classifier.facts(for: client)
+        let status = NextUp(
+            [client], facts: { _ in facts }, options: .init(), now: utc("2027-03-05T08:53:00Z"), zone: .utc)
+        #expect(NextUpFormat.line(status) == "Leave in 12 min for Client visit (25 min by bike)")
+    }
 }

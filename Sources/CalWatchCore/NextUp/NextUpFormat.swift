@@ -87,7 +87,12 @@ public enum NextUpFormat: String, Sendable, CaseIterable {
         switch item.target {
         case .end: return "\(title): \(count) left\(service)"
         case .leaveBy:
-            let way = item.facts.leave.map { " (\(countdown($0.travelSeconds)) on the way)" } ?? ""
+            let way =
+                item.facts.leave.map { leave in
+                    let how = ["driving": "by car", "cycling": "by bike", "walking": "on foot"][
+                        leave.mode?.rawValue ?? ""]
+                    return " (\(countdown(leave.travelSeconds)) \(how ?? "on the way"))"
+                } ?? ""
             return item.seconds <= 0 ? "Leave for \(title) now\(way)" : "Leave in \(count) for \(title)\(way)"
         case .start: return item.seconds <= 0 ? "\(title) now\(service)" : "\(title) in \(count)\(service)"
         }
