@@ -231,17 +231,24 @@ import Testing
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().path
         let text = try String(contentsOfFile: root + "/config.yml", encoding: .utf8)
-        // The `# rules:` and `# meetings:` blocks (their lines indented under them) and the `# quietHours:` line,
-        // uncommented.
+        // The `# rules:`, `# meetings:`, `# places:` and `# travel:` blocks (their lines indented under them) and
+        // the `# quietHours:` line, uncommented.
         var examples: [Substring] = []
         var inBlock = false
         for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
-            inBlock = line == "# rules:" || line == "# meetings:" || (inBlock && line.hasPrefix("#   "))
+            inBlock =
+                ["# rules:", "# meetings:", "# places:", "# travel:"].contains(line)
+                || (inBlock && line.hasPrefix("#   "))
             if inBlock || line.hasPrefix("# quietHours:") { examples.append(line.dropFirst(2)) }
         }
         let configuration = try ConfigurationLoader.parse(
             examples.joined(separator: "\n"), file: "config.yml", directory: root)
-        #expect(configuration.planner.rules.count == 4)
+        #expect(configuration.planner.rules.count == 5)
+        #expect(
+            configuration.planner.rules[4].travelMode == .cycling && configuration.planner.rules[4].anchor == .leaveBy)
+        #expect(configuration.places.map(\.name) == ["Home", "Office"])
+        #expect(configuration.travel.routing?.askAgainBefore == 3600 && configuration.travel.replanAfter == 300)
+        #expect(configuration.travel.geocoder?.userAgent == "calwatch (you@example.com)")
         #expect(configuration.planner.rules[1].allDay == ClockTimeReminder(hour: 18, minute: 0, daysBefore: 1))
         #expect(configuration.planner.rules[3].attendance == ["ACCEPTED", "TENTATIVE"])
         #expect(configuration.planner.quietHours == QuietHours(from: 22 * 60, to: 7 * 60, deferToEnd: true))
