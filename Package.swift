@@ -16,6 +16,7 @@ let package = Package(
         /// Calendars on servers (ICS feeds, CalDAV) and the PostgreSQL sink, each linked only by those who use it.
         .library(name: "CalWatchRemote", targets: ["CalWatchRemote"]),
         .library(name: "CalWatchPostgres", targets: ["CalWatchPostgres"]),
+        .library(name: "CalWatchDesktop", targets: ["CalWatchDesktop"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -55,6 +56,12 @@ let package = Package(
             name: "CCurl",
             pkgConfig: "libcurl",
             providers: [.apt(["libcurl4-openssl-dev"])]
+        ),
+        /// sd-bus from libsystemd, for desktop notifications on the session bus.
+        .systemLibrary(
+            name: "CSDBus",
+            pkgConfig: "libsystemd",
+            providers: [.apt(["libsystemd-dev"])]
         ),
         /// timerfd, which Glibc's module does not export.
         .systemLibrary(name: "CLinux"),
@@ -105,10 +112,19 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        /// The desktop: notifications through sd-bus, one card per reminder and per live activity.
+        .target(
+            name: "CalWatchDesktop",
+            dependencies: [
+                "CalWatchCore", "CalWatchRuntime", "CSDBus",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
         .executableTarget(
             name: "calwatch",
             dependencies: [
-                "CalWatchCore", "CalWatchRuntime", "CalWatchRemote", "CalWatchPostgres",
+                "CalWatchCore", "CalWatchRuntime", "CalWatchRemote", "CalWatchPostgres", "CalWatchDesktop",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -119,7 +135,7 @@ let package = Package(
         .testTarget(
             name: "CalWatchTests",
             dependencies: [
-                "CalWatchCore", "CalWatchRuntime", "CalWatchRemote", "CalWatchPostgres",
+                "CalWatchCore", "CalWatchRuntime", "CalWatchRemote", "CalWatchPostgres", "CalWatchDesktop",
                 .product(name: "Logging", package: "swift-log"),
             ],
             resources: [.copy("Fixtures")],

@@ -65,7 +65,7 @@ extension CalwatchCommand {
                 try Self.report("given before: \(outcome)", applied: outcome.hasPrefix("applied"))
                 return
             }
-            ring(folder: path + ".answers")
+            journal.ring()
             for _ in 0..<30 {
                 try await Task.sleep(for: .milliseconds(50))
                 if let outcome = try await journal.answer(id: answer.id)?.outcome {
@@ -84,14 +84,6 @@ extension CalwatchCommand {
                 throw ExitCode.dataError
             }
             StandardStreams.report("calwatch: \(outcome)\n")
-        }
-
-        /// Renames a file into the folder a running daemon watches (it makes it when it starts; without one, the
-        /// answer waits in the journal for the next start).
-        private func ring(folder: String) {
-            let temporary = folder + "/.ring-\(getpid())"
-            guard FileManager.default.createFile(atPath: temporary, contents: Data()) else { return }
-            if rename(temporary, folder + "/rang") != 0 { unlink(temporary) }
         }
     }
 

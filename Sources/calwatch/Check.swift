@@ -1,5 +1,6 @@
 import ArgumentParser
 import CalWatchCore
+import CalWatchDesktop
 import CalWatchPostgres
 import CalWatchRemote
 import CalWatchRuntime
@@ -72,6 +73,16 @@ extension CalwatchCommand {
                 } catch {
                     StandardStreams.error("\(source): error: \(error)\n")
                     configurationErrors += 1
+                }
+            }
+
+            // Each notification sink's server: what it is and can do. None (a server, an SSH session) is a warning:
+            // the sink waits for one, and the others go on.
+            for sink in configuration.sinks {
+                guard case .notify(let notify) = sink.output else { continue }
+                switch await NotifySink.probe(notify) {
+                case .success(let server): databases.append("  \(sink.name): \(server)")
+                case .failure(let error): StandardStreams.error("\(source): warning: \(sink.name): \(error)\n")
                 }
             }
 
@@ -170,7 +181,7 @@ extension CalwatchCommand {
             if let textfile = configuration.metrics.textfile { writable(textfile, for: "metrics.textfile") }
             for sink in configuration.sinks {
                 switch sink.output {
-                case .jsonLines(path: nil), .postgres: break
+                case .jsonLines(path: nil), .postgres, .notify: break
                 case .jsonLines(path: let path?), .sqlite(let path, _): writable(path, for: sink.name)
                 case .hook(let hook):
                     let program = hook.run[0]

@@ -1,5 +1,6 @@
 import ArgumentParser
 import CalWatchCore
+import CalWatchDesktop
 import CalWatchPostgres
 import CalWatchRemote
 import CalWatchRuntime
@@ -80,10 +81,17 @@ enum CommandSupport {
 
     /// Opens the configured sinks. `logger` hears about a repaired JSON Lines file and failed hook runs; a sink
     /// that cannot be opened throws `SinkError`, worded for the user.
-    static func openSinks(_ settings: [SinkSettings], logger: Logger) throws(SinkError) -> [any EventSink] {
+    /// A notification sink keeps its cards beside the journal at `state`.
+    static func openSinks(_ settings: [SinkSettings], state: String, logger: Logger) throws(SinkError)
+        -> [any EventSink]
+    {
         try settings.map { (sink) throws(SinkError) in
             do {
-                let opened = try sink.open(now: { now }, logger: logger, postgres: PostgresSink.init(settings:name:))
+                let opened = try sink.open(
+                    now: { now }, logger: logger, postgres: PostgresSink.init(settings:name:),
+                    notify: { settings, name in
+                        NotifySink(settings: settings, name: name, cardsPath: state + ".notify-cards", logger: logger)
+                    })
                 if let file = opened as? JSONLinesSink, file.repairedBytes > 0 {
                     logger.warning(
                         """
@@ -102,9 +110,9 @@ enum CommandSupport {
     }
 
     /// `openSinks` for a command that ends on failure: problems on standard error, exit status 74.
-    static func openSinksOrExit(_ settings: [SinkSettings], logger: Logger) throws -> [any EventSink] {
+    static func openSinksOrExit(_ settings: [SinkSettings], state: String, logger: Logger) throws -> [any EventSink] {
         do {
-            return try openSinks(settings, logger: logger)
+            return try openSinks(settings, state: state, logger: logger)
         } catch {
             StandardStreams.error("calwatch: \(error)\n")
             throw ExitCode.ioError

@@ -104,7 +104,7 @@ extension CalwatchCommand {
             let journal = try CommandSupport.openJournalOrExit(path)
             CommandLogHandler.bootstrap()
             let logger = Logger(label: "calwatch.replay")
-            let sinks = try CommandSupport.openSinksOrExit(settings.sinks, logger: logger)
+            let sinks = try CommandSupport.openSinksOrExit(settings.sinks, state: path, logger: logger)
             let classifier = await CommandSupport.classifier(
                 settings, occurrences: scan.occurrences, now: window.start, addresses: 60,
                 planning: { classifier in for occurrence in scan.occurrences { _ = classifier.facts(for: occurrence) } }

@@ -129,7 +129,7 @@ extension CalwatchCommand {
                     let journal = try CommandSupport.openJournal(state ?? configuration.statePath)
                     // Hooks inherit it, so `calwatch snooze "$CE_ID"` in a hook finds this daemon's journal.
                     setenv("CALWATCH_STATE", journal.path, 1)
-                    let sinks = try CommandSupport.openSinks(configuration.sinks, logger: logger)
+                    let sinks = try CommandSupport.openSinks(configuration.sinks, state: journal.path, logger: logger)
                     return try await CalendarWatch(
                         configuration: configuration, zone: zone, journal: journal, sinks: sinks, now: now,
                         routes: routes, geocodes: geocodes, recordedTime: { CommandSupport.timestamp }, logger: logger)

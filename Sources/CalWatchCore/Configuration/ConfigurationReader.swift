@@ -562,17 +562,20 @@ struct ConfigurationReader {
     private static let sinkKeys: KeyValuePairs<String, [String]> = [
         "jsonl": ["path"], "sqlite": ["path", "keep"], "postgres": ["url", "channel", "passwordCommand"],
         "hook": ["run", "on", "kinds", "offsets", "calendars", "timeout", "concurrency"],
+        "notify": ["snooze", "maxCards", "liveActivities", "bus"],
     ]
 
     private mutating func readSink(_ node: Node, at path: String) -> SinkSettings? {
         guard let keys = mapping(node, at: path, known: nil) else { return nil }
         guard let typeNode = keys["type"]?.value else {
-            note(node, path, "has no `type:`; write one of jsonl, sqlite, postgres, hook")
+            note(node, path, "has no `type:`; write one of jsonl, sqlite, postgres, hook, notify")
             return nil
         }
         guard let type = string(typeNode, at: path + ".type") else { return nil }
         guard let allowed = Self.sinkKeys.first(where: { $0.key == type })?.value else {
-            note(typeNode, path + ".type", "'\(type)' is not a sink type; write one of jsonl, sqlite, postgres, hook")
+            note(
+                typeNode, path + ".type",
+                "'\(type)' is not a sink type; write one of jsonl, sqlite, postgres, hook, notify")
             return nil
         }
         rejectUnknown(keys, known: ["type", "name"] + allowed, at: path)
@@ -597,6 +600,30 @@ struct ConfigurationReader {
             return SinkSettings(name: name ?? "sqlite:" + database, output: .sqlite(path: database, keep: keep))
         case "postgres":
             return readPostgres(keys, node: node, at: path, name: name)
+        case "notify":
+            var notify = NotifySettings()
+            if let node = keys["snooze"]?.value {
+                let durations = list(node, at: path + ".snooze").compactMap {
+                    duration($0.node, at: $0.key, positive: true, atMost: Limits.reminderOffset)
+                }
+                if durations.count > 3 {
+                    note(node, path + ".snooze", "gives \(durations.count) buttons; a notification shows at most 3")
+                } else {
+                    notify.snooze = durations
+                }
+            }
+            if let node = keys["maxCards"]?.value, let count = integer(node, at: path + ".maxCards") {
+                if (1...50).contains(count) {
+                    notify.maxCards = count
+                } else {
+                    note(node, path + ".maxCards", "should be 1 to 50")
+                }
+            }
+            if let node = keys["liveActivities"]?.value, let on = bool(node, at: path + ".liveActivities") {
+                notify.liveActivities = on
+            }
+            if let node = keys["bus"]?.value { notify.bus = string(node, at: path + ".bus") }
+            return SinkSettings(name: name ?? "notify", output: .notify(notify))
         default:
             return readHook(keys, node: node, at: path, name: name)
         }

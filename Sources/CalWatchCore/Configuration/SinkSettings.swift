@@ -13,6 +13,8 @@ public struct SinkSettings: Sendable, Hashable {
         case hook(HookSettings)
         /// A PostgreSQL database shared by many watchers.
         case postgres(PostgresSettings)
+        /// Desktop notifications on the session bus.
+        case notify(NotifySettings)
     }
 
     /// The sink's cursor name in the journal and its name in messages. Renaming a sink starts it from the

@@ -150,7 +150,7 @@ public enum NextUpFormat: String, Sendable, CaseIterable {
     }
 
     /// Calendar text on one line: runs of white space (newlines, tabs) become one space, controls become visible.
-    static func oneLine(_ text: String) -> String {
+    package static func oneLine(_ text: String) -> String {
         let words = text.split(whereSeparator: { $0.isWhitespace || $0.isNewline })
         return TerminalText.safe(words.joined(separator: " "), keepingLines: false)
     }

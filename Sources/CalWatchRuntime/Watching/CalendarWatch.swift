@@ -106,7 +106,7 @@ public final class CalendarWatch {
     /// The folder `calwatch snooze`, `dismiss` and `ack` rename a file into after recording an answer in the
     /// journal: a watcher on it wakes the daemon, whose next `advance` takes the answer. A folder of its own, so
     /// that nothing else written beside the journal (in /tmp, say) wakes the daemon.
-    public var answerBell: String { journal.path + ".answers" }
+    public var answerBell: String { journal.answerBell }
 
     /// Each waiting answer becomes an event about its occurrence (one the journal's events name, or a subject),
     /// or is settled with why not: an occurrence no longer held or already over, a snooze past its end.

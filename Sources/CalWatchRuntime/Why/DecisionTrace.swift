@@ -445,6 +445,8 @@ public struct DecisionTrace: Sendable {
         case .postgres(let settings):
             return Delivery(
                 state: "delivered", sink: sink.name, detail: "committed to \(settings.redactedURL)")
+        case .notify:
+            return Delivery(state: "delivered", sink: sink.name, detail: "shown on the desktop")
         }
     }
 

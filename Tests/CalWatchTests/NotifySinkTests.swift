@@ -1,0 +1,71 @@
+import Foundation
+import Testing
+
+@testable import CalWatchCore
+@testable import CalWatchDesktop
+@testable import CalWatchRuntime
+
+/// The desktop notification sink against a real notification server: dunst on a private session bus and Xvfb
+/// (`DesktopSession`), reading what it showed from `dunst -print` and the bus, and clicking through its context menu.
+@Suite(.serialized) struct NotifySinkTests {
+    static func calendar(_ items: String) -> String {
+        "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//notify//EN\r\n" + items + "END:VCALENDAR\r\n"
+    }
+
+    /// A stranger's event, through `calwatch replay`: reminders as cards whose text shows literally, and one card
+    /// for the live activity from its start to its end, replaced in place and closed at the end.
+    @Test func aLiveActivityIsOneCardFromStartToEndAndCalendarTextIsNeverMarkup() async throws {
+        try await DesktopSession.with { desktop in
+            let folder = SinkFixtures.folder()
+            defer { try? FileManager.default.removeItem(atPath: folder) }
+            try FileManager.default.createDirectory(atPath: folder + "/cal", withIntermediateDirectories: true)
+            try Self.calendar(
+                """
+                BEGIN:VEVENT\r
+                UID:hostile\r
+                DTSTAMP:20270101T000000Z\r
+                DTSTART:20270303T100000Z\r
+                DTEND:20270303T103000Z\r
+                SUMMARY:Review <b>bold</b> <a href="https://evil.example">x</a> \u{202E}gnp.exe\r
+                LOCATION:<img src=x> <b>Room</b> & co\r
+                END:VEVENT\r
+
+                """
+            ).write(toFile: folder + "/cal/hostile.ics", atomically: true, encoding: .utf8)
+            try """
+            calendars: [cal]
+            timezone: UTC
+            reminders: { offsets: [15m, 5m] }
+            liveActivity: { lead: 10m, updateEvery: 5m }
+            sinks:
+              - { type: notify, bus: "\(desktop.bus)" }
+            """.write(toFile: folder + "/config.yml", atomically: true, encoding: .utf8)
+            let replay = try await CommandLineTests().calwatch([
+                "replay", "--config", folder + "/config.yml", "--from", "2027-03-03T09:00:00Z", "--to",
+                "2027-03-03T11:00:00Z",
+            ])
+            #expect(replay.status == 0, "\(replay.errors)")
+            try await eventually("the cards shown and the live one closed") {
+                desktop.shown.count >= 9 && !desktop.closed.isEmpty
+            }
+            let shown = desktop.shown
+            let reminders = shown.filter { $0["category"] == "x-calwatch.reminder" }
+            #expect(reminders.count == 2, "\(shown)")
+            // The last call is critical; calendar text reaches the server as text: dunst escapes the summary itself,
+            // calwatch the body (dunst reads body markup), and the override that reverses text is made visible.
+            #expect(reminders.last?["urgency"] == "CRITICAL" && reminders.first?["urgency"] == "NORMAL")
+            let formatted = try #require(reminders.first?["formatted"])
+            #expect(
+                formatted.contains("&lt;b&gt;bold&lt;/b&gt;") && formatted.contains("&lt;img src=x&gt;"), "\(formatted)"
+            )
+            #expect(formatted.contains("&amp; co") && !formatted.contains("\u{202E}"), "\(formatted)")
+            // The live activity: one card, replaced at each update (10 min before, then every 5), closed at the end.
+            let live = shown.filter { $0["category"] == "x-calwatch.live" }
+            #expect(Set(live.compactMap { $0["id"] }).count == 1, "\(live)")
+            #expect(live.count >= 7, "\(live.map { $0["summary"] ?? "" })")
+            #expect(live.contains { $0["summary"]?.contains("25 min left") == true && $0["progress"] == "17" })
+            let id = try #require(live.first?["id"].flatMap { UInt32($0) })
+            #expect(desktop.closed.contains { $0.id == id && $0.reason == 3 }, "\(desktop.closed)")
+        }
+    }
+}
