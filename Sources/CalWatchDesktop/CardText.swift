@@ -39,7 +39,7 @@ struct CardText {
     func reminder(_ entry: JournalStore.Entry) -> NotificationBus.Card {
         let title = Self.title(entry)
         let detail = entry.event.reminder
-        let minutes = (detail?.secondsBefore ?? 0 + 59) / 60
+        let minutes = ((detail?.secondsBefore ?? 0) + 59) / 60
         let leaving = detail?.anchor == .leaveBy
         var summary =
             leaving

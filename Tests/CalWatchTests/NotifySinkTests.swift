@@ -68,4 +68,105 @@ import Testing
             #expect(desktop.closed.contains { $0.id == id && $0.reason == 3 }, "\(desktop.closed)")
         }
     }
+
+    static func meeting(uid: String, start: Int, minutes: Int) -> String {
+        calendar(
+            """
+            BEGIN:VEVENT\r
+            UID:\(uid)\r
+            DTSTAMP:20270101T000000Z\r
+            DTSTART:\(NextCommandTests.stamp(start))\r
+            DTEND:\(NextCommandTests.stamp(start + minutes * 60))\r
+            SUMMARY:Standup\r
+            LOCATION:https://example.zoom.us/j/123456789\r
+            END:VEVENT\r
+
+            """)
+    }
+
+    /// The daemon as a user runs it: a click on Snooze in dunst's menu is an answer like `calwatch snooze`, and
+    /// the snoozed reminder comes again at its new instant in the other sinks.
+    @Test func aClickOnSnoozeBringsTheReminderBackAtItsNewInstant() async throws {
+        try await DesktopSession.with { desktop in
+            let folder = SinkFixtures.folder()
+            defer { try? FileManager.default.removeItem(atPath: folder) }
+            try FileManager.default.createDirectory(atPath: folder + "/cal", withIntermediateDirectories: true)
+            let start = Int(Date().timeIntervalSince1970) + 30
+            try Self.meeting(uid: "standup", start: start, minutes: 10)
+                .write(toFile: folder + "/cal/standup.ics", atomically: true, encoding: .utf8)
+            try """
+            calendars: [cal]
+            timezone: UTC
+            state: journal.db
+            reminders: { offsets: [27s] }
+            sinks:
+              - { type: jsonl, path: events.jsonl }
+              - { type: notify, bus: "\(desktop.bus)", snooze: [6s], liveActivities: false }
+            """.write(toFile: folder + "/config.yml", atomically: true, encoding: .utf8)
+            let process = try WatchCommandTests.watch(in: folder)
+            defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+            func lines() -> [String] { SinkFixtures.lines(folder + "/events.jsonl") }
+            try await eventually("the reminder's card") {
+                desktop.shown.contains { $0["summary"]?.hasPrefix("Standup in") == true }
+            }
+            let card = try #require(desktop.shown.last)
+            #expect(card["urgency"] == "CRITICAL" && card["category"] == "x-calwatch.reminder", "\(card)")
+            try await offCooperativePool { try desktop.choose("Snooze 6s") }
+            try await eventually("snoozed, and reminded again") {
+                lines().contains { $0.contains("calwatch.reminderSnoozed") }
+                    && lines().filter { $0.contains("calwatch.reminderDue") }.count == 2
+            }
+            process.terminate()
+            try await offCooperativePool { process.waitUntilExit() }
+            let snoozed = try #require(lines().first { $0.contains("calwatch.reminderSnoozed") })
+            let until = try #require(snoozed.firstMatch(of: /"until":"([^"]+)"/)?.1)
+            let again = try #require(lines().last { $0.contains("calwatch.reminderDue") })
+            #expect(again.contains(#""time":"\#(until)""#) && again.contains(#""snoozeCount":1"#), "\(again)")
+            // The menu offered the card's buttons, the snooze as configured.
+            let menu = try String(contentsOfFile: desktop.folder + "/menu.txt", encoding: .utf8)
+            for label in ["Join", "Snooze 6s", "Dismiss", "Acknowledge"] { #expect(menu.contains(label), "\(menu)") }
+        }
+    }
+
+    /// A live card survives the daemon's SIGKILL: the next run replaces the same card and closes it at the end.
+    @Test func aLiveCardIsTakenOverAfterACrashAndClosedAtTheEnd() async throws {
+        try await DesktopSession.with { desktop in
+            let folder = SinkFixtures.folder()
+            defer { try? FileManager.default.removeItem(atPath: folder) }
+            try FileManager.default.createDirectory(atPath: folder + "/cal", withIntermediateDirectories: true)
+            let start = Int(Date().timeIntervalSince1970) + 6
+            try Self.meeting(uid: "review", start: start, minutes: 1).replacingOccurrences(
+                of: "SUMMARY:Standup", with: "SUMMARY:Review"
+            )
+            .replacingOccurrences(
+                of: "DTEND:\(NextCommandTests.stamp(start + 60))", with: "DTEND:\(NextCommandTests.stamp(start + 16))"
+            )
+            .write(toFile: folder + "/cal/review.ics", atomically: true, encoding: .utf8)
+            try """
+            calendars: [cal]
+            timezone: UTC
+            state: journal.db
+            reminders: { offsets: [] }
+            liveActivity: { lead: 1h, updateEvery: 2s }
+            sinks:
+              - { type: notify, bus: "\(desktop.bus)" }
+            """.write(toFile: folder + "/config.yml", atomically: true, encoding: .utf8)
+            let first = try WatchCommandTests.watch(in: folder)
+            defer { if first.isRunning { kill(first.processIdentifier, SIGKILL) } }
+            func live() -> [[String: String]] { desktop.shown.filter { $0["category"] == "x-calwatch.live" } }
+            try await eventually("the live card") { live().count >= 2 }
+            kill(first.processIdentifier, SIGKILL)
+            try await offCooperativePool { first.waitUntilExit() }
+            let before = live().count
+            let process = try WatchCommandTests.watch(in: folder)
+            defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+            try await eventually("closed at the end") { !desktop.closed.isEmpty }
+            process.terminate()
+            try await offCooperativePool { process.waitUntilExit() }
+            let cards = live()
+            #expect(cards.count > before, "updated after the restart")
+            #expect(Set(cards.compactMap { $0["id"] }).count == 1, "\(cards.map { $0["id"] ?? "" })")
+            #expect(desktop.closed.map(\.id) == [cards.first?["id"].flatMap { UInt32($0) } ?? 0], "\(desktop.closed)")
+        }
+    }
 }
