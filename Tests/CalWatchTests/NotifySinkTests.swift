@@ -169,4 +169,74 @@ import Testing
             #expect(desktop.closed.map(\.id) == [cards.first?["id"].flatMap { UInt32($0) } ?? 0], "\(desktop.closed)")
         }
     }
+
+    /// 300 reminders on the hour: a few cards and the rest summed up, none lost from the other sinks.
+    @Test func aBurstOnTheHourShowsAFewCardsAndSumsUpTheRest() async throws {
+        try await DesktopSession.with { desktop in
+            let folder = SinkFixtures.folder()
+            defer { try? FileManager.default.removeItem(atPath: folder) }
+            try FileManager.default.createDirectory(atPath: folder + "/cal", withIntermediateDirectories: true)
+            let items = (1...300).map { index in
+                """
+                BEGIN:VEVENT\r
+                UID:burst-\(index)\r
+                DTSTAMP:20270101T000000Z\r
+                DTSTART:20270303T100000Z\r
+                DTEND:20270303T103000Z\r
+                SUMMARY:Meeting \(index)\r
+                END:VEVENT\r
+
+                """
+            }
+            try Self.calendar(items.joined()).write(
+                toFile: folder + "/cal/burst.ics", atomically: true, encoding: .utf8)
+            try """
+            calendars: [cal]
+            timezone: UTC
+            reminders: { offsets: [5m] }
+            sinks:
+              - { type: jsonl, path: events.jsonl }
+              - { type: notify, bus: "\(desktop.bus)", maxCards: 4, liveActivities: false }
+            """.write(toFile: folder + "/config.yml", atomically: true, encoding: .utf8)
+            let replay = try await CommandLineTests().calwatch([
+                "replay", "--config", folder + "/config.yml", "--from", "2027-03-03T09:50:00Z", "--to",
+                "2027-03-03T09:56:00Z",
+            ])
+            #expect(replay.status == 0, "\(replay.errors)")
+            let due = SinkFixtures.lines(folder + "/events.jsonl").filter { $0.contains("calwatch.reminderDue") }
+            #expect(due.count == 300)
+            try await eventually("the cards") { desktop.shown.contains { $0["summary"]?.hasPrefix("and ") == true } }
+            try await Task.sleep(for: .milliseconds(300))
+            let shown = desktop.shown
+            let cards = shown.filter { $0["summary"]?.hasPrefix("Meeting ") == true }
+            let more = shown.compactMap {
+                $0["summary"]?.firstMatch(of: /^and (\d+) more reminders$/).map { Int($0.1)! }
+            }
+            // Each batch the bus hands over shows at most 4 cards; every reminder is a card or counted in a sum.
+            #expect(cards.count + more.reduce(0, +) == 300, "\(cards.count) cards, \(more)")
+            #expect(cards.count <= 4 * more.count && cards.count < 60, "\(cards.count) cards, \(more)")
+        }
+    }
+
+    /// No session bus (a server, an SSH session): each delivery fails (the bus keeps the events for the sink and
+    /// tries again; the other sinks go on) and the log says so once; on a bus with a server the same events show.
+    @Test func withoutABusTheSinkWaitsAndSaysSoOnce() async throws {
+        let recorder = LogRecorder()
+        var settings = NotifySettings()
+        settings.bus = "unix:path=/nonexistent/calwatch-test-bus"
+        let sink = NotifySink(settings: settings, name: "notify", cardsPath: nil, logger: recorder.logger)
+        let entries = try HookSinkTests.reminders(summary: "Standup", location: "")
+        for _ in 0..<3 {
+            await #expect(throws: SinkError.self) { try await sink.deliver(Array(entries.prefix(1))) }
+        }
+        #expect(recorder.messages.count == 1, "\(recorder.messages)")
+        #expect(recorder.messages.first?.contains("cannot connect to unix:path=/nonexistent") == true)
+        try await DesktopSession.with { desktop in
+            var settings = NotifySettings()
+            settings.bus = desktop.bus
+            let sink = NotifySink(settings: settings, name: "notify", cardsPath: nil, logger: recorder.logger)
+            try await sink.deliver(Array(entries.prefix(1)))
+            try await eventually("the card") { desktop.shown.contains { $0["summary"]?.hasPrefix("Standup") == true } }
+        }
+    }
 }
