@@ -89,7 +89,10 @@ public actor NotifySink: EventSink {
                 let id = try await show(
                     card, replacing: cards.activities[subject], target: subject, activity: true,
                     link: CardText.link(entry))
-                cards.activities[subject] = id
+                if cards.activities.updateValue(id, forKey: subject) != id {
+                    // Kept at once: a run killed before the batch ends must not leave a card the next cannot find.
+                    saveCards()
+                }
             case .liveActivityEnd:
                 if let id = cards.activities.removeValue(forKey: subject) { await close(id) }
             case .reminderSnoozed, .reminderDismissed, .reminderAcknowledged:

@@ -184,3 +184,11 @@ struct DesktopSession {
         }
     }
 }
+
+/// `eventually` looking a tenth of a second apart: each look reads dunst's whole log, and the suite shares two cores.
+func slowly(_ what: String, _ condition: () async throws -> Bool) async throws {
+    try await eventually(what) {
+        try await Task.sleep(for: .milliseconds(100))
+        return try await condition()
+    }
+}

@@ -45,7 +45,7 @@ import Testing
                 "2027-03-03T11:00:00Z",
             ])
             #expect(replay.status == 0, "\(replay.errors)")
-            try await eventually("the cards shown and the live one closed") {
+            try await slowly("the cards shown and the live one closed") {
                 desktop.shown.count >= 9 && !desktop.closed.isEmpty
             }
             let shown = desktop.shown
@@ -106,13 +106,13 @@ import Testing
             let process = try WatchCommandTests.watch(in: folder)
             defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
             func lines() -> [String] { SinkFixtures.lines(folder + "/events.jsonl") }
-            try await eventually("the reminder's card") {
+            try await slowly("the reminder's card") {
                 desktop.shown.contains { $0["summary"]?.hasPrefix("Standup in") == true }
             }
             let card = try #require(desktop.shown.last)
             #expect(card["urgency"] == "CRITICAL" && card["category"] == "x-calwatch.reminder", "\(card)")
             try await offCooperativePool { try desktop.choose("Snooze 6s") }
-            try await eventually("snoozed, and reminded again") {
+            try await slowly("snoozed, and reminded again") {
                 lines().contains { $0.contains("calwatch.reminderSnoozed") }
                     && lines().filter { $0.contains("calwatch.reminderDue") }.count == 2
             }
@@ -154,13 +154,13 @@ import Testing
             let first = try WatchCommandTests.watch(in: folder)
             defer { if first.isRunning { kill(first.processIdentifier, SIGKILL) } }
             func live() -> [[String: String]] { desktop.shown.filter { $0["category"] == "x-calwatch.live" } }
-            try await eventually("the live card") { live().count >= 2 }
+            try await slowly("the live card") { live().count >= 2 }
             kill(first.processIdentifier, SIGKILL)
             try await offCooperativePool { first.waitUntilExit() }
             let before = live().count
             let process = try WatchCommandTests.watch(in: folder)
             defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
-            try await eventually("closed at the end") { !desktop.closed.isEmpty }
+            try await slowly("closed at the end") { !desktop.closed.isEmpty }
             process.terminate()
             try await offCooperativePool { process.waitUntilExit() }
             let cards = live()
@@ -205,7 +205,7 @@ import Testing
             #expect(replay.status == 0, "\(replay.errors)")
             let due = SinkFixtures.lines(folder + "/events.jsonl").filter { $0.contains("calwatch.reminderDue") }
             #expect(due.count == 300)
-            try await eventually("the cards") { desktop.shown.contains { $0["summary"]?.hasPrefix("and ") == true } }
+            try await slowly("the cards") { desktop.shown.contains { $0["summary"]?.hasPrefix("and ") == true } }
             try await Task.sleep(for: .milliseconds(300))
             let shown = desktop.shown
             let cards = shown.filter { $0["summary"]?.hasPrefix("Meeting ") == true }
@@ -236,7 +236,7 @@ import Testing
             settings.bus = desktop.bus
             let sink = NotifySink(settings: settings, name: "notify", cardsPath: nil, logger: recorder.logger)
             try await sink.deliver(Array(entries.prefix(1)))
-            try await eventually("the card") { desktop.shown.contains { $0["summary"]?.hasPrefix("Standup") == true } }
+            try await slowly("the card") { desktop.shown.contains { $0["summary"]?.hasPrefix("Standup") == true } }
         }
     }
 }
