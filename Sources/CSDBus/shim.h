@@ -144,14 +144,31 @@ typedef struct {
     int kind; /* 1 ActionInvoked, 2 ActivationToken, 3 NotificationClosed */
     uint32_t id;
     uint32_t reason;
-    char *text; /* to free */
+    char *text;   /* to free */
+    char *sender; /* the sending connection's unique name, to free */
 } cw_signal;
 
 /* Subscribes to the server's signals; they are then read by cw_next_signal. */
 static inline int cw_subscribe(sd_bus *bus) {
     return sd_bus_add_match(bus, NULL,
-                            "type='signal',interface='org.freedesktop.Notifications',path='/org/freedesktop/Notifications'",
+                            "type='signal',sender='org.freedesktop.Notifications',"
+                            "interface='org.freedesktop.Notifications',path='/org/freedesktop/Notifications'",
                             NULL, NULL);
+}
+
+/* The unique name (":1.42") that owns org.freedesktop.Notifications now, to free; signals from any other
+ * connection are not the server's (any program on the bus can send one). */
+static inline int cw_server_owner(sd_bus *bus, char **owner) {
+    sd_bus_message *reply = NULL;
+    sd_bus_error error = SD_BUS_ERROR_NULL;
+    const char *name = NULL;
+    int r = sd_bus_call_method(bus, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
+                               "GetNameOwner", &error, &reply, "s", CW_DEST);
+    if (r >= 0) r = sd_bus_message_read(reply, "s", &name);
+    if (r >= 0) *owner = strdup(name);
+    sd_bus_error_free(&error);
+    sd_bus_message_unref(reply);
+    return r;
 }
 
 /* Processes what the bus has: 1 with *out filled when a server signal came, 0 when nothing is left, < 0 on error
@@ -172,8 +189,10 @@ static inline int cw_next_signal(sd_bus *bus, cw_signal *out) {
             continue;
         }
         const char *text = NULL;
+        const char *sender = sd_bus_message_get_sender(m);
         out->kind = kind;
         out->text = NULL;
+        out->sender = sender ? strdup(sender) : NULL;
         out->reason = 0;
         r = kind == 3 ? sd_bus_message_read(m, "uu", &out->id, &out->reason)
                       : sd_bus_message_read(m, "us", &out->id, &text);

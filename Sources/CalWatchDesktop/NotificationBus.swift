@@ -51,6 +51,8 @@ actor NotificationBus {
     private let address: String?
     private var bus: OpaquePointer?
     private(set) var server: Server?
+    /// The connection that owns the server's name: only its signals are the server's.
+    private var owner: String?
 
     init(address: String?) {
         self.address = address
@@ -78,6 +80,7 @@ actor NotificationBus {
         do {
             let server = try ask(opened)
             self.server = server
+            owner = currentOwner(opened)
             return server
         } catch {
             close()
@@ -166,7 +169,15 @@ actor NotificationBus {
             }
             if status == 0 { break }
             let text = signal.text.map { String(cString: $0) } ?? ""
+            let sender = signal.sender.map { String(cString: $0) }
             free(signal.text)
+            free(signal.sender)
+            // Any program on the bus can send a signal that looks like the server's: a forged click must not
+            // snooze or open anything. The owner is asked again when it seems to have changed (a new server).
+            if sender != owner {
+                owner = currentOwner(bus)
+                guard sender == owner else { continue }
+            }
             switch signal.kind {
             case 1: signals.append(.actionInvoked(id: signal.id, action: text))
             case 2: signals.append(.activationToken(id: signal.id, token: text))
@@ -174,6 +185,13 @@ actor NotificationBus {
             }
         }
         return signals
+    }
+
+    private func currentOwner(_ bus: OpaquePointer) -> String? {
+        var name: UnsafeMutablePointer<CChar>?
+        defer { free(name) }
+        guard cw_server_owner(bus, &name) >= 0, let name else { return nil }
+        return String(cString: name)
     }
 
     /// Whether a connection is open.

@@ -164,7 +164,11 @@ struct DesktopSession {
                 name: "pick.sh")
             let session = DesktopSession(folder: folder, bus: bus, display: display)
             _ = try start(
-                "/usr/bin/dbus-monitor", ["--address", bus, "type='signal',interface='org.freedesktop.Notifications'"],
+                "/usr/bin/dbus-monitor",
+                [
+                    "--address", bus, "type='signal',interface='org.freedesktop.Notifications'",
+                    "type='method_call',interface='org.freedesktop.Notifications'",
+                ],
                 output: "monitor.log")
             _ = try start(
                 "/usr/bin/dunst", ["-config", folder + "/dunstrc", "-print"], environment: session.environment,

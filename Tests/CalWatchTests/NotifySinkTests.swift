@@ -239,4 +239,50 @@ import Testing
             try await slowly("the card") { desktop.shown.contains { $0["summary"]?.hasPrefix("Standup") == true } }
         }
     }
+
+    /// Any program on the bus can send a signal shaped like the server's, to the sink's connection or to all:
+    /// only the server's own clicks answer.
+    @Test func aForgedClickFromAnotherProgramIsIgnored() async throws {
+        try await DesktopSession.with { desktop in
+            let folder = SinkFixtures.folder()
+            defer { try? FileManager.default.removeItem(atPath: folder) }
+            let journal = try JournalStore(path: folder + "/journal.db")
+            var settings = NotifySettings()
+            settings.bus = desktop.bus
+            let sink = NotifySink(settings: settings, name: "notify", cardsPath: nil, logger: LogRecorder().logger)
+            let context = SinkContext(journal: journal, entry: { _ in fatalError("not read back") })
+            let entries = try HookSinkTests.reminders(summary: "Standup", location: "")
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { await sink.run(context) }
+                try await sink.deliver(Array(entries.prefix(1)))
+                try await slowly("the card") { desktop.shown.contains { $0["summary"]?.hasPrefix("Standup") == true } }
+                let id = try #require(desktop.shown.last?["id"])
+                // The monitor saw the sink's Notify call, and so its connection's name, which a forger writes to.
+                let monitor = try String(contentsOfFile: desktop.folder + "/monitor.log", encoding: .utf8)
+                let ours = try #require(monitor.firstMatch(of: /sender=(:[0-9.]+)[^\n]*member=Notify\b/)?.1)
+                for destination in [String(ours), ""] {
+                    let forger = Process()
+                    forger.executableURL = URL(fileURLWithPath: "/usr/bin/dbus-send")
+                    forger.arguments =
+                        ["--bus=" + desktop.bus, "--type=signal"]
+                        + (destination.isEmpty ? [] : ["--dest=" + destination])
+                        + [
+                            "/org/freedesktop/Notifications", "org.freedesktop.Notifications.ActionInvoked",
+                            "uint32:" + id, "string:snooze-600",
+                        ]
+                    try forger.run()
+                    try await offCooperativePool { forger.waitUntilExit() }
+                    #expect(forger.terminationStatus == 0)
+                }
+                try await Task.sleep(for: .seconds(1))
+                #expect(try await journal.pendingAnswers().isEmpty)
+                // The same button clicked in dunst answers.
+                try await offCooperativePool { try desktop.choose("Snooze 10m") }
+                try await slowly("the click answered") { try await journal.pendingAnswers().count == 1 }
+                #expect(try await journal.pendingAnswers().first?.kind == .snooze)
+                context.stopRun()
+                try await group.waitForAll()
+            }
+        }
+    }
 }
