@@ -1,5 +1,8 @@
 import Foundation
 
+@testable import CalWatchCore
+@testable import CalWatchDesktop
+
 /// A private desktop for the notification tests: a session bus (`dbus-daemon --session` in a temporary folder), an
 /// X server with no screen (Xvfb), and dunst on them, printing every notification it shows (`dunst -print`) and
 /// answering its context menu from a file (`dmenu` is a script that picks the line naming `choice`). Stopped at the
@@ -67,6 +70,30 @@ struct DesktopSession {
         return result
     }
 
+    /// A notification sink's settings for this desktop's bus.
+    var settings: NotifySettings {
+        var settings = NotifySettings()
+        settings.bus = bus
+        return settings
+    }
+
+    /// The Notify calls the monitor saw, in order: what any server was asked to show.
+    var notifyCalls: [(replaces: UInt32, summary: String, body: String)] {
+        let text = (try? String(contentsOfFile: folder + "/monitor.log", encoding: .utf8)) ?? ""
+        let lines = text.split(separator: "\n").map(String.init)
+        var calls: [(UInt32, String, String)] = []
+        for (index, line) in lines.enumerated() where line.contains("member=Notify") && index + 5 < lines.count {
+            // app_name, replaces_id, app_icon, summary, body: one argument a line, as `string "…"` or `uint32 N`.
+            func string(_ line: String) -> String {
+                let value = line.trimmingCharacters(in: .whitespaces).dropFirst("string ".count)
+                return String(value.dropFirst().dropLast())
+            }
+            let replaces = UInt32(lines[index + 2].trimmingCharacters(in: .whitespaces).dropFirst("uint32 ".count)) ?? 0
+            calls.append((replaces, string(lines[index + 4]), string(lines[index + 5])))
+        }
+        return calls
+    }
+
     /// Runs `dunstctl` with `arguments` on this desktop.
     func dunstctl(_ arguments: [String]) throws -> String {
         let process = Process()
@@ -88,7 +115,13 @@ struct DesktopSession {
         _ = try dunstctl(["context"])
     }
 
-    static func with<T: Sendable>(_ body: @Sendable (DesktopSession) async throws -> T) async throws -> T {
+    /// The notification server: dunst, or GNOME's notification-daemon (what it was asked to show is read from
+    /// the bus: `notifyCalls`).
+    enum Server { case dunst, notificationDaemon }
+
+    static func with<T: Sendable>(
+        server: Server = .dunst, _ body: @Sendable (DesktopSession) async throws -> T
+    ) async throws -> T {
         let folder = SinkFixtures.folder()
         var processes: [Process] = []
         func stop() async {
@@ -170,14 +203,25 @@ struct DesktopSession {
                     "type='method_call',interface='org.freedesktop.Notifications'",
                 ],
                 output: "monitor.log")
-            _ = try start(
-                "/usr/bin/dunst", ["-config", folder + "/dunstrc", "-print"], environment: session.environment,
-                output: "dunst.log")
-            // dunst owns org.freedesktop.Notifications once it answers.
-            for _ in 0..<200 {
-                let paused = try? await offCooperativePool { try session.dunstctl(["is-paused"]) }
-                if paused?.contains("false") == true { break }
-                try await Task.sleep(for: .milliseconds(50))
+            switch server {
+            case .dunst:
+                _ = try start(
+                    "/usr/bin/dunst", ["-config", folder + "/dunstrc", "-print"], environment: session.environment,
+                    output: "dunst.log")
+                // dunst owns org.freedesktop.Notifications once it answers.
+                for _ in 0..<200 {
+                    let paused = try? await offCooperativePool { try session.dunstctl(["is-paused"]) }
+                    if paused?.contains("false") == true { break }
+                    try await Task.sleep(for: .milliseconds(50))
+                }
+            case .notificationDaemon:
+                _ = try start(
+                    "/usr/lib/notification-daemon/notification-daemon", ["--replace"], environment: session.environment,
+                    output: "daemon.log")
+                for _ in 0..<200 {
+                    if case .success = await NotifySink.probe(session.settings) { break }
+                    try await Task.sleep(for: .milliseconds(50))
+                }
             }
             let result = try await body(session)
             await stop()

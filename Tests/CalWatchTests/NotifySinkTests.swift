@@ -285,4 +285,50 @@ import Testing
             }
         }
     }
+
+    /// A second server, GNOME's notification-daemon (it announces persistence and broadcasts its signals): the
+    /// live card is one card replaced in place and closed at the end, and the body is escaped for its markup.
+    @Test func anotherServerGetsOneLiveCardAndEscapedText() async throws {
+        try await DesktopSession.with(server: .notificationDaemon) { desktop in
+            let folder = SinkFixtures.folder()
+            defer { try? FileManager.default.removeItem(atPath: folder) }
+            try FileManager.default.createDirectory(atPath: folder + "/cal", withIntermediateDirectories: true)
+            try Self.calendar(
+                """
+                BEGIN:VEVENT\r
+                UID:review\r
+                DTSTAMP:20270101T000000Z\r
+                DTSTART:20270303T100000Z\r
+                DTEND:20270303T103000Z\r
+                SUMMARY:Review\r
+                LOCATION:<b>Room</b> & co\r
+                END:VEVENT\r
+
+                """
+            ).write(toFile: folder + "/cal/review.ics", atomically: true, encoding: .utf8)
+            try """
+            calendars: [cal]
+            timezone: UTC
+            reminders: { offsets: [] }
+            liveActivity: { lead: 10m, updateEvery: 5m }
+            sinks:
+              - { type: notify, bus: "\(desktop.bus)" }
+            """.write(toFile: folder + "/config.yml", atomically: true, encoding: .utf8)
+            let replay = try await CommandLineTests().calwatch([
+                "replay", "--config", folder + "/config.yml", "--from", "2027-03-03T09:00:00Z", "--to",
+                "2027-03-03T11:00:00Z",
+            ])
+            #expect(replay.status == 0, "\(replay.errors)")
+            try await slowly("the card closed") { !desktop.closed.isEmpty }
+            let calls = desktop.notifyCalls
+            // Start (10 and 5 minutes before), then every 5 minutes in progress: 8 cards asked for, one shown.
+            #expect(calls.count == 8, "\(calls.map(\.summary))")
+            #expect(calls.first?.replaces == 0)
+            let id = try #require(calls.dropFirst().first?.replaces)
+            #expect(id != 0 && calls.dropFirst().allSatisfy { $0.replaces == id }, "\(calls.map(\.replaces))")
+            #expect(desktop.closed.map(\.id) == [id] && desktop.closed.first?.reason == 3, "\(desktop.closed)")
+            #expect(
+                calls.first?.body.contains("&lt;b&gt;Room&lt;/b&gt; &amp; co") == true, "\(calls.first?.body ?? "")")
+        }
+    }
 }
