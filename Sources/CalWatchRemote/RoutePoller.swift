@@ -7,7 +7,7 @@ public import ServiceLifecycle
 /// nears (`askAgainBefore`), within `requestsPerHour`, and says when answers came or moved a time to leave
 /// (`changed`), so the watch plans their occurrences again. It sleeps until planning asks or a way is due again: no
 /// polling. An engine that fails is said once per change of state; its ways keep their last answer, or without one
-/// no time to leave (reminders count from the start), until it answers again.
+/// no time to leave (reminders count from the start), and are asked again after 30 s, 1 min, … up to 15 min.
 public final class RoutePoller: Service {
     private let routing: TravelSettings.Routing
     private let replanAfter: Int64
@@ -40,13 +40,13 @@ public final class RoutePoller: Service {
         bell.yield()  // what was wanted before the poller started
         let again = routing.askAgainBefore
         await withDiscardingTaskGroup { group in
-            // Rings when an answered way's departure comes within `askAgainBefore`: at most five minutes late, so an
-            // answer stored meanwhile needs no word to the timer.
+            // Rings when an answered way's departure comes within `askAgainBefore`, or a failed way's retry comes: at
+            // most 30 s late, so an answer or a failure stored meanwhile needs no word to the timer.
             group.addTask { [cache, now] in
                 while !Task.isCancelled {
                     if let due = cache.nextDueAgain(before: again), due <= now() { bell.yield() }
                     let wait = cache.nextDueAgain(before: again).map { $0.secondsSinceEpoch - now().secondsSinceEpoch }
-                    guard (try? await Task.sleep(for: .seconds(min(max(wait ?? 300, 1), 300)))) != nil else { return }
+                    guard (try? await Task.sleep(for: .seconds(min(max(wait ?? 30, 1), 30)))) != nil else { return }
                 }
             }
             await ask(on: bells)
@@ -105,7 +105,7 @@ public final class RoutePoller: Service {
                         failing = nil
                     }
                 case .failure(let failure):
-                    cache.unanswered(key)
+                    cache.unanswered(key, at: now())
                     if failing != failure.reason {
                         logger.warning(
                             """

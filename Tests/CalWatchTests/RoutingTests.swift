@@ -130,6 +130,32 @@ import Testing
         }
     }
 
+    /// A way the engine failed on is asked again 30 s later, without waiting for a change to the calendars.
+    @Test func aWayTheEngineFailedOnIsAskedAgainLater() async throws {
+        try await FeedServer.with(script: "routing-server.py") { server in
+            let routes = RouteCache()
+            let recorder = LogRecorder()
+            let now = Mutex(Self.key.departure.adding(seconds: -5 * 3600))
+            let poller = RoutePoller(
+                routing: Self.routing(.osrm, server), cache: routes, logger: recorder.logger,
+                now: { now.withLock { $0 } }, changed: {})
+            var other = Self.key
+            other.destination = GeoPoint(latitude: 52.60, longitude: 13.40)!
+            try "busy".write(toFile: server.folder + "/mode", atomically: true, encoding: .utf8)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await poller.run() }
+                #expect(routes.seconds(for: Self.key) == nil)
+                try await eventually("the failure said") { recorder.messages.contains { $0.contains("HTTP 429") } }
+                try "".write(toFile: server.folder + "/mode", atomically: true, encoding: .utf8)
+                // Half a minute on, the next word to the poller asks the failed way again.
+                now.withLock { $0 = $0.adding(seconds: 31) }
+                _ = routes.seconds(for: other)
+                try await eventually("asked again and answered") { routes.seconds(for: Self.key) == 180 }
+                group.cancelAll()
+            }
+        }
+    }
+
     @Test func checkSaysWhetherTheEngineAnswers() async throws {
         try await FeedServer.with(script: "routing-server.py") { server in
             let folder = SinkFixtures.folder()
@@ -180,7 +206,7 @@ import Testing
               buffer: 5m
               routing: { engine: osrm, url: "\(server.url("/"))" }
             reminders: { anchor: { event: leaveBy } }
-            liveActivity: { lead: 1h }
+            liveActivity: { lead: 1h, updateEvery: 5s }
             sinks:
               - { type: jsonl, path: events.jsonl }
             """.write(toFile: folder + "/config.yml", atomically: true, encoding: .utf8)

@@ -184,10 +184,16 @@ import Testing
         #expect(cache.nextDueAgain(before: 3600) == eight.adding(seconds: -3600))
         #expect(cache.takeDueAgain(at: eight.adding(seconds: -2 * 3600), before: 3600).isEmpty)
         #expect(cache.takeDueAgain(at: eight.adding(seconds: -3000), before: 3600) == [key])
-        // Taken once: a failure keeps the last answer and does not ask again and again.
-        cache.unanswered(key)
-        #expect(cache.takeDueAgain(at: eight.adding(seconds: -2000), before: 3600).isEmpty)
-        #expect(cache.seconds(for: key) == 1200 && cache.nextDueAgain(before: 3600) == nil)
+        // Taken once: a failure keeps the last answer, and is asked again 30 s later, then a minute after that.
+        cache.unanswered(key, at: eight.adding(seconds: -3000))
+        #expect(cache.takeDueAgain(at: eight.adding(seconds: -2990), before: 3600).isEmpty)
+        #expect(cache.nextDueAgain(before: 3600) == eight.adding(seconds: -2970))
+        #expect(cache.takeDueAgain(at: eight.adding(seconds: -2970), before: 3600) == [key])
+        cache.unanswered(key, at: eight.adding(seconds: -2970))
+        #expect(cache.nextDueAgain(before: 3600) == eight.adding(seconds: -2910))
+        // An answer ends the retries.
+        cache.store(1300, for: key, at: eight.adding(seconds: -2900))
+        #expect(cache.seconds(for: key) == 1300 && cache.nextDueAgain(before: 3600) == nil)
         // A day after its hour the answer goes.
         _ = cache.takeDueAgain(at: eight.adding(seconds: 2 * 86_400), before: 3600)
         #expect(cache.seconds(for: key) == nil)

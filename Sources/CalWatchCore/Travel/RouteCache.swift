@@ -48,8 +48,15 @@ public final class RouteCache: Sendable {
         var asked: Instant
     }
 
+    /// A way the engine gave no answer for: asked again at `at`, later after each failure.
+    private struct Retry {
+        var at: Instant
+        var failures: Int
+    }
+
     private struct State {
         var answers: [Key: Answer] = [:]
+        var retries: [Key: Retry] = [:]
         /// The hours answered for each way, for the nearest answer while a way's own hour has none.
         var hours: [Key.Way: Set<Int64>] = [:]
         var wanted = WantedKeys<Key>()
@@ -89,6 +96,7 @@ public final class RouteCache: Sendable {
     ) -> Stored {
         state.withLock { state in
             state.wanted.done(key)
+            state.retries[key] = nil
             guard let last = state.answers[key] else {
                 state.answers[key] = Answer(seconds: seconds, asked: now)
                 state.hours[key.way, default: []].insert(key.hour)
@@ -103,18 +111,29 @@ public final class RouteCache: Sendable {
         }
     }
 
-    /// The engine gave no answer for `key`: planning may ask for it again (at its next change).
-    public func unanswered(_ key: Key) {
-        state.withLock { $0.wanted.done(key) }
+    /// The engine gave no answer for `key` at `now` (down, busy, too slow): it is asked again 30 s later, then
+    /// after twice as long each time, up to 15 minutes (`takeDueAgain`), unless planning asks first.
+    public func unanswered(_ key: Key, at now: Instant = Instant(secondsSinceEpoch: 0)) {
+        state.withLock { state in
+            state.wanted.done(key)
+            let failures = (state.retries[key]?.failures ?? 0) + 1
+            let wait = min(Int64(30) << min(failures - 1, 5), 900)
+            state.retries[key] = Retry(at: now.adding(seconds: wait), failures: failures)
+        }
     }
 
     /// Ways answered earlier than `before` ahead of their departure whose departure is now at most `before` away
     /// (and not yet an hour past): asked again, since traffic near the time can differ from the forecast. Each is
     /// taken once per answer (`store` or `unanswered` notes it asked); answers more than a day past are dropped.
+    /// With them, the ways the engine failed on whose retry has come.
     public func takeDueAgain(at now: Instant, before: Int64) -> [Key] {
-        guard before > 0 else { return [] }
-        return state.withLock { state in
+        state.withLock { state in
             var due: [Key] = []
+            for (key, retry) in state.retries where retry.at <= now && !state.wanted.isPending(key) {
+                state.wanted.asking(key)
+                due.append(key)
+            }
+            guard before > 0 else { return due }
             for (key, answer) in state.answers {
                 let departure = key.departure.secondsSinceEpoch
                 if departure < now.secondsSinceEpoch - 86_400 {
@@ -135,14 +154,17 @@ public final class RouteCache: Sendable {
         }
     }
 
-    /// When `takeDueAgain` will next have something (`nil`: nothing answered is waiting to be asked again).
+    /// When `takeDueAgain` will next have something (`nil`: nothing is waiting to be asked again).
     public func nextDueAgain(before: Int64) -> Instant? {
-        guard before > 0 else { return nil }
-        return state.withLock { state in
-            state.answers.compactMap { key, answer -> Int64? in
-                let departure = key.departure.secondsSinceEpoch
-                return departure - answer.asked.secondsSinceEpoch > before ? departure - before : nil
-            }.min().map(Instant.init(secondsSinceEpoch:))
+        state.withLock { state in
+            let retry = state.retries.values.map(\.at.secondsSinceEpoch).min()
+            let again =
+                before > 0
+                ? state.answers.compactMap { key, answer -> Int64? in
+                    let departure = key.departure.secondsSinceEpoch
+                    return departure - answer.asked.secondsSinceEpoch > before ? departure - before : nil
+                }.min() : nil
+            return [retry, again].compactMap { $0 }.min().map(Instant.init(secondsSinceEpoch:))
         }
     }
 
