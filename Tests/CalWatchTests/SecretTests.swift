@@ -45,6 +45,9 @@ import Testing
                     let run = try await cli.calwatch(arguments, environment: environment)
                     said += [run.output, run.errors]
                 }
+                // The replay wrote events.jsonl from its own journal: kept aside (and searched with the rest), or the
+                // daemon rightly refuses a sink whose records its journal does not hold, and stops before it polls.
+                try FileManager.default.moveItem(atPath: folder + "/events.jsonl", toPath: folder + "/replay.jsonl")
                 // The daemon at debug level, until it has polled both servers.
                 let process = Process()
                 process.executableURL = CommandLineTests.executable
@@ -59,6 +62,10 @@ import Testing
                     let log = (try? String(contentsOfFile: folder + "/watch.log", encoding: .utf8)) ?? ""
                     return log.components(separatedBy: "polled:").count > 2
                 }
+                #expect(
+                    process.isRunning,
+                    "the daemon stopped: \((try? String(contentsOfFile: folder + "/watch.log", encoding: .utf8)) ?? "")"
+                )
                 process.terminate()
                 try await offCooperativePool { process.waitUntilExit() }
 
