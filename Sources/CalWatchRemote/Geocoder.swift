@@ -1,6 +1,6 @@
 public import CalWatchCore
 import CalWatchRuntime
-public import Foundation
+import Foundation
 public import Logging
 public import ServiceLifecycle
 
