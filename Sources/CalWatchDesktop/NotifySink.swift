@@ -115,7 +115,7 @@ public actor NotifySink: EventSink {
     }
 
     public func run(_ context: SinkContext) async {
-        while !context.isStopped {
+        while !context.isStopped && !Task.isCancelled {
             guard await bus.isConnected else {
                 try? await Task.sleep(for: .milliseconds(250))
                 continue

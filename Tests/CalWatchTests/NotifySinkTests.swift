@@ -254,6 +254,8 @@ import Testing
             let entries = try HookSinkTests.reminders(summary: "Standup", location: "")
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { await sink.run(context) }
+                // Stopped however the test ends, or the group would wait for the sink's run for ever.
+                defer { context.stopRun() }
                 try await sink.deliver(Array(entries.prefix(1)))
                 try await slowly("the card") { desktop.shown.contains { $0["summary"]?.hasPrefix("Standup") == true } }
                 let id = try #require(desktop.shown.last?["id"])
@@ -280,8 +282,6 @@ import Testing
                 try await offCooperativePool { try desktop.choose("Snooze 10m") }
                 try await slowly("the click answered") { try await journal.pendingAnswers().count == 1 }
                 #expect(try await journal.pendingAnswers().first?.kind == .snooze)
-                context.stopRun()
-                try await group.waitForAll()
             }
         }
     }
@@ -329,6 +329,44 @@ import Testing
             #expect(desktop.closed.map(\.id) == [id] && desktop.closed.first?.reason == 3, "\(desktop.closed)")
             #expect(
                 calls.first?.body.contains("&lt;b&gt;Room&lt;/b&gt; &amp; co") == true, "\(calls.first?.body ?? "")")
+        }
+    }
+
+    /// Join opens the meeting's link: through the portal when the bus has one, else the opener (`xdg-open`) with the
+    /// link as its one argument, never through a shell.
+    @Test func joinOpensTheLinkAsAnArgument() async throws {
+        try await DesktopSession.with { desktop in
+            let folder = SinkFixtures.folder()
+            defer { try? FileManager.default.removeItem(atPath: folder) }
+            let opener = SinkFixtures.script(
+                #"printf '%s\n' "$@" > "$(dirname "$0")/opened""#, in: folder, name: "open.sh")
+            let journal = try JournalStore(path: folder + "/journal.db")
+            let sink = NotifySink(
+                settings: desktop.settings, name: "notify", cardsPath: nil, logger: LogRecorder().logger,
+                opener: [opener])
+            let context = SinkContext(journal: journal, entry: { _ in fatalError("not read back") })
+            let link = "https://example.zoom.us/j/123456789?pwd=a;b$(touch x)"
+            let reminder = try #require(try HookSinkTests.reminders(summary: "Standup", location: "Room 4").first)
+            var facts = PlanningFacts(kind: .meeting)
+            facts.meeting = MeetingFacts(service: "zoom", joinURL: link)
+            let entry = JournalStore.Entry(
+                sequence: 1, event: reminder.event, occurrence: reminder.occurrence, facts: facts,
+                recorded: reminder.recorded)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { await sink.run(context) }
+                defer { context.stopRun() }
+                try await sink.deliver([entry])
+                try await slowly("the card") { desktop.shown.contains { $0["summary"]?.hasPrefix("Standup") == true } }
+                try await offCooperativePool { try desktop.choose("Join") }
+                try await slowly("the link opened") { FileManager.default.fileExists(atPath: folder + "/opened") }
+                let opened = try String(contentsOfFile: folder + "/opened", encoding: .utf8)
+                #expect(
+                    opened.hasPrefix("https://example.zoom.us/j/123456789") && opened.split(separator: "\n").count == 1,
+                    "\(opened)")
+                #expect(!FileManager.default.fileExists(atPath: folder + "/x"))
+                // Opening is not an answer.
+                #expect(try await journal.pendingAnswers().isEmpty)
+            }
         }
     }
 }
