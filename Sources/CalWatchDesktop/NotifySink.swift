@@ -12,6 +12,9 @@ public import Logging
 /// `body-markup`. The cards shown are kept in a file beside the journal, so a new run takes over the live cards
 /// the last one left (and the `liveActivityEnd` the planner makes after a restart closes them).
 public actor NotifySink: EventSink {
+    /// Its own thread: the cards file is written and link openers are started here, never on the cooperative pool.
+    private let executor = BlockingExecutor(name: "calwatch-notify-sink")
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
     public nonisolated let name: String
     private let settings: NotifySettings
     private let logger: Logger

@@ -44,8 +44,8 @@ public final class RoutePoller: Service {
             // most 30 s late, so an answer or a failure stored meanwhile needs no word to the timer.
             group.addTask { [cache, now] in
                 while !Task.isCancelled {
-                    if let due = cache.nextDueAgain(before: again), due <= now() { bell.yield() }
                     let wait = cache.nextDueAgain(before: again).map { $0.secondsSinceEpoch - now().secondsSinceEpoch }
+                    if let wait, wait <= 0 { bell.yield() }
                     guard (try? await Task.sleep(for: .seconds(min(max(wait ?? 30, 1), 30)))) != nil else { return }
                 }
             }

@@ -14,7 +14,8 @@ extension CalwatchCommand {
             discussion: """
                 Reads the configuration (--config, else $XDG_CONFIG_HOME/calwatch/config.yml when it exists, else \
                 the defaults), checks that each sink can write where it is told to and that each hook program \
-                exists and is executable, connects to each PostgreSQL database (its version, and whether \
+                exists and is executable, names the desktop notification server of a notify sink (a warning when \
+                there is no session bus), connects to each PostgreSQL database (its version, and whether \
                 calwatch's tables there are current), fetches each ICS feed and CalDAV account once (a server that \
                 cannot be read is an error; the copy kept from before, if any, is still checked), asks the routing \
                 engine of `travel.routing` and the geocoder of `travel.geocoder` once whether they answer, then \

@@ -19,7 +19,9 @@ extension CalwatchCommand {
                 With --config the replay takes its reminders, live activities, zone, calendars and sinks (JSON Lines \
                 files, SQLite, hooks) from that file; calendars named on the command line replace the configured \
                 ones, and --tz the configured zone. The configuration's `state` journal is the daemon's and is not \
-                used: pass --state to keep one.
+                used: pass --state to keep one. With `travel.routing` the ways to placed events are asked of the \
+                engine before the replay (at most `requestsPerHour`), and with `travel.geocoder` up to 60 new \
+                addresses (one a second); what went unanswered is said on standard error.
 
                 Without --state the replay uses a fresh journal of its own, removed afterwards, so two replays of \
                 the same input print the same events (apart from recordedtime) and the daemon's journal is never \

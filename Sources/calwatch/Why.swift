@@ -27,6 +27,10 @@ extension CalwatchCommand {
 
                 The journal is the configuration's `state` (the daemon's), or --state.
 
+                A time to leave is explained step by step: where to, where the way starts and why there, and how \
+                long it takes. With `travel.routing` or `travel.geocoder` configured, the routing engine and the \
+                geocoder are asked first for what this occurrence needs.
+
                 Examples:
                   calwatch why 7h2k9m4n6p8q@google.com
                   calwatch why 'standup-42/2027-03-03T08:30:00Z' --format json

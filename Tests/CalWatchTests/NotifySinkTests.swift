@@ -12,14 +12,26 @@ import Testing
         "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//notify//EN\r\n" + items + "END:VCALENDAR\r\n"
     }
 
+    /// Runs `calwatch replay` from `from` to `to` over `items` (one calendar, `cal`) with `configuration`, in a
+    /// folder of its own that the caller removes; expects it to succeed.
+    static func replay(_ items: String, _ configuration: String, from: String, to: String) async throws -> String {
+        let folder = SinkFixtures.folder()
+        try FileManager.default.createDirectory(atPath: folder + "/cal", withIntermediateDirectories: true)
+        try calendar(items).write(toFile: folder + "/cal/items.ics", atomically: true, encoding: .utf8)
+        try ("calendars: [cal]\ntimezone: UTC\n" + configuration)
+            .write(toFile: folder + "/config.yml", atomically: true, encoding: .utf8)
+        let replay = try await CommandLineTests().calwatch([
+            "replay", "--config", folder + "/config.yml", "--from", from, "--to", to,
+        ])
+        #expect(replay.status == 0, "\(replay.errors)")
+        return folder
+    }
+
     /// A stranger's event, through `calwatch replay`: reminders as cards whose text shows literally, and one card
     /// for the live activity from its start to its end, replaced in place and closed at the end.
     @Test func aLiveActivityIsOneCardFromStartToEndAndCalendarTextIsNeverMarkup() async throws {
         try await DesktopSession.with { desktop in
-            let folder = SinkFixtures.folder()
-            defer { try? FileManager.default.removeItem(atPath: folder) }
-            try FileManager.default.createDirectory(atPath: folder + "/cal", withIntermediateDirectories: true)
-            try Self.calendar(
+            let folder = try await Self.replay(
                 """
                 BEGIN:VEVENT\r
                 UID:hostile\r
@@ -30,21 +42,14 @@ import Testing
                 LOCATION:<img src=x> <b>Room</b> & co\r
                 END:VEVENT\r
 
+                """,
                 """
-            ).write(toFile: folder + "/cal/hostile.ics", atomically: true, encoding: .utf8)
-            try """
-            calendars: [cal]
-            timezone: UTC
-            reminders: { offsets: [15m, 5m] }
-            liveActivity: { lead: 10m, updateEvery: 5m }
-            sinks:
-              - { type: notify, bus: "\(desktop.bus)" }
-            """.write(toFile: folder + "/config.yml", atomically: true, encoding: .utf8)
-            let replay = try await CommandLineTests().calwatch([
-                "replay", "--config", folder + "/config.yml", "--from", "2027-03-03T09:00:00Z", "--to",
-                "2027-03-03T11:00:00Z",
-            ])
-            #expect(replay.status == 0, "\(replay.errors)")
+                reminders: { offsets: [15m, 5m] }
+                liveActivity: { lead: 10m, updateEvery: 5m }
+                sinks:
+                  - { type: notify, bus: "\(desktop.bus)" }
+                """, from: "2027-03-03T09:00:00Z", to: "2027-03-03T11:00:00Z")
+            defer { try? FileManager.default.removeItem(atPath: folder) }
             try await slowly("the cards shown and the live one closed") {
                 desktop.shown.count >= 9 && !desktop.closed.isEmpty
             }
@@ -173,9 +178,6 @@ import Testing
     /// 300 reminders on the hour: a few cards and the rest summed up, none lost from the other sinks.
     @Test func aBurstOnTheHourShowsAFewCardsAndSumsUpTheRest() async throws {
         try await DesktopSession.with { desktop in
-            let folder = SinkFixtures.folder()
-            defer { try? FileManager.default.removeItem(atPath: folder) }
-            try FileManager.default.createDirectory(atPath: folder + "/cal", withIntermediateDirectories: true)
             let items = (1...300).map { index in
                 """
                 BEGIN:VEVENT\r
@@ -188,21 +190,15 @@ import Testing
 
                 """
             }
-            try Self.calendar(items.joined()).write(
-                toFile: folder + "/cal/burst.ics", atomically: true, encoding: .utf8)
-            try """
-            calendars: [cal]
-            timezone: UTC
-            reminders: { offsets: [5m] }
-            sinks:
-              - { type: jsonl, path: events.jsonl }
-              - { type: notify, bus: "\(desktop.bus)", maxCards: 4, liveActivities: false }
-            """.write(toFile: folder + "/config.yml", atomically: true, encoding: .utf8)
-            let replay = try await CommandLineTests().calwatch([
-                "replay", "--config", folder + "/config.yml", "--from", "2027-03-03T09:50:00Z", "--to",
-                "2027-03-03T09:56:00Z",
-            ])
-            #expect(replay.status == 0, "\(replay.errors)")
+            let folder = try await Self.replay(
+                items.joined(),
+                """
+                reminders: { offsets: [5m] }
+                sinks:
+                  - { type: jsonl, path: events.jsonl }
+                  - { type: notify, bus: "\(desktop.bus)", maxCards: 4, liveActivities: false }
+                """, from: "2027-03-03T09:50:00Z", to: "2027-03-03T09:56:00Z")
+            defer { try? FileManager.default.removeItem(atPath: folder) }
             let due = SinkFixtures.lines(folder + "/events.jsonl").filter { $0.contains("calwatch.reminderDue") }
             #expect(due.count == 300)
             try await slowly("the cards") { desktop.shown.contains { $0["summary"]?.hasPrefix("and ") == true } }
@@ -290,10 +286,7 @@ import Testing
     /// live card is one card replaced in place and closed at the end, and the body is escaped for its markup.
     @Test func anotherServerGetsOneLiveCardAndEscapedText() async throws {
         try await DesktopSession.with(server: .notificationDaemon) { desktop in
-            let folder = SinkFixtures.folder()
-            defer { try? FileManager.default.removeItem(atPath: folder) }
-            try FileManager.default.createDirectory(atPath: folder + "/cal", withIntermediateDirectories: true)
-            try Self.calendar(
+            let folder = try await Self.replay(
                 """
                 BEGIN:VEVENT\r
                 UID:review\r
@@ -304,21 +297,14 @@ import Testing
                 LOCATION:<b>Room</b> & co\r
                 END:VEVENT\r
 
+                """,
                 """
-            ).write(toFile: folder + "/cal/review.ics", atomically: true, encoding: .utf8)
-            try """
-            calendars: [cal]
-            timezone: UTC
-            reminders: { offsets: [] }
-            liveActivity: { lead: 10m, updateEvery: 5m }
-            sinks:
-              - { type: notify, bus: "\(desktop.bus)" }
-            """.write(toFile: folder + "/config.yml", atomically: true, encoding: .utf8)
-            let replay = try await CommandLineTests().calwatch([
-                "replay", "--config", folder + "/config.yml", "--from", "2027-03-03T09:00:00Z", "--to",
-                "2027-03-03T11:00:00Z",
-            ])
-            #expect(replay.status == 0, "\(replay.errors)")
+                reminders: { offsets: [] }
+                liveActivity: { lead: 10m, updateEvery: 5m }
+                sinks:
+                  - { type: notify, bus: "\(desktop.bus)" }
+                """, from: "2027-03-03T09:00:00Z", to: "2027-03-03T11:00:00Z")
+            defer { try? FileManager.default.removeItem(atPath: folder) }
             try await slowly("the card closed") { !desktop.closed.isEmpty }
             let calls = desktop.notifyCalls
             // Start (10 and 5 minutes before), then every 5 minutes in progress: 8 cards asked for, one shown.

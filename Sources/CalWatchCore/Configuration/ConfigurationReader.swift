@@ -442,12 +442,7 @@ struct ConfigurationReader {
                         "needs the url of a Nominatim instance, such as https://nominatim.openstreetmap.org")
                     break
                 }
-                guard let parsed = URL(string: url), ["http", "https"].contains(parsed.scheme?.lowercased() ?? ""),
-                    parsed.host != nil
-                else {
-                    note(urlNode, path + ".url", "'\(url)' is not an http or https address")
-                    break
-                }
+                guard isWebAddress(url, node: urlNode, at: path + ".url") else { break }
                 guard let (_, agentNode) = fields["userAgent"], let agent = string(agentNode, at: path + ".userAgent"),
                     agent.contains(where: \.isLetter), agent.unicodeScalars.allSatisfy({ $0.isASCII && $0.value >= 32 })
                 else {
@@ -478,12 +473,7 @@ struct ConfigurationReader {
                     note(value, path, "needs an engine (osrm or valhalla) and its url, such as http://127.0.0.1:5000")
                     break
                 }
-                guard let parsed = URL(string: url), ["http", "https"].contains(parsed.scheme?.lowercased() ?? ""),
-                    parsed.host != nil
-                else {
-                    note(urlNode, path + ".url", "'\(url)' is not an http or https address")
-                    break
-                }
+                guard isWebAddress(url, node: urlNode, at: path + ".url") else { break }
                 var routing = TravelSettings.Routing(engine: engine, url: url)
                 if let (_, budget) = fields["requestsPerHour"],
                     let count = integer(budget, at: path + ".requestsPerHour")
@@ -503,6 +493,17 @@ struct ConfigurationReader {
             default: break
             }
         }
+    }
+
+    /// Whether `url` is an http or https address with a host; noted at `path` when it is not.
+    private mutating func isWebAddress(_ url: String, node: Node, at path: String) -> Bool {
+        if let parsed = URL(string: url), ["http", "https"].contains(parsed.scheme?.lowercased() ?? ""),
+            parsed.host != nil
+        {
+            return true
+        }
+        note(node, path, "'\(url)' is not an http or https address")
+        return false
     }
 
     /// `HH:MM` as minutes after midnight, `nil` when it is not a time of day.

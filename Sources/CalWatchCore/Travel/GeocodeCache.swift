@@ -50,16 +50,17 @@ public final class GeocodeCache: Sendable {
     /// The text a LOCATION is asked and kept by: its first line, spaces collapsed, at most 200 scalars; `nil` for
     /// one that is not an address (a link, a mail address, a meeting service, "online").
     public static func query(_ location: String) -> String? {
-        let line = location.split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
-        let words = line.split(whereSeparator: \.isWhitespace).joined(separator: " ")
-        let query = String(String.UnicodeScalarView(words.unicodeScalars.prefix(200)))
+        let query = TravelTimes.oneLine(location).split(whereSeparator: \.isWhitespace).joined(separator: " ")
         let lower = query.lowercased()
         guard query.count >= 3, query.contains(where: \.isLetter), !lower.contains("://"), !lower.contains("www."),
             !lower.contains("@"), !notPlaces.contains(lower)
         else { return nil }
-        let services = MeetingProvider.all.flatMap { $0.names + $0.hosts }
         return services.contains { lower.contains($0) } ? nil : query
     }
+
+    /// The meeting services' names and hosts: a LOCATION naming one is not an address. Made once, not per call
+    /// (planning asks for every occurrence with a LOCATION and no point).
+    static let services = MeetingProvider.all.flatMap { $0.names + $0.hosts }
 
     /// LOCATIONs that say there is no place.
     static let notPlaces: Set<String> = [

@@ -162,7 +162,7 @@ public struct TravelTimes: Sendable {
     }
 
     /// A LOCATION's first line, at most 200 scalars: what names a place in `data.leave`.
-    private static func oneLine(_ text: String) -> String {
+    static func oneLine(_ text: String) -> String {
         let line = text.split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
         return String(String.UnicodeScalarView(line.unicodeScalars.prefix(200)))
     }
