@@ -113,6 +113,18 @@ import Testing
         #expect((Duration.milliseconds(100)...Duration.seconds(1)).contains(service.clock.now.offset))
     }
 
+    /// A file renamed into place is complete, even when the writer's last close comes after the rename (a process
+    /// that forked while the file was open): read at once, not held back as a file still being written.
+    @Test func aRenamedFileWhoseLastCloseComesLateIsReadAtOnce() async throws {
+        let service = try Bench()
+        try await service.running {
+            try service.bench.writeRenamedClosingLate(
+                "work/a.ics", WatchTests.event(uid: "a", start: "20270301T100000Z", end: "20270301T103000Z"))
+            try await eventually("the renamed file's events") { await service.received("a").count == 2 }
+        }
+        #expect(service.clock.now.offset == .zero)
+    }
+
     /// An editor saving config.yml can leave it empty for a moment, and a SIGHUP then read "all defaults": every
     /// hook and sink gone. An empty file, or the file gone, on a reload keeps the configuration in use.
     @Test(arguments: ["empty", "gone"])

@@ -106,6 +106,20 @@ import Testing
             #expect(rename(temporary, root + "/" + path) == 0)
         }
 
+        /// vdirsyncer's rename while another thread of its process forks: the child holds a copy of the temporary's
+        /// descriptor until its exec, so the last close (inotify's `IN_CLOSE_WRITE`) comes after the rename.
+        func writeRenamedClosingLate(_ path: String, _ text: String) throws {
+            let temporary = root + "/" + path + String(UUID().uuidString.prefix(8))
+            let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL, 0o600)
+            #expect(descriptor >= 0)
+            let bytes = Array(text.utf8)
+            #expect(write(descriptor, bytes, bytes.count) == bytes.count)
+            let copy = dup(descriptor)
+            close(descriptor)
+            #expect(rename(temporary, root + "/" + path) == 0)
+            close(copy)
+        }
+
         /// vdirsyncer creating an item it must not overwrite: hard link, then the temporary removed.
         func writeLinked(_ path: String, _ text: String) throws {
             let temporary = root + "/" + path + String(UUID().uuidString.prefix(8))

@@ -18,17 +18,24 @@ public final class DirectoryWatcher: Sendable {
         /// Files written, created, renamed or deleted (not yet known to be calendar items).
         public var files: Set<String> = []
         /// Of those, the ones last written in place or created: perhaps still being written, so they are read once
-        /// quiet. The others were renamed into place or deleted, which is atomic: they are read at once.
+        /// quiet.
         public var written: Set<String> = []
+        /// Of those, the ones renamed into place or deleted, which is atomic: they are read at once, and once quiet
+        /// as well when a write came after (a close that comes late, because a process forked while the file was
+        /// open for writing held a copy of its descriptor until its exec).
+        public var replaced: Set<String> = []
         /// A folder came, went or was renamed, a collection's metadata changed, or events were lost: look at
         /// everything again.
         public var rescan = false
 
         public var isEmpty: Bool { files.isEmpty && !rescan }
 
-        public init(files: Set<String> = [], written: Set<String> = [], rescan: Bool = false) {
+        public init(
+            files: Set<String> = [], written: Set<String> = [], replaced: Set<String> = [], rescan: Bool = false
+        ) {
             self.files = files
             self.written = written
+            self.replaced = replaced
             self.rescan = rescan
         }
 
@@ -37,6 +44,7 @@ public final class DirectoryWatcher: Sendable {
             files.formUnion(later.files)
             written.subtract(later.files.subtracting(later.written))
             written.formUnion(later.written)
+            replaced.formUnion(later.replaced)
             rescan = rescan || later.rescan
         }
     }
@@ -174,6 +182,7 @@ public final class DirectoryWatcher: Sendable {
                 notices.written.insert(path)
             } else {
                 notices.written.remove(path)
+                notices.replaced.insert(path)
             }
         }
     }

@@ -75,13 +75,12 @@ final class FolderWait<WaitClock: Clock> where WaitClock.Duration == Duration {
             let notices = watcher.take()
             let quiet = clock.now.advanced(by: debounce)
             for path in notices.files {
-                if notices.written.contains(path) {
-                    quietAt[path] = quiet
-                } else {
+                if notices.replaced.contains(path) {
                     // Renamed into place or deleted: complete now, and no earlier write needs waiting for.
                     quietAt[path] = nil
                     turn.files.insert(path)
                 }
+                if notices.written.contains(path) { quietAt[path] = quiet }
             }
             if notices.rescan { rescanAt = quiet }
         }
