@@ -36,19 +36,29 @@ struct CardText {
         entry.facts.meeting?.joinURL ?? entry.facts.leave?.destination?.at.map(LeaveJSON.directions(to:))
     }
 
-    func reminder(_ entry: JournalStore.Entry) -> NotificationBus.Card {
+    /// A reminder's card; `again` when it is shown again unanswered, then worded for that instant.
+    func reminder(_ entry: JournalStore.Entry, at again: Instant? = nil) -> NotificationBus.Card {
         let title = Self.title(entry)
         let detail = entry.event.reminder
-        let minutes = ((detail?.secondsBefore ?? 0) + 59) / 60
         let leaving = detail?.anchor == .leaveBy
-        var summary =
-            leaving
-            ? (minutes > 0 ? "Leave in \(minutes) min for \(title)" : "Leave now for \(title)")
-            : (minutes > 0 ? "\(title) in \(minutes) min" : "\(title) now")
-        if detail?.late == true { summary += " (late)" }
+        var seconds = detail?.secondsBefore ?? 0
+        if let again, let anchor = leaving ? entry.facts.leave?.by : entry.occurrence?.start {
+            seconds = anchor.secondsSinceEpoch - again.secondsSinceEpoch
+        }
+        let minutes = (abs(seconds) + 59) / 60
+        var summary: String
+        switch (leaving, seconds) {
+        case (true, 1...): summary = "Leave in \(minutes) min for \(title)"
+        case (true, ...(-60)): summary = "Leave now for \(title) (\(minutes) min late)"
+        case (true, _): summary = "Leave now for \(title)"
+        case (false, 1...): summary = "\(title) in \(minutes) min"
+        case (false, ...(-60)): summary = "\(title) started \(minutes) min ago"
+        case (false, _): summary = "\(title) now"
+        }
+        if detail?.late == true && again == nil { summary += " (late)" }
         var card = NotificationBus.Card(summary: summary, body: body(entry))
         // The last call, and the moment to leave, are critical: servers show those over full-screen windows.
-        card.urgency = leaving || (detail?.secondsBefore ?? 0) <= 300 ? 2 : 1
+        card.urgency = leaving || seconds <= 300 ? 2 : 1
         card.category = entry.facts.kind == .flight ? "x-calwatch.flight" : "x-calwatch.reminder"
         card.icon = Self.icon(entry.facts.kind)
         card.stack = entry.event.subject

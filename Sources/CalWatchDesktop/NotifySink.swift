@@ -30,10 +30,25 @@ public actor NotifySink: EventSink {
     private var failing: String?
     /// How an action opens a link when the portal does not: `xdg-open` as argv (tests give their own).
     private let opener: [String]
+    /// Reminder cards to show again if the server lets them expire unanswered (`repeat: until answered`), by
+    /// subject.
+    private var unanswered: [String: Unanswered] = [:]
+    /// The wall clock, for repeats (tests give a manual one).
+    private let now: @Sendable () -> Instant
 
     struct Cards: Codable {
         var activities: [String: UInt32] = [:]
         var reminders: [String: UInt32] = [:]
+    }
+
+    struct Unanswered {
+        var entry: JournalStore.Entry
+        var card: UInt32
+        var shownAt: Instant
+        /// How many more times it may be shown.
+        var left: Int
+        /// When to show it again: set once the server has let the card expire.
+        var due: Instant?
     }
 
     struct Shown {
@@ -45,8 +60,10 @@ public actor NotifySink: EventSink {
 
     /// A sink on the session bus (or `settings.bus`); `cardsPath` keeps the cards across runs (`nil`: not kept).
     public init(
-        settings: NotifySettings, name: String, cardsPath: String?, logger: Logger, opener: [String] = ["xdg-open"]
+        settings: NotifySettings, name: String, cardsPath: String?, logger: Logger, opener: [String] = ["xdg-open"],
+        now: @escaping @Sendable () -> Instant = { Timestamp.now.instant }
     ) {
+        self.now = now
         self.settings = settings
         self.name = name
         self.logger = logger
@@ -97,8 +114,10 @@ public actor NotifySink: EventSink {
                     saveCards()
                 }
             case .liveActivityEnd:
+                unanswered[subject] = nil
                 if let id = cards.activities.removeValue(forKey: subject) { await close(id) }
             case .reminderSnoozed, .reminderDismissed, .reminderAcknowledged:
+                unanswered[subject] = nil
                 if let id = cards.reminders.removeValue(forKey: subject) { await close(id) }
             }
         }
@@ -109,6 +128,12 @@ public actor NotifySink: EventSink {
                 text.reminder(entry), replacing: cards.reminders[subject], target: entry.event.id.description,
                 link: CardText.link(entry))
             cards.reminders[subject] = id
+            // A server without `persistence` drops a card once it times out: it comes back while unanswered.
+            if let repeats = settings.repeats, !server.capabilities.contains("persistence") {
+                unanswered[subject] = Unanswered(entry: entry, card: id, shownAt: now(), left: repeats.times)
+            } else {
+                unanswered[subject] = nil
+            }
         }
         if reminders.count > settings.maxCards {
             let rest = Array(reminders.dropFirst(settings.maxCards))
@@ -124,6 +149,32 @@ public actor NotifySink: EventSink {
                 continue
             }
             for signal in await bus.pump() { await handle(signal, journal: context.journal) }
+            await showUnansweredAgain()
+        }
+    }
+
+    /// Shows again the reminder cards the server let expire unanswered, once their time has come; none after
+    /// their occurrence has ended or their count is spent.
+    private func showUnansweredAgain() async {
+        guard settings.repeats != nil else { return }
+        let time = now()
+        for (subject, waiting) in unanswered {
+            guard let due = waiting.due, due <= time else { continue }
+            guard waiting.left > 0, (waiting.entry.occurrence?.end).map({ time < $0 }) ?? true,
+                let server = try? await bus.connect()
+            else {
+                unanswered[subject] = nil
+                continue
+            }
+            let card = CardText(server: server, snooze: settings.snooze).reminder(waiting.entry, at: time)
+            guard
+                let id = try? await show(
+                    card, target: waiting.entry.event.id.description, link: CardText.link(waiting.entry))
+            else { continue }
+            cards.reminders[subject] = id
+            unanswered[subject] = Unanswered(
+                entry: waiting.entry, card: id, shownAt: time, left: waiting.left - 1)
+            saveCards()
         }
     }
 
@@ -150,9 +201,18 @@ public actor NotifySink: EventSink {
         case .closed(let id, let reason):
             tokens[id] = nil
             guard let card = shown.removeValue(forKey: id) else { return }
+            // Expired (reason 1): an unanswered reminder comes back `every` after it was shown.
+            if reason == 1, let every = settings.repeats?.every,
+                let (subject, waiting) = unanswered.first(where: { $0.value.card == id })
+            {
+                unanswered[subject]?.due = Instant(secondsSinceEpoch: waiting.shownAt.secondsSinceEpoch + every)
+            }
             // Closed by the user (reason 2): a reminder is taken as seen; a live card as not wanted, or it would
             // come back at its next update.
-            if reason == 2 { await answer(card.activity ? .dismiss : .ack, card, journal: journal) }
+            if reason == 2 {
+                if let subject = unanswered.first(where: { $0.value.card == id })?.key { unanswered[subject] = nil }
+                await answer(card.activity ? .dismiss : .ack, card, journal: journal)
+            }
         }
     }
 
@@ -161,7 +221,7 @@ public actor NotifySink: EventSink {
     ) async {
         guard !card.target.isEmpty else { return }
         do {
-            let given = Timestamp(millisecondsSinceEpoch: Int64(Date().timeIntervalSince1970 * 1000))
+            let given = Timestamp.now
             _ = try await journal.recordAnswer(kind, target: card.target, seconds: seconds, given: given)
             journal.ring()
         } catch {

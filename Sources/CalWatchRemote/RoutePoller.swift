@@ -30,9 +30,7 @@ public final class RoutePoller: Service {
     }
 
     /// The system's time, to the second.
-    public static let wallClock: @Sendable () -> Instant = {
-        Instant(secondsSinceEpoch: Int64(Date().timeIntervalSince1970))
-    }
+    public static let wallClock: @Sendable () -> Instant = { Timestamp.now.instant }
 
     public func run() async throws {
         let (bells, bell) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))

@@ -13,9 +13,7 @@ enum CommandSupport {
     static var now: Instant { timestamp.instant }
 
     /// The real clock to the millisecond: when an event is emitted.
-    static var timestamp: Timestamp {
-        Timestamp(millisecondsSinceEpoch: Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)))
-    }
+    static var timestamp: Timestamp { .now }
 
     /// `--tz`, or the system zone; IANA or Windows names.
     static func zone(_ name: String?) throws -> ZoneRules {

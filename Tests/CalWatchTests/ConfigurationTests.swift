@@ -153,6 +153,34 @@ import Testing
         #expect(problems[8].message.contains("{summary}"))
     }
 
+    @Test func aNotifySinkReadsItsButtonsRepeatsAndBus() throws {
+        let configuration = try Self.parse(
+            """
+            sinks:
+              - { type: notify, snooze: [5m, 1h], maxCards: 3, liveActivities: false, repeat: until answered }
+              - { type: notify, name: nag, repeat: { until: answered, every: 10m, times: 2 }, bus: "unix:path=/b" }
+              - { type: notify, name: quiet, repeat: never }
+            """)
+        let notify = configuration.sinks.compactMap { sink -> NotifySettings? in
+            if case .notify(let settings) = sink.output { settings } else { nil }
+        }
+        #expect(notify.map(\.snooze) == [[300, 3600], [600], [600]])
+        #expect(notify.map(\.maxCards) == [3, 5, 5] && notify.map(\.liveActivities) == [false, true, true])
+        #expect(notify.map(\.repeats) == [.init(every: 300, times: 3), .init(every: 600, times: 2), nil])
+        #expect(notify.map(\.bus) == [nil, "unix:path=/b", nil])
+        let problems = Self.problems(
+            """
+            sinks:
+              - { type: notify, repeat: always }
+              - { type: notify, name: other, repeat: { until: read, every: 5s, times: 100 } }
+            """)
+        #expect(
+            problems.map { "\($0.line ?? 0) \($0.key ?? "")" } == [
+                "2 sinks[0].repeat", "3 sinks[1].repeat.until", "3 sinks[1].repeat.every", "3 sinks[1].repeat.times",
+            ])
+        #expect(problems.first?.message.contains("until answered") == true)
+    }
+
     @Test func aPostgresSinkNamesItsWatcherAndNeverItsPassword() throws {
         let configuration = try Self.parse(
             """

@@ -119,8 +119,9 @@ struct DesktopSession {
     /// the bus: `notifyCalls`).
     enum Server { case dunst, notificationDaemon }
 
+    /// `expireAfter`: how long dunst shows a normal card (seconds; its default is 10).
     static func with<T: Sendable>(
-        server: Server = .dunst, _ body: @Sendable (DesktopSession) async throws -> T
+        server: Server = .dunst, expireAfter: Int? = nil, _ body: @Sendable (DesktopSession) async throws -> T
     ) async throws -> T {
         let folder = SinkFixtures.folder()
         var processes: [Process] = []
@@ -191,6 +192,7 @@ struct DesktopSession {
                 markup = full
                 dmenu = \(folder)/pick.sh
                 history_length = 100
+            \(expireAfter.map { "[urgency_normal]\n    timeout = \($0)" } ?? "")
             """.write(toFile: folder + "/dunstrc", atomically: true, encoding: .utf8)
             _ = SinkFixtures.script(
                 "tee -a \"\(folder)/menu.txt\" | grep -m1 -F -- \"$(cat \"\(folder)/choice\")\"", in: folder,

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 
 @testable import CalWatchCore
@@ -211,6 +212,48 @@ import Testing
             // Each batch the bus hands over shows at most 4 cards; every reminder is a card or counted in a sum.
             #expect(cards.count + more.reduce(0, +) == 300, "\(cards.count) cards, \(more)")
             #expect(cards.count <= 4 * more.count && cards.count < 60, "\(cards.count) cards, \(more)")
+        }
+    }
+
+    /// dunst keeps no card once it has timed out (no `persistence`): with `repeat`, an unanswered reminder comes
+    /// back `every` after it was shown, worded for then, at most `times` more; on the sink's manual clock. (A critical
+    /// card, the last call, never times out on dunst, so it needs no repeat.)
+    @Test func anUnansweredReminderComesBackOnAServerThatDropsIt() async throws {
+        try await DesktopSession.with(expireAfter: 1) { desktop in
+            let folder = SinkFixtures.folder()
+            defer { try? FileManager.default.removeItem(atPath: folder) }
+            let journal = try JournalStore(path: folder + "/journal.db")
+            var settings = desktop.settings
+            settings.repeats = NotifySettings.Repeat(every: 300, times: 1)
+            let clock = Mutex(utc("2027-03-03T09:45:00Z"))
+            let sink = NotifySink(
+                settings: settings, name: "notify", cardsPath: nil, logger: LogRecorder().logger,
+                now: { clock.withLock { $0 } })
+            let context = SinkContext(journal: journal, entry: { _ in fatalError("not read back") })
+            let entries = try HookSinkTests.reminders(summary: "Standup", location: "")
+            let reminder = try #require(entries.first { $0.event.reminder?.secondsBefore == 900 })
+            func cards() -> [String] { desktop.shown.compactMap { $0["summary"] }.filter { $0.hasPrefix("Standup") } }
+            /// What dunst closed because it timed out.
+            func expired() -> Int { desktop.closed.filter { $0.reason == 1 }.count }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { await sink.run(context) }
+                defer { context.stopRun() }
+                try await sink.deliver([reminder])
+                try await slowly("the card, then its timing out") { cards().count == 1 && expired() == 1 }
+                #expect(cards() == ["Standup in 15 min"])
+                // Due again at 09:50, five minutes after it was shown: not before.
+                clock.withLock { $0 = utc("2027-03-03T09:49:59Z") }
+                try await Task.sleep(for: .seconds(1))
+                #expect(cards().count == 1)
+                clock.withLock { $0 = utc("2027-03-03T09:50:00Z") }
+                try await slowly("shown again at 09:50") { cards().last == "Standup in 10 min" }
+                try await slowly("timed out again") { expired() == 2 }
+                // Once more at most: nothing at 09:55.
+                clock.withLock { $0 = utc("2027-03-03T09:55:00Z") }
+                try await Task.sleep(for: .seconds(1))
+                #expect(cards().count == 2)
+                #expect(try await journal.pendingAnswers().isEmpty)
+            }
         }
     }
 

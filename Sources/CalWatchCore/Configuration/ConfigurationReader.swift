@@ -563,7 +563,7 @@ struct ConfigurationReader {
     private static let sinkKeys: KeyValuePairs<String, [String]> = [
         "jsonl": ["path"], "sqlite": ["path", "keep"], "postgres": ["url", "channel", "passwordCommand"],
         "hook": ["run", "on", "kinds", "offsets", "calendars", "timeout", "concurrency"],
-        "notify": ["snooze", "maxCards", "liveActivities", "bus"],
+        "notify": ["snooze", "maxCards", "liveActivities", "repeat", "bus"],
     ]
 
     private mutating func readSink(_ node: Node, at path: String) -> SinkSettings? {
@@ -623,11 +623,48 @@ struct ConfigurationReader {
             if let node = keys["liveActivities"]?.value, let on = bool(node, at: path + ".liveActivities") {
                 notify.liveActivities = on
             }
+            if let node = keys["repeat"]?.value { notify.repeats = readRepeat(node, at: path + ".repeat") }
             if let node = keys["bus"]?.value { notify.bus = string(node, at: path + ".bus") }
             return SinkSettings(name: name ?? "notify", output: .notify(notify))
         default:
             return readHook(keys, node: node, at: path, name: name)
         }
+    }
+
+    /// `repeat: until answered` (every 5m, at most 3 times), `repeat: never`, or
+    /// `repeat: {until: answered, every: 10m, times: 2}`.
+    private mutating func readRepeat(_ node: Node, at path: String) -> NotifySettings.Repeat? {
+        if case .scalar = node {
+            switch string(node, at: path) {
+            case "until answered": return NotifySettings.Repeat()
+            case "never": return nil
+            default:
+                note(node, path, "should be `until answered`, `never`, or {until: answered, every: 5m, times: 3}")
+                return nil
+            }
+        }
+        guard let keys = mapping(node, at: path, known: ["until", "every", "times"]) else { return nil }
+        var repeats = NotifySettings.Repeat()
+        if let until = keys["until"]?.value, let text = string(until, at: path + ".until"), text != "answered" {
+            note(until, path + ".until", "can only be `answered`")
+        }
+        if let every = keys["every"]?.value,
+            let seconds = duration(every, at: path + ".every", positive: true, atMost: Limits.reminderOffset)
+        {
+            if seconds < 60 {
+                note(every, path + ".every", "should be at least 1m: a card every few seconds is a siren")
+            } else {
+                repeats.every = seconds
+            }
+        }
+        if let times = keys["times"]?.value, let count = integer(times, at: path + ".times") {
+            if (1...20).contains(count) {
+                repeats.times = count
+            } else {
+                note(times, path + ".times", "should be 1 to 20")
+            }
+        }
+        return repeats
     }
 
     /// A `calendars:` entry on a server: a feed `{url: https://…, name: Work, every: 10m}`, or a CalDAV account

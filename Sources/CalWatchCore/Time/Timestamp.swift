@@ -1,3 +1,5 @@
+import Foundation
+
 /// A moment read off the real clock, to the millisecond: when calwatch emitted an event (CloudEvents
 /// `recordedtime`), so a consumer can see how late it was. Calendar instants stay `Instant` (whole seconds).
 public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible {
@@ -6,6 +8,11 @@ public struct Timestamp: Hashable, Comparable, Sendable, CustomStringConvertible
 
     public init(millisecondsSinceEpoch: Int64) {
         self.millisecondsSinceEpoch = millisecondsSinceEpoch
+    }
+
+    /// The system's clock now.
+    public static var now: Timestamp {
+        Timestamp(millisecondsSinceEpoch: Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)))
     }
 
     /// The start of a whole second.
