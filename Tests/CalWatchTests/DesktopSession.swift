@@ -119,9 +119,10 @@ struct DesktopSession {
     /// the bus: `notifyCalls`).
     enum Server { case dunst, notificationDaemon }
 
-    /// `expireAfter`: how long dunst shows a normal card (seconds; its default is 10).
+    /// `expireAfter`: how long dunst shows a normal card (seconds; its default is 10). `busPath`: where the bus
+    /// listens, as a login session's bus is always at `$XDG_RUNTIME_DIR/bus` (default: a new name in the folder).
     static func with<T: Sendable>(
-        server: Server = .dunst, expireAfter: Int? = nil, _ body: @Sendable (DesktopSession) async throws -> T
+        server: Server = .dunst, expireAfter: Int? = nil, busPath: String? = nil, _ body: @Sendable (DesktopSession) async throws -> T
     ) async throws -> T {
         let folder = SinkFixtures.folder()
         var processes: [Process] = []
@@ -167,7 +168,7 @@ struct DesktopSession {
              "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
             <busconfig>
               <type>session</type>
-              <listen>unix:dir=\(folder)</listen>
+              <listen>\(busPath.map { "unix:path=" + $0 } ?? "unix:dir=" + folder)</listen>
               <auth>EXTERNAL</auth>
               <policy context="default">
                 <allow send_destination="*" eavesdrop="true"/>

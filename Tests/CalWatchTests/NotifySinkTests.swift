@@ -257,25 +257,42 @@ import Testing
         }
     }
 
-    /// No session bus (a server, an SSH session): each delivery fails (the bus keeps the events for the sink and
-    /// tries again; the other sinks go on) and the log says so once; on a bus with a server the same events show.
-    @Test func withoutABusTheSinkWaitsAndSaysSoOnce() async throws {
+    /// No session bus (a server, an SSH session, before login): each delivery fails (the bus keeps the events for
+    /// the sink and tries again; the other sinks go on) and the log says so once. One running sink then follows a
+    /// login (the bus appears at its usual path), a logout (it goes) and the next login, without a restart.
+    @Test func aBusThatComesGoesAndComesBackIsFollowedWithoutARestart() async throws {
+        let folder = SinkFixtures.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = folder + "/bus"
         let recorder = LogRecorder()
         var settings = NotifySettings()
-        settings.bus = "unix:path=/nonexistent/calwatch-test-bus"
+        settings.bus = "unix:path=" + path
         let sink = NotifySink(settings: settings, name: "notify", cardsPath: nil, logger: recorder.logger)
+        let context = SinkContext(
+            journal: try JournalStore(path: folder + "/journal.db"), entry: { _ in fatalError("not read back") })
         let entries = try HookSinkTests.reminders(summary: "Standup", location: "")
-        for _ in 0..<3 {
-            await #expect(throws: SinkError.self) { try await sink.deliver(Array(entries.prefix(1))) }
-        }
-        #expect(recorder.messages.count == 1, "\(recorder.messages)")
-        #expect(recorder.messages.first?.contains("cannot connect to unix:path=/nonexistent") == true)
-        try await DesktopSession.with { desktop in
-            var settings = NotifySettings()
-            settings.bus = desktop.bus
-            let sink = NotifySink(settings: settings, name: "notify", cardsPath: nil, logger: recorder.logger)
-            try await sink.deliver(Array(entries.prefix(1)))
-            try await slowly("the card") { desktop.shown.contains { $0["summary"]?.hasPrefix("Standup") == true } }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await sink.run(context) }
+            defer { context.stopRun() }
+            for _ in 0..<3 {
+                await #expect(throws: SinkError.self) { try await sink.deliver(Array(entries.prefix(1))) }
+            }
+            #expect(recorder.messages.count == 1, "\(recorder.messages)")
+            #expect(recorder.messages.first?.contains("cannot connect to unix:path=\(path)") == true)
+            for login in 1...2 {
+                try await DesktopSession.with(busPath: path) { desktop in
+                    try await sink.deliver(Array(entries.prefix(1)))
+                    try await slowly("the card after login \(login)") {
+                        desktop.shown.contains { $0["summary"]?.hasPrefix("Standup") == true }
+                    }
+                }
+                // Logged out: the bus is gone, and the sink says so once.
+                await #expect(throws: SinkError.self) { try await sink.deliver(Array(entries.prefix(1))) }
+                await #expect(throws: SinkError.self) { try await sink.deliver(Array(entries.prefix(1))) }
+            }
+            let said = recorder.messages
+            #expect(said.filter { $0.contains("showing notifications on dunst") }.count == 2, "\(said)")
+            #expect(said.filter { $0.contains("desktop notifications wait for one") }.count == 3, "\(said)")
         }
     }
 
