@@ -12,7 +12,7 @@ DEMO_WINDOW := --from 2027-03-01 --to 2027-03-08 --tz Europe/Berlin
 DEMO_DAY := --from 2027-03-03 --to 2027-03-04
 DEMO_CALENDARS := samples/calendars samples/radicale/family samples/caldav/report.xml
 
-.PHONY: deps test-deps lint build demo test test-busy corpus bench bench-replay bench-sinks bench-postgres bench-feeds bench-hostile bench-package bench-watch bench-next format clean \
+.PHONY: deps test-deps lint build screenshots demo test test-busy corpus bench bench-replay bench-sinks bench-postgres bench-feeds bench-hostile bench-package bench-watch bench-next format clean \
 	release manual install uninstall deb deb-deps test-package fuzz test-asan test-tsan soak
 
 deps:
@@ -37,6 +37,12 @@ test-deps: deps
 
 build: deps
 	swift build $(SWIFT_BUILD_FLAGS)
+
+# The README's picture of the notify sink (docs/images/notify-cards.png): dunst under Xvfb on a private bus.
+screenshots: test-deps
+	@$(MAKE) --no-print-directory deps SYSTEM_PACKAGES="imagemagick"
+	swift build $(SWIFT_BUILD_FLAGS)
+	scripts/screenshots.sh docs/images/notify-cards.png
 
 demo: build
 	@echo "== calwatch scan: the sample calendars, week of 2027-03-01 (Europe/Berlin) =="

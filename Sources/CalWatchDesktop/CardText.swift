@@ -137,7 +137,7 @@ struct CardText {
             if let terminal = flight.terminal { parts.append("Terminal \(terminal)") }
             if let gate = flight.gate { parts.append("Gate \(gate)") }
         } else if let service = entry.facts.meeting?.service {
-            parts.append(service)
+            parts.append(MeetingProvider.title(of: service))
         } else if let place = entry.facts.leave?.destination?.name ?? entry.occurrence?.location {
             parts.append(place)
         }

@@ -122,7 +122,8 @@ struct DesktopSession {
     /// `expireAfter`: how long dunst shows a normal card (seconds; its default is 10). `busPath`: where the bus
     /// listens, as a login session's bus is always at `$XDG_RUNTIME_DIR/bus` (default: a new name in the folder).
     static func with<T: Sendable>(
-        server: Server = .dunst, expireAfter: Int? = nil, busPath: String? = nil, _ body: @Sendable (DesktopSession) async throws -> T
+        server: Server = .dunst, expireAfter: Int? = nil, busPath: String? = nil,
+        _ body: @Sendable (DesktopSession) async throws -> T
     ) async throws -> T {
         let folder = SinkFixtures.folder()
         var processes: [Process] = []

@@ -29,6 +29,14 @@ public struct MeetingProvider: Sendable, Hashable {
 }
 
 extension MeetingProvider {
+    /// A service's name as people write it ("Google Meet" for `meet`), for cards a person reads; a service of the
+    /// user's own keeps its id.
+    public static func title(of id: String) -> String {
+        guard let known = all.first(where: { $0.id == id }) else { return id }
+        let words = (known.names.first ?? known.id).split(separator: " ")
+        return words.map { $0.prefix(1).uppercased() + $0.dropFirst() }.joined(separator: " ")
+    }
+
     /// The services calwatch knows, as data. Order matters only where hosts overlap (none do).
     static let all: [MeetingProvider] = [
         MeetingProvider(
