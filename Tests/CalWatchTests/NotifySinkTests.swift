@@ -380,10 +380,23 @@ import Testing
 
     /// Join opens the meeting's link: through the portal when the bus has one, else the opener (`xdg-open`) with the
     /// link as its one argument, never through a shell.
-    @Test func joinOpensTheLinkAsAnArgument() async throws {
+    /// With a portal on the bus (a stand-in: the real one needs a whole desktop session, scripts/portal-server.py)
+    /// the link goes to its OpenURI; without, to the opener.
+    @Test(arguments: [false, true])
+    func joinOpensTheLinkAsAnArgument(portal: Bool) async throws {
         try await DesktopSession.with { desktop in
             let folder = SinkFixtures.folder()
             defer { try? FileManager.default.removeItem(atPath: folder) }
+            let stand = Process()
+            if portal {
+                stand.executableURL = URL(fileURLWithPath: ConfigurationTests.repository + "/scripts/portal-server.py")
+                stand.arguments = [desktop.bus, folder + "/portal.jsonl"]
+                let ready = Pipe()
+                stand.standardOutput = ready
+                try stand.run()
+                _ = try await offCooperativePool { ready.fileHandleForReading.availableData }
+            }
+            defer { if stand.isRunning { kill(stand.processIdentifier, SIGKILL) } }
             let opener = SinkFixtures.script(
                 #"printf '%s\n' "$@" > "$(dirname "$0")/opened""#, in: folder, name: "open.sh")
             let journal = try JournalStore(path: folder + "/journal.db")
@@ -404,11 +417,16 @@ import Testing
                 try await sink.deliver([entry])
                 try await slowly("the card") { desktop.shown.contains { $0["summary"]?.hasPrefix("Standup") == true } }
                 try await offCooperativePool { try desktop.choose("Join") }
-                try await slowly("the link opened") { FileManager.default.fileExists(atPath: folder + "/opened") }
-                let opened = try String(contentsOfFile: folder + "/opened", encoding: .utf8)
-                #expect(
-                    opened.hasPrefix("https://example.zoom.us/j/123456789") && opened.split(separator: "\n").count == 1,
-                    "\(opened)")
+                let file = folder + (portal ? "/portal.jsonl" : "/opened")
+                try await slowly("the link opened") { FileManager.default.fileExists(atPath: file) }
+                let opened = try String(contentsOfFile: file, encoding: .utf8)
+                if portal {
+                    let call = try JSONSerialization.jsonObject(with: Data(opened.utf8)) as? [String: Any]
+                    #expect(call?["uri"] as? String == link, "\(opened)")
+                    #expect(!FileManager.default.fileExists(atPath: folder + "/opened"))
+                } else {
+                    #expect(opened == link + "\n", "\(opened)")
+                }
                 #expect(!FileManager.default.fileExists(atPath: folder + "/x"))
                 // Opening is not an answer.
                 #expect(try await journal.pendingAnswers().isEmpty)
