@@ -92,8 +92,10 @@ public enum Geocoder {
         var last: ContinuousClock.Instant?
         for query in cache.takeWanted().prefix(budget) {
             if let last { try? await Task.sleep(until: last + .seconds(1)) }
+            let answer = await point(for: query, geocoder: geocoder)
+            // Counted from the answer: requests then reach the server a second apart however long each took.
             last = .now
-            switch await point(for: query, geocoder: geocoder) {
+            switch answer {
             case .success(let point): cache.store(point, for: query)
             case .failure(let reason):
                 cache.unanswered(query)
@@ -143,10 +145,12 @@ public final class GeocodePoller: Service {
                             != nil
                     else { return }
                 }
-                last = .now
                 let result = await cancelWhenGracefulShutdown {
                     await Geocoder.point(for: query, geocoder: self.geocoder)
                 }
+                // Counted from the answer: requests then reach the server a second apart however long each took
+                // to arrive (a request sent late by a busy machine must not follow the last too closely).
+                last = .now
                 guard !Task.isShuttingDownGracefully else { return }
                 switch result {
                 case .success(let point):
