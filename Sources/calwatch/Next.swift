@@ -137,7 +137,8 @@ extension CalwatchCommand {
             guard follow else {
                 let now = try at.map { try CommandSupport.instant($0, zone: zone) } ?? CommandSupport.now
                 var expansion = ExpansionOptions(
-                    window: InstantWindow(start: now, end: now.adding(seconds: options.horizon)), defaultZone: zone)
+                    window: InstantWindow(start: now, end: now.adding(seconds: options.horizon)), defaultZone: zone,
+                    includeTodos: configuration.planner.includeTodos)
                 expansion.lookBehind = 2 * 86_400
                 let scan = CalendarScan(paths: configuration.calendars, options: expansion).run()
                 CommandSupport.report(scan.problems)

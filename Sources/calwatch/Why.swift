@@ -69,7 +69,7 @@ extension CalwatchCommand {
                 window: InstantWindow(
                     start: now.adding(seconds: -14 * 86_400),
                     end: now.adding(seconds: min(configuration.planner.horizon, 62 * 86_400) + 86_400)),
-                defaultZone: zone)
+                defaultZone: zone, includeTodos: configuration.planner.includeTodos)
             let scan = CalendarScan(paths: configuration.calendars, options: expansion).run()
             CommandSupport.report(scan.problems.filter { $0.severity == .error })
             let (uid, occurrence) = DecisionTrace.occurrence(named: item, in: scan.occurrences, at: now)

@@ -144,6 +144,98 @@ import Testing
                 + "master (with every EXDATE)")
     }
 
+    /// Thunderbird's daily task: DTSTART and RRULE, no DUE, an alarm before the start. It happens at its DTSTART
+    /// each day and its alarm fires before each; a dated one (no time) at the start of its day. Without DTSTART or
+    /// DUE a to-do has no moment and stays out, without complaint.
+    @Test func aToDoWithoutDueHappensAtItsStartAndItsAlarmsFire() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("todo-\(UUID().uuidString).ics").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try """
+        BEGIN:VCALENDAR\r
+        PRODID:-//Mozilla.org/NONSGML Mozilla Calendar V1.1//EN\r
+        VERSION:2.0\r
+        BEGIN:VTODO\r
+        CREATED:20270225T101112Z\r
+        LAST-MODIFIED:20270225T101140Z\r
+        DTSTAMP:20270225T101140Z\r
+        UID:5f6e1c9e-2f3a-4d57-9d1e-3c7f7b0b8a11\r
+        SUMMARY:Water the plants\r
+        RRULE:FREQ=DAILY\r
+        DTSTART;TZID=Europe/Berlin:20270301T090000\r
+        PERCENT-COMPLETE:0\r
+        X-MOZ-GENERATION:2\r
+        BEGIN:VALARM\r
+        ACTION:DISPLAY\r
+        TRIGGER;VALUE=DURATION:-PT15M\r
+        DESCRIPTION:Default Mozilla Description\r
+        END:VALARM\r
+        END:VTODO\r
+        BEGIN:VTODO\r
+        DTSTAMP:20270225T101140Z\r
+        UID:dated\r
+        SUMMARY:Pay the rent\r
+        DTSTART;VALUE=DATE:20270302\r
+        END:VTODO\r
+        BEGIN:VTODO\r
+        DTSTAMP:20270225T101140Z\r
+        UID:undated\r
+        SUMMARY:Someday\r
+        END:VTODO\r
+        END:VCALENDAR\r
+
+        """.write(toFile: path, atomically: true, encoding: .utf8)
+        let result = scan([path], from: "2027-03-01", to: "2027-03-04", zone: "Europe/Berlin", todos: true)
+        #expect(result.problems.isEmpty, "\(result.problems)")
+        #expect(
+            starts(result, uid: "5f6e1c9e-2f3a-4d57-9d1e-3c7f7b0b8a11") == [
+                "2027-03-01T08:00:00Z", "2027-03-02T08:00:00Z", "2027-03-03T08:00:00Z",
+            ])
+        #expect(starts(result, uid: "dated") == ["2027-03-01T23:00:00Z"])
+        #expect(starts(result, uid: "undated").isEmpty)
+        let triggers = AlarmExpander.triggers(
+            of: result.occurrences,
+            in: InstantWindow(start: utc("2027-03-01T00:00:00Z"), end: utc("2027-03-04T00:00:00Z")))
+        #expect(
+            triggers.map(\.trigger.description) == [
+                "2027-03-01T07:45:00Z", "2027-03-02T07:45:00Z", "2027-03-03T07:45:00Z",
+            ])
+    }
+
+    /// `todos: true` in the configuration: the daemon's planning (here `replay`) reminds of Thunderbird's daily task
+    /// at its own alarm and the configured offsets, each day; without it, to-dos are left out.
+    @Test(arguments: [true, false])
+    func theDaemonRemindsOfAToDoWithoutDueWhenToDosAreOn(todos: Bool) async throws {
+        let task = """
+            BEGIN:VTODO\r
+            DTSTAMP:20270225T101140Z\r
+            UID:plants\r
+            SUMMARY:Water the plants\r
+            RRULE:FREQ=DAILY\r
+            DTSTART:20270301T080000Z\r
+            BEGIN:VALARM\r
+            ACTION:DISPLAY\r
+            TRIGGER;VALUE=DURATION:-PT15M\r
+            DESCRIPTION:Default Mozilla Description\r
+            END:VALARM\r
+            END:VTODO\r
+
+            """
+        let folder = try await NotifySinkTests.replay(
+            task, "todos: \(todos)\nreminders: { offsets: [5m] }\nsinks: [{ type: jsonl, path: events.jsonl }]\n",
+            from: "2027-03-01T00:00:00Z", to: "2027-03-03T00:00:00Z")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let due = SinkFixtures.lines(folder + "/events.jsonl").filter { $0.contains("calwatch.reminderDue") }
+            .compactMap { $0.firstMatch(of: /"time":"([^"]+)"/).map { String($0.1) } }
+        #expect(
+            due
+                == (todos
+                    ? [
+                        "2027-03-01T07:45:00Z", "2027-03-01T07:55:00Z", "2027-03-02T07:45:00Z",
+                        "2027-03-02T07:55:00Z",
+                    ] : []),
+            "\(due)")
+    }
+
     /// A recurring to-do expands like an event (`--todos`), each instance at its DUE, and its alarms follow every
     /// instance: `RELATED=START` from its DTSTART, `RELATED=END` from its DUE (RFC 5545 §3.8.6.3).
     @Test func aRecurringToDoExpandsWithItsAlarmsFromDtstartOrDue() throws {

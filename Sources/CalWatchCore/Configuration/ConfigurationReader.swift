@@ -37,7 +37,7 @@ struct ConfigurationReader {
                 root, at: nil,
                 known: [
                     "calendars", "timezone", "me", "horizon", "reminders", "liveActivity", "flights", "state", "sinks",
-                    "rules", "quietHours", "meetings", "instance", "metrics", "places", "travel",
+                    "rules", "quietHours", "meetings", "instance", "metrics", "places", "travel", "todos",
                 ])
         else { return }
         // Before `rules:`, whose `services:` may name them.
@@ -73,6 +73,8 @@ struct ConfigurationReader {
                 if let seconds = duration(value, at: key, positive: true, atMost: Limits.horizon) {
                     configuration.planner.horizon = seconds
                 }
+            case "todos":
+                if let on = bool(value, at: key) { configuration.planner.includeTodos = on }
             case "reminders": readReminders(value, into: &configuration.planner)
             case "liveActivity": readLiveActivity(value, into: &configuration.planner)
             case "flights": readFlights(value, into: &configuration.flights)

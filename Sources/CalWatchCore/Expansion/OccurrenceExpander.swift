@@ -60,8 +60,11 @@ public struct OccurrenceExpander {
             for error in component.errors {
                 report(.error, component, error)
             }
-            // A to-do is an occurrence only when it has a DUE time to act on and is not done.
-            if component.kind == .todo && (!options.includeTodos || component.todoCompleted || component.due == nil) {
+            // A to-do is an occurrence only when it has a time to act on (its DUE, else its DTSTART: Thunderbird's
+            // daily tasks have no DUE) and is not done.
+            if component.kind == .todo
+                && (!options.includeTodos || component.todoCompleted || component.due == nil && component.start == nil)
+            {
                 continue
             }
             if component.uid.isEmpty { component.uid = "no-uid-\(index + 1)" }
@@ -239,6 +242,8 @@ public struct OccurrenceExpander {
     }
 
     private mutating func span(of component: CalendarComponent, start: Resolved) -> Span {
+        // A to-do with neither DUE nor DURATION happens at its DTSTART, whether a date or a time (RFC 5545 §3.6.2).
+        if component.kind == .todo && component.due == nil && component.duration == nil { return .exact(0) }
         let endValue = component.kind == .todo ? component.due : component.end
         if let endValue {
             if start.isDate {
@@ -685,7 +690,7 @@ public struct OccurrenceExpander {
         _ source: OccurrenceSource, start: Instant, end: Instant, recurrenceID: DateValueText?,
         into output: inout [Occurrence]
     ) {
-        // A to-do's occurrence is the instant it is due.
+        // A to-do's occurrence is the instant it is due (its start when it has no DUE: its span is then empty).
         let begin = source.component.kind == .todo ? end : start
         guard window.overlaps(start: begin, end: end) else { return }
         output.append(Occurrence(source: source, recurrenceID: recurrenceID, start: begin, end: end))

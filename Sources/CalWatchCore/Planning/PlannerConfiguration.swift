@@ -14,6 +14,9 @@ public struct PlannerConfiguration: Sendable, Hashable {
     ]
     /// How far ahead a flight is detected (`flightDetected`), in seconds (default 60 days).
     public var horizon: Int64 = 60 * 86_400
+    /// Whether to-dos (VTODO) are occurrences, at their DUE or else their DTSTART (`todos: true`): off by default, a
+    /// task list of hundreds would otherwise remind of each.
+    public var includeTodos = false
     /// Whether the calendar's own VALARM DISPLAY/AUDIO triggers become reminders (`source: valarm`).
     public var calendarAlarms = true
     /// A reminder delivered more than this after its time is marked `late`.

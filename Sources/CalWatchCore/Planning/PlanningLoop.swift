@@ -88,7 +88,7 @@ public struct PlanningLoop {
     public static func expansion(
         for window: InstantWindow, zone: ZoneRules, configuration: PlannerConfiguration
     ) -> ExpansionOptions {
-        var options = ExpansionOptions(window: window, defaultZone: zone)
+        var options = ExpansionOptions(window: window, defaultZone: zone, includeTodos: configuration.includeTodos)
         options.lookBehind = configuration.liveActivityMaxDuration + 86_400
         options.lookAhead = max(configuration.lookAhead, configuration.horizon, 8 * 86_400)
         return options

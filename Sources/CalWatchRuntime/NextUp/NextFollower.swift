@@ -156,7 +156,7 @@ public final class NextFollower<WaitClock: Clock> where WaitClock.Duration == Du
     private func reexpand(at now: Instant) {
         var options = ExpansionOptions(
             window: InstantWindow(start: now, end: now.adding(seconds: setup.options.horizon + 7 * 3600)),
-            defaultZone: zone)
+            defaultZone: zone, includeTodos: setup.configuration.planner.includeTodos)
         options.lookBehind = 2 * 86_400
         expansion = options
         expandedAt = now
