@@ -145,7 +145,8 @@ struct CardText {
             let by = occurrence.displayZone.wallClock(at: leave.by)
             parts.append(String(format: "leave by %02d:%02d", by.hour, by.minute))
         }
-        return escaped(parts.map { NextUpFormat.oneLine($0) }.joined(separator: " · "))
+        // Each part one line of at most 120 columns: a 100 KB LOCATION is a stranger's, not a card's.
+        return escaped(parts.map { NextUpFormat.cut(NextUpFormat.oneLine($0), to: 120) }.joined(separator: " · "))
     }
 
     /// `text` as the server shows it literally.

@@ -75,6 +75,25 @@ import Testing
         }
     }
 
+    /// A 100 KB summary with terminal escapes and a bell: the card's title is one short line, its controls shown as
+    /// symbols, never acted on; the body's long location is cut too.
+    @Test func aHugeSummaryWithControlCharactersIsAShortSafeTitle() async throws {
+        try await DesktopSession.with { desktop in
+            let summary = "Budget \u{1B}[31mred\u{07} " + String(repeating: "x", count: 100_000)
+            let entries = try HookSinkTests.reminders(
+                summary: summary, location: String(repeating: "Hall ", count: 20_000))
+            let sink = NotifySink(
+                settings: desktop.settings, name: "notify", cardsPath: nil, logger: LogRecorder().logger)
+            try await sink.deliver(Array(entries.prefix(1)))
+            try await slowly("the card") { desktop.shown.contains { $0["summary"]?.hasPrefix("Budget") == true } }
+            let card = try #require(desktop.shown.first { $0["summary"]?.hasPrefix("Budget") == true })
+            let title = try #require(card["summary"])
+            #expect(title.hasPrefix("Budget ␛[31mred␇ x") && title.count < 140, "\(title.prefix(200))")
+            #expect(!title.contains("\u{1B}") && !title.contains("\u{07}"))
+            #expect((card["body"] ?? "").count < 400, "\((card["body"] ?? "").count) characters")
+        }
+    }
+
     static func meeting(uid: String, start: Int, minutes: Int) -> String {
         calendar(
             """
