@@ -13,7 +13,7 @@ let package = Package(
     products: [
         .executable(name: "calwatch", targets: ["calwatch"]),
         .library(name: "CalWatch", targets: ["CalWatchCore", "CalWatchRuntime"]),
-        /// Calendars on servers (ICS feeds, CalDAV) and the PostgreSQL sink, each linked only by those who use it.
+        /// Calendars on servers (ICS feeds, CalDAV), webhooks, and the PostgreSQL sink, each linked only by those who use it.
         .library(name: "CalWatchRemote", targets: ["CalWatchRemote"]),
         .library(name: "CalWatchPostgres", targets: ["CalWatchPostgres"]),
         .library(name: "CalWatchDesktop", targets: ["CalWatchDesktop"]),
@@ -26,6 +26,7 @@ let package = Package(
         .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
     ],
     targets: [
         .systemLibrary(
@@ -93,11 +94,12 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         /// Calendars on servers: ICS feeds and CalDAV accounts fetched through libcurl into the cache folders that
-        /// the runtime reads like any vdir.
+        /// the runtime reads like any vdir; and events to servers: signed webhooks (HMAC from swift-crypto).
         .target(
             name: "CalWatchRemote",
             dependencies: [
                 "CalWatchCore", "CalWatchRuntime", "CCurl",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],

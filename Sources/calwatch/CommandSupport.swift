@@ -89,7 +89,8 @@ enum CommandSupport {
                     now: { now }, logger: logger, postgres: PostgresSink.init(settings:name:),
                     notify: { settings, name in
                         NotifySink(settings: settings, name: name, cardsPath: state + ".notify-cards", logger: logger)
-                    })
+                    },
+                    webhook: { settings, name in WebhookSink(settings: settings, name: name, logger: logger) })
                 if let file = opened as? JSONLinesSink, file.repairedBytes > 0 {
                     logger.warning(
                         """

@@ -135,7 +135,7 @@ import Testing
               - type: hook
                 run: [notify-send, "{sumary}"]
                 concurrency: 0
-              - type: webhook
+              - type: carrier-pigeon
               - path: x
             """)
         let found = problems.map { "\($0.line ?? 0) \($0.key ?? "")" }
@@ -179,6 +179,39 @@ import Testing
                 "2 sinks[0].repeat", "3 sinks[1].repeat.until", "3 sinks[1].repeat.every", "3 sinks[1].repeat.times",
             ])
         #expect(problems.first?.message.contains("until answered") == true)
+    }
+
+    /// A webhook's secret never comes from config.yml, and its address's path (often the receiver's secret) is not
+    /// in its name.
+    @Test func aWebhookSinkTakesItsSecretFromElsewhereAndHidesItsPath() throws {
+        let configuration = try Self.parse(
+            """
+            sinks:
+              - type: webhook
+                url: https://hooks.example.org/services/T000/B000/XXXXsecret
+                mode: binary
+                secretCommand: [pass, show, calwatch/webhook]
+                headers: { X-Team: ops }
+                timeout: 5s
+            """)
+        let sink = try #require(configuration.sinks.first)
+        guard case .webhook(let webhook) = sink.output else { throw CocoaError(.featureUnsupported) }
+        #expect(sink.name == "webhook:https://hooks.example.org/…")
+        #expect(webhook.mode == .binary && webhook.secretCommand == ["pass", "show", "calwatch/webhook"])
+        #expect(webhook.headers == ["X-Team": "ops"] && webhook.timeout == 5)
+        let problems = Self.problems(
+            """
+            sinks:
+              - { type: webhook, url: "ftp://example.org/x", name: a }
+              - { type: webhook, url: "https://example.org/x", secret: hunter2, name: b }
+              - { type: webhook, url: "https://example.org/x", mode: soap, name: c }
+              - { type: webhook, name: d }
+            """)
+        #expect(
+            problems.map { "\($0.line ?? 0) \($0.key ?? "")" } == [
+                "2 sinks[0].url", "3 sinks[1].secret", "4 sinks[2].mode", "5 sinks[3]",
+            ])
+        #expect(problems[1].message.contains("secretFile") && !problems[1].message.contains("hunter2"))
     }
 
     @Test func aPostgresSinkNamesItsWatcherAndNeverItsPassword() throws {

@@ -566,6 +566,7 @@ struct ConfigurationReader {
         "jsonl": ["path"], "sqlite": ["path", "keep"], "postgres": ["url", "channel", "passwordCommand"],
         "hook": ["run", "on", "kinds", "offsets", "calendars", "timeout", "concurrency"],
         "notify": ["snooze", "maxCards", "liveActivities", "repeat", "bus"],
+        "webhook": ["url", "mode", "secretCommand", "secretFile", "secret", "headers", "timeout"],
     ]
 
     private mutating func readSink(_ node: Node, at path: String) -> SinkSettings? {
@@ -603,6 +604,8 @@ struct ConfigurationReader {
             return SinkSettings(name: name ?? "sqlite:" + database, output: .sqlite(path: database, keep: keep))
         case "postgres":
             return readPostgres(keys, node: node, at: path, name: name)
+        case "webhook":
+            return readWebhook(keys, node: node, at: path, name: name)
         case "notify":
             var notify = NotifySettings()
             if let node = keys["snooze"]?.value {
@@ -796,6 +799,59 @@ struct ConfigurationReader {
             settings.passwordCommand = argv
         }
         return SinkSettings(name: name ?? "postgres:" + settings.redactedURL, output: .postgres(settings))
+    }
+
+    /// `type: webhook`: its address, how the event travels, where its signing secret comes from (never
+    /// config.yml itself: a `secret:` written there is refused with where to put it instead), headers, a timeout.
+    private mutating func readWebhook(
+        _ keys: [String: (key: Node, value: Node)], node: Node, at path: String, name: String?
+    ) -> SinkSettings? {
+        guard let urlNode = keys["url"]?.value else {
+            note(node, path, "has no `url:`; write the receiver's address, such as https://hooks.example.org/calwatch")
+            return nil
+        }
+        guard let url = string(urlNode, at: path + ".url"), isWebAddress(url, node: urlNode, at: path + ".url")
+        else { return nil }
+        var settings = WebhookSettings(url: url)
+        if let modeNode = keys["mode"]?.value,
+            let mode = choice(modeNode, at: path + ".mode", of: WebhookSettings.Mode.self)
+        {
+            settings.mode = mode
+        }
+        if let secretNode = keys["secret"]?.value {
+            note(
+                secretNode, path + ".secret",
+                "is not read from config.yml, which is often shared and backed up; put the secret in a file of its own "
+                    + "(secretFile: ~/.config/calwatch/webhook.secret, mode 0600) or print it from a password manager "
+                    + "(secretCommand: [pass, show, calwatch/webhook])")
+        }
+        if let commandNode = keys["secretCommand"]?.value {
+            settings.secretCommand = readArgv(
+                commandNode, at: path + ".secretCommand", example: "[pass, show, calwatch/webhook]",
+                empty: "name the program that prints the secret")
+        }
+        if let fileNode = keys["secretFile"]?.value {
+            settings.secretFile = self.path(fileNode, at: path + ".secretFile")
+        }
+        if let headersNode = keys["headers"]?.value,
+            let headers = mapping(headersNode, at: path + ".headers", known: nil)
+        {
+            for (header, (_, valueNode)) in headers {
+                guard let value = string(valueNode, at: path + ".headers." + header) else { continue }
+                let token = header.unicodeScalars.allSatisfy { $0.isASCII && $0.value > 32 && $0 != ":" }
+                if !token || header.isEmpty || value.contains("\r") || value.contains("\n") {
+                    note(valueNode, path + ".headers." + header, "is not a header a request can carry")
+                } else {
+                    settings.headers[header] = value
+                }
+            }
+        }
+        if let timeoutNode = keys["timeout"]?.value,
+            let seconds = duration(timeoutNode, at: path + ".timeout", positive: true, atMost: 300)
+        {
+            settings.timeout = seconds
+        }
+        return SinkSettings(name: name ?? "webhook:" + settings.shownURL, output: .webhook(settings))
     }
 
     /// A program and its arguments as a list (never one text for a shell), its program given as a relative path

@@ -15,6 +15,8 @@ public struct SinkSettings: Sendable, Hashable {
         case postgres(PostgresSettings)
         /// Desktop notifications on the session bus.
         case notify(NotifySettings)
+        /// An HTTP POST per event, signed.
+        case webhook(WebhookSettings)
     }
 
     /// The sink's cursor name in the journal and its name in messages. Renaming a sink starts it from the

@@ -11,6 +11,9 @@ extension SinkSettings {
         postgres: (PostgresSettings, _ name: String) throws -> any EventSink,
         notify: (NotifySettings, _ name: String) throws -> any EventSink = { _, name in
             throw SinkError(sink: name, reason: "this program has no desktop notifications")
+        },
+        webhook: (WebhookSettings, _ name: String) throws -> any EventSink = { _, name in
+            throw SinkError(sink: name, reason: "this program sends no webhooks")
         }
     ) throws -> any EventSink {
         switch output {
@@ -20,6 +23,7 @@ extension SinkSettings {
         case .hook(let hook): HookSink(settings: hook, name: name, clock: clock, now: now, logger: logger)
         case .postgres(let settings): try postgres(settings, name)
         case .notify(let settings): try notify(settings, name)
+        case .webhook(let settings): try webhook(settings, name)
         }
     }
 }

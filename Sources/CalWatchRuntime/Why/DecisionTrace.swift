@@ -447,6 +447,9 @@ public struct DecisionTrace: Sendable {
                 state: "delivered", sink: sink.name, detail: "committed to \(settings.redactedURL)")
         case .notify:
             return Delivery(state: "delivered", sink: sink.name, detail: "shown on the desktop")
+        case .webhook(let settings):
+            // A 2xx, or a refusal the log names (the journal keeps no answers).
+            return Delivery(state: "delivered", sink: sink.name, detail: "posted to \(settings.shownURL)")
         }
     }
 

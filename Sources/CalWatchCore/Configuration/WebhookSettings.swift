@@ -1,0 +1,37 @@
+/// A `type: webhook` sink: an HTTP POST per event in the CloudEvents HTTP binding, signed per the Standard Webhooks
+/// specification (docs/sinks/webhook.md).
+public struct WebhookSettings: Sendable, Hashable {
+    /// How the event travels (CloudEvents HTTP binding).
+    public enum Mode: String, Sendable, Hashable, CaseIterable {
+        /// The whole event as `application/cloudevents+json`.
+        case structured
+        /// The event's attributes as `ce-` headers, its `data` as an `application/json` body.
+        case binary
+    }
+
+    /// http or https.
+    public var url: String
+    public var mode = Mode.structured
+    /// Where the signing secret comes from: the first line a command prints (`[pass, show, webhook]`), or a file's
+    /// first line. Never written in config.yml. Without either, requests are not signed.
+    public var secretCommand: [String]?
+    public var secretFile: String?
+    /// Headers added to every request (an `Authorization` a receiver wants, a routing key).
+    public var headers: [String: String] = [:]
+    /// The whole exchange, seconds.
+    public var timeout: Int64 = 10
+
+    public init(url: String) {
+        self.url = url
+    }
+
+    /// The address as logs, `why` and the sink's name show it: scheme, host and port, and `/…` for a path, which
+    /// many receivers make their secret (a Slack or Discord hook, an ntfy topic).
+    public var shownURL: String {
+        guard let scheme = url.firstRange(of: "://") else { return "(an address)" }
+        let rest = url[scheme.upperBound...]
+        let authority = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        let host = authority.split(separator: "@").last.map(String.init) ?? ""
+        return url[..<scheme.upperBound] + host + (rest.count > authority.count ? "/…" : "")
+    }
+}

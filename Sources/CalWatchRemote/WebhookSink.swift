@@ -1,0 +1,164 @@
+public import CalWatchCore
+public import CalWatchRuntime
+import Crypto
+import Foundation
+public import Logging
+
+/// Events as HTTP POSTs (`type: webhook`, docs/sinks/webhook.md): one request per event in the CloudEvents HTTP
+/// binding, structured (`application/cloudevents+json`) or binary (`ce-` headers), signed per the Standard Webhooks
+/// specification: `webhook-id` (the event's id, the same on every attempt, for the receiver to drop a repeat),
+/// `webhook-timestamp` and `webhook-signature` (`v1,` and the base64 HMAC-SHA256 of `id.timestamp.body`).
+///
+/// Delivery goes through the journal like every sink: a 2xx answer delivers the event; 408, 429, 5xx and no answer
+/// at all fail the delivery, and the bus tries again from the journal (no sooner than a `Retry-After` asks) until
+/// the event's `expirytime`, after which it is dropped with a warning; any other answer is the receiver refusing
+/// the event, logged once with its status and first line, and not tried again. Redirects are not followed: the
+/// signature and headers were meant for the address configured. TLS is always verified.
+public actor WebhookSink: EventSink {
+    public nonisolated let name: String
+    private let settings: WebhookSettings
+    private let url: URL
+    private let logger: Logger
+    private let now: @Sendable () -> Timestamp
+    /// The signing key, read once (`nil`: not signed).
+    private var key: SymmetricKey?
+    private var keyRead = false
+    /// Events of the current batch already delivered, when a later one in it failed: not sent again.
+    private var deliveredThrough: Int64 = 0
+    /// No request before this (a `Retry-After`).
+    private var notBefore: Timestamp?
+    /// The event whose delivery failed, and how many times: past its expiry and three attempts, it is dropped (a
+    /// replay delivers events long past, so expiry alone never drops one untried).
+    private var failing: (sequence: Int64, attempts: Int)?
+
+    public init(
+        settings: WebhookSettings, name: String, logger: Logger, now: @escaping @Sendable () -> Timestamp = { .now }
+    ) {
+        self.settings = settings
+        self.name = name
+        self.logger = logger
+        self.now = now
+        url = URL(string: settings.url)!
+    }
+
+    public func deliver(_ batch: [JournalStore.Entry]) async throws {
+        if let notBefore, now() < notBefore {
+            throw SinkError(sink: name, reason: "the receiver asked to wait until \(notBefore) (Retry-After)")
+        }
+        notBefore = nil
+        let key = try await signingKey()
+        for entry in batch where entry.sequence > deliveredThrough {
+            if let failing, failing.sequence == entry.sequence, failing.attempts >= 3,
+                Timestamp(entry.event.expiry) < now()
+            {
+                logger.warning(
+                    "\(name): event \(entry.event.id) expired before the receiver took it; dropped",
+                    metadata: ["sink.name": "\(name)", "event.id": "\(entry.event.id)"])
+                deliveredThrough = entry.sequence
+                self.failing = nil
+                continue
+            }
+            do {
+                try await post(entry, key: key)
+            } catch {
+                let attempts = failing?.sequence == entry.sequence ? failing!.attempts + 1 : 1
+                failing = (entry.sequence, attempts)
+                throw error
+            }
+            failing = nil
+            deliveredThrough = entry.sequence
+        }
+    }
+
+    private func post(_ entry: JournalStore.Entry, key: SymmetricKey?) async throws {
+        let id = entry.event.id.description
+        var headers = settings.headers
+        var body = Data(entry.json.utf8)
+        switch settings.mode {
+        case .structured:
+            headers["Content-Type"] = "application/cloudevents+json; charset=utf-8"
+        case .binary:
+            // The attributes as `ce-` headers (percent-encoded where not plain ASCII), the data as the body.
+            let event = (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] ?? [:]
+            for (attribute, value) in event where attribute != "data" && attribute != "datacontenttype" {
+                let text = "\(value)"
+                headers["ce-" + attribute] =
+                    text.addingPercentEncoding(withAllowedCharacters: Self.headerSafe) ?? text
+            }
+            headers["Content-Type"] = "application/json"
+            body = (try? JSONSerialization.data(withJSONObject: event["data"] ?? [:], options: [.sortedKeys])) ?? Data()
+        }
+        let timestamp = now().millisecondsSinceEpoch / 1000
+        headers["webhook-id"] = id
+        headers["webhook-timestamp"] = "\(timestamp)"
+        if let key {
+            var signed = Data("\(id).\(timestamp).".utf8)
+            signed.append(body)
+            let mac = HMAC<Crypto.SHA256>.authenticationCode(for: signed, using: key)
+            headers["webhook-signature"] = "v1," + Data(mac).base64EncodedString()
+        }
+        var limits = HTTPClient.Limits()
+        limits.deadline = .seconds(settings.timeout)
+        limits.largest = 64 << 10
+        limits.redirects = 0
+        let request = HTTPClient.Request(method: "POST", url: url, headers: headers, body: body)
+        switch await HTTPClient.send(request, limits: limits) {
+        case .failure(let failure):
+            throw SinkError(sink: name, reason: "\(url.origin): \(failure.reason)")
+        case .success(let answer) where (200..<300).contains(answer.status):
+            return
+        case .success(let answer) where answer.status == 408 || answer.status == 429 || answer.status >= 500:
+            if let wait = answer.headers["retry-after"].flatMap(Self.seconds(retryAfter:)) {
+                notBefore = Timestamp(millisecondsSinceEpoch: now().millisecondsSinceEpoch + min(wait, 3600) * 1000)
+            }
+            throw SinkError(sink: name, reason: "\(url.origin) answered \(answer.status); tried again")
+        case .success(let answer):
+            let first = String(decoding: answer.body.prefix(200), as: UTF8.self).split(separator: "\n").first ?? ""
+            logger.error(
+                "\(name): \(url.origin) refused event \(id) with \(answer.status) \(TerminalText.safe(String(first), keepingLines: false)); not tried again",
+                metadata: ["sink.name": "\(name)", "event.id": "\(id)", "http.status": "\(answer.status)"])
+        }
+    }
+
+    /// The key from `secretCommand` or `secretFile`: a `whsec_` secret is its base64 bytes (the Standard Webhooks
+    /// form), any other its UTF-8 bytes.
+    private func signingKey() async throws -> SymmetricKey? {
+        if keyRead { return key }
+        var secret: String?
+        if let command = settings.secretCommand {
+            do {
+                secret = try await PasswordCommand.run(command)
+            } catch {
+                throw SinkError(sink: name, reason: "no signing secret: \(error)")
+            }
+        } else if let file = settings.secretFile {
+            guard let text = try? String(contentsOfFile: file, encoding: .utf8) else {
+                throw SinkError(sink: name, reason: "cannot read the signing secret from \(file)")
+            }
+            secret = text.split(whereSeparator: \.isNewline).first.map(String.init)
+        }
+        if let secret = secret?.trimmingCharacters(in: .whitespaces), !secret.isEmpty {
+            let bytes =
+                secret.hasPrefix("whsec_") ? Data(base64Encoded: String(secret.dropFirst(6))) : Data(secret.utf8)
+            guard let bytes, !bytes.isEmpty else {
+                throw SinkError(sink: name, reason: "the signing secret starts with whsec_ but is not base64 after it")
+            }
+            key = SymmetricKey(data: bytes)
+        }
+        keyRead = true
+        return key
+    }
+
+    /// `Retry-After` in seconds, or as an HTTP date.
+    static func seconds(retryAfter: String) -> Int64? {
+        if let seconds = Int64(retryAfter.trimmingCharacters(in: .whitespaces)) { return max(0, seconds) }
+        let format = DateFormatter()
+        format.locale = Locale(identifier: "en_US_POSIX")
+        format.timeZone = TimeZone(identifier: "GMT")
+        format.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
+        return format.date(from: retryAfter).map { max(0, Int64($0.timeIntervalSinceNow.rounded(.up))) }
+    }
+
+    private static let headerSafe = CharacterSet(
+        charactersIn: " !#$&'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[]^_`abcdefghijklmnopqrstuvwxyz{|}~")
+}

@@ -1,0 +1,114 @@
+import Foundation
+import Testing
+
+@testable import CalWatchCore
+@testable import CalWatchRemote
+
+/// The webhook sink against a real HTTP receiver (scripts/webhook-server.py) that checks every signature with
+/// Python's own HMAC, through `calwatch replay` as a user runs it.
+@Suite struct WebhookSinkTests {
+    /// The Standard Webhooks form of a secret: `whsec_` and its bytes in base64.
+    static let secret = "whsec_" + Data("calwatch-test-secret-0123456789".utf8).base64EncodedString()
+
+    static let items = """
+        BEGIN:VEVENT\r
+        UID:standup\r
+        DTSTAMP:20270101T000000Z\r
+        DTSTART:20270303T100000Z\r
+        DTEND:20270303T101500Z\r
+        SUMMARY:Standup «Café» \\; done\r
+        LOCATION:https://meet.google.com/abc-defg-hij\r
+        END:VEVENT\r
+
+        """
+
+    /// Replays the morning through a JSON Lines sink and a webhook to `server`; returns the JSON lines, the requests
+    /// the receiver logged, and what the replay said on standard error.
+    static func replay(to server: FeedServer, mode: String = "structured") async throws -> (
+        lines: [String], requests: [[String: Any]], errors: String
+    ) {
+        let secretFile = server.folder + "/secret"
+        try (secret + "\n").write(toFile: secretFile, atomically: true, encoding: .utf8)
+        let folder = SinkFixtures.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try FileManager.default.createDirectory(atPath: folder + "/cal", withIntermediateDirectories: true)
+        try NotifySinkTests.calendar(items).write(toFile: folder + "/cal/items.ics", atomically: true, encoding: .utf8)
+        try """
+        calendars: [cal]
+        timezone: UTC
+        reminders: { offsets: [15m, 5m] }
+        liveActivity: { lead: 5m, updateEvery: 5m }
+        sinks:
+          - { type: jsonl, path: events.jsonl }
+          - type: webhook
+            url: \(server.url("/hooks/calwatch-secret-path"))
+            mode: \(mode)
+            secretFile: \(secretFile)
+            headers: { X-Team: ops }
+        """.write(toFile: folder + "/config.yml", atomically: true, encoding: .utf8)
+        let replay = try await CommandLineTests().calwatch([
+            "replay", "--config", folder + "/config.yml", "--from", "2027-03-03T09:00:00Z", "--to",
+            "2027-03-03T11:00:00Z",
+        ])
+        #expect(replay.status == 0, "\(replay.errors)")
+        let requests = ((try? String(contentsOfFile: server.folder + "/requests.jsonl", encoding: .utf8)) ?? "")
+            .split(separator: "\n").compactMap {
+                try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+            }
+        return (SinkFixtures.lines(folder + "/events.jsonl"), requests, replay.errors)
+    }
+
+    static func headers(_ request: [String: Any]) -> [String: String] { request["headers"] as? [String: String] ?? [:] }
+
+    @Test func eachEventIsPostedOnceSignedAsAStructuredCloudEvent() async throws {
+        try await FeedServer.with(script: "webhook-server.py", arguments: [Self.secret]) { server in
+            let (lines, requests, _) = try await Self.replay(to: server)
+            #expect(lines.count >= 5, "\(lines)")
+            // One request per event, in order, each body the event as the JSON Lines sink wrote it.
+            #expect(requests.map { $0["body"] as? String ?? "" } == lines)
+            for request in requests {
+                let headers = Self.headers(request)
+                #expect(request["verified"] as? Bool == true, "\(headers)")
+                #expect(headers["content-type"]?.hasPrefix("application/cloudevents+json") == true)
+                #expect(headers["x-team"] == "ops")
+                let body = (request["body"] as? String) ?? ""
+                #expect(body.contains(#""id":"\#(headers["webhook-id"] ?? "-")""#), "\(headers)")
+                #expect(headers["webhook-signature"]?.hasPrefix("v1,") == true)
+            }
+        }
+    }
+
+    /// Binary mode: the attributes as `ce-` headers, the data alone as the body, still signed.
+    @Test func binaryModeSendsTheAttributesAsHeaders() async throws {
+        try await FeedServer.with(script: "webhook-server.py", arguments: [Self.secret]) { server in
+            let (lines, requests, _) = try await Self.replay(to: server, mode: "binary")
+            #expect(requests.count == lines.count && !requests.isEmpty)
+            let first = try #require(requests.first)
+            let headers = Self.headers(first)
+            #expect(first["verified"] as? Bool == true)
+            #expect(headers["ce-specversion"] == "1.0" && headers["ce-id"] == headers["webhook-id"], "\(headers)")
+            #expect(headers["ce-type"]?.hasPrefix("calwatch.") == true, "\(headers)")
+            #expect(headers["content-type"] == "application/json")
+            let data = try JSONSerialization.jsonObject(with: Data(((first["body"] as? String) ?? "").utf8))
+            #expect((data as? [String: Any])?["specversion"] == nil, "the body is the data, not the event")
+        }
+    }
+
+    /// A receiver that is busy (503 with Retry-After, then 429) gets the event again later, the same id each time,
+    /// and nothing twice once it took it; a refusal (400) is logged with its first line and not tried again.
+    @Test func aBusyReceiverGetsTheEventAgainAndARefusalIsNotRetried() async throws {
+        try await FeedServer.with(script: "webhook-server.py", arguments: [Self.secret]) { server in
+            try "503 1\n429\n200\n400\n".write(toFile: server.folder + "/answers", atomically: true, encoding: .utf8)
+            let (lines, requests, errors) = try await Self.replay(to: server)
+            let ids = requests.map { Self.headers($0)["webhook-id"] ?? "" }
+            let statuses = requests.map { $0["status"] as? Int ?? 0 }
+            // The first event three times (503, 429, 200), the second refused once, the rest once each.
+            #expect(statuses.prefix(4) == [503, 429, 200, 400], "\(statuses)")
+            #expect(Set(ids.prefix(3)).count == 1 && ids[3] != ids[0], "\(ids)")
+            #expect(requests.count == lines.count + 2, "\(statuses)")
+            #expect(requests.allSatisfy { $0["verified"] as? Bool == true })
+            #expect(errors.contains("refused event") && errors.contains("400 bad event: no"), "\(errors)")
+            #expect(!errors.contains("secret-path"), "the address's path is not logged: \(errors)")
+        }
+    }
+}
