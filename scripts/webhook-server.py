@@ -7,7 +7,10 @@
 SECRET is the signing secret (`whsec_` and base64, or plain text); without it signatures are not checked.
 FOLDER/answers, when present, holds one answer a line, used in order and then 200 for the rest: a status, and
 for a retry its Retry-After seconds ("503 2"). Prints its port on the first line; logs each request to
-FOLDER/requests.jsonl as {"status", "verified", "headers" (lower-case names), "body"}.
+FOLDER/requests.jsonl as {"status", "path", "verified", "headers" (lower-case names), "body"}.
+
+It also stands in for ntfy and Gotify (neither is in Debian): the tests read the JSON they were sent and compare it
+with the request shapes those services document.
 """
 import base64
 import hashlib
@@ -60,7 +63,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         headers = {name.lower(): value for name, value in self.headers.items()}
         status, retry_after = next_answer()
         with open(os.path.join(FOLDER, "requests.jsonl"), "a") as log:
-            log.write(json.dumps({"status": status, "verified": verified(headers, body), "headers": headers,
+            log.write(json.dumps({"status": status, "path": self.path, "verified": verified(headers, body),
+                                  "headers": headers,
                                   "body": body.decode("utf-8", "replace")}) + "\n")
         answer = b"ok\n" if status < 300 else b"bad event: no\nsecond line\n"
         self.send_response(status)

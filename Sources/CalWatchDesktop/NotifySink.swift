@@ -108,7 +108,7 @@ public actor NotifySink: EventSink {
                 let card = text.activity(entry)
                 let id = try await show(
                     card, replacing: cards.activities[subject], target: subject, activity: true,
-                    link: CardText.link(entry))
+                    link: ReminderText.link(entry))
                 if cards.activities.updateValue(id, forKey: subject) != id {
                     // Kept at once: a run killed before the batch ends must not leave a card the next cannot find.
                     saveCards()
@@ -126,7 +126,7 @@ public actor NotifySink: EventSink {
             let subject = entry.event.subject
             let id = try await show(
                 text.reminder(entry), replacing: cards.reminders[subject], target: entry.event.id.description,
-                link: CardText.link(entry))
+                link: ReminderText.link(entry))
             cards.reminders[subject] = id
             // A server without `persistence` drops a card once it times out: it comes back while unanswered.
             if let repeats = settings.repeats, !server.capabilities.contains("persistence") {
@@ -169,7 +169,7 @@ public actor NotifySink: EventSink {
             let card = CardText(server: server, snooze: settings.snooze).reminder(waiting.entry, at: time)
             guard
                 let id = try? await show(
-                    card, target: waiting.entry.event.id.description, link: CardText.link(waiting.entry))
+                    card, target: waiting.entry.event.id.description, link: ReminderText.link(waiting.entry))
             else { continue }
             cards.reminders[subject] = id
             unanswered[subject] = Unanswered(

@@ -20,8 +20,9 @@ public actor WebhookSink: EventSink {
     private let url: URL
     private let logger: Logger
     private let now: @Sendable () -> Timestamp
-    /// The signing key, read once (`nil`: not signed).
+    /// The signing key, read once (`nil`: not signed); for a preset the secret is the service's token instead.
     private var key: SymmetricKey?
+    private var token: String?
     private var keyRead = false
     /// Events of the current batch already delivered, when a later one in it failed: not sent again.
     private var deliveredThrough: Int64 = 0
@@ -72,6 +73,21 @@ public actor WebhookSink: EventSink {
 
     private func post(_ entry: JournalStore.Entry, key: SymmetricKey?) async throws {
         let id = entry.event.id.description
+        let request: HTTPClient.Request
+        if let preset = settings.preset {
+            guard let pushed = Self.push(entry, preset: preset, to: url, token: token, headers: settings.headers) else {
+                return  // not for a phone: live-activity updates, answers
+            }
+            request = pushed
+        } else {
+            request = cloudEvent(entry, key: key)
+        }
+        try await send(request, id: id)
+    }
+
+    /// The event as a CloudEvent, signed with `key`.
+    private func cloudEvent(_ entry: JournalStore.Entry, key: SymmetricKey?) -> HTTPClient.Request {
+        let id = entry.event.id.description
         var headers = settings.headers
         var body = Data(entry.json.utf8)
         switch settings.mode {
@@ -97,11 +113,69 @@ public actor WebhookSink: EventSink {
             let mac = HMAC<Crypto.SHA256>.authenticationCode(for: signed, using: key)
             headers["webhook-signature"] = "v1," + Data(mac).base64EncodedString()
         }
+        return HTTPClient.Request(method: "POST", url: url, headers: headers, body: body)
+    }
+
+    /// A reminder or a flight as ntfy or Gotify documents a message (title, text, priority, a link to open);
+    /// `nil` for the events a phone should not buzz for.
+    static func push(
+        _ entry: JournalStore.Entry, preset: WebhookSettings.Preset, to url: URL, token: String?,
+        headers: [String: String]
+    ) -> HTTPClient.Request? {
+        let title: String
+        let urgent: Bool
+        switch entry.event.payload {
+        case .reminderDue:
+            let headline = ReminderText.headline(entry)
+            title = headline.text
+            urgent = ReminderText.isUrgent(entry, secondsLeft: headline.secondsLeft)
+        case .flightDetected:
+            title = "Flight " + ReminderText.title(entry)
+            urgent = false
+        default:
+            return nil
+        }
+        let flight = entry.event.type == .flightDetected
+        let message = ReminderText.details(entry).joined(separator: " · ")
+        let link = ReminderText.link(entry)
+        var headers = headers
+        headers["Content-Type"] = "application/json"
+        var document: [String: Any]
+        var address = url
+        switch preset {
+        case .ntfy:
+            // JSON publishing: to the server's root, the topic in the body (https://docs.ntfy.sh/publish/#publish-as-json).
+            let topic = url.lastPathComponent
+            address = url.deletingLastPathComponent()
+            document = [
+                "topic": topic, "title": title, "message": message.isEmpty ? title : message,
+                "priority": flight ? 2 : urgent ? 4 : 3, "tags": [flight ? "airplane" : "calendar"],
+            ]
+            if let link {
+                document["click"] = link
+                document["actions"] = [
+                    ["action": "view", "label": entry.facts.meeting != nil ? "Join" : "Open", "url": link]
+                ]
+            }
+            if let token { headers["Authorization"] = "Bearer " + token }
+        case .gotify:
+            // POST /message (https://gotify.net/docs/pushmsg), the click URL in the client::notification extra.
+            address = url.appendingPathComponent("message")
+            document = [
+                "title": title, "message": message.isEmpty ? title : message, "priority": flight ? 2 : urgent ? 8 : 5,
+            ]
+            if let link { document["extras"] = ["client::notification": ["click": ["url": link]]] }
+            if let token { headers["X-Gotify-Key"] = token }
+        }
+        let body = (try? JSONSerialization.data(withJSONObject: document, options: [.sortedKeys])) ?? Data()
+        return HTTPClient.Request(method: "POST", url: address, headers: headers, body: body)
+    }
+
+    private func send(_ request: HTTPClient.Request, id: String) async throws {
         var limits = HTTPClient.Limits()
         limits.deadline = .seconds(settings.timeout)
         limits.largest = 64 << 10
         limits.redirects = 0
-        let request = HTTPClient.Request(method: "POST", url: url, headers: headers, body: body)
         switch await HTTPClient.send(request, limits: limits) {
         case .failure(let failure):
             throw SinkError(sink: name, reason: "\(url.origin): \(failure.reason)")
@@ -137,7 +211,9 @@ public actor WebhookSink: EventSink {
             }
             secret = text.split(whereSeparator: \.isNewline).first.map(String.init)
         }
-        if let secret = secret?.trimmingCharacters(in: .whitespaces), !secret.isEmpty {
+        if settings.preset != nil {
+            token = secret?.trimmingCharacters(in: .whitespaces)
+        } else if let secret = secret?.trimmingCharacters(in: .whitespaces), !secret.isEmpty {
             let bytes =
                 secret.hasPrefix("whsec_") ? Data(base64Encoded: String(secret.dropFirst(6))) : Data(secret.utf8)
             guard let bytes, !bytes.isEmpty else {

@@ -24,7 +24,7 @@ import Testing
 
     /// Replays the morning through a JSON Lines sink and a webhook to `server`; returns the JSON lines, the requests
     /// the receiver logged, and what the replay said on standard error.
-    static func replay(to server: FeedServer, mode: String = "structured") async throws -> (
+    static func replay(to server: FeedServer, mode: String = "structured", sink: String? = nil) async throws -> (
         lines: [String], requests: [[String: Any]], errors: String
     ) {
         let secretFile = server.folder + "/secret"
@@ -40,11 +40,13 @@ import Testing
         liveActivity: { lead: 5m, updateEvery: 5m }
         sinks:
           - { type: jsonl, path: events.jsonl }
-          - type: webhook
-            url: \(server.url("/hooks/calwatch-secret-path"))
-            mode: \(mode)
-            secretFile: \(secretFile)
-            headers: { X-Team: ops }
+        \(sink ?? """
+              - type: webhook
+                url: \(server.url("/hooks/calwatch-secret-path"))
+                mode: \(mode)
+                secretFile: \(secretFile)
+                headers: { X-Team: ops }
+            """)
         """.write(toFile: folder + "/config.yml", atomically: true, encoding: .utf8)
         let replay = try await CommandLineTests().calwatch([
             "replay", "--config", folder + "/config.yml", "--from", "2027-03-03T09:00:00Z", "--to",
@@ -109,6 +111,63 @@ import Testing
             #expect(requests.allSatisfy { $0["verified"] as? Bool == true })
             #expect(errors.contains("refused event") && errors.contains("400 bad event: no"), "\(errors)")
             #expect(!errors.contains("secret-path"), "the address's path is not logged: \(errors)")
+        }
+    }
+
+    /// The ntfy preset: reminders (not live-activity updates) as ntfy's JSON publishing documents it, to the
+    /// server's root with the topic inside, the access token as a bearer, a Join action for the meeting's link.
+    @Test func ntfyGetsTheRemindersInItsOwnShape() async throws {
+        try await FeedServer.with(script: "webhook-server.py") { server in
+            try "tk_calwatchtesttoken\n".write(toFile: server.folder + "/token", atomically: true, encoding: .utf8)
+            let (lines, requests, _) = try await Self.replay(
+                to: server,
+                sink: """
+                      - type: webhook
+                        preset: ntfy
+                        url: \(server.url("/calwatch-alerts"))
+                        secretFile: \(server.folder)/token
+                    """)
+            let reminders = lines.filter { $0.contains("calwatch.reminderDue") }
+            #expect(requests.count == reminders.count && reminders.count == 2, "\(requests.count) requests")
+            let first = try #require(requests.first)
+            #expect(first["path"] as? String == "/")
+            #expect(Self.headers(first)["authorization"] == "Bearer tk_calwatchtesttoken")
+            let message = try #require(
+                try JSONSerialization.jsonObject(with: Data(((first["body"] as? String) ?? "").utf8)) as? [String: Any])
+            #expect(message["topic"] as? String == "calwatch-alerts")
+            #expect(message["title"] as? String == "Standup «Café» ; done in 15 min", "\(message)")
+            #expect((message["message"] as? String)?.contains("10:00–10:15 · Google Meet") == true, "\(message)")
+            #expect(message["priority"] as? Int == 3)
+            let actions = try #require(message["actions"] as? [[String: String]])
+            #expect(actions == [["action": "view", "label": "Join", "url": "https://meet.google.com/abc-defg-hij"]])
+            // The last call is high priority.
+            let last = try JSONSerialization.jsonObject(with: Data(((requests.last?["body"] as? String) ?? "").utf8))
+            #expect((last as? [String: Any])?["priority"] as? Int == 4)
+        }
+    }
+
+    /// The Gotify preset: POST /message with the application token and the click URL extra Gotify documents.
+    @Test func gotifyGetsTheRemindersInItsOwnShape() async throws {
+        try await FeedServer.with(script: "webhook-server.py") { server in
+            try "AppTokenFromGotify\n".write(toFile: server.folder + "/token", atomically: true, encoding: .utf8)
+            let (_, requests, _) = try await Self.replay(
+                to: server,
+                sink: """
+                      - type: webhook
+                        preset: gotify
+                        url: \(server.url(""))
+                        secretFile: \(server.folder)/token
+                    """)
+            #expect(requests.count == 2)
+            let first = try #require(requests.first)
+            #expect(first["path"] as? String == "/message")
+            #expect(Self.headers(first)["x-gotify-key"] == "AppTokenFromGotify")
+            let message = try #require(
+                try JSONSerialization.jsonObject(with: Data(((first["body"] as? String) ?? "").utf8)) as? [String: Any])
+            #expect(
+                message["title"] as? String == "Standup «Café» ; done in 15 min" && message["priority"] as? Int == 5)
+            let click = ((message["extras"] as? [String: Any])?["client::notification"] as? [String: Any])?["click"]
+            #expect((click as? [String: String])?["url"] == "https://meet.google.com/abc-defg-hij", "\(message)")
         }
     }
 }

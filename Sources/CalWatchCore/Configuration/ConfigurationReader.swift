@@ -566,7 +566,7 @@ struct ConfigurationReader {
         "jsonl": ["path"], "sqlite": ["path", "keep"], "postgres": ["url", "channel", "passwordCommand"],
         "hook": ["run", "on", "kinds", "offsets", "calendars", "timeout", "concurrency"],
         "notify": ["snooze", "maxCards", "liveActivities", "repeat", "bus"],
-        "webhook": ["url", "mode", "secretCommand", "secretFile", "secret", "headers", "timeout"],
+        "webhook": ["url", "mode", "preset", "secretCommand", "secretFile", "secret", "headers", "timeout"],
     ]
 
     private mutating func readSink(_ node: Node, at path: String) -> SinkSettings? {
@@ -818,6 +818,11 @@ struct ConfigurationReader {
         {
             settings.mode = mode
         }
+        if let presetNode = keys["preset"]?.value,
+            let preset = choice(presetNode, at: path + ".preset", of: WebhookSettings.Preset.self)
+        {
+            settings.preset = preset
+        }
         if let secretNode = keys["secret"]?.value {
             note(
                 secretNode, path + ".secret",
@@ -851,7 +856,9 @@ struct ConfigurationReader {
         {
             settings.timeout = seconds
         }
-        return SinkSettings(name: name ?? "webhook:" + settings.shownURL, output: .webhook(settings))
+        return SinkSettings(
+            name: name ?? (settings.preset?.rawValue ?? "webhook") + ":" + settings.shownURL, output: .webhook(settings)
+        )
     }
 
     /// A program and its arguments as a list (never one text for a shell), its program given as a relative path

@@ -9,9 +9,18 @@ public struct WebhookSettings: Sendable, Hashable {
         case binary
     }
 
+    /// A push service's own request shape instead of CloudEvents: reminders and flights only, worded for a phone.
+    public enum Preset: String, Sendable, Hashable, CaseIterable {
+        /// ntfy's JSON publishing (`url` is the topic's address); the secret is an access token.
+        case ntfy
+        /// Gotify's `POST /message` (`url` is the server's address); the secret is the application's token.
+        case gotify
+    }
+
     /// http or https.
     public var url: String
     public var mode = Mode.structured
+    public var preset: Preset?
     /// Where the signing secret comes from: the first line a command prints (`[pass, show, webhook]`), or a file's
     /// first line. Never written in config.yml. Without either, requests are not signed.
     public var secretCommand: [String]?

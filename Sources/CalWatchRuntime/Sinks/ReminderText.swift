@@ -1,0 +1,80 @@
+public import CalWatchCore
+import Foundation
+
+/// A reminder as a person reads it at a glance, for the sinks that show one (desktop cards, pushes to a phone): a
+/// title line ("Standup in 5 min", "Leave in 15 min for Dentist") and a detail line (when; which service or
+/// where; for a flight its route, terminal and gate; the time to leave). Plain text, made safe per Unicode scalar
+/// and cut to one line of at most 120 columns each part: each sink escapes it for its own reader.
+public enum ReminderText {
+    /// The occurrence's summary (or its flight code).
+    public static func title(_ entry: JournalStore.Entry) -> String {
+        let text = entry.facts.flight?.code.map { "\($0)" } ?? entry.occurrence?.summary ?? "(no title)"
+        return NextUpFormat.cut(TerminalText.safe(NextUpFormat.oneLine(text), keepingLines: false), to: 120)
+    }
+
+    /// The title line, and how many seconds were left until the moment it counts to (the start, or the time to
+    /// leave); `again` words it for that instant (a reminder shown again later), not for the reminder's own time.
+    public static func headline(_ entry: JournalStore.Entry, at again: Instant? = nil) -> (
+        text: String, secondsLeft: Int64
+    ) {
+        let title = title(entry)
+        let detail = entry.event.reminder
+        let leaving = isLeaving(entry)
+        var seconds = detail?.secondsBefore ?? 0
+        if let again, let anchor = leaving ? entry.facts.leave?.by : entry.occurrence?.start {
+            seconds = anchor.secondsSinceEpoch - again.secondsSinceEpoch
+        }
+        let minutes = (abs(seconds) + 59) / 60
+        var text: String
+        switch (leaving, seconds) {
+        case (true, 1...): text = "Leave in \(minutes) min for \(title)"
+        case (true, ...(-60)): text = "Leave now for \(title) (\(minutes) min late)"
+        case (true, _): text = "Leave now for \(title)"
+        case (false, 1...): text = "\(title) in \(minutes) min"
+        case (false, ...(-60)): text = "\(title) started \(minutes) min ago"
+        case (false, _): text = "\(title) now"
+        }
+        if detail?.late == true && again == nil { text += " (late)" }
+        return (text, seconds)
+    }
+
+    /// Whether the reminder counts to the time to leave.
+    public static func isLeaving(_ entry: JournalStore.Entry) -> Bool { entry.event.reminder?.anchor == .leaveBy }
+
+    /// The last call (5 minutes or less) and every time to leave: what a reader must not miss.
+    public static func isUrgent(_ entry: JournalStore.Entry, secondsLeft: Int64) -> Bool {
+        isLeaving(entry) || secondsLeft <= 300
+    }
+
+    /// The detail line's parts: when, then where or which service; for a flight its route, terminal and gate; the
+    /// time to leave.
+    public static func details(_ entry: JournalStore.Entry) -> [String] {
+        var parts: [String] = []
+        if let occurrence = entry.occurrence {
+            let start = occurrence.startLocal
+            let end = occurrence.displayZone.wallClock(at: occurrence.end)
+            parts.append(String(format: "%02d:%02d–%02d:%02d", start.hour, start.minute, end.hour, end.minute))
+        }
+        if let flight = entry.facts.flight {
+            let route = [flight.origin?.code, flight.destination?.code].compactMap { $0 }.joined(separator: " → ")
+            if !route.isEmpty { parts.append(route) }
+            if let terminal = flight.terminal { parts.append("Terminal \(terminal)") }
+            if let gate = flight.gate { parts.append("Gate \(gate)") }
+        } else if let service = entry.facts.meeting?.service {
+            parts.append(MeetingProvider.title(of: service))
+        } else if let place = entry.facts.leave?.destination?.name ?? entry.occurrence?.location {
+            parts.append(place)
+        }
+        if let leave = entry.facts.leave, let occurrence = entry.occurrence {
+            let by = occurrence.displayZone.wallClock(at: leave.by)
+            parts.append(String(format: "leave by %02d:%02d", by.hour, by.minute))
+        }
+        // Each part one line of at most 120 columns: a 100 KB LOCATION is a stranger's, not a card's.
+        return parts.map { TerminalText.safe(NextUpFormat.cut(NextUpFormat.oneLine($0), to: 120), keepingLines: false) }
+    }
+
+    /// The link a click opens: the meeting's join link, else directions to the place.
+    public static func link(_ entry: JournalStore.Entry) -> String? {
+        entry.facts.meeting?.joinURL ?? entry.facts.leave?.destination?.at.map(LeaveJSON.directions(to:))
+    }
+}
