@@ -198,31 +198,50 @@ public actor WebhookSink: EventSink {
     /// form), any other its UTF-8 bytes.
     private func signingKey() async throws -> SymmetricKey? {
         if keyRead { return key }
+        let (key, token) = try await Self.credentials(settings, name: name)
+        self.key = key
+        self.token = token
+        keyRead = true
+        return key
+    }
+
+    /// The signing key (a CloudEvents webhook) or the token (a preset) from `secretCommand` or `secretFile`; both
+    /// `nil` when neither is configured. A `whsec_` secret is its base64 bytes (the Standard Webhooks form), any
+    /// other its UTF-8 bytes. Errors never hold the secret.
+    static func credentials(
+        _ settings: WebhookSettings, name: String
+    ) async throws(SinkError) -> (key: SymmetricKey?, token: String?) {
         var secret: String?
         if let command = settings.secretCommand {
             do {
                 secret = try await PasswordCommand.run(command)
             } catch {
-                throw SinkError(sink: name, reason: "no signing secret: \(error)")
+                throw SinkError(sink: name, reason: "no secret: \(error)")
             }
         } else if let file = settings.secretFile {
             guard let text = try? String(contentsOfFile: file, encoding: .utf8) else {
-                throw SinkError(sink: name, reason: "cannot read the signing secret from \(file)")
+                throw SinkError(sink: name, reason: "cannot read the secret from \(file)")
             }
             secret = text.split(whereSeparator: \.isNewline).first.map(String.init)
         }
-        if settings.preset != nil {
-            token = secret?.trimmingCharacters(in: .whitespaces)
-        } else if let secret = secret?.trimmingCharacters(in: .whitespaces), !secret.isEmpty {
-            let bytes =
-                secret.hasPrefix("whsec_") ? Data(base64Encoded: String(secret.dropFirst(6))) : Data(secret.utf8)
-            guard let bytes, !bytes.isEmpty else {
-                throw SinkError(sink: name, reason: "the signing secret starts with whsec_ but is not base64 after it")
-            }
-            key = SymmetricKey(data: bytes)
+        guard let secret = secret?.trimmingCharacters(in: .whitespaces) else { return (nil, nil) }
+        guard !secret.isEmpty else { throw SinkError(sink: name, reason: "the secret is empty") }
+        if settings.preset != nil { return (nil, secret) }
+        let bytes = secret.hasPrefix("whsec_") ? Data(base64Encoded: String(secret.dropFirst(6))) : Data(secret.utf8)
+        guard let bytes, !bytes.isEmpty else {
+            throw SinkError(sink: name, reason: "the secret starts with whsec_ but is not base64 after it")
         }
-        keyRead = true
-        return key
+        return (SymmetricKey(data: bytes), nil)
+    }
+
+    /// Why the sink's secret cannot be had, or `nil` when it can (or none is configured): what `check` says.
+    public static func checkSecret(_ settings: WebhookSettings, name: String) async -> String? {
+        do {
+            _ = try await credentials(settings, name: name)
+            return nil
+        } catch {
+            return error.description
+        }
     }
 
     /// `Retry-After` in seconds, or as an HTTP date.

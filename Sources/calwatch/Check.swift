@@ -15,7 +15,8 @@ extension CalwatchCommand {
                 Reads the configuration (--config, else $XDG_CONFIG_HOME/calwatch/config.yml when it exists, else \
                 the defaults), checks that each sink can write where it is told to and that each hook program \
                 exists and is executable, names the desktop notification server of a notify sink (a warning when \
-                there is no session bus), connects to each PostgreSQL database (its version, and whether \
+                there is no session bus), reads each webhook's secret once (never printing it), connects to each \
+                PostgreSQL database (its version, and whether \
                 calwatch's tables there are current), fetches each ICS feed and CalDAV account once (a server that \
                 cannot be read is an error; the copy kept from before, if any, is still checked), asks the routing \
                 engine of `travel.routing` and the geocoder of `travel.geocoder` once whether they answer, then \
@@ -84,6 +85,16 @@ extension CalwatchCommand {
                 switch await NotifySink.probe(notify) {
                 case .success(let server): databases.append("  \(sink.name): \(server)")
                 case .failure(let error): StandardStreams.error("\(source): warning: \(sink.name): \(error)\n")
+                }
+            }
+
+            // Each webhook's secret read once (never printed): a missing file or a failing command is an error now,
+            // not a silent stop of its deliveries later.
+            for sink in configuration.sinks {
+                guard case .webhook(let webhook) = sink.output else { continue }
+                if let problem = await WebhookSink.checkSecret(webhook, name: sink.name) {
+                    StandardStreams.error("\(source): error: \(problem)\n")
+                    configurationErrors += 1
                 }
             }
 
