@@ -64,6 +64,12 @@ let package = Package(
             pkgConfig: "libsystemd",
             providers: [.apt(["libsystemd-dev"])]
         ),
+        /// libmosquitto, the Eclipse Mosquitto project's MQTT client, for the MQTT sink.
+        .systemLibrary(
+            name: "CMosquitto",
+            pkgConfig: "libmosquitto",
+            providers: [.apt(["libmosquitto-dev"])]
+        ),
         /// timerfd, which Glibc's module does not export.
         .systemLibrary(name: "CLinux"),
         /// Reading, expansion, classification and planning: pure functions of calendar text, configuration and
@@ -98,7 +104,7 @@ let package = Package(
         .target(
             name: "CalWatchRemote",
             dependencies: [
-                "CalWatchCore", "CalWatchRuntime", "CCurl",
+                "CalWatchCore", "CalWatchRuntime", "CCurl", "CMosquitto",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -193,7 +193,7 @@ extension CalwatchCommand {
             if let textfile = configuration.metrics.textfile { writable(textfile, for: "metrics.textfile") }
             for sink in configuration.sinks {
                 switch sink.output {
-                case .jsonLines(path: nil), .postgres, .notify, .webhook: break
+                case .jsonLines(path: nil), .postgres, .notify, .webhook, .mqtt: break
                 case .jsonLines(path: let path?), .sqlite(let path, _): writable(path, for: sink.name)
                 case .hook(let hook):
                     let program = hook.run[0]

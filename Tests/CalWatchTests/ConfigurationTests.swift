@@ -214,6 +214,33 @@ import Testing
         #expect(problems[1].message.contains("secretFile") && !problems[1].message.contains("hunter2"))
     }
 
+    @Test func anMQTTSinkNamesItsBrokerAndInstance() throws {
+        let configuration = try Self.parse(
+            """
+            sinks:
+              - { type: mqtt, url: "mqtts://broker.example.org", username: cw, passwordCommand: [pass, mqtt] }
+              - { type: mqtt, url: "mqtt://10.0.0.2:1884", topic: "home/{type}", discovery: false, name: lan }
+            instance: "lap/top+1"
+            """)
+        let mqtt = configuration.sinks.compactMap { sink -> MQTTSettings? in
+            if case .mqtt(let settings) = sink.output { settings } else { nil }
+        }
+        #expect(
+            mqtt.map { $0.endpoint.map { "\($0.host):\($0.port) \($0.tls)" } } == [
+                "broker.example.org:8883 true", "10.0.0.2:1884 false",
+            ])
+        #expect(mqtt.map(\.discovery) == ["homeassistant", nil])
+        // The instance, wherever it stands, as one topic level.
+        #expect(mqtt.map { $0.topic(for: "reminderDue") } == ["calwatch/lap_top_1/reminderDue", "home/reminderDue"])
+        let problems = Self.problems(
+            """
+            sinks:
+              - { type: mqtt, url: "http://broker" }
+              - { type: mqtt, url: "mqtt://broker", topic: "calwatch/#", name: b }
+            """)
+        #expect(problems.map { "\($0.line ?? 0) \($0.key ?? "")" } == ["2 sinks[0].url", "3 sinks[1].topic"])
+    }
+
     @Test func aPostgresSinkNamesItsWatcherAndNeverItsPassword() throws {
         let configuration = try Self.parse(
             """

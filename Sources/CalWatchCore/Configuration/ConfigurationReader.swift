@@ -102,6 +102,10 @@ struct ConfigurationReader {
                 settings.watcher = configuration.instance
                 configuration.sinks[index].output = .postgres(settings)
             }
+            if case .mqtt(var settings) = configuration.sinks[index].output {
+                settings.instance = configuration.instance
+                configuration.sinks[index].output = .mqtt(settings)
+            }
         }
     }
 
@@ -567,6 +571,7 @@ struct ConfigurationReader {
         "hook": ["run", "on", "kinds", "offsets", "calendars", "timeout", "concurrency"],
         "notify": ["snooze", "maxCards", "liveActivities", "repeat", "bus"],
         "webhook": ["url", "mode", "preset", "secretCommand", "secretFile", "secret", "headers", "timeout"],
+        "mqtt": ["url", "topic", "username", "passwordCommand", "caFile", "discovery"],
     ]
 
     private mutating func readSink(_ node: Node, at path: String) -> SinkSettings? {
@@ -606,6 +611,8 @@ struct ConfigurationReader {
             return readPostgres(keys, node: node, at: path, name: name)
         case "webhook":
             return readWebhook(keys, node: node, at: path, name: name)
+        case "mqtt":
+            return readMQTT(keys, node: node, at: path, name: name)
         case "notify":
             var notify = NotifySettings()
             if let node = keys["snooze"]?.value {
@@ -859,6 +866,48 @@ struct ConfigurationReader {
         return SinkSettings(
             name: name ?? (settings.preset?.rawValue ?? "webhook") + ":" + settings.shownURL, output: .webhook(settings)
         )
+    }
+
+    /// `type: mqtt`: the broker, the topic template, credentials (the password from a command), Home Assistant
+    /// discovery's prefix (`discovery: false` for none).
+    private mutating func readMQTT(
+        _ keys: [String: (key: Node, value: Node)], node: Node, at path: String, name: String?
+    ) -> SinkSettings? {
+        guard let urlNode = keys["url"]?.value, let url = string(urlNode, at: path + ".url") else {
+            note(node, path, "has no `url:`; write the broker's address, such as mqtt://broker.local:1883")
+            return nil
+        }
+        var settings = MQTTSettings(url: url)
+        guard settings.endpoint != nil else {
+            note(
+                urlNode, path + ".url",
+                "'\(url)' is not a broker's address; write mqtt://host:1883 or mqtts://host:8883")
+            return nil
+        }
+        if let topicNode = keys["topic"]?.value, let topic = string(topicNode, at: path + ".topic") {
+            if topic.contains("+") || topic.contains("#") || topic.isEmpty || !topic.contains("{type}") {
+                note(
+                    topicNode, path + ".topic",
+                    "should be a topic with {type} in it and no + or #, such as calwatch/{instance}/{type}")
+            } else {
+                settings.topic = topic
+            }
+        }
+        if let userNode = keys["username"]?.value { settings.username = string(userNode, at: path + ".username") }
+        if let commandNode = keys["passwordCommand"]?.value {
+            settings.passwordCommand = readArgv(
+                commandNode, at: path + ".passwordCommand", example: "[pass, show, mqtt/calwatch]",
+                empty: "name the program that prints the password")
+        }
+        if let caNode = keys["caFile"]?.value { settings.caFile = self.path(caNode, at: path + ".caFile") }
+        if let discoveryNode = keys["discovery"]?.value {
+            if case .scalar = discoveryNode, discoveryNode.bool == false {
+                settings.discovery = nil
+            } else if let prefix = string(discoveryNode, at: path + ".discovery") {
+                settings.discovery = prefix
+            }
+        }
+        return SinkSettings(name: name ?? "mqtt:" + url.prefix { $0 != "@" && $0 != "?" }, output: .mqtt(settings))
     }
 
     /// A program and its arguments as a list (never one text for a shell), its program given as a relative path

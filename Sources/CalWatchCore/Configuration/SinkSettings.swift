@@ -17,6 +17,8 @@ public struct SinkSettings: Sendable, Hashable {
         case notify(NotifySettings)
         /// An HTTP POST per event, signed.
         case webhook(WebhookSettings)
+        /// An MQTT publish per event, with retained state and Home Assistant discovery.
+        case mqtt(MQTTSettings)
     }
 
     /// The sink's cursor name in the journal and its name in messages. Renaming a sink starts it from the

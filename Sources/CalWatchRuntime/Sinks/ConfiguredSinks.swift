@@ -14,6 +14,9 @@ extension SinkSettings {
         },
         webhook: (WebhookSettings, _ name: String) throws -> any EventSink = { _, name in
             throw SinkError(sink: name, reason: "this program sends no webhooks")
+        },
+        mqtt: (MQTTSettings, _ name: String) throws -> any EventSink = { _, name in
+            throw SinkError(sink: name, reason: "this program speaks no MQTT")
         }
     ) throws -> any EventSink {
         switch output {
@@ -24,6 +27,7 @@ extension SinkSettings {
         case .postgres(let settings): try postgres(settings, name)
         case .notify(let settings): try notify(settings, name)
         case .webhook(let settings): try webhook(settings, name)
+        case .mqtt(let settings): try mqtt(settings, name)
         }
     }
 }

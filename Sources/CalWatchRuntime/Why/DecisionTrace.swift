@@ -450,6 +450,10 @@ public struct DecisionTrace: Sendable {
         case .webhook(let settings):
             // A 2xx, or a refusal the log names (the journal keeps no answers).
             return Delivery(state: "delivered", sink: sink.name, detail: "posted to \(settings.shownURL)")
+        case .mqtt(let settings):
+            return Delivery(
+                state: "delivered", sink: sink.name,
+                detail: "published to \(settings.topic(for: row.event.type.rawValue))")
         }
     }
 

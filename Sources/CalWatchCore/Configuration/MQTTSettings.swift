@@ -1,0 +1,51 @@
+import Foundation
+
+/// A `type: mqtt` sink: each event published with QoS 1, retained state topics a dashboard reads, and Home
+/// Assistant's MQTT discovery (docs/sinks/mqtt.md).
+public struct MQTTSettings: Sendable, Hashable {
+    /// `mqtt://host:1883` or `mqtts://host:8883` (TLS, verified against the system's authorities or `caFile`).
+    public var url: String
+    /// Where an event goes: `{instance}` and `{type}` filled in.
+    public var topic = "calwatch/{instance}/{type}"
+    public var username: String?
+    /// The password, as the first line a program prints; never written in config.yml.
+    public var passwordCommand: [String]?
+    public var caFile: String?
+    /// Home Assistant's discovery prefix; `nil`: no discovery messages.
+    public var discovery: String? = "homeassistant"
+    /// This calwatch's name in topics and discovery (the configuration's `instance`).
+    public var instance = "calwatch"
+
+    public init(url: String) {
+        self.url = url
+    }
+
+    /// Host and port, TLS or not, from `url`; `nil` when it is not an mqtt(s) address.
+    public var endpoint: (host: String, port: Int, tls: Bool)? {
+        let tls = url.hasPrefix("mqtts://")
+        guard tls || url.hasPrefix("mqtt://") else { return nil }
+        let rest = url.dropFirst(tls ? 8 : 7).prefix { $0 != "/" }
+        let hostPort = rest.split(separator: "@").last.map(String.init) ?? ""
+        if let colon = hostPort.lastIndex(of: ":"), let port = Int(hostPort[hostPort.index(after: colon)...]) {
+            let host = String(hostPort[..<colon])
+            return host.isEmpty ? nil : (host, port, tls)
+        }
+        return hostPort.isEmpty ? nil : (hostPort, tls ? 8883 : 1883, tls)
+    }
+
+    /// The topic of an event type (its `rawValue`), sanitised: `+`, `#` and NUL never reach a topic.
+    public func topic(for type: String) -> String {
+        let filled = topic.replacingOccurrences(of: "{instance}", with: Self.level(instance))
+            .replacingOccurrences(of: "{type}", with: Self.level(type))
+        return filled
+    }
+
+    /// A value as one topic level: no `/`, `+`, `#` or controls.
+    public static func level(_ text: String) -> String {
+        String(
+            String.UnicodeScalarView(
+                text.unicodeScalars.map { scalar in
+                    "/+#".unicodeScalars.contains(scalar) || scalar.value < 32 ? "_" : scalar
+                }))
+    }
+}

@@ -1,0 +1,202 @@
+import CMosquitto
+public import CalWatchCore
+public import CalWatchRuntime
+import Foundation
+public import Logging
+
+/// Events over MQTT (`type: mqtt`, docs/sinks/mqtt.md), through libmosquitto: each event's CloudEvent JSON
+/// published with QoS 1 to `calwatch/<instance>/<type>`, and retained topics a dashboard reads at any time:
+/// whether a meeting is live now, the occurrence of the latest reminder, the latest time to leave, and the sink's
+/// availability (`online`, and `offline` as the broker's last will). With `discovery`, Home Assistant finds a
+/// binary sensor "In a meeting" and sensors "Next event" and "Leave by" under `homeassistant/…`.
+///
+/// A batch is delivered once the broker has acknowledged every message of it (PUBACK); a broker that is down or
+/// slow fails the delivery and the bus tries again from the journal (at least once: a subscriber drops a repeat by
+/// the event's `id`). libmosquitto's own thread keeps the connection and reconnects; waiting for acknowledgements
+/// parks the sink's thread, never one of the cooperative pool.
+public actor MQTTSink: EventSink {
+    private let executor = BlockingExecutor(name: "calwatch-mqtt-sink")
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+    public nonisolated let name: String
+    private let settings: MQTTSettings
+    private let logger: Logger
+    private var client: UnsafeMutablePointer<cw_mqtt>?
+    /// Live activities in progress, by subject: a meeting among them is "in a meeting".
+    private var live: [String: PlanningFacts.Kind] = [:]
+    private var announced = false
+
+    public init(settings: MQTTSettings, name: String, logger: Logger) {
+        self.settings = settings
+        self.name = name
+        self.logger = logger
+    }
+
+    /// Says `offline` (a clean disconnect sends no last will), waiting up to a second for the broker to take it.
+    isolated deinit {
+        guard let client else { return }
+        if announced { try? publish([(base + "/status", "offline", true)], on: client, within: .seconds(1)) }
+        cw_mqtt_free(client)
+    }
+
+    private var base: String { "calwatch/" + MQTTSettings.level(settings.instance) }
+
+    public func deliver(_ batch: [JournalStore.Entry]) async throws {
+        let client = try await connected()
+        var messages: [(topic: String, payload: String, retain: Bool)] = []
+        if !announced { messages += announcements() }
+        /// "In a meeting" as it is now; published when it changes, so a replay's batch shows each change too.
+        var inMeeting = live.values.contains(.meeting)
+        if !announced { messages.append((base + "/live", inMeeting ? "ON" : "OFF", true)) }
+        for entry in batch {
+            messages.append((settings.topic(for: entry.event.type.rawValue), entry.json, false))
+            switch entry.event.payload {
+            case .liveActivityStart(let detail), .liveActivityUpdate(let detail):
+                if detail.phase == .inProgress { live[entry.event.subject] = entry.facts.kind }
+            case .liveActivityEnd:
+                live[entry.event.subject] = nil
+            case .reminderDue:
+                messages.append((base + "/next", Self.next(entry), true))
+                if let leave = entry.facts.leave { messages.append((base + "/leave_by", "\(leave.by)", true)) }
+            default:
+                break
+            }
+            if live.values.contains(.meeting) != inMeeting {
+                inMeeting.toggle()
+                messages.append((base + "/live", inMeeting ? "ON" : "OFF", true))
+            }
+        }
+        try publish(messages, on: client)
+        announced = true
+    }
+
+    /// The connection, opened on first use; throws while the broker has not accepted it.
+    private func connected() async throws -> UnsafeMutablePointer<cw_mqtt> {
+        if client == nil {
+            guard let endpoint = settings.endpoint else { throw SinkError(sink: name, reason: "no broker address") }
+            var password: String?
+            if let command = settings.passwordCommand {
+                do {
+                    password = try await PasswordCommand.run(command)
+                } catch {
+                    throw SinkError(sink: name, reason: "no password: \(error)")
+                }
+            }
+            var error: Int32 = 0
+            let identifier = "calwatch-" + MQTTSettings.level(settings.instance)
+            guard
+                let made = cw_mqtt_new(
+                    identifier, settings.username, password, endpoint.tls ? 1 : 0, settings.caFile, base + "/status",
+                    &error)
+            else {
+                throw SinkError(sink: name, reason: "cannot make an MQTT client: \(Self.words(error))")
+            }
+            let status = cw_mqtt_start(made, endpoint.host, Int32(endpoint.port))
+            guard status == 0 else {
+                cw_mqtt_free(made)
+                throw SinkError(
+                    sink: name, reason: "cannot reach \(endpoint.host):\(endpoint.port): \(Self.words(status))")
+            }
+            client = made
+        }
+        guard let client else { throw SinkError(sink: name, reason: "no client") }
+        // The first connection takes a moment: up to a few seconds here, then the bus's retries.
+        for _ in 0..<300 {
+            var connected: Int32 = 0
+            var refused: Int32 = 0
+            var acknowledged = 0
+            cw_mqtt_state(client, &connected, &refused, &acknowledged)
+            if connected != 0 { return client }
+            if refused != 0 {
+                throw SinkError(
+                    sink: name,
+                    reason: "the broker refused the connection: \(String(cString: mosquitto_connack_string(refused)))")
+            }
+            usleep(10_000)
+        }
+        throw SinkError(sink: name, reason: "not connected to the broker (yet)")
+    }
+
+    /// Publishes every message with QoS 1 and waits until the broker has acknowledged them all.
+    private func publish(
+        _ messages: [(topic: String, payload: String, retain: Bool)], on client: UnsafeMutablePointer<cw_mqtt>,
+        within limit: Duration = .seconds(10)
+    ) throws {
+        var connected: Int32 = 0
+        var refused: Int32 = 0
+        var before = 0
+        cw_mqtt_state(client, &connected, &refused, &before)
+        for message in messages {
+            let bytes = Array(message.payload.utf8)
+            let status = cw_mqtt_publish(client, message.topic, bytes, Int32(bytes.count), message.retain ? 1 : 0)
+            guard status == 0 else {
+                throw SinkError(sink: name, reason: "cannot publish to \(message.topic): \(Self.words(status))")
+            }
+        }
+        let deadline = ContinuousClock.now + limit
+        while ContinuousClock.now < deadline {
+            var acknowledged = 0
+            cw_mqtt_state(client, &connected, &refused, &acknowledged)
+            if acknowledged - before >= messages.count { return }
+            usleep(2_000)
+        }
+        throw SinkError(
+            sink: name, reason: "the broker did not acknowledge \(messages.count) messages within \(limit)")
+    }
+
+    /// The retained availability, and Home Assistant's discovery documents for the three entities.
+    private func announcements() -> [(topic: String, payload: String, retain: Bool)] {
+        var messages = [(base + "/status", "online", true)]
+        guard let prefix = settings.discovery else { return messages }
+        let id = "calwatch_" + MQTTSettings.level(settings.instance).replacingOccurrences(of: "-", with: "_")
+        let device: [String: Any] = [
+            "identifiers": [id], "name": "calwatch \(settings.instance)", "manufacturer": "calwatch",
+        ]
+        func document(_ fields: [String: Any]) -> String {
+            var all = fields
+            all["availability_topic"] = base + "/status"
+            all["device"] = device
+            let data = (try? JSONSerialization.data(withJSONObject: all, options: [.sortedKeys])) ?? Data()
+            return String(decoding: data, as: UTF8.self)
+        }
+        messages.append(
+            (
+                "\(prefix)/binary_sensor/\(id)_in_meeting/config",
+                document([
+                    "name": "In a meeting", "unique_id": id + "_in_meeting", "state_topic": base + "/live",
+                    "payload_on": "ON", "payload_off": "OFF", "icon": "mdi:account-voice",
+                ]), true
+            ))
+        messages.append(
+            (
+                "\(prefix)/sensor/\(id)_next/config",
+                document([
+                    "name": "Next event", "unique_id": id + "_next", "state_topic": base + "/next",
+                    "value_template": "{{ value_json.summary }}", "json_attributes_topic": base + "/next",
+                    "icon": "mdi:calendar-clock",
+                ]), true
+            ))
+        messages.append(
+            (
+                "\(prefix)/sensor/\(id)_leave_by/config",
+                document([
+                    "name": "Leave by", "unique_id": id + "_leave_by", "state_topic": base + "/leave_by",
+                    "device_class": "timestamp", "icon": "mdi:car-clock",
+                ]), true
+            ))
+        return messages
+    }
+
+    /// The occurrence a reminder is about, as the "next event" state: its summary, start, kind and link.
+    static func next(_ entry: JournalStore.Entry) -> String {
+        var fields: [String: Any] = ["summary": ReminderText.title(entry), "kind": entry.facts.kind.rawValue]
+        if let occurrence = entry.occurrence {
+            fields["start"] = "\(occurrence.start)"
+            fields["end"] = "\(occurrence.end)"
+        }
+        if let link = ReminderText.link(entry) { fields["link"] = link }
+        let data = (try? JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys])) ?? Data()
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    private static func words(_ status: Int32) -> String { String(cString: mosquitto_strerror(status)) }
+}
