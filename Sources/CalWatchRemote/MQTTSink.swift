@@ -48,7 +48,10 @@ public actor MQTTSink: EventSink {
         var inMeeting = live.values.contains(.meeting)
         if !announced { messages.append((base + "/live", inMeeting ? "ON" : "OFF", true)) }
         for entry in batch {
-            messages.append((settings.topic(for: entry.event.type.rawValue), entry.json, false))
+            // The filters choose the events published; the state topics follow every event.
+            if settings.accepts(entry) {
+                messages.append((settings.topic(for: entry.event.type.rawValue), entry.json, false))
+            }
             switch entry.event.payload {
             case .liveActivityStart(let detail), .liveActivityUpdate(let detail):
                 if detail.phase == .inProgress { live[entry.event.subject] = entry.facts.kind }

@@ -49,6 +49,10 @@ public actor WebhookSink: EventSink {
         notBefore = nil
         let key = try await signingKey()
         for entry in batch where entry.sequence > deliveredThrough {
+            guard settings.accepts(entry) else {
+                deliveredThrough = entry.sequence
+                continue
+            }
             if let failing, failing.sequence == entry.sequence, failing.attempts >= 3,
                 Timestamp(entry.event.expiry) < now()
             {

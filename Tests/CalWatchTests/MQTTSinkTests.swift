@@ -35,7 +35,7 @@ import Testing
         broker.arguments = ["-c", folder + "/mosquitto.conf"]
         // Its log on standard error (unbuffered): run as root it works as the `mosquitto` user, who cannot write
         // in this folder.
-        FileManager.default.createFile(atPath: folder + "/mosquitto.log", contents: nil)
+        _ = FileManager.default.createFile(atPath: folder + "/mosquitto.log", contents: nil)
         broker.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: folder + "/mosquitto.log"))
         broker.standardError = broker.standardOutput
         try broker.run()
@@ -60,7 +60,7 @@ import Testing
                 "calwatch-test-" + UUID().uuidString.prefix(8),
             ]
             + topics.flatMap { ["-t", $0] } + extra
-        FileManager.default.createFile(atPath: file, contents: nil)
+        _ = FileManager.default.createFile(atPath: file, contents: nil)
         process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: file))
         process.standardError = FileHandle.nullDevice
         try process.run()

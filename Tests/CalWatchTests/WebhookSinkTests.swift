@@ -189,4 +189,22 @@ import Testing
             #expect(!said.contains(String(Self.secret.dropFirst(6))))
         }
     }
+
+    /// The filters hooks have (`on`, `kinds`, `offsets`, `calendars`): only the 5-minute reminder is posted.
+    @Test func filtersChooseWhatIsPosted() async throws {
+        try await FeedServer.with(script: "webhook-server.py") { server in
+            let (lines, requests, _) = try await Self.replay(
+                to: server,
+                sink: """
+                      - type: webhook
+                        url: \(server.url("/hooks"))
+                        on: [reminderDue]
+                        offsets: [5m]
+                        kinds: [meeting]
+                    """)
+            let posted = requests.compactMap { $0["body"] as? String }
+            #expect(posted.count == 1 && lines.count > 1, "\(posted) \(lines)")
+            #expect(posted.first?.contains(#""secondsBefore":300"#) == true, "\(posted)")
+        }
+    }
 }

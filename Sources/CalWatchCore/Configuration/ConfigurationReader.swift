@@ -570,8 +570,13 @@ struct ConfigurationReader {
         "jsonl": ["path"], "sqlite": ["path", "keep"], "postgres": ["url", "channel", "passwordCommand"],
         "hook": ["run", "on", "kinds", "offsets", "calendars", "timeout", "concurrency"],
         "notify": ["snooze", "maxCards", "liveActivities", "repeat", "bus"],
-        "webhook": ["url", "mode", "preset", "secretCommand", "secretFile", "secret", "headers", "timeout"],
-        "mqtt": ["url", "topic", "username", "passwordCommand", "caFile", "discovery"],
+        "webhook": [
+            "url", "mode", "preset", "secretCommand", "secretFile", "secret", "headers", "timeout", "on", "kinds",
+            "offsets", "calendars",
+        ],
+        "mqtt": [
+            "url", "topic", "username", "passwordCommand", "caFile", "discovery", "on", "kinds", "offsets", "calendars",
+        ],
     ]
 
     private mutating func readSink(_ node: Node, at path: String) -> SinkSettings? {
@@ -808,6 +813,40 @@ struct ConfigurationReader {
         return SinkSettings(name: name ?? "postgres:" + settings.redactedURL, output: .postgres(settings))
     }
 
+    /// `on`, `kinds`, `offsets` and `calendars` of a hook, webhook or MQTT sink.
+    private mutating func readFilters(
+        _ keys: [String: (key: Node, value: Node)], at path: String, into filters: inout some EventFilters
+    ) {
+        if let node = keys["on"]?.value {
+            filters.events = Set(
+                list(node, at: path + ".on").compactMap { item -> EventType? in
+                    guard let text = string(item.node, at: item.key) else { return nil }
+                    let bare = text.hasPrefix("calwatch.") ? String(text.dropFirst(9)) : text
+                    guard let type = EventType(rawValue: bare) else {
+                        note(
+                            item.node, item.key,
+                            "'\(text)' is not an event type; write one of "
+                                + EventType.allCases.map(\.rawValue).joined(separator: ", "))
+                        return nil
+                    }
+                    return type
+                })
+        }
+        if let node = keys["kinds"]?.value {
+            filters.kinds = Set(
+                list(node, at: path + ".kinds").compactMap { choice($0.node, at: $0.key, of: PlanningFacts.Kind.self) })
+        }
+        if let node = keys["offsets"]?.value {
+            filters.offsets = Set(
+                list(node, at: path + ".offsets").compactMap {
+                    duration($0.node, at: $0.key, atMost: Limits.reminderOffset)
+                })
+        }
+        if let node = keys["calendars"]?.value {
+            filters.calendars = Set(list(node, at: path + ".calendars").compactMap { string($0.node, at: $0.key) })
+        }
+    }
+
     /// `type: webhook`: its address, how the event travels, where its signing secret comes from (never
     /// config.yml itself: a `secret:` written there is refused with where to put it instead), headers, a timeout.
     private mutating func readWebhook(
@@ -863,6 +902,7 @@ struct ConfigurationReader {
         {
             settings.timeout = seconds
         }
+        readFilters(keys, at: path, into: &settings)
         return SinkSettings(
             name: name ?? (settings.preset?.rawValue ?? "webhook") + ":" + settings.shownURL, output: .webhook(settings)
         )
@@ -907,7 +947,10 @@ struct ConfigurationReader {
                 settings.discovery = prefix
             }
         }
-        return SinkSettings(name: name ?? "mqtt:" + url.prefix { $0 != "@" && $0 != "?" }, output: .mqtt(settings))
+        readFilters(keys, at: path, into: &settings)
+        // Host and port only: a password written in the address stays out of the name and the logs.
+        let endpoint = settings.endpoint.map { "\($0.tls ? "mqtts" : "mqtt")://\($0.host):\($0.port)" } ?? "mqtt"
+        return SinkSettings(name: name ?? "mqtt:" + endpoint, output: .mqtt(settings))
     }
 
     /// A program and its arguments as a list (never one text for a shell), its program given as a relative path
@@ -952,34 +995,7 @@ struct ConfigurationReader {
                     + HookSettings.placeholders.map { "{\($0)}" }.joined(separator: ", "))
         }
         var hook = HookSettings(run: argv)
-        if let node = keys["on"]?.value {
-            hook.events = Set(
-                list(node, at: path + ".on").compactMap { item -> EventType? in
-                    guard let text = string(item.node, at: item.key) else { return nil }
-                    let bare = text.hasPrefix("calwatch.") ? String(text.dropFirst(9)) : text
-                    guard let type = EventType(rawValue: bare) else {
-                        note(
-                            item.node, item.key,
-                            "'\(text)' is not an event type; write one of "
-                                + EventType.allCases.map(\.rawValue).joined(separator: ", "))
-                        return nil
-                    }
-                    return type
-                })
-        }
-        if let node = keys["kinds"]?.value {
-            hook.kinds = Set(
-                list(node, at: path + ".kinds").compactMap { choice($0.node, at: $0.key, of: PlanningFacts.Kind.self) })
-        }
-        if let node = keys["offsets"]?.value {
-            hook.offsets = Set(
-                list(node, at: path + ".offsets").compactMap {
-                    duration($0.node, at: $0.key, atMost: Limits.reminderOffset)
-                })
-        }
-        if let node = keys["calendars"]?.value {
-            hook.calendars = Set(list(node, at: path + ".calendars").compactMap { string($0.node, at: $0.key) })
-        }
+        readFilters(keys, at: path, into: &hook)
         if let node = keys["timeout"]?.value,
             let seconds = duration(node, at: path + ".timeout", positive: true, atMost: Limits.hookTimeout)
         {

@@ -1,7 +1,7 @@
 import Foundation
 
 /// A shell hook (docs/design.md §6): which events it wants and how it is run.
-public struct HookSettings: Sendable, Hashable {
+public struct HookSettings: Sendable, Hashable, EventFilters {
     /// The program and its arguments; `{field}` arguments are replaced whole by the event's fields.
     public var run: [String]
     /// Event types to run for; `nil` means all.

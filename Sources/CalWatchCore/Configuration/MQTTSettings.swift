@@ -2,7 +2,11 @@ import Foundation
 
 /// A `type: mqtt` sink: each event published with QoS 1, retained state topics a dashboard reads, and Home
 /// Assistant's MQTT discovery (docs/sinks/mqtt.md).
-public struct MQTTSettings: Sendable, Hashable {
+public struct MQTTSettings: Sendable, Hashable, EventFilters {
+    public var events: Set<EventType>?
+    public var kinds: Set<PlanningFacts.Kind>?
+    public var offsets: Set<Int64>?
+    public var calendars: Set<String>?
     /// `mqtt://host:1883` or `mqtts://host:8883` (TLS, verified against the system's authorities or `caFile`).
     public var url: String
     /// Where an event goes: `{instance}` and `{type}` filled in.

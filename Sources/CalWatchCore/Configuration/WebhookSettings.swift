@@ -1,6 +1,10 @@
 /// A `type: webhook` sink: an HTTP POST per event in the CloudEvents HTTP binding, signed per the Standard Webhooks
 /// specification (docs/sinks/webhook.md).
-public struct WebhookSettings: Sendable, Hashable {
+public struct WebhookSettings: Sendable, Hashable, EventFilters {
+    public var events: Set<EventType>?
+    public var kinds: Set<PlanningFacts.Kind>?
+    public var offsets: Set<Int64>?
+    public var calendars: Set<String>?
     /// How the event travels (CloudEvents HTTP binding).
     public enum Mode: String, Sendable, Hashable, CaseIterable {
         /// The whole event as `application/cloudevents+json`.

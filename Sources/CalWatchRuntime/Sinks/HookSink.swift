@@ -239,11 +239,11 @@ public actor HookSink: EventSink {
     }
 }
 
-extension HookSettings {
+extension EventFilters {
     /// Whether the filters let an event through. An offset filter applies to reminders only.
-    func accepts(_ entry: JournalStore.Entry) -> Bool { rejection(entry) == nil }
+    public func accepts(_ entry: JournalStore.Entry) -> Bool { rejection(entry) == nil }
 
-    /// Which filter leaves an event out, in words (`calwatch why` prints it); `nil` when the hook takes it.
+    /// Which filter leaves an event out, in words (`calwatch why` prints it); `nil` when the sink takes it.
     public func rejection(_ entry: JournalStore.Entry) -> String? {
         func list(_ values: some Sequence<String>) -> String { values.sorted().joined(separator: ", ") }
         if let events, !events.contains(entry.event.type) {

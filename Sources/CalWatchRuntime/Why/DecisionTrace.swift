@@ -388,11 +388,18 @@ public struct DecisionTrace: Sendable {
         _ row: JournalStore.Journaled, to sink: SinkSettings, cursor: Int64, trace: DecisionTrace,
         journal: JournalStore, records: inout SinkRecords, now: Instant, zone: ZoneRules
     ) async throws -> Delivery {
-        if case .hook(let hook) = sink.output {
+        let filters: (any EventFilters)? =
+            switch sink.output {
+            case .hook(let settings): settings
+            case .webhook(let settings): settings
+            case .mqtt(let settings): settings
+            default: nil
+            }
+        if let filters {
             let entry = JournalStore.Entry(
                 sequence: row.sequence, event: row.event, occurrence: trace.occurrence, facts: trace.facts,
                 recorded: row.recorded)
-            if let rejection = hook.rejection(entry) {
+            if let rejection = filters.rejection(entry) {
                 return Delivery(state: "filtered", sink: sink.name, detail: "left out: " + rejection)
             }
         }
