@@ -6,7 +6,8 @@
 
 SECRET is the signing secret (`whsec_` and base64, or plain text); without it signatures are not checked.
 FOLDER/answers, when present, holds one answer a line, used in order and then 200 for the rest: a status, and
-for a retry its Retry-After seconds ("503 2"). Prints its port on the first line; logs each request to
+for a retry its Retry-After seconds ("503 2"), or `hang` (no answer for 30 s) or `reset` (the connection closed
+without an answer). Prints its port on the first line; logs each request to
 FOLDER/requests.jsonl as {"status", "path", "verified", "headers" (lower-case names), "body"}.
 
 It also stands in for ntfy and Gotify (neither is in Debian): the tests read the JSON they were sent and compare it
@@ -19,6 +20,7 @@ import http.server
 import json
 import os
 import sys
+import time
 
 FOLDER = sys.argv[1]
 SECRET = sys.argv[2] if len(sys.argv) > 2 else None
@@ -51,6 +53,8 @@ def next_answer():
     with open(path, "w") as answers:
         answers.write("\n".join(lines[1:]) + "\n")
     parts = lines[0].split()
+    if parts[0] in ("hang", "reset"):
+        return parts[0], None
     return int(parts[0]), (parts[1] if len(parts) > 1 else None)
 
 
@@ -62,6 +66,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
         body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         headers = {name.lower(): value for name, value in self.headers.items()}
         status, retry_after = next_answer()
+        if status == "hang":
+            time.sleep(30)
+            return
+        if status == "reset":
+            self.close_connection = True
+            self.connection.shutdown(2)
+            return
         with open(os.path.join(FOLDER, "requests.jsonl"), "a") as log:
             log.write(json.dumps({"status": status, "path": self.path, "verified": verified(headers, body),
                                   "headers": headers,
@@ -70,6 +81,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.send_response(status)
         if retry_after:
             self.send_header("Retry-After", retry_after)
+        if 300 <= status < 400:
+            self.send_header("Location", "http://127.0.0.1:9/elsewhere")
         self.send_header("Content-Length", str(len(answer)))
         self.end_headers()
         self.wfile.write(answer)

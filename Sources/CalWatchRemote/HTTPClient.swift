@@ -55,7 +55,9 @@ enum HTTPClient {
         /// How many times its received size a body may grow when decoded (an ICS feed gzips about 8:1; a bomb of
         /// zeros, 1000:1). Checked once the body has reached a mebibyte.
         var expansion = 100
-        var redirects = 5
+        /// Redirects followed; with `nil` none is, and a redirect is the answer (a webhook's receiver moving is
+        /// its refusal: the signature and headers were meant for the address configured).
+        var redirects: Int? = 5
         /// The most bytes of headers an answer may have.
         var headerBytes = 256 << 10
     }
@@ -96,7 +98,9 @@ enum HTTPClient {
             case .success(let got): answer = got
             case .failure(let failure): return .failure(failure)
             }
-            guard [301, 302, 303, 307, 308].contains(answer.status), let location = answer.headers["location"] else {
+            guard let allowed = limits.redirects, [301, 302, 303, 307, 308].contains(answer.status),
+                let location = answer.headers["location"]
+            else {
                 if answer.status == 401, let credentials = request.credentials, credentials.origin != request.url.origin
                 {
                     return .failure(
@@ -107,9 +111,8 @@ enum HTTPClient {
                 return .success(answer)
             }
             hops += 1
-            guard hops <= limits.redirects else {
-                return .failure(
-                    Failure(reason: "more than \(limits.redirects) redirects (the last to \(shown(location)))"))
+            guard hops <= allowed else {
+                return .failure(Failure(reason: "more than \(allowed) redirects (the last to \(shown(location)))"))
             }
             switch redirect(request, status: answer.status, to: location) {
             case .success(let next): request = next

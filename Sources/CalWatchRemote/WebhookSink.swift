@@ -179,7 +179,7 @@ public actor WebhookSink: EventSink {
         var limits = HTTPClient.Limits()
         limits.deadline = .seconds(settings.timeout)
         limits.largest = 64 << 10
-        limits.redirects = 0
+        limits.redirects = nil
         switch await HTTPClient.send(request, limits: limits) {
         case .failure(let failure):
             throw SinkError(sink: name, reason: "\(url.origin): \(failure.reason)")

@@ -24,7 +24,9 @@ import Testing
 
     /// Replays the morning through a JSON Lines sink and a webhook to `server`; returns the JSON lines, the requests
     /// the receiver logged, and what the replay said on standard error.
-    static func replay(to server: FeedServer, mode: String = "structured", sink: String? = nil) async throws -> (
+    static func replay(
+        to server: FeedServer, mode: String = "structured", timeout: String = "10s", sink: String? = nil
+    ) async throws -> (
         lines: [String], requests: [[String: Any]], errors: String
     ) {
         let secretFile = server.folder + "/secret"
@@ -43,6 +45,7 @@ import Testing
         \(sink ?? """
               - type: webhook
                 url: \(server.url("/hooks/calwatch-secret-path"))
+                timeout: \(timeout)
                 mode: \(mode)
                 secretFile: \(secretFile)
                 headers: { X-Team: ops }
@@ -97,15 +100,18 @@ import Testing
     }
 
     /// A receiver that is busy (503 with Retry-After, then 429) gets the event again later, the same id each time,
-    /// and nothing twice once it took it; a refusal (400) is logged with its first line and not tried again.
+    /// and nothing twice once it took it; a refusal (400, or a redirect) is logged with its first line and not tried
+    /// again.
     @Test func aBusyReceiverGetsTheEventAgainAndARefusalIsNotRetried() async throws {
         try await FeedServer.with(script: "webhook-server.py", arguments: [Self.secret]) { server in
-            try "503 1\n429\n200\n400\n".write(toFile: server.folder + "/answers", atomically: true, encoding: .utf8)
+            try "503 1\n429\n200\n400\n302\n".write(
+                toFile: server.folder + "/answers", atomically: true, encoding: .utf8)
             let (lines, requests, errors) = try await Self.replay(to: server)
             let ids = requests.map { Self.headers($0)["webhook-id"] ?? "" }
             let statuses = requests.map { $0["status"] as? Int ?? 0 }
             // The first event three times (503, 429, 200), the second refused once, the rest once each.
-            #expect(statuses.prefix(4) == [503, 429, 200, 400], "\(statuses)")
+            // A redirect is a refusal too: not followed, not tried again.
+            #expect(statuses.prefix(5) == [503, 429, 200, 400, 302], "\(statuses)")
             #expect(Set(ids.prefix(3)).count == 1 && ids[3] != ids[0], "\(ids)")
             #expect(requests.count == lines.count + 2, "\(statuses)")
             #expect(requests.allSatisfy { $0["verified"] as? Bool == true })
@@ -205,6 +211,22 @@ import Testing
             let posted = requests.compactMap { $0["body"] as? String }
             #expect(posted.count == 1 && lines.count > 1, "\(posted) \(lines)")
             #expect(posted.first?.contains(#""secondsBefore":300"#) == true, "\(posted)")
+        }
+    }
+
+    /// A receiver that hangs past the timeout, resets the connection, then fails with 500: the event comes again
+    /// each time, and once more after it took it nothing repeats.
+    @Test func aHangAResetAndA500AreTriedAgain() async throws {
+        try await FeedServer.with(script: "webhook-server.py", arguments: [Self.secret]) { server in
+            try "hang\nreset\n500\n".write(toFile: server.folder + "/answers", atomically: true, encoding: .utf8)
+            let (lines, requests, _) = try await Self.replay(to: server, timeout: "3s")
+            // Only answered requests are logged: the 500, then the events with 200, each at least once (a busy
+            // machine may time out a request the receiver did take: at least once, the same id).
+            let statuses = requests.map { $0["status"] as? Int ?? 0 }
+            #expect(statuses.first == 500 && statuses.dropFirst().allSatisfy { $0 == 200 }, "\(statuses)")
+            let delivered = requests.dropFirst().compactMap { $0["body"] as? String }
+            #expect(
+                Set(delivered) == Set(lines) && delivered.first == lines.first, "\(delivered.count) of \(lines.count)")
         }
     }
 }
