@@ -2,12 +2,55 @@ import Foundation
 import Testing
 
 @testable import CalWatchCore
+@testable import CalWatchRemote
+@testable import CalWatchRuntime
 
 /// The MQTT sink against a real broker (Debian's mosquitto on loopback, in a folder of its own) and its own
 /// clients (`mosquitto_sub`), through `calwatch replay` as a user runs it.
 @Suite struct MQTTSinkTests {
+    /// A running mosquitto and the file its log goes to.
+    struct Broker {
+        let process: Process
+        let log: String
+
+        /// Waits until the broker has taken `count` subscriptions in all.
+        func subscriptions(_ count: Int) async throws {
+            try await eventually("\(count) subscriptions") {
+                ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").components(
+                    separatedBy: "Received SUBSCRIBE"
+                )
+                .count - 1 >= count
+            }
+        }
+    }
+
+    /// Starts mosquitto on `port` with its log in `folder`, and waits until it listens.
+    static func startBroker(port: Int, folder: String) async throws -> Broker {
+        try """
+        listener \(port) 127.0.0.1
+        allow_anonymous true
+        persistence false
+        log_dest stderr
+        log_type all
+        """.write(toFile: folder + "/mosquitto.conf", atomically: true, encoding: .utf8)
+        let log = folder + "/mosquitto-\(UUID().uuidString.prefix(6)).log"
+        _ = FileManager.default.createFile(atPath: log, contents: nil)
+        let broker = Process()
+        broker.executableURL = URL(fileURLWithPath: "/usr/sbin/mosquitto")
+        broker.arguments = ["-c", folder + "/mosquitto.conf"]
+        broker.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
+        broker.standardError = broker.standardOutput
+        try broker.run()
+        try await eventually("the broker listening") {
+            ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").contains("listen socket on port")
+        }
+        return Broker(process: broker, log: log)
+    }
+
     /// A broker on a free loopback port, stopped at the end of `body`.
-    static func withBroker<T>(_ body: (_ port: Int, _ folder: String) async throws -> T) async throws -> T {
+    static func withBroker<T>(
+        _ body: (_ port: Int, _ broker: Broker, _ folder: String) async throws -> T
+    ) async throws -> T {
         let folder = SinkFixtures.folder()
         // A free port: bound by the kernel's choice, then let go for the broker.
         let probe = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -23,31 +66,12 @@ import Testing
         }
         close(probe)
         let port = Int(UInt16(bigEndian: address.sin_port))
-        try """
-        listener \(port) 127.0.0.1
-        allow_anonymous true
-        persistence false
-        log_dest stderr
-        log_type all
-        """.write(toFile: folder + "/mosquitto.conf", atomically: true, encoding: .utf8)
-        let broker = Process()
-        broker.executableURL = URL(fileURLWithPath: "/usr/sbin/mosquitto")
-        broker.arguments = ["-c", folder + "/mosquitto.conf"]
-        // Its log on standard error (unbuffered): run as root it works as the `mosquitto` user, who cannot write
-        // in this folder.
-        _ = FileManager.default.createFile(atPath: folder + "/mosquitto.log", contents: nil)
-        broker.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: folder + "/mosquitto.log"))
-        broker.standardError = broker.standardOutput
-        try broker.run()
+        let broker = try await startBroker(port: port, folder: folder)
         defer {
-            kill(broker.processIdentifier, SIGKILL)
+            kill(broker.process.processIdentifier, SIGKILL)
             try? FileManager.default.removeItem(atPath: folder)
         }
-        try await eventually("the broker listening") {
-            ((try? String(contentsOfFile: folder + "/mosquitto.log", encoding: .utf8)) ?? "").contains(
-                "listen socket on port")
-        }
-        return try await body(port, folder)
+        return try await body(port, broker, folder)
     }
 
     /// A `mosquitto_sub` printing topic, retain flag, QoS and payload of what `topics` receive into `file`.
@@ -73,12 +97,10 @@ import Testing
     }
 
     @Test func eachEventIsPublishedAndHomeAssistantFindsTheState() async throws {
-        try await Self.withBroker { port, folder in
+        try await Self.withBroker { port, broker, folder in
             let watcher = try Self.subscribe(["calwatch/#", "homeassistant/#"], port: port, into: folder + "/all.txt")
             defer { kill(watcher.processIdentifier, SIGKILL) }
-            try await eventually("the subscriber connected") {
-                ((try? String(contentsOfFile: folder + "/mosquitto.log", encoding: .utf8)) ?? "").contains("SUBSCRIBE")
-            }
+            try await broker.subscriptions(1)
             let work = SinkFixtures.folder()
             defer { try? FileManager.default.removeItem(atPath: work) }
             try FileManager.default.createDirectory(atPath: work + "/cal", withIntermediateDirectories: true)
@@ -139,6 +161,42 @@ import Testing
             #expect(retained["calwatch/test/status"]?[3] == "offline")
             let next = try JSONSerialization.jsonObject(with: Data((retained["calwatch/test/next"]?[3] ?? "").utf8))
             #expect((next as? [String: Any])?["summary"] as? String == "Standup «Café» ; done", "\(retained)")
+        }
+    }
+
+    /// The broker down when a batch comes, and stopped between two batches: the delivery fails (the bus keeps the
+    /// events in the journal and tries again), and once a broker is back the same sink delivers, each event once.
+    @Test func aBrokerThatIsDownOrStoppedGetsTheBatchOnceItIsBack() async throws {
+        try await Self.withBroker { port, running, folder in
+            let entries = try HookSinkTests.reminders(summary: "Standup", location: "")
+            #expect(entries.count >= 3)
+            var settings = MQTTSettings(url: "mqtt://127.0.0.1:\(port)")
+            settings.instance = "down"
+            settings.discovery = nil
+            let sink = MQTTSink(settings: settings, name: "mqtt", logger: LogRecorder().logger)
+            try await sink.deliver(Array(entries.prefix(1)))
+            // The broker stopped: the next batch fails, and keeps failing while it is down.
+            kill(running.process.processIdentifier, SIGKILL)
+            try await offCooperativePool { running.process.waitUntilExit() }
+            let second = Array(entries.dropFirst().prefix(2))
+            await #expect(throws: SinkError.self) { try await sink.deliver(second) }
+            // Back on the same port: the same sink reconnects (libmosquitto's backoff) and delivers the batch.
+            let broker = try await Self.startBroker(port: port, folder: folder)
+            defer { kill(broker.process.processIdentifier, SIGKILL) }
+            let again = try Self.subscribe(["calwatch/down/reminderDue"], port: port, into: folder + "/again.txt")
+            defer { kill(again.processIdentifier, SIGKILL) }
+            try await broker.subscriptions(1)
+            try await eventually("the batch delivered after the broker came back") {
+                do {
+                    try await sink.deliver(second)
+                    return true
+                } catch {
+                    return false
+                }
+            }
+            try await slowly("the batch received") { Self.received(folder + "/again.txt").count >= 2 }
+            let ids = Self.received(folder + "/again.txt").map { $0[3] }
+            #expect(ids == second.map(\.json), "\(ids.count) received")
         }
     }
 }
