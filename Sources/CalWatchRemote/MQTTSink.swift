@@ -146,6 +146,24 @@ public actor MQTTSink: EventSink {
             sink: name, reason: "the broker did not acknowledge \(messages.count) messages within \(limit)")
     }
 
+    /// What `check` says of the broker: connected (with the credentials configured), refused, or not reached within
+    /// five seconds. Nothing is published.
+    public static func probe(_ settings: MQTTSettings) async -> Result<String, SinkError> {
+        let sink = MQTTSink(settings: settings, name: "mqtt", logger: Logger(label: "calwatch.check"))
+        return await sink.probeConnection()
+    }
+
+    private func probeConnection() async -> Result<String, SinkError> {
+        do {
+            _ = try await connected()
+            return .success("connected to \(settings.endpoint.map { "\($0.host):\($0.port)" } ?? "?")")
+        } catch let error as SinkError {
+            return .failure(error)
+        } catch {
+            return .failure(SinkError(sink: name, reason: "\(error)"))
+        }
+    }
+
     /// The retained availability, and Home Assistant's discovery documents for the three entities.
     private func announcements() -> [(topic: String, payload: String, retain: Bool)] {
         var messages = [(base + "/status", "online", true)]

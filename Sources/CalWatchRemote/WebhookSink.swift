@@ -238,6 +238,22 @@ public actor WebhookSink: EventSink {
         return (SymmetricKey(data: bytes), nil)
     }
 
+    /// What `check` says of the receiver: an OPTIONS request (no event is sent), answered with any status, or why
+    /// none came. Never the address's path.
+    public static func probe(_ settings: WebhookSettings) async -> Result<String, SinkError> {
+        guard let url = URL(string: settings.url) else {
+            return .failure(SinkError(sink: settings.shownURL, reason: "not an address"))
+        }
+        var limits = HTTPClient.Limits()
+        limits.deadline = .seconds(min(settings.timeout, 10))
+        limits.largest = 64 << 10
+        limits.redirects = nil
+        switch await HTTPClient.send(HTTPClient.Request(method: "OPTIONS", url: url), limits: limits) {
+        case .success(let answer): return .success("\(url.origin) answers (HTTP \(answer.status) to OPTIONS)")
+        case .failure(let failure): return .failure(SinkError(sink: settings.shownURL, reason: failure.reason))
+        }
+    }
+
     /// Why the sink's secret cannot be had, or `nil` when it can (or none is configured): what `check` says.
     public static func checkSecret(_ settings: WebhookSettings, name: String) async -> String? {
         do {

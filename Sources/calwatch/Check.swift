@@ -15,7 +15,8 @@ extension CalwatchCommand {
                 Reads the configuration (--config, else $XDG_CONFIG_HOME/calwatch/config.yml when it exists, else \
                 the defaults), checks that each sink can write where it is told to and that each hook program \
                 exists and is executable, names the desktop notification server of a notify sink (a warning when \
-                there is no session bus), reads each webhook's secret once (never printing it), connects to each \
+                there is no session bus), reads each webhook's secret once (never printing it) and reaches its \
+                receiver with an OPTIONS request, connects to each MQTT broker (publishing nothing), connects to each \
                 PostgreSQL database (its version, and whether \
                 calwatch's tables there are current), fetches each ICS feed and CalDAV account once (a server that \
                 cannot be read is an error; the copy kept from before, if any, is still checked), asks the routing \
@@ -90,11 +91,31 @@ extension CalwatchCommand {
 
             // Each webhook's secret read once (never printed): a missing file or a failing command is an error now,
             // not a silent stop of its deliveries later.
+            // Each receiver and broker reached once (nothing sent): one that cannot be reached now is a warning,
+            // since the journal keeps its events until it can; a broker refusing the login is an error.
             for sink in configuration.sinks {
-                guard case .webhook(let webhook) = sink.output else { continue }
-                if let problem = await WebhookSink.checkSecret(webhook, name: sink.name) {
-                    StandardStreams.error("\(source): error: \(problem)\n")
-                    configurationErrors += 1
+                switch sink.output {
+                case .webhook(let webhook):
+                    if let problem = await WebhookSink.checkSecret(webhook, name: sink.name) {
+                        StandardStreams.error("\(source): error: \(problem)\n")
+                        configurationErrors += 1
+                    }
+                    switch await WebhookSink.probe(webhook) {
+                    case .success(let found): databases.append("  \(sink.name): \(found)")
+                    case .failure(let error):
+                        StandardStreams.error("\(source): warning: \(sink.name): \(error.reason)\n")
+                    }
+                case .mqtt(let mqtt):
+                    switch await MQTTSink.probe(mqtt) {
+                    case .success(let found): databases.append("  \(sink.name): \(found)")
+                    case .failure(let error) where error.reason.hasPrefix("the broker refused"):
+                        StandardStreams.error("\(source): error: \(sink.name): \(error.reason)\n")
+                        configurationErrors += 1
+                    case .failure(let error):
+                        StandardStreams.error("\(source): warning: \(sink.name): \(error.reason)\n")
+                    }
+                default:
+                    continue
                 }
             }
 

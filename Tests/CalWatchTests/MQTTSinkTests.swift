@@ -199,4 +199,23 @@ import Testing
             #expect(ids == second.map(\.json), "\(ids.count) received")
         }
     }
+
+    /// `check` connects to the broker once, publishing nothing; no broker there is a warning, not an error.
+    @Test func checkConnectsToTheBroker() async throws {
+        try await Self.withBroker { port, broker, folder in
+            for (url, found) in [
+                ("mqtt://127.0.0.1:\(port)", "connected to 127.0.0.1:\(port)"), ("mqtt://127.0.0.1:9", "warning"),
+            ] {
+                try """
+                calendars: []
+                sinks: [{ type: mqtt, url: "\(url)" }]
+                """.write(toFile: folder + "/config.yml", atomically: true, encoding: .utf8)
+                let check = try await CommandLineTests().calwatch(["check", "--config", folder + "/config.yml"])
+                #expect(
+                    check.status == 0 && (check.output + check.errors).contains(found), "\(check.output + check.errors)"
+                )
+            }
+            #expect(!((try? String(contentsOfFile: broker.log, encoding: .utf8)) ?? "").contains("Received PUBLISH"))
+        }
+    }
 }
