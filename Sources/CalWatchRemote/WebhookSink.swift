@@ -15,6 +15,9 @@ public import Logging
 /// the event, logged once with its status and first line, and not tried again. Redirects are not followed: the
 /// signature and headers were meant for the address configured. TLS is always verified.
 public actor WebhookSink: EventSink {
+    /// Its own thread: the secret file is read here, never on the cooperative pool (requests wait off it anyway).
+    private let executor = BlockingExecutor(name: "calwatch-webhook-sink")
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
     public nonisolated let name: String
     private let settings: WebhookSettings
     private let url: URL

@@ -220,6 +220,7 @@ import Testing
             sinks:
               - { type: mqtt, url: "mqtts://broker.example.org", username: cw, passwordCommand: [pass, mqtt] }
               - { type: mqtt, url: "mqtt://10.0.0.2:1884", topic: "home/{type}", discovery: false, name: lan }
+              - { type: mqtt, url: "mqtt://10.0.0.3", discovery: true, name: ha }
             instance: "lap/top+1"
             """)
         let mqtt = configuration.sinks.compactMap { sink -> MQTTSettings? in
@@ -227,18 +228,29 @@ import Testing
         }
         #expect(
             mqtt.map { $0.endpoint.map { "\($0.host):\($0.port) \($0.tls)" } } == [
-                "broker.example.org:8883 true", "10.0.0.2:1884 false",
+                "broker.example.org:8883 true", "10.0.0.2:1884 false", "10.0.0.3:1883 false",
             ])
-        #expect(mqtt.map(\.discovery) == ["homeassistant", nil])
+        // `discovery: true` is the default prefix.
+        #expect(mqtt.map(\.discovery) == ["homeassistant", nil, "homeassistant"])
         // The instance, wherever it stands, as one topic level.
-        #expect(mqtt.map { $0.topic(for: "reminderDue") } == ["calwatch/lap_top_1/reminderDue", "home/reminderDue"])
+        #expect(
+            mqtt.map { $0.topic(for: "reminderDue") } == [
+                "calwatch/lap_top_1/reminderDue", "home/reminderDue", "calwatch/lap_top_1/reminderDue",
+            ])
         let problems = Self.problems(
             """
             sinks:
               - { type: mqtt, url: "http://broker" }
               - { type: mqtt, url: "mqtt://broker", topic: "calwatch/#", name: b }
+              - { type: mqtt, url: "mqtt://cw:hunter2@broker", name: c }
             """)
-        #expect(problems.map { "\($0.line ?? 0) \($0.key ?? "")" } == ["2 sinks[0].url", "3 sinks[1].topic"])
+        #expect(
+            problems.map { "\($0.line ?? 0) \($0.key ?? "")" } == [
+                "2 sinks[0].url", "3 sinks[1].topic", "4 sinks[2].url",
+            ])
+        // A password in the address is refused, and not repeated in the message.
+        #expect(problems.last?.message.contains("passwordCommand") == true)
+        #expect(!problems.contains { $0.message.contains("hunter2") })
     }
 
     @Test func aPostgresSinkNamesItsWatcherAndNeverItsPassword() throws {

@@ -630,12 +630,8 @@ struct ConfigurationReader {
                     notify.snooze = durations
                 }
             }
-            if let node = keys["maxCards"]?.value, let count = integer(node, at: path + ".maxCards") {
-                if (1...50).contains(count) {
-                    notify.maxCards = count
-                } else {
-                    note(node, path + ".maxCards", "should be 1 to 50")
-                }
+            if let node = keys["maxCards"]?.value, let count = integer(node, at: path + ".maxCards", in: 1...50) {
+                notify.maxCards = count
             }
             if let node = keys["liveActivities"]?.value, let on = bool(node, at: path + ".liveActivities") {
                 notify.liveActivities = on
@@ -674,12 +670,8 @@ struct ConfigurationReader {
                 repeats.every = seconds
             }
         }
-        if let times = keys["times"]?.value, let count = integer(times, at: path + ".times") {
-            if (1...20).contains(count) {
-                repeats.times = count
-            } else {
-                note(times, path + ".times", "should be 1 to 20")
-            }
+        if let times = keys["times"]?.value, let count = integer(times, at: path + ".times", in: 1...20) {
+            repeats.times = count
         }
         return repeats
     }
@@ -918,6 +910,14 @@ struct ConfigurationReader {
             return nil
         }
         var settings = MQTTSettings(url: url)
+        // A password in the address would be shown wherever the address is; it has keys of its own.
+        if url.dropFirst(7).prefix(while: { $0 != "/" }).contains("@") {
+            note(
+                urlNode, path + ".url",
+                "holds a user name or password; write the address alone, the user in `username:` and the password "
+                    + "as a command that prints it (`passwordCommand: [pass, show, mqtt/calwatch]`)")
+            return nil
+        }
         guard settings.endpoint != nil else {
             note(
                 urlNode, path + ".url",
@@ -941,8 +941,9 @@ struct ConfigurationReader {
         }
         if let caNode = keys["caFile"]?.value { settings.caFile = self.path(caNode, at: path + ".caFile") }
         if let discoveryNode = keys["discovery"]?.value {
-            if case .scalar = discoveryNode, discoveryNode.bool == false {
-                settings.discovery = nil
+            // true or false, or the prefix itself.
+            if case .scalar = discoveryNode, let on = discoveryNode.bool {
+                settings.discovery = on ? "homeassistant" : nil
             } else if let prefix = string(discoveryNode, at: path + ".discovery") {
                 settings.discovery = prefix
             }
@@ -1001,12 +1002,10 @@ struct ConfigurationReader {
         {
             hook.timeout = .seconds(seconds)
         }
-        if let node = keys["concurrency"]?.value, let limit = integer(node, at: path + ".concurrency") {
-            if !(1...Limits.hookConcurrency).contains(limit) {
-                note(node, path + ".concurrency", "must be from 1 to \(Limits.hookConcurrency)")
-            } else {
-                hook.concurrency = limit
-            }
+        if let node = keys["concurrency"]?.value,
+            let limit = integer(node, at: path + ".concurrency", in: 1...Limits.hookConcurrency)
+        {
+            hook.concurrency = limit
         }
         return SinkSettings(name: name ?? "hook:" + hook.run.joined(separator: " "), output: .hook(hook))
     }
@@ -1116,6 +1115,16 @@ struct ConfigurationReader {
     private mutating func bool(_ node: Node, at path: String) -> Bool? {
         guard case .scalar = node, let value = node.bool else {
             note(node, path, "should be true or false, not \(Self.describe(node))")
+            return nil
+        }
+        return value
+    }
+
+    /// A whole number within `range`; noted at `path` when outside it.
+    private mutating func integer(_ node: Node, at path: String, in range: ClosedRange<Int>) -> Int? {
+        guard let value = integer(node, at: path) else { return nil }
+        guard range.contains(value) else {
+            note(node, path, "must be from \(range.lowerBound) to \(range.upperBound)")
             return nil
         }
         return value

@@ -28,8 +28,7 @@ public struct MQTTSettings: Sendable, Hashable, EventFilters {
     public var endpoint: (host: String, port: Int, tls: Bool)? {
         let tls = url.hasPrefix("mqtts://")
         guard tls || url.hasPrefix("mqtt://") else { return nil }
-        let rest = url.dropFirst(tls ? 8 : 7).prefix { $0 != "/" }
-        let hostPort = rest.split(separator: "@").last.map(String.init) ?? ""
+        let hostPort = String(url.dropFirst(tls ? 8 : 7).prefix { $0 != "/" })
         if let colon = hostPort.lastIndex(of: ":"), let port = Int(hostPort[hostPort.index(after: colon)...]) {
             let host = String(hostPort[..<colon])
             return host.isEmpty ? nil : (host, port, tls)
