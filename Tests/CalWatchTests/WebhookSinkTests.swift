@@ -120,26 +120,35 @@ import Testing
         }
     }
 
+    /// A replay through `preset` at `path` of `server` with `token` as its secret: the JSON lines, what the
+    /// receiver got, and the first request's JSON body.
+    static func push(_ preset: String, token: String, path: String, to server: FeedServer) async throws -> (
+        lines: [String], requests: [[String: Any]], first: [String: Any]
+    ) {
+        try (token + "\n").write(toFile: server.folder + "/token", atomically: true, encoding: .utf8)
+        let (lines, requests, _) = try await replay(
+            to: server,
+            sink: """
+                  - type: webhook
+                    preset: \(preset)
+                    url: \(server.url(path))
+                    secretFile: \(server.folder)/token
+                """)
+        let body = Data(((requests.first?["body"] as? String) ?? "").utf8)
+        return (lines, requests, (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] ?? [:])
+    }
+
     /// The ntfy preset: reminders (not live-activity updates) as ntfy's JSON publishing documents it, to the
     /// server's root with the topic inside, the access token as a bearer, a Join action for the meeting's link.
     @Test func ntfyGetsTheRemindersInItsOwnShape() async throws {
         try await FeedServer.with(script: "webhook-server.py") { server in
-            try "tk_calwatchtesttoken\n".write(toFile: server.folder + "/token", atomically: true, encoding: .utf8)
-            let (lines, requests, _) = try await Self.replay(
-                to: server,
-                sink: """
-                      - type: webhook
-                        preset: ntfy
-                        url: \(server.url("/calwatch-alerts"))
-                        secretFile: \(server.folder)/token
-                    """)
+            let (lines, requests, message) = try await Self.push(
+                "ntfy", token: "tk_calwatchtesttoken", path: "/calwatch-alerts", to: server)
             let reminders = lines.filter { $0.contains("calwatch.reminderDue") }
             #expect(requests.count == reminders.count && reminders.count == 2, "\(requests.count) requests")
             let first = try #require(requests.first)
             #expect(first["path"] as? String == "/")
             #expect(Self.headers(first)["authorization"] == "Bearer tk_calwatchtesttoken")
-            let message = try #require(
-                try JSONSerialization.jsonObject(with: Data(((first["body"] as? String) ?? "").utf8)) as? [String: Any])
             #expect(message["topic"] as? String == "calwatch-alerts")
             #expect(message["title"] as? String == "Standup «Café» ; done in 15 min", "\(message)")
             #expect((message["message"] as? String)?.contains("10:00–10:15 · Google Meet") == true, "\(message)")
@@ -155,21 +164,12 @@ import Testing
     /// The Gotify preset: POST /message with the application token and the click URL extra Gotify documents.
     @Test func gotifyGetsTheRemindersInItsOwnShape() async throws {
         try await FeedServer.with(script: "webhook-server.py") { server in
-            try "AppTokenFromGotify\n".write(toFile: server.folder + "/token", atomically: true, encoding: .utf8)
-            let (_, requests, _) = try await Self.replay(
-                to: server,
-                sink: """
-                      - type: webhook
-                        preset: gotify
-                        url: \(server.url(""))
-                        secretFile: \(server.folder)/token
-                    """)
+            let (_, requests, message) = try await Self.push(
+                "gotify", token: "AppTokenFromGotify", path: "", to: server)
             #expect(requests.count == 2)
             let first = try #require(requests.first)
             #expect(first["path"] as? String == "/message")
             #expect(Self.headers(first)["x-gotify-key"] == "AppTokenFromGotify")
-            let message = try #require(
-                try JSONSerialization.jsonObject(with: Data(((first["body"] as? String) ?? "").utf8)) as? [String: Any])
             #expect(
                 message["title"] as? String == "Standup «Café» ; done in 15 min" && message["priority"] as? Int == 5)
             let click = ((message["extras"] as? [String: Any])?["client::notification"] as? [String: Any])?["click"]
