@@ -7,21 +7,45 @@
 #include <string.h>
 
 /* One client and what its network thread (mosquitto_loop_start) tells: whether it is connected, the broker's last
- * CONNACK code, and how many QoS 1 publishes the broker has acknowledged (PUBACK), counted so a caller can wait
- * for a batch. */
+ * CONNACK code, and the message ids of the QoS 1 publishes the broker has acknowledged (PUBACK) since the caller
+ * last took them, so a caller can wait for exactly the messages of a batch (a resent message of an earlier batch
+ * is acknowledged too, and must not count for this one). */
 typedef struct {
     struct mosquitto *mosq;
     pthread_mutex_t lock;
-    long acknowledged;
+    int *acks;
+    size_t ack_count;
+    size_t ack_capacity;
     int connected;
+    long connections; /* connections accepted so far: a new one is announced again */
     int refused; /* the last CONNACK's code when not 0 (bad credentials, not authorised) */
+    char last_error[256]; /* libmosquitto's last error message (a TLS certificate not trusted, say) */
 } cw_mqtt;
+
+static void cw_mqtt_on_log(struct mosquitto *m, void *obj, int level, const char *text) {
+    (void)m;
+    if (level != MOSQ_LOG_ERR || !text) return;
+    cw_mqtt *c = obj;
+    pthread_mutex_lock(&c->lock);
+    strncpy(c->last_error, text, sizeof(c->last_error) - 1);
+    c->last_error[sizeof(c->last_error) - 1] = 0;
+    pthread_mutex_unlock(&c->lock);
+}
+
+/* Copies libmosquitto's last error message into `out` (empty when there was none). */
+static inline void cw_mqtt_last_error(cw_mqtt *c, char *out, size_t size) {
+    pthread_mutex_lock(&c->lock);
+    strncpy(out, c->last_error, size - 1);
+    out[size - 1] = 0;
+    pthread_mutex_unlock(&c->lock);
+}
 
 static void cw_mqtt_on_connect(struct mosquitto *m, void *obj, int rc) {
     (void)m;
     cw_mqtt *c = obj;
     pthread_mutex_lock(&c->lock);
     c->connected = rc == 0;
+    if (rc == 0) c->connections += 1;
     c->refused = rc;
     pthread_mutex_unlock(&c->lock);
 }
@@ -37,10 +61,18 @@ static void cw_mqtt_on_disconnect(struct mosquitto *m, void *obj, int rc) {
 
 static void cw_mqtt_on_publish(struct mosquitto *m, void *obj, int mid) {
     (void)m;
-    (void)mid;
     cw_mqtt *c = obj;
     pthread_mutex_lock(&c->lock);
-    c->acknowledged += 1;
+    if (c->ack_count == c->ack_capacity) {
+        size_t capacity = c->ack_capacity ? c->ack_capacity * 2 : 256;
+        int *grown = realloc(c->acks, capacity * sizeof(int));
+        if (grown) {
+            c->acks = grown;
+            c->ack_capacity = capacity;
+        }
+    }
+    /* Out of memory: the acknowledgement is not counted, and the caller's wait fails and sends the batch again. */
+    if (c->ack_count < c->ack_capacity) c->acks[c->ack_count++] = mid;
     pthread_mutex_unlock(&c->lock);
 }
 
@@ -58,6 +90,7 @@ static inline cw_mqtt *cw_mqtt_new(const char *client_id, const char *user, cons
     mosquitto_connect_callback_set(c->mosq, cw_mqtt_on_connect);
     mosquitto_disconnect_callback_set(c->mosq, cw_mqtt_on_disconnect);
     mosquitto_publish_callback_set(c->mosq, cw_mqtt_on_publish);
+    mosquitto_log_callback_set(c->mosq, cw_mqtt_on_log);
     int rc = MOSQ_ERR_SUCCESS;
     if (user) rc = mosquitto_username_pw_set(c->mosq, user, password);
     if (rc == MOSQ_ERR_SUCCESS && tls) rc = mosquitto_tls_set(c->mosq, ca_file, ca_file ? NULL : "/etc/ssl/certs", NULL, NULL, NULL);
@@ -73,22 +106,35 @@ static inline cw_mqtt *cw_mqtt_new(const char *client_id, const char *user, cons
 }
 
 static inline int cw_mqtt_start(cw_mqtt *c, const char *host, int port) {
-    mosquitto_reconnect_delay_set(c->mosq, 1, 30, 1);
+    /* A broker that restarts is tried again after 1, 2, 4, 8 s, then every 10 s. */
+    mosquitto_reconnect_delay_set(c->mosq, 1, 10, 1);
     int rc = mosquitto_connect_async(c->mosq, host, port, 30);
     if (rc != MOSQ_ERR_SUCCESS && rc != MOSQ_ERR_ERRNO) return rc;
     return mosquitto_loop_start(c->mosq);
 }
 
-static inline void cw_mqtt_state(cw_mqtt *c, int *connected, int *refused, long *acknowledged) {
+static inline void cw_mqtt_state(cw_mqtt *c, int *connected, int *refused, long *connections) {
     pthread_mutex_lock(&c->lock);
     *connected = c->connected;
+    *connections = c->connections;
     *refused = c->refused;
-    *acknowledged = c->acknowledged;
     pthread_mutex_unlock(&c->lock);
 }
 
-static inline int cw_mqtt_publish(cw_mqtt *c, const char *topic, const void *payload, int length, int retain) {
-    return mosquitto_publish(c->mosq, NULL, topic, length, payload, 1, retain ? true : false);
+/* Moves up to `max` acknowledged message ids into `out`; returns how many. */
+static inline int cw_mqtt_take_acks(cw_mqtt *c, int *out, int max) {
+    pthread_mutex_lock(&c->lock);
+    size_t taken = c->ack_count < (size_t)max ? c->ack_count : (size_t)max;
+    memcpy(out, c->acks, taken * sizeof(int));
+    memmove(c->acks, c->acks + taken, (c->ack_count - taken) * sizeof(int));
+    c->ack_count -= taken;
+    pthread_mutex_unlock(&c->lock);
+    return (int)taken;
+}
+
+static inline int cw_mqtt_publish(cw_mqtt *c, const char *topic, const void *payload, int length, int retain,
+                                  int *mid) {
+    return mosquitto_publish(c->mosq, mid, topic, length, payload, 1, retain ? true : false);
 }
 
 static inline void cw_mqtt_free(cw_mqtt *c) {
@@ -96,6 +142,7 @@ static inline void cw_mqtt_free(cw_mqtt *c) {
     mosquitto_loop_stop(c->mosq, true);
     mosquitto_destroy(c->mosq);
     pthread_mutex_destroy(&c->lock);
+    free(c->acks);
     free(c);
 }
 

@@ -163,7 +163,8 @@ public actor PostgresSink: EventSink {
                 sink: name,
                 reason:
                     "cannot connect to \(settings.redactedURL): \(settings.scrubbed(error.message)) (check the url, that the "
-                    + "server runs and that the user may log in; the events wait in the journal)")
+                    + "server runs and that the user may log in; the events wait in the journal)",
+                lasting: error.message.contains("authentication failed"))
         }
     }
 
@@ -217,7 +218,7 @@ public actor PostgresSink: EventSink {
         do {
             return try await PasswordCommand.run(command)
         } catch {
-            throw SinkError(sink: sink, reason: error.description)
+            throw SinkError(sink: sink, reason: error.description, lasting: true)
         }
     }
 
@@ -303,7 +304,8 @@ public actor PostgresSink: EventSink {
                 throw SinkError(
                     sink: sink,
                     reason: "\(url) holds calwatch layout \(found), written by a newer calwatch (this one writes "
-                        + "\(schemaVersion)); upgrade calwatch on this machine, or configure another database")
+                        + "\(schemaVersion)); upgrade calwatch on this machine, or configure another database",
+                    lasting: true)
             }
             if found < target {
                 for step in found..<target { try connection.execute(migrations[step]) }

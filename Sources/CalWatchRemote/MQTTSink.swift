@@ -23,7 +23,9 @@ public actor MQTTSink: EventSink {
     private var client: UnsafeMutablePointer<cw_mqtt>?
     /// Live activities in progress, by subject: a meeting among them is "in a meeting".
     private var live: [String: PlanningFacts.Kind] = [:]
-    private var announced = false
+    /// The connection (libmosquitto's count) on which the availability, discovery and state were last published:
+    /// a broker restarted, or one that sent the last will when the connection dropped, hears them again.
+    private var announcedOn = 0
 
     public init(settings: MQTTSettings, name: String, logger: Logger) {
         self.settings = settings
@@ -34,19 +36,20 @@ public actor MQTTSink: EventSink {
     /// Says `offline` (a clean disconnect sends no last will), waiting up to a second for the broker to take it.
     isolated deinit {
         guard let client else { return }
-        if announced { try? publish([(base + "/status", "offline", true)], on: client, within: .seconds(1)) }
+        if announcedOn > 0 { try? publish([(base + "/status", "offline", true)], on: client, within: .seconds(1)) }
         cw_mqtt_free(client)
     }
 
     private var base: String { "calwatch/" + MQTTSettings.level(settings.instance) }
 
     public func deliver(_ batch: [JournalStore.Entry]) async throws {
-        let client = try await connected()
+        let (client, connection) = try await connected()
         var messages: [(topic: String, payload: String, retain: Bool)] = []
-        if !announced { messages += announcements() }
+        let announcing = connection != announcedOn
+        if announcing { messages += announcements() }
         /// "In a meeting" as it is now; published when it changes, so a replay's batch shows each change too.
         var inMeeting = live.values.contains(.meeting)
-        if !announced { messages.append((base + "/live", inMeeting ? "ON" : "OFF", true)) }
+        if announcing { messages.append((base + "/live", inMeeting ? "ON" : "OFF", true)) }
         for entry in batch {
             // The filters choose the events published; the state topics follow every event.
             if settings.accepts(entry) {
@@ -68,12 +71,20 @@ public actor MQTTSink: EventSink {
                 messages.append((base + "/live", inMeeting ? "ON" : "OFF", true))
             }
         }
-        try publish(messages, on: client)
-        announced = true
+        do {
+            try publish(messages, on: client)
+        } catch {
+            // What libmosquitto still holds of this batch would be sent again on its reconnect, and once more by
+            // the bus's retry: a fresh client next time sends each message once more at most.
+            discard()
+            throw error
+        }
+        announcedOn = connection
     }
 
-    /// The connection, opened on first use; throws while the broker has not accepted it.
-    private func connected() async throws -> UnsafeMutablePointer<cw_mqtt> {
+    /// The client, opened on first use, and which connection of it is up; throws while the broker has not
+    /// accepted one.
+    private func connected() async throws -> (UnsafeMutablePointer<cw_mqtt>, Int) {
         if client == nil {
             guard let endpoint = settings.endpoint else { throw SinkError(sink: name, reason: "no broker address") }
             var password: String?
@@ -81,7 +92,7 @@ public actor MQTTSink: EventSink {
                 do {
                     password = try await PasswordCommand.run(command)
                 } catch {
-                    throw SinkError(sink: name, reason: "no password: \(error)")
+                    throw SinkError(sink: name, reason: "no password: \(error)", lasting: true)
                 }
             }
             var error: Int32 = 0
@@ -95,55 +106,93 @@ public actor MQTTSink: EventSink {
             }
             let status = cw_mqtt_start(made, endpoint.host, Int32(endpoint.port))
             guard status == 0 else {
+                let said = Self.lastError(made)
                 cw_mqtt_free(made)
                 throw SinkError(
-                    sink: name, reason: "cannot reach \(endpoint.host):\(endpoint.port): \(Self.words(status))")
+                    sink: name,
+                    reason: "cannot reach \(endpoint.host):\(endpoint.port): \(Self.words(status))"
+                        + (said.isEmpty ? "" : " (\(said))"))
             }
             client = made
         }
         guard let client else { throw SinkError(sink: name, reason: "no client") }
         // The first connection takes a moment: up to a few seconds here, then the bus's retries.
+        var connection = 0
         for _ in 0..<300 {
             var connected: Int32 = 0
             var refused: Int32 = 0
-            var acknowledged = 0
-            cw_mqtt_state(client, &connected, &refused, &acknowledged)
-            if connected != 0 { return client }
+            cw_mqtt_state(client, &connected, &refused, &connection)
+            if connected != 0 { return (client, connection) }
             if refused != 0 {
+                discard()
                 throw SinkError(
                     sink: name,
-                    reason: "the broker refused the connection: \(String(cString: mosquitto_connack_string(refused)))")
+                    reason: "the broker refused the connection: \(String(cString: mosquitto_connack_string(refused)))",
+                    lasting: true)
             }
             usleep(10_000)
         }
-        throw SinkError(sink: name, reason: "not connected to the broker (yet)")
+        let said = Self.lastError(client)
+        // libmosquitto tries again on its own only after a connection it once had; a client that never got one
+        // (the broker was down when it was made) is made anew on the next try.
+        if connection == 0 { discard() }
+        throw SinkError(
+            sink: name, reason: "not connected to the broker (yet)" + (said.isEmpty ? "" : ": " + said))
     }
 
-    /// Publishes every message with QoS 1 and waits until the broker has acknowledged them all.
+    /// Lets the client go (what it still holds unsent with it): the next delivery makes a new one.
+    private func discard() {
+        if let client { cw_mqtt_free(client) }
+        client = nil
+        announcedOn = 0
+    }
+
+    /// libmosquitto's last error message (a certificate not trusted, say); empty when there was none.
+    private static func lastError(_ client: UnsafeMutablePointer<cw_mqtt>) -> String {
+        var said = [CChar](repeating: 0, count: 256)
+        cw_mqtt_last_error(client, &said, said.count)
+        return String(decoding: said.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// Publishes every message with QoS 1 and waits until the broker has acknowledged each of them (by message id:
+    /// an earlier batch's message resent after a reconnect is acknowledged too, and does not count for this one).
+    /// A connection lost meanwhile fails the batch at once; libmosquitto keeps what it had in flight.
     private func publish(
         _ messages: [(topic: String, payload: String, retain: Bool)], on client: UnsafeMutablePointer<cw_mqtt>,
         within limit: Duration = .seconds(10)
     ) throws {
-        var connected: Int32 = 0
-        var refused: Int32 = 0
-        var before = 0
-        cw_mqtt_state(client, &connected, &refused, &before)
+        var waiting = Set<Int32>()
         for message in messages {
             let bytes = Array(message.payload.utf8)
-            let status = cw_mqtt_publish(client, message.topic, bytes, Int32(bytes.count), message.retain ? 1 : 0)
+            var id: Int32 = 0
+            let status = cw_mqtt_publish(
+                client, message.topic, bytes, Int32(bytes.count), message.retain ? 1 : 0, &id)
             guard status == 0 else {
                 throw SinkError(sink: name, reason: "cannot publish to \(message.topic): \(Self.words(status))")
             }
+            waiting.insert(id)
         }
+        var acknowledged = [Int32](repeating: 0, count: 1024)
         let deadline = ContinuousClock.now + limit
         while ContinuousClock.now < deadline {
-            var acknowledged = 0
-            cw_mqtt_state(client, &connected, &refused, &acknowledged)
-            if acknowledged - before >= messages.count { return }
+            while case let taken = cw_mqtt_take_acks(client, &acknowledged, Int32(acknowledged.count)), taken > 0 {
+                for id in acknowledged.prefix(Int(taken)) { waiting.remove(id) }
+            }
+            if waiting.isEmpty { return }
+            var connected: Int32 = 0
+            var refused: Int32 = 0
+            var connection = 0
+            cw_mqtt_state(client, &connected, &refused, &connection)
+            if connected == 0 {
+                throw SinkError(
+                    sink: name,
+                    reason: "the broker went away before acknowledging \(waiting.count) of \(messages.count) messages")
+            }
             usleep(2_000)
         }
         throw SinkError(
-            sink: name, reason: "the broker did not acknowledge \(messages.count) messages within \(limit)")
+            sink: name,
+            reason: "the broker did not acknowledge \(waiting.count) of \(messages.count) messages within \(limit)")
     }
 
     /// What `check` says of the broker: connected (with the credentials configured), refused, or not reached within

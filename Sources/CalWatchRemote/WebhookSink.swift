@@ -5,7 +5,8 @@ import Foundation
 public import Logging
 
 /// Events as HTTP POSTs (`type: webhook`, docs/sinks/webhook.md): one request per event in the CloudEvents HTTP
-/// binding, structured (`application/cloudevents+json`) or binary (`ce-` headers), signed per the Standard Webhooks
+/// binding, structured (`application/cloudevents+json`) or binary (`ce-` headers), or arrays of events (`mode:
+/// batch`, `application/cloudevents-batch+json`), signed per the Standard Webhooks
 /// specification: `webhook-id` (the event's id, the same on every attempt, for the receiver to drop a repeat),
 /// `webhook-timestamp` and `webhook-signature` (`v1,` and the base64 HMAC-SHA256 of `id.timestamp.body`).
 ///
@@ -51,6 +52,7 @@ public actor WebhookSink: EventSink {
         }
         notBefore = nil
         let key = try await signingKey()
+        if settings.mode == .batch, settings.preset == nil { return try await deliverInBatches(batch, key: key) }
         for entry in batch where entry.sequence > deliveredThrough {
             guard settings.accepts(entry) else {
                 deliveredThrough = entry.sequence
@@ -75,6 +77,52 @@ public actor WebhookSink: EventSink {
             }
             failing = nil
             deliveredThrough = entry.sequence
+        }
+    }
+
+    /// `mode: batch`: the accepted events as arrays of up to `batchSize`, each array one request whose
+    /// `webhook-id` is the first event's id and the count (the same events sent again carry the same one; a
+    /// receiver drops a repeat by each event's `id`, as a retry may group them differently). A group that failed
+    /// three times and has wholly expired is dropped, as single events are.
+    private func deliverInBatches(_ batch: [JournalStore.Entry], key: SymmetricKey?) async throws {
+        let waiting = batch.filter { $0.sequence > deliveredThrough }
+        var start = 0
+        while start < waiting.count {
+            var group: [JournalStore.Entry] = []
+            var end = start
+            while end < waiting.count, group.count < settings.batchSize {
+                if settings.accepts(waiting[end]) { group.append(waiting[end]) }
+                end += 1
+            }
+            let last = waiting[end - 1].sequence
+            start = end
+            guard let first = group.first else {
+                deliveredThrough = last
+                continue
+            }
+            if let failing, failing.sequence == first.sequence, failing.attempts >= 3,
+                group.allSatisfy({ Timestamp($0.event.expiry) < now() })
+            {
+                logger.warning(
+                    "\(name): \(group.count) events from \(first.event.id) expired before the receiver took them; dropped",
+                    metadata: ["sink.name": "\(name)", "event.id": "\(first.event.id)"])
+                deliveredThrough = last
+                self.failing = nil
+                continue
+            }
+            let id = "\(first.event.id)-\(group.count)"
+            let body = Data(("[" + group.map(\.json).joined(separator: ",") + "]").utf8)
+            var headers = settings.headers
+            headers["Content-Type"] = "application/cloudevents-batch+json; charset=utf-8"
+            do {
+                try await send(signed(body, id: id, headers: headers, key: key), id: id)
+            } catch {
+                let attempts = failing?.sequence == first.sequence ? failing!.attempts + 1 : 1
+                failing = (first.sequence, attempts)
+                throw error
+            }
+            failing = nil
+            deliveredThrough = last
         }
     }
 
@@ -110,7 +158,17 @@ public actor WebhookSink: EventSink {
             }
             headers["Content-Type"] = "application/json"
             body = (try? JSONSerialization.data(withJSONObject: event["data"] ?? [:], options: [.sortedKeys])) ?? Data()
+        case .batch:
+            headers["Content-Type"] = "application/cloudevents-batch+json; charset=utf-8"
+            body = Data(("[" + entry.json + "]").utf8)
         }
+        return signed(body, id: id, headers: headers, key: key)
+    }
+
+    /// A POST of `body` with the Standard Webhooks headers: `webhook-id`, `webhook-timestamp`, and with a key
+    /// `webhook-signature` (`v1,` and the base64 HMAC-SHA256 of `id.timestamp.body`).
+    private func signed(_ body: Data, id: String, headers: [String: String], key: SymmetricKey?) -> HTTPClient.Request {
+        var headers = headers
         let timestamp = now().millisecondsSinceEpoch / 1000
         headers["webhook-id"] = id
         headers["webhook-timestamp"] = "\(timestamp)"

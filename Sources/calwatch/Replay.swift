@@ -31,6 +31,12 @@ extension CalwatchCommand {
                 forgets delivered events a day after they expire; a replay of an earlier window with it starts \
                 where it had got to, and says so.
 
+                A sink that fails (a webhook receiver or MQTT broker down) is tried again with growing delays while \
+                the replay runs; one that had worked earlier in the run is tried for up to --wait-for-sinks after \
+                the last event is planned (a restart), one that never did (a wrong address or password) five more \
+                times. What it still has not taken is counted in the summary and stays in the journal given with \
+                --state.
+
                 Exit status: 0 done; 64 usage error; 65 no calendar could be read; 74 the journal or the output \
                 failed (events not delivered stay in the journal for the next run); 130 stopped by a signal.
 
@@ -53,7 +59,17 @@ extension CalwatchCommand {
         @Option(help: "The journal to continue (default: a fresh one of this replay's own, removed afterwards).")
         var state: String?
 
+        @Option(
+            name: .customLong("wait-for-sinks"),
+            help: ArgumentHelp(
+                "How long a failing sink is still tried after the last event (0s: five quick tries).",
+                valueName: "duration"))
+        var waitForSinks = "1m"
+
         func validate() throws {
+            guard let wait = DurationText.seconds(waitForSinks), (0...86_400).contains(wait) else {
+                throw ValidationError("'\(waitForSinks)' is not a duration from 0s to 1d; write it like 1m or 30s.")
+            }
             if calendars.paths.isEmpty && settings.config == nil {
                 throw ValidationError("Name the calendars to replay, or a --config that lists them.")
             }
@@ -111,10 +127,12 @@ extension CalwatchCommand {
                 settings, occurrences: scan.occurrences, now: window.start, addresses: 60,
                 planning: { classifier in for occurrence in scan.occurrences { _ = classifier.facts(for: occurrence) } }
             )
+            var replayOptions = CalWatchRuntime.Replay.Options()
+            replayOptions.bus.finalWait = .seconds(DurationText.seconds(waitForSinks) ?? 60)
             let replay = CalWatchRuntime.Replay(
                 occurrences: scan.occurrences, facts: classifier.facts(for:), configuration: configuration,
-                journal: journal,
-                sinks: sinks, recordedTime: { CommandSupport.timestamp }, logger: logger)
+                journal: journal, sinks: sinks, recordedTime: { CommandSupport.timestamp }, options: replayOptions,
+                logger: logger)
             let summary: CalWatchRuntime.Replay.Summary
             StopSignals.install()
             do {

@@ -206,10 +206,13 @@ import Testing
               - { type: webhook, url: "https://example.org/x", secret: hunter2, name: b }
               - { type: webhook, url: "https://example.org/x", mode: soap, name: c }
               - { type: webhook, name: d }
+              - { type: webhook, url: "https://ntfy.sh/t", preset: ntfy, mode: batch, name: e }
+              - { type: webhook, url: "https://example.org/x", mode: batch, batchSize: 0, name: f }
             """)
         #expect(
             problems.map { "\($0.line ?? 0) \($0.key ?? "")" } == [
-                "2 sinks[0].url", "3 sinks[1].secret", "4 sinks[2].mode", "5 sinks[3]",
+                "2 sinks[0].url", "3 sinks[1].secret", "4 sinks[2].mode", "5 sinks[3]", "6 sinks[4].mode",
+                "7 sinks[5].batchSize",
             ])
         #expect(problems[1].message.contains("secretFile") && !problems[1].message.contains("hunter2"))
     }

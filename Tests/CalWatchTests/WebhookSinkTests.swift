@@ -83,6 +83,45 @@ import Testing
         }
     }
 
+    /// Batch mode: the events in arrays of at most `batchSize` (CloudEvents' batched content mode), signed; the
+    /// same events in the same order as the JSON Lines sink wrote them, each once.
+    @Test func batchModeSendsArraysOfEvents() async throws {
+        try await FeedServer.with(script: "webhook-server.py", arguments: [Self.secret]) { server in
+            let sink = """
+                  - type: webhook
+                    url: \(server.url("/hooks/batch"))
+                    mode: batch
+                    batchSize: 2
+                    secretFile: \(server.folder)/secret
+                """
+            let (lines, requests, _) = try await Self.replay(to: server, sink: sink)
+            #expect(lines.count >= 5)
+            #expect(requests.count == (lines.count + 1) / 2, "\(requests.count) requests for \(lines.count) events")
+            var posted: [String] = []
+            for request in requests {
+                let headers = Self.headers(request)
+                #expect(request["verified"] as? Bool == true, "\(headers)")
+                #expect(headers["content-type"]?.hasPrefix("application/cloudevents-batch+json") == true)
+                let body = Data(((request["body"] as? String) ?? "").utf8)
+                let events = try #require(try JSONSerialization.jsonObject(with: body) as? [[String: Any]])
+                #expect((1...2).contains(events.count))
+                #expect(headers["webhook-id"] == "\(events.first?["id"] as? String ?? "-")-\(events.count)")
+                posted += events.map {
+                    String(
+                        decoding: try! JSONSerialization.data(withJSONObject: $0, options: [.sortedKeys]), as: UTF8.self
+                    )
+                }
+            }
+            let written = lines.map {
+                String(
+                    decoding: try! JSONSerialization.data(
+                        withJSONObject: try! JSONSerialization.jsonObject(with: Data($0.utf8)), options: [.sortedKeys]),
+                    as: UTF8.self)
+            }
+            #expect(posted == written)
+        }
+    }
+
     /// Binary mode: the attributes as `ce-` headers, the data alone as the body, still signed.
     @Test func binaryModeSendsTheAttributesAsHeaders() async throws {
         try await FeedServer.with(script: "webhook-server.py", arguments: [Self.secret]) { server in

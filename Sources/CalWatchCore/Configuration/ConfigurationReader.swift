@@ -571,8 +571,8 @@ struct ConfigurationReader {
         "hook": ["run", "on", "kinds", "offsets", "calendars", "timeout", "concurrency"],
         "notify": ["snooze", "maxCards", "liveActivities", "repeat", "bus"],
         "webhook": [
-            "url", "mode", "preset", "secretCommand", "secretFile", "secret", "headers", "timeout", "on", "kinds",
-            "offsets", "calendars",
+            "url", "mode", "batchSize", "preset", "secretCommand", "secretFile", "secret", "headers", "timeout", "on",
+            "kinds", "offsets", "calendars",
         ],
         "mqtt": [
             "url", "topic", "username", "passwordCommand", "caFile", "discovery", "on", "kinds", "offsets", "calendars",
@@ -860,6 +860,16 @@ struct ConfigurationReader {
             let preset = choice(presetNode, at: path + ".preset", of: WebhookSettings.Preset.self)
         {
             settings.preset = preset
+        }
+        if settings.preset != nil, settings.mode != .structured, let modeNode = keys["mode"]?.value {
+            note(
+                modeNode, path + ".mode",
+                "is for CloudEvents receivers; a preset sends each message as its service documents it: leave `mode:` out"
+            )
+        }
+        if let sizeNode = keys["batchSize"]?.value, let size = integer(sizeNode, at: path + ".batchSize", in: 1...1000)
+        {
+            settings.batchSize = size
         }
         if let secretNode = keys["secret"]?.value {
             note(

@@ -11,6 +11,8 @@ public struct WebhookSettings: Sendable, Hashable, EventFilters {
         case structured
         /// The event's attributes as `ce-` headers, its `data` as an `application/json` body.
         case binary
+        /// The events of a delivery, up to `batchSize`, as one `application/cloudevents-batch+json` array.
+        case batch
     }
 
     /// A push service's own request shape instead of CloudEvents: reminders and flights only, worded for a phone.
@@ -33,6 +35,8 @@ public struct WebhookSettings: Sendable, Hashable, EventFilters {
     public var headers: [String: String] = [:]
     /// The whole exchange, seconds.
     public var timeout: Int64 = 10
+    /// Events per request in `mode: batch`.
+    public var batchSize = 100
 
     public init(url: String) {
         self.url = url

@@ -29,6 +29,10 @@ public final class EventBus: Service {
         /// Attempts to deliver what is left when the bus finishes; what still fails stays in the journal for the
         /// next run.
         public var finalAttempts = 5
+        /// How long a failing sink that delivered earlier in the run is still tried when the bus finishes, beyond
+        /// `finalAttempts`: a replay waits this long for a receiver or broker that is briefly down (counted in retry
+        /// delays, on the bus's clock).
+        public var finalWait: Duration = .zero
 
         public init() {}
     }
@@ -227,6 +231,10 @@ public final class EventBus: Service {
         var delay: Duration
         /// Failures since the last delivery that worked.
         var streak = 0
+        /// Time spent in retry delays since the input closed.
+        var waited: Duration = .zero
+        /// The last failure is one that waiting does not mend (`SinkError.lasting`).
+        var lasting = false
         var report: SinkReport
 
         init(sink: any EventSink, lane: Int, bus: EventBus) {
@@ -262,8 +270,14 @@ public final class EventBus: Service {
                 let fresh = batch.drop { $0.sequence <= cursor }
                 if !fresh.isEmpty, await !deliver(Array(fresh), fromJournal: false) { await retryWhileFailing() }
             }
-            for _ in 0..<(bus.stopping.isSet ? 1 : policy.finalAttempts) where !report.closed {
-                if await catchUp(through: nil) { break }
+            waited = .zero
+            var attempts = 0
+            while !report.closed, await !catchUp(through: nil) {
+                attempts += 1
+                // Only a sink that worked in this run is waited for (a broker restarting); one that never did has
+                // a wrong address or password, and waiting would only delay saying so.
+                let waitedEnough = lasting || report.delivered == 0 || waited >= policy.finalWait
+                if bus.stopping.isSet || (attempts >= policy.finalAttempts && waitedEnough) { break }
             }
             if !report.closed, let last = try? await journal.lastSequence() {
                 report.undelivered = max(0, last - cursor)
@@ -311,6 +325,7 @@ public final class EventBus: Service {
                 pace.set(lane, .closed)
                 return false
             } catch {
+                lasting = (error as? SinkError)?.lasting ?? false
                 failed((error as? SinkError)?.reason ?? "\(error)")
                 await pause()
                 return false
@@ -362,6 +377,7 @@ public final class EventBus: Service {
                 await group.next()
                 group.cancelAll()
             }
+            waited += delay
             self.delay = min(delay * 2, policy.maxRetryDelay)
         }
     }

@@ -4,10 +4,14 @@ import CalWatchCore
 public struct SinkError: Error, CustomStringConvertible, Sendable {
     public var sink: String
     public var reason: String
+    /// A failure that waiting does not mend (credentials refused, a layout from a newer calwatch): a finishing
+    /// replay does not wait for it (`EventBus.Policy.finalWait`).
+    public var lasting: Bool
     public var description: String { "\(sink): \(reason)" }
 
-    public init(sink: String, reason: String) {
+    public init(sink: String, reason: String, lasting: Bool = false) {
         self.sink = sink
         self.reason = reason
+        self.lasting = lasting
     }
 }
