@@ -12,7 +12,7 @@ DEMO_WINDOW := --from 2027-03-01 --to 2027-03-08 --tz Europe/Berlin
 DEMO_DAY := --from 2027-03-03 --to 2027-03-04
 DEMO_CALENDARS := samples/calendars samples/radicale/family samples/caldav/report.xml
 
-.PHONY: deps test-deps lint build screenshots demo test test-busy corpus bench bench-replay bench-sinks bench-postgres bench-feeds bench-hostile bench-package bench-watch bench-next format clean \
+.PHONY: deps test-deps lint build screenshots demo test test-busy corpus bench bench-replay bench-sinks bench-push bench-postgres bench-feeds bench-hostile bench-package bench-watch bench-next format clean \
 	release manual install uninstall deb deb-deps test-package fuzz test-asan test-tsan soak
 
 deps:
@@ -137,6 +137,10 @@ bench-against: test-deps
 
 bench-sinks: test-deps
 	python3 benchmarks/run.py --sinks
+
+# 10,000 events through a webhook and MQTT beside JSON Lines: throughput, and the same ids at each receiver.
+bench-push: test-deps
+	python3 benchmarks/push.py
 
 # Eight watchers replaying into one PostgreSQL database at once, against their ceiling (~1 minute).
 bench-postgres: test-deps

@@ -111,6 +111,31 @@ import Testing
             .map { $0.split(separator: "\t", maxSplits: 3, omittingEmptySubsequences: false).map(String.init) }
     }
 
+    /// A discovery document held to Home Assistant's documented schema (Fixtures/home-assistant-mqtt-discovery.json):
+    /// a topic of the documented form, only documented keys (a misspelt one is ignored by Home Assistant without a
+    /// word), the required ones, a device it can register (identifiers, with a unique_id), a known device class.
+    static func validateDiscovery(topic: String, document text: String) throws {
+        let schema = try #require(
+            try JSONSerialization.jsonObject(
+                with: Data(contentsOf: URL(fileURLWithPath: fixture("home-assistant-mqtt-discovery.json"))))
+                as? [String: Any])
+        func keys(_ name: String) -> Set<String> { Set(schema[name] as? [String] ?? []) }
+        let pattern = try Regex(schema["topic"] as? String ?? "")
+        #expect(topic.wholeMatch(of: pattern) != nil, "\(topic)")
+        let component = topic.split(separator: "/")[1]
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+        let allowed = keys("common").union(keys(String(component)))
+        #expect(Set(document.keys).subtracting(allowed).isEmpty, "\(topic): \(Set(document.keys).subtracting(allowed))")
+        #expect(keys("required").isSubset(of: document.keys), "\(topic)")
+        let device = try #require(document["device"] as? [String: Any])
+        #expect(Set(device.keys).isSubset(of: keys("device")) && !((device["identifiers"] as? [String]) ?? []).isEmpty)
+        #expect(document["unique_id"] is String, "a device needs a unique_id")
+        if let deviceClass = document["device_class"] as? String {
+            let known = keys(component == "sensor" ? "sensorDeviceClasses" : "binarySensorDeviceClasses")
+            #expect(known.contains(deviceClass), "\(topic): \(deviceClass)")
+        }
+    }
+
     @Test func eachEventIsPublishedAndHomeAssistantFindsTheState() async throws {
         try await Self.withBroker { port, broker, folder in
             let watcher = try Self.subscribe(["calwatch/#", "homeassistant/#"], port: port, into: folder + "/all.txt")
@@ -161,6 +186,7 @@ import Testing
                     "homeassistant/sensor/calwatch_test_next/config",
                     "homeassistant/sensor/calwatch_test_leave_by/config",
                 ])
+            for config in configs { try Self.validateDiscovery(topic: config[0], document: config[3]) }
             let meeting = try #require(configs.first { $0[0].contains("in_meeting") })
             let document = try JSONSerialization.jsonObject(with: Data(meeting[3].utf8)) as? [String: Any]
             #expect(document?["state_topic"] as? String == "calwatch/test/live")
@@ -176,6 +202,8 @@ import Testing
             #expect(retained["calwatch/test/status"]?[3] == "offline")
             let next = try JSONSerialization.jsonObject(with: Data((retained["calwatch/test/next"]?[3] ?? "").utf8))
             #expect((next as? [String: Any])?["summary"] as? String == "Standup «Café» ; done", "\(retained)")
+            // What the entities read is what their documents promise: ON/OFF, and JSON with the templated key.
+            #expect(["ON", "OFF"].contains(retained["calwatch/test/live"]?[3] ?? ""))
         }
     }
 
