@@ -217,6 +217,18 @@ import Testing
         #expect(problems[1].message.contains("secretFile") && !problems[1].message.contains("hunter2"))
     }
 
+    /// config.yml, the documented example, shows every key each type of sink takes (all but the refused `secret`).
+    @Test func theExampleConfigurationShowsEverySinkKey() throws {
+        let example = try String(contentsOfFile: Self.repository + "/config.yml", encoding: .utf8)
+        for (type, keys) in ConfigurationReader.sinkKeys {
+            for key in keys where key != "secret" {
+                #expect(
+                    example.contains(" \(key): ") || example.contains("{ \(key): ") || example.contains(", \(key): "),
+                    "config.yml shows no `\(key):` for type: \(type)")
+            }
+        }
+    }
+
     @Test func anMQTTSinkNamesItsBrokerAndInstance() throws {
         let configuration = try Self.parse(
             """

@@ -566,7 +566,7 @@ struct ConfigurationReader {
     }
 
     /// The keys each type of sink takes besides `type` and `name`.
-    private static let sinkKeys: KeyValuePairs<String, [String]> = [
+    static let sinkKeys: KeyValuePairs<String, [String]> = [
         "jsonl": ["path"], "sqlite": ["path", "keep"], "postgres": ["url", "channel", "passwordCommand"],
         "hook": ["run", "on", "kinds", "offsets", "calendars", "timeout", "concurrency"],
         "notify": ["snooze", "maxCards", "liveActivities", "repeat", "bus"],
