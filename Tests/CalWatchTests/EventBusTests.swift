@@ -65,6 +65,22 @@ import Testing
         }
     }
 
+    /// A sink that takes its first batch, then fails `outage` times (a broker restarting), then works again.
+    actor OutageSink: EventSink {
+        nonisolated let name = "outage"
+        var lines: [String] = []
+        var outageLeft: Int
+        init(outage: Int) { outageLeft = outage }
+
+        func deliver(_ batch: [JournalStore.Entry]) throws {
+            if !lines.isEmpty, outageLeft > 0 {
+                outageLeft -= 1
+                throw SinkError(sink: name, reason: "Connection refused")
+            }
+            lines += batch.map(\.json)
+        }
+    }
+
     static var quickRetries: Replay.Options {
         var options = Replay.Options.small
         options.bus.queueLimit = 2
@@ -174,6 +190,29 @@ import Testing
         }
         #expect(await flaky.failuresLeft == 0)
         _ = await bench.received()
+    }
+
+    /// A finishing replay waits (`finalWait`, `--wait-for-sinks`) for a sink that worked earlier in the run and then
+    /// failed, so a broker restarting loses nothing; one that never worked is not waited for.
+    @Test func aFinishingReplayWaitsForASinkThatHadWorkedAndNotForOneThatNeverDid() async throws {
+        let expected = try await Self.expectedLines()
+        var options = Self.quickRetries
+        // Two hundred failures at 4 ms apart are 0.8 s of nominal delays: within the wait.
+        options.bus.finalWait = .seconds(2)
+        let restarting = OutageSink(outage: 200)
+        let waited = try await ReplayTests.replay(
+            journal: try ReplayTests.journal(), sinks: [restarting], from: "2027-03-01", to: "2027-03-03",
+            options: options)
+        #expect(await restarting.lines == expected)
+        #expect(waited.sinks.first?.undelivered == 0 && waited.sinks.first?.failures == 200)
+        // Never delivered (a wrong address): five more tries, not an hour of them.
+        options.bus.finalWait = .seconds(3600)
+        let broken = FlakySink(failures: .max)
+        let gaveUp = try await ReplayTests.replay(
+            journal: try ReplayTests.journal(), sinks: [broken], from: "2027-03-01", to: "2027-03-03",
+            options: options)
+        #expect(gaveUp.sinks.first?.undelivered == Int64(expected.count))
+        #expect((gaveUp.sinks.first?.failures ?? 0) < 1000, "\(gaveUp.sinks.first?.failures ?? 0) attempts")
     }
 
     @Test func whatASinkCouldNotTakeWaitsInTheJournalForTheNextRun() async throws {
