@@ -258,13 +258,14 @@ import Testing
               - { type: mqtt, url: "http://broker" }
               - { type: mqtt, url: "mqtt://broker", topic: "calwatch/#", name: b }
               - { type: mqtt, url: "mqtt://cw:hunter2@broker", name: c }
+              - { type: mqtt, url: "mqtts://cw:hunter2@broker:8883" }
             """)
         #expect(
             problems.map { "\($0.line ?? 0) \($0.key ?? "")" } == [
-                "2 sinks[0].url", "3 sinks[1].topic", "4 sinks[2].url",
+                "2 sinks[0].url", "3 sinks[1].topic", "4 sinks[2].url", "5 sinks[3].url",
             ])
-        // A password in the address is refused, and not repeated in the message.
-        #expect(problems.last?.message.contains("passwordCommand") == true)
+        // A password in the address (mqtt or mqtts) is refused, and not repeated in the message.
+        #expect(problems.suffix(2).allSatisfy { $0.message.contains("passwordCommand") })
         #expect(!problems.contains { $0.message.contains("hunter2") })
     }
 

@@ -921,7 +921,7 @@ struct ConfigurationReader {
         }
         var settings = MQTTSettings(url: url)
         // A password in the address would be shown wherever the address is; it has keys of its own.
-        if url.dropFirst(7).prefix(while: { $0 != "/" }).contains("@") {
+        if settings.addressHoldsCredentials {
             note(
                 urlNode, path + ".url",
                 "holds a user name or password; write the address alone, the user in `username:` and the password "
@@ -959,7 +959,7 @@ struct ConfigurationReader {
             }
         }
         readFilters(keys, at: path, into: &settings)
-        // Host and port only: a password written in the address stays out of the name and the logs.
+        // Host and port only.
         let endpoint = settings.endpoint.map { "\($0.tls ? "mqtts" : "mqtt")://\($0.host):\($0.port)" } ?? "mqtt"
         return SinkSettings(name: name ?? "mqtt:" + endpoint, output: .mqtt(settings))
     }

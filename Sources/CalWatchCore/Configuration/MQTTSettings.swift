@@ -24,11 +24,20 @@ public struct MQTTSettings: Sendable, Hashable, EventFilters {
         self.url = url
     }
 
-    /// Host and port, TLS or not, from `url`; `nil` when it is not an mqtt(s) address.
-    public var endpoint: (host: String, port: Int, tls: Bool)? {
+    /// What stands between `mqtt://` or `mqtts://` and the path; `nil` for another scheme.
+    private var authority: (text: String, tls: Bool)? {
         let tls = url.hasPrefix("mqtts://")
         guard tls || url.hasPrefix("mqtt://") else { return nil }
-        let hostPort = String(url.dropFirst(tls ? 8 : 7).prefix { $0 != "/" })
+        return (String(url.dropFirst(tls ? 8 : 7).prefix { $0 != "/" }), tls)
+    }
+
+    /// Whether `url` holds a user name or password (`mqtt://user:secret@host`), which would show wherever the
+    /// address is shown.
+    public var addressHoldsCredentials: Bool { authority?.text.contains("@") ?? false }
+
+    /// Host and port, TLS or not, from `url`; `nil` when it is not an mqtt(s) address or holds credentials.
+    public var endpoint: (host: String, port: Int, tls: Bool)? {
+        guard let (hostPort, tls) = authority, !hostPort.contains("@") else { return nil }
         if let colon = hostPort.lastIndex(of: ":"), let port = Int(hostPort[hostPort.index(after: colon)...]) {
             let host = String(hostPort[..<colon])
             return host.isEmpty ? nil : (host, port, tls)
@@ -38,9 +47,8 @@ public struct MQTTSettings: Sendable, Hashable, EventFilters {
 
     /// The topic of an event type (its `rawValue`), sanitised: `+`, `#` and NUL never reach a topic.
     public func topic(for type: String) -> String {
-        let filled = topic.replacingOccurrences(of: "{instance}", with: Self.level(instance))
+        topic.replacingOccurrences(of: "{instance}", with: Self.level(instance))
             .replacingOccurrences(of: "{type}", with: Self.level(type))
-        return filled
     }
 
     /// A value as one topic level: no `/`, `+`, `#` or controls.
