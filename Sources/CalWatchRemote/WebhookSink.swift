@@ -36,14 +36,16 @@ public actor WebhookSink: EventSink {
     /// replay delivers events long past, so expiry alone never drops one untried).
     private var failing: (sequence: Int64, attempts: Int)?
 
+    /// Throws when `settings.url` is not an address (the configuration reader refuses one first).
     public init(
         settings: WebhookSettings, name: String, logger: Logger, now: @escaping @Sendable () -> Timestamp = { .now }
-    ) {
+    ) throws(SinkError) {
+        guard let url = URL(string: settings.url) else { throw SinkError(sink: name, reason: "not an address") }
         self.settings = settings
         self.name = name
         self.logger = logger
         self.now = now
-        url = URL(string: settings.url)!
+        self.url = url
     }
 
     public func deliver(_ batch: [JournalStore.Entry]) async throws {
@@ -52,45 +54,14 @@ public actor WebhookSink: EventSink {
         }
         notBefore = nil
         let key = try await signingKey()
-        if settings.mode == .batch, settings.preset == nil { return try await deliverInBatches(batch, key: key) }
-        for entry in batch where entry.sequence > deliveredThrough {
-            guard settings.accepts(entry) else {
-                deliveredThrough = entry.sequence
-                continue
-            }
-            if let failing, failing.sequence == entry.sequence, failing.attempts >= 3,
-                Timestamp(entry.event.expiry) < now()
-            {
-                logger.warning(
-                    "\(name): event \(entry.event.id) expired before the receiver took it; dropped",
-                    metadata: ["sink.name": "\(name)", "event.id": "\(entry.event.id)"])
-                deliveredThrough = entry.sequence
-                self.failing = nil
-                continue
-            }
-            do {
-                try await post(entry, key: key)
-            } catch {
-                let attempts = failing?.sequence == entry.sequence ? failing!.attempts + 1 : 1
-                failing = (entry.sequence, attempts)
-                throw error
-            }
-            failing = nil
-            deliveredThrough = entry.sequence
-        }
-    }
-
-    /// `mode: batch`: the accepted events as arrays of up to `batchSize`, each array one request whose
-    /// `webhook-id` is the first event's id and the count (the same events sent again carry the same one; a
-    /// receiver drops a repeat by each event's `id`, as a retry may group them differently). A group that failed
-    /// three times and has wholly expired is dropped, as single events are.
-    private func deliverInBatches(_ batch: [JournalStore.Entry], key: SymmetricKey?) async throws {
+        // A request per event, or per `batchSize` events in `mode: batch`; events the filters leave out are passed.
+        let size = settings.mode == .batch && settings.preset == nil ? settings.batchSize : 1
         let waiting = batch.filter { $0.sequence > deliveredThrough }
         var start = 0
         while start < waiting.count {
             var group: [JournalStore.Entry] = []
             var end = start
-            while end < waiting.count, group.count < settings.batchSize {
+            while end < waiting.count, group.count < size {
                 if settings.accepts(waiting[end]) { group.append(waiting[end]) }
                 end += 1
             }
@@ -100,22 +71,20 @@ public actor WebhookSink: EventSink {
                 deliveredThrough = last
                 continue
             }
+            let id = first.event.id.description
+            let what = group.count == 1 ? "event \(id)" : "\(group.count) events from \(id)"
             if let failing, failing.sequence == first.sequence, failing.attempts >= 3,
                 group.allSatisfy({ Timestamp($0.event.expiry) < now() })
             {
                 logger.warning(
-                    "\(name): \(group.count) events from \(first.event.id) expired before the receiver took them; dropped",
-                    metadata: ["sink.name": "\(name)", "event.id": "\(first.event.id)"])
+                    "\(name): \(what) expired before the receiver took it; dropped",
+                    metadata: ["sink.name": "\(name)", "event.id": "\(id)"])
                 deliveredThrough = last
                 self.failing = nil
                 continue
             }
-            let id = "\(first.event.id)-\(group.count)"
-            let body = Data(("[" + group.map(\.json).joined(separator: ",") + "]").utf8)
-            var headers = settings.headers
-            headers["Content-Type"] = "application/cloudevents-batch+json; charset=utf-8"
             do {
-                try await send(signed(body, id: id, headers: headers, key: key), id: id)
+                if let request = request(for: group, key: key) { try await send(request, what: what, id: id) }
             } catch {
                 let attempts = failing?.sequence == first.sequence ? failing!.attempts + 1 : 1
                 failing = (first.sequence, attempts)
@@ -126,25 +95,16 @@ public actor WebhookSink: EventSink {
         }
     }
 
-    private func post(_ entry: JournalStore.Entry, key: SymmetricKey?) async throws {
-        let id = entry.event.id.description
-        let request: HTTPClient.Request
+    /// The request for one event (a preset's push, or a CloudEvent), or for a group in `mode: batch`; `nil` for an
+    /// event a preset does not push (live-activity updates, answers).
+    private func request(for group: [JournalStore.Entry], key: SymmetricKey?) -> HTTPClient.Request? {
+        let first = group[0]
         if let preset = settings.preset {
-            guard let pushed = Self.push(entry, preset: preset, to: url, token: token, headers: settings.headers) else {
-                return  // not for a phone: live-activity updates, answers
-            }
-            request = pushed
-        } else {
-            request = cloudEvent(entry, key: key)
+            return Self.push(first, preset: preset, to: url, token: token, headers: settings.headers)
         }
-        try await send(request, id: id)
-    }
-
-    /// The event as a CloudEvent, signed with `key`.
-    private func cloudEvent(_ entry: JournalStore.Entry, key: SymmetricKey?) -> HTTPClient.Request {
-        let id = entry.event.id.description
+        var id = first.event.id.description
         var headers = settings.headers
-        var body = Data(entry.json.utf8)
+        var body = Data(first.json.utf8)
         switch settings.mode {
         case .structured:
             headers["Content-Type"] = "application/cloudevents+json; charset=utf-8"
@@ -159,8 +119,11 @@ public actor WebhookSink: EventSink {
             headers["Content-Type"] = "application/json"
             body = (try? JSONSerialization.data(withJSONObject: event["data"] ?? [:], options: [.sortedKeys])) ?? Data()
         case .batch:
+            // `webhook-id`: the first event's id and the count, the same when the same events are sent again; a
+            // retry may group them differently, so a receiver drops a repeat by each event's own `id`.
+            id += "-\(group.count)"
             headers["Content-Type"] = "application/cloudevents-batch+json; charset=utf-8"
-            body = Data(("[" + entry.json + "]").utf8)
+            body = Data(("[" + group.map(\.json).joined(separator: ",") + "]").utf8)
         }
         return signed(body, id: id, headers: headers, key: key)
     }
@@ -236,7 +199,8 @@ public actor WebhookSink: EventSink {
         return HTTPClient.Request(method: "POST", url: address, headers: headers, body: body)
     }
 
-    private func send(_ request: HTTPClient.Request, id: String) async throws {
+    /// Sends one request; `what` names its events in a refusal's log line.
+    private func send(_ request: HTTPClient.Request, what: String, id: String) async throws {
         var limits = HTTPClient.Limits()
         limits.deadline = .seconds(settings.timeout)
         limits.largest = 64 << 10
@@ -254,28 +218,17 @@ public actor WebhookSink: EventSink {
         case .success(let answer):
             let first = String(decoding: answer.body.prefix(200), as: UTF8.self).split(separator: "\n").first ?? ""
             logger.error(
-                "\(name): \(url.origin) refused event \(id) with \(answer.status) \(TerminalText.safe(String(first), keepingLines: false)); not tried again",
+                "\(name): \(url.origin) refused \(what) with \(answer.status) \(TerminalText.safe(String(first), keepingLines: false)); not tried again",
                 metadata: ["sink.name": "\(name)", "event.id": "\(id)", "http.status": "\(answer.status)"])
         }
     }
 
-    /// The key from `secretCommand` or `secretFile`: a `whsec_` secret is its base64 bytes (the Standard Webhooks
-    /// form), any other its UTF-8 bytes.
-    private func signingKey() async throws -> SymmetricKey? {
+    /// The signing key (a CloudEvents webhook), read once, and for a preset the service's token instead, from
+    /// `secretCommand` or `secretFile`; `nil` when neither is configured. A `whsec_` secret is its base64 bytes (the
+    /// Standard Webhooks form), any other its UTF-8 bytes. Isolated to the sink, so the file is read on the sink's
+    /// own thread, never the cooperative pool. Errors never hold the secret.
+    private func signingKey() async throws(SinkError) -> SymmetricKey? {
         if keyRead { return key }
-        let (key, token) = try await Self.credentials(settings, name: name)
-        self.key = key
-        self.token = token
-        keyRead = true
-        return key
-    }
-
-    /// The signing key (a CloudEvents webhook) or the token (a preset) from `secretCommand` or `secretFile`; both
-    /// `nil` when neither is configured. A `whsec_` secret is its base64 bytes (the Standard Webhooks form), any
-    /// other its UTF-8 bytes. Errors never hold the secret.
-    static func credentials(
-        _ settings: WebhookSettings, name: String
-    ) async throws(SinkError) -> (key: SymmetricKey?, token: String?) {
         var secret: String?
         if let command = settings.secretCommand {
             do {
@@ -289,14 +242,21 @@ public actor WebhookSink: EventSink {
             }
             secret = text.split(whereSeparator: \.isNewline).first.map(String.init)
         }
-        guard let secret = secret?.trimmingCharacters(in: .whitespaces) else { return (nil, nil) }
-        guard !secret.isEmpty else { throw SinkError(sink: name, reason: "the secret is empty") }
-        if settings.preset != nil { return (nil, secret) }
-        let bytes = secret.hasPrefix("whsec_") ? Data(base64Encoded: String(secret.dropFirst(6))) : Data(secret.utf8)
-        guard let bytes, !bytes.isEmpty else {
-            throw SinkError(sink: name, reason: "the secret starts with whsec_ but is not base64 after it")
+        if let secret = secret?.trimmingCharacters(in: .whitespaces) {
+            guard !secret.isEmpty else { throw SinkError(sink: name, reason: "the secret is empty") }
+            if settings.preset != nil {
+                token = secret
+            } else {
+                let bytes =
+                    secret.hasPrefix("whsec_") ? Data(base64Encoded: String(secret.dropFirst(6))) : Data(secret.utf8)
+                guard let bytes, !bytes.isEmpty else {
+                    throw SinkError(sink: name, reason: "the secret starts with whsec_ but is not base64 after it")
+                }
+                key = SymmetricKey(data: bytes)
+            }
         }
-        return (SymmetricKey(data: bytes), nil)
+        keyRead = true
+        return key
     }
 
     /// What `check` says of the receiver: an OPTIONS request (no event is sent), answered with any status, or why
@@ -318,7 +278,16 @@ public actor WebhookSink: EventSink {
     /// Why the sink's secret cannot be had, or `nil` when it can (or none is configured): what `check` says.
     public static func checkSecret(_ settings: WebhookSettings, name: String) async -> String? {
         do {
-            _ = try await credentials(settings, name: name)
+            return try await WebhookSink(settings: settings, name: name, logger: Logger(label: "calwatch.check"))
+                .secretProblem()
+        } catch {
+            return error.description
+        }
+    }
+
+    private func secretProblem() async -> String? {
+        do {
+            _ = try await signingKey()
             return nil
         } catch {
             return error.description

@@ -108,7 +108,7 @@ extension CalwatchCommand {
                 case .mqtt(let mqtt):
                     switch await MQTTSink.probe(mqtt) {
                     case .success(let found): databases.append("  \(sink.name): \(found)")
-                    case .failure(let error) where error.reason.hasPrefix("the broker refused"):
+                    case .failure(let error) where error.lasting:
                         StandardStreams.error("\(source): error: \(sink.name): \(error.reason)\n")
                         configurationErrors += 1
                     case .failure(let error):

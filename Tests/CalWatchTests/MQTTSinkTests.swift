@@ -302,6 +302,16 @@ import Testing
                     #expect(!error.reason.contains("Wr0ng") && !log.messages.joined().contains("Wr0ng"))
                 }
             }
+            // `check` says a refused login is an error (waiting will not mend it), and never shows the password.
+            try """
+            calendars: []
+            sinks: [{ type: mqtt, url: "mqtt://127.0.0.1:\(port)", username: calwatch, passwordCommand: [cat, \(folder)/wrong] }]
+            """.write(toFile: folder + "/config.yml", atomically: true, encoding: .utf8)
+            let check = try await CommandLineTests().calwatch(["check", "--config", folder + "/config.yml"])
+            #expect(check.status != 0 && check.errors.contains("error: mqtt:"), "\(check.errors)")
+            #expect(
+                check.errors.contains("not authorised") && !(check.output + check.errors).contains("Wr0ng"),
+                "\(check.errors)")
             // TLS against an authority that did not sign the broker's certificate (the system's): no connection.
             let (stranger, _) = sink("mqtts://localhost:\(tlsPort)", password: "right", instance: "x", caFile: nil)
             let refusal = await #expect(throws: SinkError.self) { try await stranger.deliver(entries) }
