@@ -49,33 +49,24 @@ import Testing
         }
     }
 
-    /// A sink whose first `failures` deliveries fail (a full disk, say), then work.
+    /// A sink whose deliveries fail `failures` times (a full disk, a broker restarting) once it has taken
+    /// `workingFirst` batches, then work again.
     actor FlakySink: EventSink {
         nonisolated let name = "flaky"
         var lines: [String] = []
         var failuresLeft: Int
-        init(failures: Int) { failuresLeft = failures }
+        var workingLeft: Int
+        init(failures: Int, workingFirst: Int = 0) {
+            failuresLeft = failures
+            workingLeft = workingFirst
+        }
 
         func deliver(_ batch: [JournalStore.Entry]) throws {
-            if failuresLeft > 0 {
+            if workingLeft > 0 {
+                workingLeft -= 1
+            } else if failuresLeft > 0 {
                 failuresLeft -= 1
                 throw SinkError(sink: name, reason: "No space left on device")
-            }
-            lines += batch.map(\.json)
-        }
-    }
-
-    /// A sink that takes its first batch, then fails `outage` times (a broker restarting), then works again.
-    actor OutageSink: EventSink {
-        nonisolated let name = "outage"
-        var lines: [String] = []
-        var outageLeft: Int
-        init(outage: Int) { outageLeft = outage }
-
-        func deliver(_ batch: [JournalStore.Entry]) throws {
-            if !lines.isEmpty, outageLeft > 0 {
-                outageLeft -= 1
-                throw SinkError(sink: name, reason: "Connection refused")
             }
             lines += batch.map(\.json)
         }
@@ -199,7 +190,7 @@ import Testing
         var options = Self.quickRetries
         // Two hundred failures at 4 ms apart are 0.8 s of nominal delays: within the wait.
         options.bus.finalWait = .seconds(2)
-        let restarting = OutageSink(outage: 200)
+        let restarting = FlakySink(failures: 200, workingFirst: 1)
         let waited = try await ReplayTests.replay(
             journal: try ReplayTests.journal(), sinks: [restarting], from: "2027-03-01", to: "2027-03-03",
             options: options)

@@ -141,26 +141,17 @@ import Testing
             let watcher = try Self.subscribe(["calwatch/#", "homeassistant/#"], port: port, into: folder + "/all.txt")
             defer { kill(watcher.processIdentifier, SIGKILL) }
             try await broker.subscriptions(1)
-            let work = SinkFixtures.folder()
+            let work = try await NotifySinkTests.replay(
+                WebhookSinkTests.items,
+                """
+                instance: test
+                reminders: { offsets: [15m, 5m] }
+                liveActivity: { lead: 5m, updateEvery: 5m }
+                sinks:
+                  - { type: jsonl, path: events.jsonl }
+                  - { type: mqtt, url: "mqtt://127.0.0.1:\(port)" }
+                """, from: "2027-03-03T09:00:00Z", to: "2027-03-03T11:00:00Z")
             defer { try? FileManager.default.removeItem(atPath: work) }
-            try FileManager.default.createDirectory(atPath: work + "/cal", withIntermediateDirectories: true)
-            try NotifySinkTests.calendar(WebhookSinkTests.items)
-                .write(toFile: work + "/cal/items.ics", atomically: true, encoding: .utf8)
-            try """
-            calendars: [cal]
-            timezone: UTC
-            instance: test
-            reminders: { offsets: [15m, 5m] }
-            liveActivity: { lead: 5m, updateEvery: 5m }
-            sinks:
-              - { type: jsonl, path: events.jsonl }
-              - { type: mqtt, url: "mqtt://127.0.0.1:\(port)" }
-            """.write(toFile: work + "/config.yml", atomically: true, encoding: .utf8)
-            let replay = try await CommandLineTests().calwatch([
-                "replay", "--config", work + "/config.yml", "--from", "2027-03-03T09:00:00Z", "--to",
-                "2027-03-03T11:00:00Z",
-            ])
-            #expect(replay.status == 0, "\(replay.errors)")
             let lines = SinkFixtures.lines(work + "/events.jsonl")
             try await slowly("every event and the offline status") {
                 Self.received(folder + "/all.txt").filter { $0.first?.hasPrefix("calwatch/test/") == true }.count
@@ -349,29 +340,27 @@ import Testing
 
                     """
             }
-            try FileManager.default.createDirectory(atPath: folder + "/cal", withIntermediateDirectories: true)
-            try NotifySinkTests.calendar(items)
-                .write(toFile: folder + "/cal/items.ics", atomically: true, encoding: .utf8)
-            try """
-            calendars: [cal]
-            timezone: UTC
-            instance: outage
-            reminders: { offsets: [15m, 5m] }
-            liveActivity: { lead: 5m, updateEvery: 1m }
-            sinks:
-              - { type: jsonl, path: events.jsonl }
-              - { type: mqtt, url: "mqtt://127.0.0.1:\(port)", discovery: false }
-            """.write(toFile: folder + "/config.yml", atomically: true, encoding: .utf8)
+            let work = try NotifySinkTests.prepare(
+                items,
+                """
+                instance: outage
+                reminders: { offsets: [15m, 5m] }
+                liveActivity: { lead: 5m, updateEvery: 1m }
+                sinks:
+                  - { type: jsonl, path: events.jsonl }
+                  - { type: mqtt, url: "mqtt://127.0.0.1:\(port)", discovery: false }
+                """)
+            defer { try? FileManager.default.removeItem(atPath: work) }
             let replay = Process()
             replay.executableURL = CommandLineTests.executable
             replay.arguments = [
-                "replay", "--config", folder + "/config.yml", "--from", "2027-03-01", "--to", "2027-04-01",
+                "replay", "--config", work + "/config.yml", "--from", "2027-03-01", "--to", "2027-04-01",
                 "--wait-for-sinks", "2m",
             ]
-            replay.currentDirectoryURL = URL(fileURLWithPath: folder)
+            replay.currentDirectoryURL = URL(fileURLWithPath: work)
             replay.standardOutput = FileHandle.nullDevice
-            _ = FileManager.default.createFile(atPath: folder + "/replay.err", contents: nil)
-            replay.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: folder + "/replay.err"))
+            _ = FileManager.default.createFile(atPath: work + "/replay.err", contents: nil)
+            replay.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: work + "/replay.err"))
             try replay.run()
             defer { kill(replay.processIdentifier, SIGKILL) }
             // Once the first events are through, the replay is held while the broker stops, then goes on without it.
@@ -388,11 +377,11 @@ import Testing
             let restarted = try await Self.startBroker(port: port, folder: folder, extra: persistence(folder))
             defer { kill(restarted.process.processIdentifier, SIGKILL) }
             try await offCooperativePool { replay.waitUntilExit() }
-            let said = (try? String(contentsOfFile: folder + "/replay.err", encoding: .utf8)) ?? ""
+            let said = (try? String(contentsOfFile: work + "/replay.err", encoding: .utf8)) ?? ""
             #expect(replay.terminationStatus == 0, "\(said)")
             #expect(said.contains("mqtt:") && said.contains("(retrying)"), "\(said)")
 
-            let lines = SinkFixtures.lines(folder + "/events.jsonl")
+            let lines = SinkFixtures.lines(work + "/events.jsonl")
             #expect(lines.count > beforeTheStop + 1000, "\(lines.count) events, \(beforeTheStop) before the stop")
             func field(_ name: String, _ json: String) -> String {
                 ((try? JSONSerialization.jsonObject(with: Data(json.utf8))) as? [String: Any])?[name] as? String ?? ""

@@ -13,14 +13,21 @@ import Testing
         "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//notify//EN\r\n" + items + "END:VCALENDAR\r\n"
     }
 
-    /// Runs `calwatch replay` from `from` to `to` over `items` (one calendar, `cal`) with `configuration`, in a
-    /// folder of its own that the caller removes; expects it to succeed.
-    static func replay(_ items: String, _ configuration: String, from: String, to: String) async throws -> String {
+    /// A folder of its own (the caller removes it) with `items` as one calendar, `cal`, and a config.yml of
+    /// `configuration` in UTC.
+    static func prepare(_ items: String, _ configuration: String) throws -> String {
         let folder = SinkFixtures.folder()
         try FileManager.default.createDirectory(atPath: folder + "/cal", withIntermediateDirectories: true)
         try calendar(items).write(toFile: folder + "/cal/items.ics", atomically: true, encoding: .utf8)
         try ("calendars: [cal]\ntimezone: UTC\n" + configuration)
             .write(toFile: folder + "/config.yml", atomically: true, encoding: .utf8)
+        return folder
+    }
+
+    /// Runs `calwatch replay` from `from` to `to` over `items` (one calendar, `cal`) with `configuration`, in a
+    /// folder of its own that the caller removes; expects it to succeed.
+    static func replay(_ items: String, _ configuration: String, from: String, to: String) async throws -> String {
+        let folder = try prepare(items, configuration)
         let replay = try await CommandLineTests().calwatch([
             "replay", "--config", folder + "/config.yml", "--from", from, "--to", to,
         ])
