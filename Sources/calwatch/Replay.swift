@@ -16,8 +16,8 @@ extension CalwatchCommand {
                 occurrence, commits each event to a journal, and prints it as a CloudEvents 1.0 JSON line on \
                 standard output. A summary goes to standard error.
 
-                With --config the replay takes its reminders, live activities, zone, calendars and sinks (JSON Lines \
-                files, SQLite, hooks) from that file; calendars named on the command line replace the configured \
+                With --config the replay takes its reminders, live activities, zone, calendars and sinks (JSON Lines, \
+                SQLite, PostgreSQL, hooks, desktop notifications, webhooks, MQTT) from that file; calendars named on the command line replace the configured \
                 ones, and --tz the configured zone. The configuration's `state` journal is the daemon's and is not \
                 used: pass --state to keep one. With `travel.routing` the ways to placed events are asked of the \
                 engine before the replay (at most `requestsPerHour`), and with `travel.geocoder` up to 60 new \
@@ -62,7 +62,7 @@ extension CalwatchCommand {
         @Option(
             name: .customLong("wait-for-sinks"),
             help: ArgumentHelp(
-                "How long a failing sink is still tried after the last event (0s: five quick tries).",
+                "How long a sink that worked and then failed (a broker restarting) is still tried after the last event.",
                 valueName: "duration"))
         var waitForSinks = "1m"
 
