@@ -28,6 +28,9 @@ public actor WebhookSink: EventSink {
     private var key: SymmetricKey?
     private var token: String?
     private var keyRead = false
+    /// The answer endpoint's key file, and the key once read: Snooze and Dismiss buttons carry tokens made with it.
+    private let answerKeyPath: String?
+    private var answerKey: SymmetricKey?
     /// Events of the current batch already delivered, when a later one in it failed: not sent again.
     private var deliveredThrough: Int64 = 0
     /// No request before this (a `Retry-After`).
@@ -36,11 +39,14 @@ public actor WebhookSink: EventSink {
     /// replay delivers events long past, so expiry alone never drops one untried).
     private var failing: (sequence: Int64, attempts: Int)?
 
-    /// Throws when `settings.url` is not an address (the configuration reader refuses one first).
+    /// Throws when `settings.url` is not an address (the configuration reader refuses one first). `answerKey` is the
+    /// answer endpoint's key file (`AnswerKey`), for `answers:` on an ntfy preset.
     public init(
-        settings: WebhookSettings, name: String, logger: Logger, now: @escaping @Sendable () -> Timestamp = { .now }
+        settings: WebhookSettings, name: String, logger: Logger, answerKey: String? = nil,
+        now: @escaping @Sendable () -> Timestamp = { .now }
     ) throws(SinkError) {
         guard let url = URL(string: settings.url) else { throw SinkError(sink: name, reason: "not an address") }
+        self.answerKeyPath = answerKey
         self.settings = settings
         self.name = name
         self.logger = logger
@@ -100,7 +106,9 @@ public actor WebhookSink: EventSink {
     private func request(for group: [JournalStore.Entry], key: SymmetricKey?) -> HTTPClient.Request? {
         let first = group[0]
         if let preset = settings.preset {
-            return Self.push(first, preset: preset, to: url, token: token, headers: settings.headers)
+            let answers = settings.answers.flatMap { answers in answerKey.map { (answers, $0) } }
+            return Self.push(
+                first, preset: preset, to: url, token: token, headers: settings.headers, answers: answers)
         }
         var id = first.event.id.description
         var headers = settings.headers
@@ -148,7 +156,7 @@ public actor WebhookSink: EventSink {
     /// `nil` for the events a phone should not buzz for.
     static func push(
         _ entry: JournalStore.Entry, preset: WebhookSettings.Preset, to url: URL, token: String?,
-        headers: [String: String]
+        headers: [String: String], answers: (WebhookSettings.Answers, SymmetricKey)? = nil
     ) -> HTTPClient.Request? {
         let title: String
         let urgent: Bool
@@ -179,12 +187,26 @@ public actor WebhookSink: EventSink {
                 "topic": topic, "title": title, "message": message.isEmpty ? title : message,
                 "priority": flight ? 2 : urgent ? 4 : 3, "tags": [flight ? "airplane" : "calendar"],
             ]
+            var actions: [[String: Any]] = []
             if let link {
                 document["click"] = link
-                document["actions"] = [
-                    ["action": "view", "label": entry.facts.meeting != nil ? "Join" : "Open", "url": link]
-                ]
+                actions.append(["action": "view", "label": entry.facts.meeting != nil ? "Join" : "Open", "url": link])
             }
+            // Snooze and Dismiss through the answer endpoint (https://docs.ntfy.sh/publish/#send-http-request):
+            // at most three actions in all, and only for a reminder.
+            if let (answers, key) = answers, entry.event.type == .reminderDue {
+                let id = entry.event.id.description
+                for (kind, label) in [
+                    (JournalStore.Answer.Kind.snooze, "Snooze \(DurationText.text(answers.snooze))"),
+                    (.dismiss, "Dismiss"),
+                ] {
+                    actions.append([
+                        "action": "http", "label": label, "method": "POST", "clear": true,
+                        "url": answers.url + "/" + AnswerKey.path(kind, event: id, key: key),
+                    ])
+                }
+            }
+            if !actions.isEmpty { document["actions"] = actions }
             if let token { headers["Authorization"] = "Bearer " + token }
         case .gotify:
             // POST /message (https://gotify.net/docs/pushmsg), the click URL in the client::notification extra.
@@ -255,6 +277,7 @@ public actor WebhookSink: EventSink {
                 key = SymmetricKey(data: bytes)
             }
         }
+        if settings.answers != nil, let answerKeyPath { answerKey = try AnswerKey.load(answerKeyPath) }
         keyRead = true
         return key
     }

@@ -90,7 +90,10 @@ enum CommandSupport {
                     notify: { settings, name in
                         NotifySink(settings: settings, name: name, cardsPath: state + ".notify-cards", logger: logger)
                     },
-                    webhook: { settings, name in try WebhookSink(settings: settings, name: name, logger: logger) },
+                    webhook: { settings, name in
+                        try WebhookSink(
+                            settings: settings, name: name, logger: logger, answerKey: state + ".answers-key")
+                    },
                     mqtt: { settings, name in MQTTSink(settings: settings, name: name, logger: logger) })
                 if let file = opened as? JSONLinesSink, file.repairedBytes > 0 {
                     logger.warning(

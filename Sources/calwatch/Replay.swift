@@ -114,7 +114,7 @@ extension CalwatchCommand {
             defer {
                 withExtendedLifetime(lock) {}
                 if temporary {
-                    for suffix in ["", "-wal", "-shm", ".lock"] {
+                    for suffix in ["", "-wal", "-shm", ".lock", ".notify-cards", ".answers-key"] {
                         try? FileManager.default.removeItem(atPath: path + suffix)
                     }
                 }

@@ -175,6 +175,25 @@ extension CalwatchCommand {
                             geocoder: geocoder, cache: geocodes, logger: logger,
                             changed: { service.travelTimesChanged() })))
             }
+            // A phone's Snooze and Dismiss (`answers:` on an ntfy webhook), recorded as `calwatch snooze` records
+            // them, in the journal the daemon reads, whose key file the sink signs the buttons with.
+            let answering = initial.sinks.compactMap { sink -> WebhookSettings.Answers? in
+                if case .webhook(let webhook) = sink.output { webhook.answers } else { nil }
+            }
+            if !answering.isEmpty {
+                let journal = try CommandSupport.openJournalOrExit(state ?? initial.statePath)
+                for answers in answering {
+                    services.append(
+                        .init(
+                            service: AnswerEndpoint(
+                                settings: answers, keyPath: journal.path + ".answers-key", logger: logger,
+                                record: { kind, event, seconds in
+                                    _ = try await journal.recordAnswer(
+                                        kind, target: event, seconds: seconds, given: CommandSupport.timestamp)
+                                    journal.ring()
+                                })))
+                }
+            }
             services.append(.init(service: service))
             // One daemon per journal, held until the process ends.
             let lock = try CommandSupport.lockJournalOrExit(state ?? initial.statePath)

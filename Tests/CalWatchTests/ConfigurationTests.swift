@@ -208,12 +208,26 @@ import Testing
               - { type: webhook, name: d }
               - { type: webhook, url: "https://ntfy.sh/t", preset: ntfy, mode: batch, name: e }
               - { type: webhook, url: "https://example.org/x", mode: batch, batchSize: 0, name: f }
+              - { type: webhook, url: "https://gotify.example.org", preset: gotify, answers: { listen: ":1" }, name: g }
+              - { type: webhook, url: "https://ntfy.sh/t", preset: ntfy, answers: { listen: "[::1]:80" }, name: h }
             """)
         #expect(
             problems.map { "\($0.line ?? 0) \($0.key ?? "")" } == [
                 "2 sinks[0].url", "3 sinks[1].secret", "4 sinks[2].mode", "5 sinks[3]", "6 sinks[4].mode",
-                "7 sinks[5].batchSize",
+                "7 sinks[5].batchSize", "8 sinks[6].answers", "9 sinks[7].answers.listen",
             ])
+        let answered = try Self.parse(
+            """
+            sinks:
+              - type: webhook
+                preset: ntfy
+                url: https://ntfy.sh/t
+                answers: { listen: "localhost:8788", url: "https://calwatch.example.org/answers/" }
+            """)
+        guard case .webhook(let ntfy) = answered.sinks.first?.output else { throw CocoaError(.featureUnsupported) }
+        #expect(
+            ntfy.answers.map { "\($0.host):\($0.port) \($0.url) \($0.snooze)" }
+                == "127.0.0.1:8788 https://calwatch.example.org/answers 600")
         #expect(problems[1].message.contains("secretFile") && !problems[1].message.contains("hunter2"))
     }
 
@@ -223,8 +237,7 @@ import Testing
         for (type, keys) in ConfigurationReader.sinkKeys {
             for key in keys where key != "secret" {
                 #expect(
-                    example.contains(" \(key): ") || example.contains("{ \(key): ") || example.contains(", \(key): "),
-                    "config.yml shows no `\(key):` for type: \(type)")
+                    example.contains(try Regex("[ {,]\(key):\\s")), "config.yml shows no `\(key):` for type: \(type)")
             }
         }
     }

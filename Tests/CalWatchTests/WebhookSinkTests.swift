@@ -200,6 +200,92 @@ import Testing
         }
     }
 
+    /// ntfy's Snooze and Dismiss buttons, end to end with the daemon: `calwatch watch` pushes a reminder whose
+    /// `http` actions post to its answer endpoint; the Snooze button's request snoozes the reminder (a
+    /// `reminderSnoozed` event follows), and a token changed by a byte, or moved to another answer, is refused.
+    /// Real time, with margins: the reminder is due 30 s after the daemon reads the calendar.
+    @Test func ntfyButtonsSnoozeThroughTheDaemonsAnswerEndpoint() async throws {
+        try await FeedServer.with(script: "webhook-server.py") { server in
+            let folder = server.folder
+            let port = try RadicaleServer.freePort()
+            try FileManager.default.createDirectory(atPath: folder + "/cal/work", withIntermediateDirectories: true)
+            try """
+            calendars: [cal]
+            timezone: UTC
+            state: state/journal.db
+            reminders: { offsets: [30s] }
+            sinks:
+              - { type: jsonl, path: events.jsonl }
+              - type: webhook
+                preset: ntfy
+                url: \(server.url("/alerts"))
+                answers: { listen: "127.0.0.1:\(port)", snooze: 5m }
+            """.write(toFile: folder + "/config.yml", atomically: true, encoding: .utf8)
+            let watch = try WatchCommandTests.watch(in: folder)
+            defer { if watch.isRunning { watch.terminate() } }
+            func log() -> String { (try? String(contentsOfFile: folder + "/log.txt", encoding: .utf8)) ?? "" }
+            try await eventually("the daemon watching and taking answers") {
+                log().contains("watching") && log().contains("taking answers on 127.0.0.1:\(port)")
+            }
+            let start = Date().addingTimeInterval(60)
+            let format = DateFormatter()
+            format.dateFormat = "yyyyMMdd'T'HHmmss'Z'"
+            format.timeZone = TimeZone(identifier: "UTC")
+            try NotifySinkTests.calendar(
+                """
+                BEGIN:VEVENT\r
+                UID:standup\r
+                DTSTAMP:20270101T000000Z\r
+                DTSTART:\(format.string(from: start))\r
+                DURATION:PT1H\r
+                SUMMARY:Standup\r
+                END:VEVENT\r
+
+                """
+            ).write(toFile: folder + "/cal/work/standup.ics", atomically: true, encoding: .utf8)
+            func requests() -> [[String: Any]] {
+                ((try? String(contentsOfFile: folder + "/requests.jsonl", encoding: .utf8)) ?? "").split(
+                    separator: "\n"
+                )
+                .compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+            }
+            try await eventually("the reminder pushed") { !requests().isEmpty }
+            let message = try #require(
+                try JSONSerialization.jsonObject(with: Data(((requests()[0]["body"] as? String) ?? "").utf8))
+                    as? [String: Any])
+            let actions = try #require(message["actions"] as? [[String: Any]], "\(message)")
+            // As ntfy documents an http action: action, label, url, method, clear; three actions at most.
+            #expect(actions.map { $0["label"] as? String } == ["Snooze 5m", "Dismiss"] && actions.count <= 3)
+            for action in actions {
+                #expect(action["action"] as? String == "http" && action["method"] as? String == "POST")
+                #expect(
+                    Set(action.keys).isSubset(of: ["action", "label", "url", "method", "clear", "headers", "body"]))
+            }
+            let snooze = try #require((actions[0]["url"] as? String).flatMap(URL.init(string:)))
+            let dismiss = try #require((actions[1]["url"] as? String).flatMap(URL.init(string:)))
+            func post(_ url: URL) async -> (Int, String) {
+                switch await HTTPClient.send(HTTPClient.Request(method: "POST", url: url)) {
+                case .success(let answer): (answer.status, String(decoding: answer.body, as: UTF8.self))
+                case .failure(let failure): (0, failure.reason)
+                }
+            }
+            // Forged: the last byte of the token changed, and the Snooze token under the Dismiss answer.
+            var forged = snooze.absoluteString
+            forged = String(forged.dropLast()) + (forged.hasSuffix("A") ? "B" : "A")
+            #expect(await post(try #require(URL(string: forged))).0 == 403)
+            let swapped = dismiss.deletingLastPathComponent().appendingPathComponent(snooze.lastPathComponent)
+            #expect(await post(swapped).0 == 403)
+            #expect(
+                await HTTPClient.send(HTTPClient.Request(method: "GET", url: snooze)).map(\.status) == .success(405))
+            // The real button: snoozed, and the daemon says so on the stream.
+            let (status, text) = await post(snooze)
+            #expect(status == 200 && text.contains("snoozed for 5m"), "\(status) \(text)")
+            try await eventually("the reminder snoozed") {
+                SinkFixtures.lines(folder + "/events.jsonl").contains { $0.contains("calwatch.reminderSnoozed") }
+            }
+        }
+    }
+
     /// The Gotify preset: POST /message with the application token and the click URL extra Gotify documents.
     @Test func gotifyGetsTheRemindersInItsOwnShape() async throws {
         try await FeedServer.with(script: "webhook-server.py") { server in

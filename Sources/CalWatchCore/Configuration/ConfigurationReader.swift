@@ -571,8 +571,8 @@ struct ConfigurationReader {
         "hook": ["run", "on", "kinds", "offsets", "calendars", "timeout", "concurrency"],
         "notify": ["snooze", "maxCards", "liveActivities", "repeat", "bus"],
         "webhook": [
-            "url", "mode", "batchSize", "preset", "secretCommand", "secretFile", "secret", "headers", "timeout", "on",
-            "kinds", "offsets", "calendars",
+            "url", "mode", "batchSize", "preset", "answers", "secretCommand", "secretFile", "secret", "headers",
+            "timeout", "on", "kinds", "offsets", "calendars",
         ],
         "mqtt": [
             "url", "topic", "username", "passwordCommand", "caFile", "discovery", "on", "kinds", "offsets", "calendars",
@@ -867,6 +867,13 @@ struct ConfigurationReader {
                 "is for CloudEvents receivers; a preset sends each message as its service documents it: leave `mode:` out"
             )
         }
+        if let answersNode = keys["answers"]?.value {
+            if settings.preset == .ntfy {
+                settings.answers = readAnswers(answersNode, at: path + ".answers")
+            } else {
+                note(answersNode, path + ".answers", "is for `preset: ntfy`, whose notifications can carry buttons")
+            }
+        }
         if let sizeNode = keys["batchSize"]?.value, let size = integer(sizeNode, at: path + ".batchSize", in: 1...1000)
         {
             settings.batchSize = size
@@ -908,6 +915,37 @@ struct ConfigurationReader {
         return SinkSettings(
             name: name ?? (settings.preset?.rawValue ?? "webhook") + ":" + settings.shownURL, output: .webhook(settings)
         )
+    }
+
+    /// A webhook's `answers: {listen: 127.0.0.1:8788, url: https://calwatch.example.org/answers, snooze: 10m}`.
+    private mutating func readAnswers(_ node: Node, at path: String) -> WebhookSettings.Answers? {
+        guard let keys = mapping(node, at: path, known: ["listen", "url", "snooze"]) else { return nil }
+        guard let listenNode = keys["listen"]?.value, let listen = string(listenNode, at: path + ".listen") else {
+            note(node, path, "has no `listen:`; write where calwatch watch takes answers, such as 127.0.0.1:8788")
+            return nil
+        }
+        let parts = listen.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count == 2, let port = Int(parts[1]), (1...65_535).contains(port),
+            parts[0] == "localhost"
+                || parts[0].split(separator: ".").count == 4
+                    && parts[0].split(separator: ".").allSatisfy({ UInt8($0) != nil })
+        else {
+            note(listenNode, path + ".listen", "'\(listen)' is not an IPv4 address and port, such as 127.0.0.1:8788")
+            return nil
+        }
+        let host = parts[0] == "localhost" ? "127.0.0.1" : String(parts[0])
+        var answers = WebhookSettings.Answers(host: host, port: port, url: "http://\(host):\(port)")
+        if let urlNode = keys["url"]?.value, let url = string(urlNode, at: path + ".url"),
+            isWebAddress(url, node: urlNode, at: path + ".url")
+        {
+            answers.url = url.hasSuffix("/") ? String(url.dropLast()) : url
+        }
+        if let snoozeNode = keys["snooze"]?.value,
+            let seconds = duration(snoozeNode, at: path + ".snooze", positive: true, atMost: 86_400)
+        {
+            answers.snooze = seconds
+        }
+        return answers
     }
 
     /// `type: mqtt`: the broker, the topic template, credentials (the password from a command), Home Assistant

@@ -37,6 +37,25 @@ public struct WebhookSettings: Sendable, Hashable, EventFilters {
     public var timeout: Int64 = 10
     /// Events per request in `mode: batch`.
     public var batchSize = 100
+    /// Where `calwatch watch` takes answers from a phone (`preset: ntfy`): `nil`, no Snooze and Dismiss buttons.
+    public var answers: Answers?
+
+    /// The answer endpoint: ntfy's `http` actions post to `url`, which reaches `calwatch watch` listening on
+    /// `host:port` (loopback, behind a reverse proxy, or a LAN address).
+    public struct Answers: Sendable, Hashable {
+        public var host: String
+        public var port: Int
+        /// The address the phone posts to, without the `/<answer>/<event id>/<token>` calwatch adds.
+        public var url: String
+        /// The Snooze button's duration.
+        public var snooze: Int64 = 600
+
+        public init(host: String, port: Int, url: String) {
+            self.host = host
+            self.port = port
+            self.url = url
+        }
+    }
 
     public init(url: String) {
         self.url = url
