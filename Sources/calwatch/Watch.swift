@@ -39,6 +39,10 @@ extension CalwatchCommand {
                 a way keeps its last answer. The geocoder of `travel.geocoder` places a LOCATION that is only an \
                 address, one request a second.
 
+                Answers: `calwatch snooze`, `dismiss` and `ack`, a desktop card's buttons, and with `answers:` on \
+                an ntfy webhook the phone's Snooze and Dismiss buttons, which post to an endpoint this daemon \
+                listens on (as the configuration at start names it). Each is applied within a second.
+
                 Time: calwatch sleeps until the next event in chunks of at most a minute on a clock that counts \
                 suspended time, re-plans at once when the wall clock is set, and follows a change of the system \
                 zone. After a suspend or a restart a missed reminder whose anchor has not passed comes once, \
