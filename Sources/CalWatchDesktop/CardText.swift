@@ -59,7 +59,7 @@ struct CardText {
         let title = ReminderText.title(entry)
         let detail = entry.event.liveActivity
         var card: NotificationBus.Card
-        if detail?.phase == .inProgress {
+        if let phase = detail?.phase, phase != .upcoming {
             let left = NextUpFormat.countdown(max(detail?.secondsToEnd ?? 0, 0))
             card = NotificationBus.Card(summary: "\(title): \(left) left", body: body(entry))
             card.value = Int32((max(0, min(1, detail?.progress ?? 0)) * 100).rounded())
@@ -87,6 +87,25 @@ struct CardText {
         card.urgency = 0
         card.category = "x-calwatch.flight"
         card.icon = Self.icon(.flight)
+        return card
+    }
+
+    /// A day's card (a conflict, an overrun with the join link of the meeting that started, an unanswered
+    /// invitation, the agenda), the agenda's items one per line.
+    func day(_ entry: JournalStore.Entry) -> NotificationBus.Card? {
+        guard let (title, details, link) = ReminderText.day(entry) else { return nil }
+        let agenda = entry.event.type == .agendaDue
+        var card = NotificationBus.Card(
+            summary: title, body: escaped(details.joined(separator: agenda ? "\n" : " · ")))
+        // An overrun is now: the next meeting has started.
+        card.urgency = entry.event.type == .overrunDetected ? 2 : 1
+        card.category = "x-calwatch.day"
+        card.icon =
+            agenda
+            ? "x-office-calendar"
+            : entry.event.type == .conflictDetected ? "dialog-warning" : Self.icon(entry.facts.kind)
+        card.stack = entry.event.subject
+        if actions && link != nil { card.actions.append(("default", "Join")) }
         return card
     }
 

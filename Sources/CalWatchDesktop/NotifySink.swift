@@ -119,6 +119,9 @@ public actor NotifySink: EventSink {
             case .reminderSnoozed, .reminderDismissed, .reminderAcknowledged:
                 unanswered[subject] = nil
                 if let id = cards.reminders.removeValue(forKey: subject) { await close(id) }
+            case .conflictDetected, .overrunDetected, .invitationPending, .agendaDue:
+                guard let card = text.day(entry) else { continue }
+                _ = try await show(card, target: entry.event.id.description, link: ReminderText.day(entry)?.link)
             }
         }
         // A burst on the hour: the first cards, and the rest summed up in one.

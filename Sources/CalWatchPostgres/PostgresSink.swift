@@ -475,7 +475,9 @@ public actor PostgresSink: EventSink {
 
     /// The views consumers read, made by layout 2 and made again by `migrate` when one is gone (dropped by hand,
     /// or with a table it depended on).
-    static let viewNames = ["events", "upcoming_reminders", "flights", "current_live_activities"]
+    static let viewNames = [
+        "events", "upcoming_reminders", "flights", "current_live_activities", "conflicts", "agenda",
+    ]
     /// Their definitions, each `CREATE OR REPLACE`, in the order they depend on one another.
     static let views = """
         -- Every event with its occurrence, `data` as in the CloudEvents object (reminder or liveActivity, flight,
@@ -544,5 +546,37 @@ public actor PostgresSink: EventSink {
                               WHERE ended.watcher = started.watcher AND ended.subject = started.subject
                                 AND ended.type = 'liveActivityEnd' AND ended.time >= started.time)
             ORDER BY o.start;
+
+        -- Each pair of overlapping occurrences as last reported (a pair is reported again when either changes).
+        CREATE OR REPLACE VIEW conflicts AS
+            SELECT * FROM (
+                SELECT DISTINCT ON (e.watcher, e.subject, e.details #>> '{conflict,with,uid}')
+                       o.start, o."end", o.summary, o.calendar, o.subject,
+                       e.details #>> '{conflict,with,uid}' AS with_uid,
+                       e.details #>> '{conflict,with,summary}' AS with_summary,
+                       (e.details #>> '{conflict,with,start}')::timestamptz AS with_start,
+                       (e.details #>> '{conflict,with,end}')::timestamptz AS with_end,
+                       (e.details #>> '{conflict,overlapSeconds}')::bigint / 60 AS overlap_minutes,
+                       e.time AS detected_at, e.id, e.watcher
+                FROM event_log AS e
+                JOIN occurrences AS o ON o.watcher = e.watcher AND o.subject = e.subject AND o.version = e.version
+                WHERE e.type = 'conflictDetected' AND e.type <> 'liveActivityUpdate'
+                ORDER BY e.watcher, e.subject, e.details #>> '{conflict,with,uid}', e.seq DESC
+            ) AS latest
+            ORDER BY start;
+
+        -- Each agenda sent, one row per item in its order.
+        CREATE OR REPLACE VIEW agenda AS
+            SELECT (e.details #>> '{agenda,date}')::date AS date, item.position - 1 AS position,
+                   (item.value ->> 'start')::timestamptz AS start, (item.value ->> 'end')::timestamptz AS "end",
+                   item.value ->> 'summary' AS summary, item.value ->> 'kind' AS kind,
+                   item.value ->> 'calendar' AS calendar, item.value ->> 'joinUrl' AS join_url,
+                   (item.value ->> 'allDay')::boolean AS all_day, (item.value ->> 'leaveBy')::timestamptz AS leave_by,
+                   item.value ->> 'participation' AS participation, item.value -> 'conflicts' AS conflicts,
+                   e.time AS sent_at, e.id, e.watcher
+            FROM event_log AS e
+            CROSS JOIN LATERAL jsonb_array_elements(e.details #> '{agenda,items}') WITH ORDINALITY AS item(value, position)
+            WHERE e.type = 'agendaDue' AND e.type <> 'liveActivityUpdate'
+            ORDER BY date, position;
         """
 }

@@ -57,7 +57,7 @@ public actor MQTTSink: EventSink {
             }
             switch entry.event.payload {
             case .liveActivityStart(let detail), .liveActivityUpdate(let detail):
-                if detail.phase == .inProgress { live[entry.event.subject] = entry.facts.kind }
+                if detail.phase != .upcoming { live[entry.event.subject] = entry.facts.kind }
             case .liveActivityEnd:
                 live[entry.event.subject] = nil
             case .reminderDue:

@@ -160,6 +160,9 @@ public actor WebhookSink: EventSink {
     ) -> HTTPClient.Request? {
         let title: String
         let urgent: Bool
+        var message = ReminderText.details(entry).joined(separator: " · ")
+        var link = ReminderText.link(entry)
+        var joins = entry.facts.meeting != nil
         switch entry.event.payload {
         case .reminderDue:
             let headline = ReminderText.headline(entry)
@@ -168,12 +171,17 @@ public actor WebhookSink: EventSink {
         case .flightDetected:
             title = "Flight " + ReminderText.title(entry)
             urgent = false
+        case .conflictDetected, .overrunDetected, .invitationPending, .agendaDue:
+            guard let day = ReminderText.day(entry) else { return nil }
+            title = day.title
+            message = day.details.joined(separator: entry.event.type == .agendaDue ? "\n" : " · ")
+            link = day.link
+            joins = true
+            urgent = entry.event.type == .overrunDetected
         default:
             return nil
         }
         let flight = entry.event.type == .flightDetected
-        let message = ReminderText.details(entry).joined(separator: " · ")
-        let link = ReminderText.link(entry)
         var headers = headers
         headers["Content-Type"] = "application/json"
         var document: [String: Any]
@@ -190,7 +198,7 @@ public actor WebhookSink: EventSink {
             var actions: [[String: Any]] = []
             if let link {
                 document["click"] = link
-                actions.append(["action": "view", "label": entry.facts.meeting != nil ? "Join" : "Open", "url": link])
+                actions.append(["action": "view", "label": joins ? "Join" : "Open", "url": link])
             }
             // Snooze and Dismiss through the answer endpoint (https://docs.ntfy.sh/publish/#send-http-request):
             // at most three actions in all, and only for a reminder.

@@ -85,7 +85,8 @@ extension CalwatchCommand {
             let zone = try CommandSupport.zone(settings.timeZone)
             let window = try CommandSupport.window(
                 from: CommandSupport.instant(from, zone: zone), to: CommandSupport.instant(to, zone: zone))
-            let configuration = settings.planner
+            var configuration = settings.planner
+            configuration.day?.zone = zone
             let options = PlanningLoop.expansion(for: window, zone: zone, configuration: configuration)
             let metrics = settings.metrics.textfile.map(PrometheusTextfile.init(path:))
             metrics?.bootstrap()

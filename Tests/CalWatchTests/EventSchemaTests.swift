@@ -50,7 +50,7 @@ import Testing
     }
 
     /// Validates against the JSON Schema keywords the schema file uses (type, const, enum, pattern, minimum,
-    /// maximum, required, properties, additionalProperties, $ref, allOf, if/then); returns the violations.
+    /// maximum, required, properties, additionalProperties, items, $ref, allOf, if/then); returns the violations.
     struct Validator {
         let root: JSON
 
@@ -98,6 +98,11 @@ import Testing
                     } else if rules["additionalProperties"] == .bool(false) {
                         errors.append("\(path): unexpected \(name)")
                     }
+                }
+            }
+            if let item = rules["items"], case .array(let elements) = value {
+                for (index, element) in elements.enumerated() {
+                    errors += validate(element, item, at: "\(path)[\(index)]")
                 }
             }
             if case .array(let all)? = rules["allOf"] {

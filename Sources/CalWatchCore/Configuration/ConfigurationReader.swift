@@ -37,7 +37,7 @@ struct ConfigurationReader {
                 root, at: nil,
                 known: [
                     "calendars", "timezone", "me", "horizon", "reminders", "liveActivity", "flights", "state", "sinks",
-                    "rules", "quietHours", "meetings", "instance", "metrics", "places", "travel", "todos",
+                    "rules", "quietHours", "meetings", "instance", "metrics", "places", "travel", "todos", "day",
                 ])
         else { return }
         // Before `rules:`, whose `services:` may name them.
@@ -93,6 +93,7 @@ struct ConfigurationReader {
             case "quietHours": configuration.planner.quietHours = readQuietHours(value)
             case "places": configuration.places = readPlaces(value)
             case "travel": readTravel(value, into: &configuration.travel)
+            case "day": configuration.planner.day = readDay(value)
             default: note(keyNode, key, "is not a configuration key")
             }
         }
@@ -153,7 +154,7 @@ struct ConfigurationReader {
                     item, at: path,
                     known: [
                         "calendars", "kinds", "services", "summary", "offsets", "allDay", "liveActivity", "attendance",
-                        "quietHours", "anchor", "travelMode", "travelTime",
+                        "quietHours", "anchor", "travelMode", "travelTime", "agendaAt", "travelZone",
                     ])
             else { continue }
             var rule = ReminderRule()
@@ -207,6 +208,8 @@ struct ConfigurationReader {
                 case "anchor": rule.anchor = choice(value, at: at, of: ReminderDetail.Anchor.self)
                 case "travelMode": rule.travelMode = choice(value, at: at, of: TravelSettings.Mode.self)
                 case "travelTime": rule.travelTime = duration(value, at: at, positive: true, atMost: Limits.flightLead)
+                case "agendaAt": rule.agendaAt = clockTime(value, at: at)
+                case "travelZone": rule.travelZone = bool(value, at: at)
                 default: break
                 }
             }
@@ -270,6 +273,57 @@ struct ConfigurationReader {
         }
         if from == to { note(node, "quietHours", "from: and to: are the same time, so it is never quiet") }
         return QuietHours(from: from, to: to, deferToEnd: deferToEnd)
+    }
+
+    /// `{ agendaAt: 08:00, endingSoon: 5m, conflicts: { minOverlap: 5m, include: [accepted], ahead: 1d },
+    /// overruns: true, pendingInvitations: [1d, 2h], travelZone: true }`; `conflicts: false` turns them off.
+    private mutating func readDay(_ node: Node) -> DaySettings? {
+        var day = DaySettings()
+        if node.null != nil { return day }
+        guard
+            let keys = mapping(
+                node, at: "day",
+                known: ["agendaAt", "endingSoon", "conflicts", "overruns", "pendingInvitations", "travelZone"])
+        else { return nil }
+        for (key, (_, value)) in keys {
+            let path = "day." + key
+            switch key {
+            case "agendaAt": day.agendaAt = clockTime(value, at: path)
+            case "endingSoon":
+                if let seconds = duration(value, at: path, atMost: Limits.liveActivityLead) { day.endingSoon = seconds }
+            case "overruns": if let on = bool(value, at: path) { day.overruns = on }
+            case "travelZone": if let on = bool(value, at: path) { day.travelZone = on }
+            case "pendingInvitations":
+                day.pendingInvitations = list(value, at: path).compactMap {
+                    duration($0.node, at: $0.key, positive: true, atMost: Limits.reminderOffset)
+                }
+            case "conflicts":
+                if case .scalar = value {
+                    if bool(value, at: path) == false { day.conflicts = nil }
+                    continue
+                }
+                guard let settings = mapping(value, at: path, known: ["minOverlap", "include", "ahead"]) else { break }
+                var conflicts = DaySettings.Conflicts()
+                for (key, (_, value)) in settings {
+                    let at = path + "." + key
+                    switch key {
+                    case "minOverlap":
+                        if let seconds = duration(value, at: at, atMost: Limits.day) { conflicts.minOverlap = seconds }
+                    case "ahead":
+                        if let seconds = duration(value, at: at, atMost: Limits.reminderOffset) {
+                            conflicts.ahead = seconds
+                        }
+                    case "include":
+                        conflicts.include = Set(
+                            list(value, at: at).compactMap { choice($0.node, at: $0.key, of: DaySettings.Answer.self) })
+                    default: break
+                    }
+                }
+                day.conflicts = conflicts
+            default: break
+            }
+        }
+        return day
     }
 
     /// `HH:MM` as minutes after midnight.

@@ -1,7 +1,7 @@
 /// The state a live activity reports.
 public struct LiveActivityDetail: Hashable, Sendable {
-    /// Before the occurrence starts, or while it runs.
-    public enum Phase: String, Sendable { case upcoming, inProgress }
+    /// Before the occurrence starts, while it runs, and in its last minutes (`day.endingSoon`).
+    public enum Phase: String, Sendable { case upcoming, inProgress, endingSoon }
     /// Why a live activity ended.
     public enum EndReason: String, Sendable { case ended, cancelled, removed, rescheduled, expired, dismissed }
 
@@ -13,12 +13,13 @@ public struct LiveActivityDetail: Hashable, Sendable {
     /// Set on `liveActivityEnd` only (`PlannedEvent.liveActivity` sets it from the payload's reason).
     public var endReason: EndReason?
 
-    /// The state of an occurrence `[start, end)` as seen at `instant`.
-    public init(start: Instant, end: Instant, at instant: Instant, endReason: EndReason? = nil) {
+    /// The state of an occurrence `[start, end)` as seen at `instant`; within `endingSoon` seconds of its end it is
+    /// `endingSoon` (0: never).
+    public init(start: Instant, end: Instant, at instant: Instant, endingSoon: Int64 = 0, endReason: EndReason? = nil) {
         let toStart = start.secondsSinceEpoch - instant.secondsSinceEpoch
         let toEnd = end.secondsSinceEpoch - instant.secondsSinceEpoch
         let length = end.secondsSinceEpoch - start.secondsSinceEpoch
-        phase = toStart > 0 ? .upcoming : .inProgress
+        phase = toStart > 0 ? .upcoming : (endingSoon > 0 && toEnd <= endingSoon ? .endingSoon : .inProgress)
         secondsToStart = max(0, toStart)
         secondsToEnd = max(0, toEnd)
         progress = toStart > 0 ? 0 : (length <= 0 ? 1 : min(1, Double(-toStart) / Double(length)))

@@ -12,6 +12,10 @@ public struct PlannedEvent: Hashable, Sendable {
         case reminderSnoozed(AnswerDetail)
         case reminderDismissed(AnswerDetail)
         case reminderAcknowledged(AnswerDetail)
+        case conflictDetected(ConflictDetail)
+        case overrunDetected(OverrunDetail)
+        case invitationPending(InvitationDetail)
+        case agendaDue(AgendaDetail)
 
         /// The event's type.
         public var type: EventType {
@@ -24,6 +28,10 @@ public struct PlannedEvent: Hashable, Sendable {
             case .reminderSnoozed: .reminderSnoozed
             case .reminderDismissed: .reminderDismissed
             case .reminderAcknowledged: .reminderAcknowledged
+            case .conflictDetected: .conflictDetected
+            case .overrunDetected: .overrunDetected
+            case .invitationPending: .invitationPending
+            case .agendaDue: .agendaDue
             }
         }
     }

@@ -49,6 +49,9 @@ public struct CalendarComponent: Sendable {
     public var attendees: [Attendee] = []
     /// The `ORGANIZER`'s address, without `mailto:`, lower case.
     public var organizer: String?
+    /// `TRANSP:TRANSPARENT` (or Outlook's `X-MICROSOFT-CDO-BUSYSTATUS:FREE`): the time is shown as free, so the
+    /// item never conflicts with another.
+    public var transparent = false
     /// The properties join links are read from besides LOCATION and DESCRIPTION, in file order: `CONFERENCE`,
     /// `URL`, `X-GOOGLE-CONFERENCE`, `X-MICROSOFT-SKYPETEAMSMEETINGURL`, `X-MICROSOFT-ONLINEMEETING*`, and
     /// the HTML description `X-ALT-DESC`.

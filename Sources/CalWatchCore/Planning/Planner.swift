@@ -48,6 +48,9 @@ public enum Planner {
         context.planFlightDetected(state: state, into: &due, wake: wakeAt)
         context.planReminders(state: state, into: &due, wake: wakeAt)
         context.planLiveActivity(state: state, into: &due, wake: wakeAt)
+        if configuration.day?.pendingInvitations.isEmpty == false {
+            context.planInvitationPending(state: state, into: &due, wake: wakeAt)
+        }
         return wake
     }
 
@@ -227,10 +230,10 @@ public enum Planner {
     private static func order(_ type: EventType) -> Int {
         switch type {
         case .liveActivityEnd: 0
-        case .flightDetected: 1
+        case .flightDetected, .agendaDue, .conflictDetected: 1
         case .liveActivityStart: 2
         case .liveActivityUpdate: 3
-        case .reminderDue: 4
+        case .reminderDue, .invitationPending, .overrunDetected: 4
         case .reminderSnoozed, .reminderDismissed, .reminderAcknowledged: 5
         }
     }
@@ -424,8 +427,7 @@ public enum Planner {
             let interval = max(1, configuration.liveActivityUpdateInterval)
             let elapsed = instant.secondsSinceEpoch - activityStart.secondsSinceEpoch
             var next = activityStart.adding(seconds: (elapsed / interval + 1) * interval)
-            let start = occurrence.start
-            if start > instant && start < next { next = start }
+            for change in phaseChanges where change > instant && change < next { next = change }
             return next < end ? next : nil
         }
 
@@ -433,14 +435,52 @@ public enum Planner {
             let interval = max(1, configuration.liveActivityUpdateInterval)
             let elapsed = now.secondsSinceEpoch - activityStart.secondsSinceEpoch
             var latest = activityStart.adding(seconds: (elapsed / interval) * interval)
-            let start = occurrence.start
-            if start <= now && start > latest { latest = start }
+            for change in phaseChanges where change <= now && change > latest { latest = change }
             guard latest > last, latest < end else { return nil }
             return latest
         }
 
+        /// The instants a live activity's phase changes: the start, and the end's `endingSoon` when configured.
+        var phaseChanges: [Instant] {
+            guard let endingSoon = configuration.day?.endingSoon, endingSoon > 0 else { return [occurrence.start] }
+            return [occurrence.start, max(occurrence.start, occurrence.end.adding(seconds: -endingSoon))]
+        }
+
         func detail(at instant: Instant) -> LiveActivityDetail {
-            LiveActivityDetail(start: occurrence.start, end: occurrence.end, at: instant)
+            LiveActivityDetail(
+                start: occurrence.start, end: occurrence.end, at: instant,
+                endingSoon: configuration.day?.endingSoon ?? 0)
+        }
+
+        // MARK: Invitations
+
+        /// `invitationPending` at each of `day.pendingInvitations` before the start while the user's answer is
+        /// `NEEDS-ACTION`; of several missed only the latest, and none once a later one was delivered or it started.
+        func planInvitationPending(state: PlannerState, into due: inout [PlannedEvent], wake: (Instant) -> Void) {
+            guard subject.facts.participation == "NEEDS-ACTION", !cancelled, eligible,
+                let offsets = configuration.day?.pendingInvitations
+            else { return }
+            let start = occurrence.start
+            var latest: (time: Instant, offset: Int64, id: EventID)?
+            for offset in offsets.sorted(by: >) {
+                let time = start.adding(seconds: -offset)
+                let id = EventID.make(subject.seed, .invitationPending, "before,start", offset, start.secondsSinceEpoch)
+                if state.hasEmitted(id) {
+                    latest = nil  // a later one comes only after this, which was delivered
+                    continue
+                }
+                guard time <= now else {
+                    if now < start { wake(time) }
+                    break
+                }
+                if now < start { latest = (time, offset, id) }
+            }
+            guard let latest else { return }
+            let lateness = now.secondsSinceEpoch - latest.time.secondsSinceEpoch
+            let detail = InvitationDetail(
+                secondsBefore: latest.offset, organizer: occurrence.source.component.organizer,
+                lateness: lateness > configuration.lateGrace ? lateness : 0)
+            due.append(base(.invitationPending(detail), id: latest.id, time: latest.time, expiry: start))
         }
 
         func endEvent(_ activity: PlannerState.ActiveActivity, reason: LiveActivityDetail.EndReason, at time: Instant)

@@ -31,13 +31,17 @@ public struct PlannerConfiguration: Sendable, Hashable {
     public var rules: [ReminderRule] = []
     /// When reminders are held back (config.yml `quietHours:`).
     public var quietHours: QuietHours?
+    /// Conflicts, overruns, unanswered invitations, the agenda (config.yml `day:`); `nil`: none of it.
+    public var day: DaySettings?
 
     /// The defaults.
     public init() {}
 
     /// The earliest an event can come before its occurrence starts: how far ahead the planner must see.
     public var lookAhead: Int64 {
-        max(liveActivityLead, (reminderOffsets + rules.flatMap { $0.offsets ?? [] }).max() ?? 0, allDayLead)
+        max(
+            liveActivityLead, (reminderOffsets + rules.flatMap { $0.offsets ?? [] }).max() ?? 0, allDayLead,
+            day?.pendingInvitations.max() ?? 0)
     }
 
     /// How far before an all-day occurrence's midnight a rule's clock-time reminder can come.

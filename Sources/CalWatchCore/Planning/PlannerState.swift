@@ -57,7 +57,7 @@ public struct PlannerState: Sendable, Hashable {
             active[event.key]?.occurrenceEnd = event.occurrenceEnd
         case .liveActivityEnd:
             active[event.key] = nil
-        case .reminderDue, .flightDetected:
+        case .reminderDue, .flightDetected, .conflictDetected, .overrunDetected, .invitationPending, .agendaDue:
             break
         case .reminderSnoozed, .reminderDismissed, .reminderAcknowledged:
             var answers = self.answers[event.key] ?? Answers(occurrenceEnd: event.occurrenceEnd)

@@ -4,7 +4,7 @@
 /// The planner takes these as input, so it stays a pure function; the classifiers fill them in.
 public struct PlanningFacts: Sendable, Hashable {
     /// What an occurrence is.
-    public enum Kind: String, Sendable, Hashable, CaseIterable { case flight, meeting, event }
+    public enum Kind: String, Sendable, Hashable, CaseIterable, Codable { case flight, meeting, event }
 
     public var kind: Kind
     /// When to leave: a flight's departure − airport lead − travel time, or a placed event's start − its travel time.

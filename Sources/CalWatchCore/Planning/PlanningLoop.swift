@@ -4,7 +4,7 @@
 /// (`Retention`); committing, delivering and pruning are the runtime's part (docs/design.md §1).
 ///
 /// Each occurrence waits, unplanned, until its earliest possible event (`Planner.earliestEvent`); then it is
-/// admitted into a slot and planned only at the instants it asks for (the `Agenda`), so the cost follows the
+/// admitted into a slot and planned only at the instants it asks for (the `WakeHeap`), so the cost follows the
 /// number of events, not the number of occurrences times the number of minutes. Occurrences come in groups named
 /// by an origin (a file); replacing a group plans what changed at once: new reminders for a moved meeting, an end
 /// for the live activity of one that was deleted or cancelled, a new `flightDetected` for a flight whose time
@@ -49,7 +49,7 @@ public struct PlanningLoop {
     /// What has been emitted, as planning sees it.
     public private(set) var state: PlannerState
 
-    /// An admitted occurrence, in a slot the agenda refers to.
+    /// An admitted occurrence, in a slot the wake heap refers to.
     private struct Slot {
         var subject: Planner.Subject
         var wake: Instant?
@@ -58,7 +58,7 @@ public struct PlanningLoop {
     private var slots: [Slot?] = []
     private var freeSlots: [Int] = []
     private var slotOf: [OccurrenceKey: Int] = [:]
-    private var agenda = Agenda()
+    private var wakes = WakeHeap<Int>()
     private var waiting = WaitingQueue()
     /// Bumped when an origin is replaced, so its occurrences still waiting are skipped when they come up.
     private var generations: [Origin: Int32] = [:]
@@ -71,6 +71,8 @@ public struct PlanningLoop {
     private var removedSinceSweep = 0
     /// When expired ids were last dropped; `nil` before the first step.
     private var prunedAt: Instant?
+    /// Conflicts, overruns and agendas, when `day:` is configured.
+    private var day: DayPlanner?
 
     /// A loop that continues from `state` (rebuilt from the journal).
     public init(
@@ -81,6 +83,7 @@ public struct PlanningLoop {
         self.facts = facts
         self.state = state
         self.retention = retention
+        day = configuration.day.map { DayPlanner(settings: $0, configuration: configuration) }
     }
 
     /// What to expand for planning `window`: the occurrences whose events can fall inside it, from the longest live
@@ -99,12 +102,7 @@ public struct PlanningLoop {
 
     /// The next instant at which something is due or an occurrence is admitted (`nil`: nothing ever will be).
     public var nextInstant: Instant? {
-        switch (agenda.next, waiting.next?.earliest) {
-        case (let a?, let b?): min(a, b)
-        case (let a?, nil): a
-        case (nil, let b?): b
-        case (nil, nil): nil
-        }
+        [wakes.next, waiting.next?.earliest, day?.nextInstant].compactMap { $0 }.min()
     }
 
     /// Adds occurrences under `origin`. Those whose earliest event has come, or whose live activity is running,
@@ -113,7 +111,9 @@ public struct PlanningLoop {
         let generation = generations[origin, default: 0]
         var later: [WaitingQueue.Entry] = []
         for occurrence in occurrences {
-            let earliest = Planner.earliestEvent(of: occurrence, facts: facts(occurrence), configuration: configuration)
+            let facts = facts(occurrence)
+            day?.add(occurrence, facts: facts, origin: origin)
+            let earliest = Planner.earliestEvent(of: occurrence, facts: facts, configuration: configuration)
             if earliest <= now || state.active[OccurrenceKey(occurrence)] != nil {
                 plan(admit(occurrence, origin: origin), at: now)
             } else {
@@ -127,6 +127,7 @@ public struct PlanningLoop {
     /// live activity whose occurrence does not come back ends at the next `endRemovedActivities`.
     public mutating func remove(origin: Origin) {
         generations[origin, default: 0] &+= 1
+        day?.remove(origin: origin)
         // A removed file's occurrences still waiting are skipped when they come up, which for an item days ahead is
         // days later; each holds its component. A daemon whose files change every second would grow by them, so
         // every 1,024 removals they are swept out.
@@ -162,6 +163,7 @@ public struct PlanningLoop {
         }
         prunedAt = now
         state.forget(expiredBefore: now)
+        day?.forget(endedBefore: now)
         let earliest = [now.adding(seconds: -retention.keep), uncommittedSince] + events.map(\.event.time)
         return Step(events: events, pruneBefore: earliest.compactMap { $0 }.min())
     }
@@ -174,9 +176,15 @@ public struct PlanningLoop {
             guard generations[entry.origin, default: 0] == entry.generation else { continue }
             plan(admit(entry.occurrence, origin: entry.origin), at: now)
         }
-        while let next = agenda.next, next <= now {
-            let (instant, index) = agenda.pop()!
+        while let next = wakes.next, next <= now {
+            let (instant, index) = wakes.pop()!
             if slots[index]?.wake == instant { plan(index, at: now) }
+        }
+        if day != nil {
+            for emitted in day!.plan(at: now, state: state) {
+                state.apply(emitted.event)
+                step.append(emitted)
+            }
         }
         step.sort { Planner.emittedBefore($0.event, $1.event) }
         defer { step.removeAll(keepingCapacity: true) }
@@ -247,7 +255,7 @@ public struct PlanningLoop {
         } while !due.isEmpty
         slots[index]!.wake = wake
         if let wake {
-            agenda.push(wake, slot: index)
+            wakes.push(wake, slot: index)
         } else if state.active[subject.key] == nil {
             slots[index] = nil
             slotOf[subject.key] = nil

@@ -28,6 +28,11 @@ public struct ReminderRule: Sendable, Hashable {
     public var travelMode: TravelSettings.Mode?
     /// A fixed time for the way to its occurrences (seconds), after the item's own travel time and its place's.
     public var travelTime: Int64?
+    /// An agenda of its own at this time of day (minutes after midnight): the occurrences it is the first match of
+    /// leave `day.agendaAt`'s for it.
+    public var agendaAt: Int?
+    /// `false`: its occurrences stay in the home zone on a trip (`day.travelZone`).
+    public var travelZone: Bool?
     /// The rule's line in config.yml, for messages.
     public var line: Int?
 

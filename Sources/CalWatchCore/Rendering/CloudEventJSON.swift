@@ -54,12 +54,85 @@ public enum CloudEventJSON {
             if let reason = activity.endReason { writer.field("reason", reason.rawValue) }
             writer.endObject()
         }
+        writeDayDetails(of: event, to: &writer)
         guard flightAndMeeting else { return }
         ClassificationJSON.writeFlight(
             facts.flight, departure: event.occurrenceStart, arrival: event.occurrenceEnd, leaveBy: facts.leaveBy,
             to: &writer)
         ClassificationJSON.writeMeeting(facts.meeting, to: &writer)
         LeaveJSON.write(facts.leave, to: &writer)
+    }
+
+    /// `conflict`, `overrun`, `invitation` and `agenda`: the detail of the day's events.
+    private static func writeDayDetails(of event: PlannedEvent, to writer: inout JSONLineWriter) {
+        func late(_ lateness: Int64) {
+            writer.field("late", lateness > 0)
+            writer.field("lateness", Int(lateness))
+        }
+        switch event.payload {
+        case .conflictDetected(let conflict):
+            writer.beginObject(field: "conflict")
+            writer.key("with")
+            write(conflict.with, to: &writer)
+            writer.field("overlapStart", conflict.overlapStart)
+            writer.field("overlapEnd", conflict.overlapEnd)
+            writer.field("overlapSeconds", Int(conflict.overlapSeconds))
+            writer.endObject()
+        case .overrunDetected(let overrun):
+            writer.beginObject(field: "overrun")
+            writer.key("next")
+            write(overrun.next, to: &writer)
+            late(overrun.lateness)
+            writer.endObject()
+        case .invitationPending(let invitation):
+            writer.beginObject(field: "invitation")
+            writer.field("minutesBefore", Int(invitation.secondsBefore / 60))
+            writer.field("secondsBefore", Int(invitation.secondsBefore))
+            writer.field("partstat", "NEEDS-ACTION")
+            writer.field("organizer", invitation.organizer)
+            late(invitation.lateness)
+            writer.endObject()
+        case .agendaDue(let agenda):
+            writer.beginObject(field: "agenda")
+            writer.field("date", agenda.date)
+            writer.field("zone", agenda.zone)
+            late(agenda.lateness)
+            writer.beginArray(field: "items")
+            for item in agenda.items {
+                writer.beginElement()
+                writeFields(of: item.occurrence, to: &writer)
+                writer.field("allDay", item.allDay)
+                writer.field("location", item.location)
+                writer.field("leaveBy", item.leaveBy)
+                writer.field("participation", item.participation)
+                writer.beginArray(field: "conflicts")
+                for uid in item.conflicts { writer.element(uid) }
+                writer.endArray()
+                writer.endObject()
+            }
+            writer.endArray()
+            writer.endObject()
+        default:
+            break
+        }
+    }
+
+    /// Another occurrence a day's event names, as an object.
+    private static func write(_ other: OtherOccurrence, to writer: inout JSONLineWriter) {
+        writer.beginObject()
+        writeFields(of: other, to: &writer)
+        writer.endObject()
+    }
+
+    private static func writeFields(of other: OtherOccurrence, to writer: inout JSONLineWriter) {
+        writer.field("uid", other.uid)
+        writer.field("recurrenceId", other.recurrenceId)
+        writer.field("calendar", other.calendar)
+        writer.field("summary", other.summary)
+        writer.field("start", other.start)
+        writer.field("end", other.end)
+        writer.field("kind", other.kind.rawValue)
+        writer.field("joinUrl", other.joinUrl)
     }
 
     /// Appends one event. `occurrence` is the occurrence as planned (absent when it was deleted); `sequence`
@@ -80,7 +153,9 @@ public enum CloudEventJSON {
         writer.field("expirytime", event.expiry)
         writer.field("sequence", String(sequence))
         writer.beginObject(field: "data")
-        if let occurrence {
+        if event.type == .agendaDue {
+            // About a day, not one occurrence: its occurrences are the agenda's items.
+        } else if let occurrence {
             // The occurrence object is the one `calwatch scan` prints.
             writer.key("occurrence")
             OccurrenceJSON.write(occurrence, facts: facts, to: &writer, newline: false)

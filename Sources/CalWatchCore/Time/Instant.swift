@@ -52,3 +52,15 @@ public struct InstantWindow: Hashable, Sendable {
     /// Whether an instant lies inside the window.
     public func contains(_ instant: Instant) -> Bool { start <= instant && instant < end }
 }
+
+/// Seconds since the epoch: how the journal keeps the instants inside an event's detail.
+extension Instant: Codable {
+    public init(from decoder: any Decoder) throws {
+        self.init(secondsSinceEpoch: try decoder.singleValueContainer().decode(Int64.self))
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(secondsSinceEpoch)
+    }
+}

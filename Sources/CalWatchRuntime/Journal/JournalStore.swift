@@ -40,6 +40,7 @@ public actor JournalStore {
     /// leaves an existing table as it is).
     static let addedColumns = [
         ("answered", "TEXT"), ("answer_until", "INTEGER"), ("answer_count", "INTEGER"), ("deferred_from", "INTEGER"),
+        ("detail", "TEXT"),
     ]
 
     /// One committed event as sinks receive it: the event, the occurrence it is about as the calendars have it
@@ -145,7 +146,8 @@ public actor JournalStore {
                 answered TEXT,                  -- an answer's: the event answered
                 answer_until INTEGER,           -- a snooze's reminder instant
                 answer_count INTEGER,           -- an answer's snooze count; a snoozed reminder's too
-                deferred_from INTEGER           -- a reminder held back by quiet hours: its own time
+                deferred_from INTEGER,          -- a reminder held back by quiet hours: its own time
+                detail TEXT                     -- the day's events: their detail as JSON; a live activity's phase
             );
             -- An event is refused when one with its id and scheduled instant is journaled. Keyed by time first, the
             -- index grows at its end as time passes; an index on the id (a hash) alone cost a random page per event.
@@ -270,6 +272,7 @@ public actor JournalStore {
                 row.append(event.answer?.until?.secondsSinceEpoch)
                 row.append(event.answer.map { Int64($0.count) } ?? event.reminder.map { Int64($0.snoozeCount) })
                 row.append(event.reminder?.deferredFrom?.secondsSinceEpoch)
+                row.append(Self.detail(of: event))
                 assert(row.values.count == EventColumn.allCases.count, "a value for every EventColumn, in its order")
                 guard try insert.run(row) else { continue }  // already journaled: never twice
                 committed.append((next, event))
@@ -306,7 +309,7 @@ public actor JournalStore {
     private enum EventColumn: Int32, CaseIterable {
         case seq, id, type, calendar, uid, recurrenceID, occurrenceStart, occurrenceEnd, time, expiry, fingerprint
         case recorded, secondsBefore, reminderSource, lateness, endReason, answered, answerUntil, answerCount
-        case deferredFrom
+        case deferredFrom, detail
 
         /// The column's name in SQL.
         var name: String {
@@ -345,7 +348,8 @@ public actor JournalStore {
         let start = Instant(secondsSinceEpoch: integer(.occurrenceStart))
         let end = Instant(secondsSinceEpoch: integer(.occurrenceEnd))
         let time = Instant(secondsSinceEpoch: integer(.time))
-        let activity = LiveActivityDetail(start: start, end: end, at: time)
+        var activity = LiveActivityDetail(start: start, end: end, at: time)
+        if text(.detail) == LiveActivityDetail.Phase.endingSoon.rawValue { activity.phase = .endingSoon }
         let answer = AnswerDetail(
             answered: text(.answered).flatMap(EventID.init(hex:)), until: instant(.answerUntil),
             count: Int(integer(.answerCount)))
@@ -368,6 +372,9 @@ public actor JournalStore {
         case .reminderSnoozed: payload = .reminderSnoozed(answer)
         case .reminderDismissed: payload = .reminderDismissed(answer)
         case .reminderAcknowledged: payload = .reminderAcknowledged(answer)
+        case .conflictDetected, .overrunDetected, .invitationPending, .agendaDue:
+            guard let detail = text(.detail), let decoded = Self.payload(type, detail: detail) else { return nil }
+            payload = decoded
         }
         let event = PlannedEvent(
             payload, id: id, key: key, occurrenceStart: start, occurrenceEnd: end, time: time,
@@ -376,6 +383,37 @@ public actor JournalStore {
         return Journaled(
             sequence: integer(.seq), event: event,
             recorded: Timestamp(millisecondsSinceEpoch: integer(.recorded)))
+    }
+
+    /// What the `detail` column holds: the detail of the day's events as JSON (the JSON Lines form is rendered from
+    /// it again), and `endingSoon` for a live activity in that phase.
+    private static func detail(of event: PlannedEvent) -> String? {
+        func json(_ value: some Encodable) -> String? {
+            (try? JSONEncoder().encode(value)).map { String(decoding: $0, as: UTF8.self) }
+        }
+        switch event.payload {
+        case .conflictDetected(let detail): return json(detail)
+        case .overrunDetected(let detail): return json(detail)
+        case .invitationPending(let detail): return json(detail)
+        case .agendaDue(let detail): return json(detail)
+        default:
+            return event.liveActivity?.phase == .endingSoon ? LiveActivityDetail.Phase.endingSoon.rawValue : nil
+        }
+    }
+
+    /// The payload of a day's event from its `detail`; `nil` for a detail this version cannot read.
+    private static func payload(_ type: EventType, detail: String) -> PlannedEvent.Payload? {
+        let data = Data(detail.utf8)
+        let decoder = JSONDecoder()
+        switch type {
+        case .conflictDetected:
+            return (try? decoder.decode(ConflictDetail.self, from: data)).map { .conflictDetected($0) }
+        case .overrunDetected: return (try? decoder.decode(OverrunDetail.self, from: data)).map { .overrunDetected($0) }
+        case .invitationPending:
+            return (try? decoder.decode(InvitationDetail.self, from: data)).map { .invitationPending($0) }
+        case .agendaDue: return (try? decoder.decode(AgendaDetail.self, from: data)).map { .agendaDue($0) }
+        default: return nil
+        }
     }
 
     /// The planner's state for planning from `instant` on: every journaled event that has not expired by then,

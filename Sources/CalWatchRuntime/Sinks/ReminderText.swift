@@ -78,3 +78,52 @@ public enum ReminderText {
         entry.facts.meeting?.joinURL ?? entry.facts.leave?.destination?.at.map(LeaveJSON.directions(to:))
     }
 }
+
+extension ReminderText {
+    /// A day's event (`day:`) as a person reads it: a title, the detail line's parts and the link a click opens
+    /// (for an overrun, the join link of the meeting that has started); `nil` for every other event.
+    public static func day(_ entry: JournalStore.Entry) -> (title: String, details: [String], link: String?)? {
+        var zone = entry.occurrence?.displayZone ?? .utc
+        func safe(_ text: String?) -> String {
+            TerminalText.safe(
+                NextUpFormat.cut(NextUpFormat.oneLine(text ?? "(no title)"), to: 120), keepingLines: false)
+        }
+        func clock(_ instant: Instant) -> String {
+            let local = zone.wallClock(at: instant)
+            return String(format: "%02d:%02d", local.hour, local.minute)
+        }
+        switch entry.event.payload {
+        case .conflictDetected(let conflict):
+            let minutes = conflict.overlapSeconds / 60
+            return (
+                "Conflict: \(title(entry)) and \(safe(conflict.with.summary))",
+                [
+                    "\(clock(entry.event.occurrenceStart))–\(clock(entry.event.occurrenceEnd)) overlaps "
+                        + "\(clock(conflict.with.start))–\(clock(conflict.with.end)) by \(minutes) min"
+                ],
+                conflict.with.joinUrl
+            )
+        case .overrunDetected(let overrun):
+            return (
+                "\(safe(overrun.next.summary)) has started",
+                ["\(title(entry)) runs until \(clock(entry.event.occurrenceEnd))"],
+                overrun.next.joinUrl
+            )
+        case .invitationPending(let invitation):
+            var details = details(entry)
+            if let organizer = invitation.organizer { details.append("from " + safe(organizer)) }
+            return ("Not answered yet: \(title(entry))", details, link(entry))
+        case .agendaDue(let agenda):
+            zone = TimeZoneDatabase.rules(named: agenda.zone) ?? .utc
+            let items = agenda.items.prefix(8).map { item in
+                (item.allDay ? "all day" : clock(item.occurrence.start)) + " " + safe(item.occurrence.summary)
+                    + (item.conflicts.isEmpty ? "" : " (conflict)")
+            }
+            let more = agenda.items.count > items.count ? ["and \(agenda.items.count - items.count) more"] : []
+            let count = agenda.items.count == 1 ? "1 item" : "\(agenda.items.count) items"
+            return ("Your day, \(agenda.date): \(count)", items + more, nil)
+        default:
+            return nil
+        }
+    }
+}

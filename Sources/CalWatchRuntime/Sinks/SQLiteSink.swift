@@ -202,6 +202,41 @@ public actor SQLiteSink: EventSink {
                               WHERE version.subject = o.subject AND version.start = o.start
                                 AND ended.type = 'liveActivityEnd' AND ended.type <> 'liveActivityUpdate')
             ORDER BY o.start;
+
+        -- Each pair of overlapping occurrences as last reported (a pair is reported again when either changes).
+        CREATE VIEW IF NOT EXISTS conflicts AS
+            SELECT o.start, o."end", o.summary, o.calendar, o.subject,
+                   json_extract(e.details, '$.conflict.with.uid') AS with_uid,
+                   json_extract(e.details, '$.conflict.with.summary') AS with_summary,
+                   json_extract(e.details, '$.conflict.with.start') AS with_start,
+                   json_extract(e.details, '$.conflict.with.end') AS with_end,
+                   json_extract(e.details, '$.conflict.overlapSeconds') / 60 AS overlap_minutes,
+                   e.time AS detected_at, e.id
+            FROM event_log AS e JOIN occurrences AS o ON o.id = e.occurrence
+            WHERE e.type = 'conflictDetected' AND e.type <> 'liveActivityUpdate'
+              AND NOT EXISTS (SELECT 1 FROM event_log AS later JOIN occurrences AS version
+                                ON version.id = later.occurrence
+                              WHERE later.type = 'conflictDetected' AND later.type <> 'liveActivityUpdate'
+                                AND version.subject = o.subject AND later.seq > e.seq
+                                AND json_extract(later.details, '$.conflict.with.uid')
+                                    = json_extract(e.details, '$.conflict.with.uid'))
+            ORDER BY o.start;
+
+        -- Each agenda sent, one row per item in its order.
+        CREATE VIEW IF NOT EXISTS agenda AS
+            SELECT json_extract(e.details, '$.agenda.date') AS date, item.key AS position,
+                   json_extract(item.value, '$.start') AS start, json_extract(item.value, '$.end') AS "end",
+                   json_extract(item.value, '$.summary') AS summary, json_extract(item.value, '$.kind') AS kind,
+                   json_extract(item.value, '$.calendar') AS calendar,
+                   json_extract(item.value, '$.joinUrl') AS join_url,
+                   json_extract(item.value, '$.allDay') AS all_day,
+                   json_extract(item.value, '$.leaveBy') AS leave_by,
+                   json_extract(item.value, '$.participation') AS participation,
+                   json_extract(item.value, '$.conflicts') AS conflicts,
+                   e.time AS sent_at, e.id
+            FROM event_log AS e, json_each(e.details, '$.agenda.items') AS item
+            WHERE e.type = 'agendaDue' AND e.type <> 'liveActivityUpdate'
+            ORDER BY date, position;
         """
 
     /// Stores a batch in one transaction; events already stored are skipped.

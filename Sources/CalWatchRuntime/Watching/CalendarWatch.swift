@@ -65,6 +65,9 @@ public final class CalendarWatch {
         geocodes: GeocodeCache? = nil,
         recordedTime: @escaping () -> Timestamp, logger: Logger
     ) async throws {
+        var configuration = configuration
+        // The day's agenda is counted in the zone the watch runs in.
+        configuration.planner.day?.zone = zone
         self.configuration = configuration
         self.zone = zone
         self.options = options

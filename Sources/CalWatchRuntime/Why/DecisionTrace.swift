@@ -342,7 +342,7 @@ public struct DecisionTrace: Sendable {
 
     /// `30m before`, `start`, `end (rescheduled)`, `detected`.
     static func describe(_ event: PlannedEvent, planner: PlannerConfiguration) -> String {
-        switch event.type {
+        switch event.payload {
         case .reminderDue:
             guard let reminder = event.reminder else { return "reminder" }
             let before = DurationText.text(reminder.secondsBefore) + " before"
@@ -353,13 +353,23 @@ public struct DecisionTrace: Sendable {
             }
         case .flightDetected: return "flight detected"
         case .liveActivityStart: return "live activity starts"
-        case .liveActivityUpdate: return "live activity update"
+        case .liveActivityUpdate:
+            return event.liveActivity?.phase == .endingSoon
+                ? "live activity update (ending soon)" : "live activity update"
         case .liveActivityEnd:
             return "live activity ends (\(event.liveActivity?.endReason?.rawValue ?? "ended"))"
         case .reminderSnoozed:
             return "snoozed until " + (event.answer?.until.map { "\($0)" } ?? "?")
         case .reminderDismissed: return "dismissed"
         case .reminderAcknowledged: return "acknowledged"
+        case .conflictDetected(let conflict):
+            return "conflict with \"\(conflict.with.summary ?? conflict.with.uid)\" for "
+                + DurationText.text(conflict.overlapSeconds)
+        case .overrunDetected(let overrun):
+            return "still running when \"\(overrun.next.summary ?? overrun.next.uid)\" started"
+        case .invitationPending(let invitation):
+            return "invitation not answered, " + DurationText.text(invitation.secondsBefore) + " before"
+        case .agendaDue(let agenda): return "agenda for \(agenda.date) (\(agenda.items.count) items)"
         }
     }
 

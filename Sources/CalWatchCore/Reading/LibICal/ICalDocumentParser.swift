@@ -220,6 +220,7 @@ enum ICalDocumentParser {
             case ICAL_XLICERROR_PROPERTY: readError(property, into: &item)
             case ICAL_ATTENDEE_PROPERTY: item.attendees.append(attendee(property))
             case ICAL_ORGANIZER_PROPERTY: item.organizer = address(rawValue(property))
+            case ICAL_TRANSP_PROPERTY: item.transparent = rawValue(property).uppercased() == "TRANSPARENT"
             case ICAL_CONFERENCE_PROPERTY, ICAL_URL_PROPERTY:
                 item.linkProperties.append(NamedText(name: propertyName(property), value: rawValue(property)))
             case ICAL_GEO_PROPERTY:
@@ -228,6 +229,8 @@ enum ICalDocumentParser {
                 let name = LibICal.string(icalproperty_get_x_name(property))?.uppercased() ?? ""
                 if Self.linkPropertyNames.contains(name) || name.hasPrefix("X-MICROSOFT-ONLINEMEETING") {
                     item.linkProperties.append(NamedText(name: name, value: textValue(property)))
+                } else if name == "X-MICROSOFT-CDO-BUSYSTATUS" {
+                    if textValue(property).uppercased() == "FREE" { item.transparent = true }
                 } else if name == "X-APPLE-TRAVEL-DURATION" {
                     item.travelDuration = ICalDuration(icalText: Substring(textValue(property)))
                 } else if name == "X-APPLE-STRUCTURED-LOCATION" {

@@ -1,9 +1,10 @@
-/// When each planned occurrence wants to be looked at next: a binary min-heap of (instant, slot).
+/// When each planned occurrence (or the day's pair of occurrences) wants to be looked at next: a binary min-heap of
+/// (instant, slot).
 ///
 /// A slot may be pushed again with a new instant before its old entry comes up; the caller keeps each slot's
 /// current instant and skips entries that no longer match it.
-struct Agenda {
-    private var heap: [(instant: Instant, slot: Int)] = []
+struct WakeHeap<Slot: Comparable> {
+    private var heap: [(instant: Instant, slot: Slot)] = []
 
     var isEmpty: Bool { heap.isEmpty }
     var count: Int { heap.count }
@@ -11,7 +12,7 @@ struct Agenda {
     /// The earliest instant waiting.
     var next: Instant? { heap.first?.instant }
 
-    mutating func push(_ instant: Instant, slot: Int) {
+    mutating func push(_ instant: Instant, slot: Slot) {
         heap.append((instant, slot))
         var child = heap.count - 1
         while child > 0 {
@@ -23,7 +24,7 @@ struct Agenda {
     }
 
     /// Removes and returns the earliest entry.
-    mutating func pop() -> (instant: Instant, slot: Int)? {
+    mutating func pop() -> (instant: Instant, slot: Slot)? {
         guard !heap.isEmpty else { return nil }
         heap.swapAt(0, heap.count - 1)
         let top = heap.removeLast()
@@ -42,7 +43,7 @@ struct Agenda {
     }
 
     /// Ties go to the lower slot, so the order of a step never depends on the heap's history.
-    private static func before(_ a: (instant: Instant, slot: Int), _ b: (instant: Instant, slot: Int)) -> Bool {
+    private static func before(_ a: (instant: Instant, slot: Slot), _ b: (instant: Instant, slot: Slot)) -> Bool {
         a.instant != b.instant ? a.instant < b.instant : a.slot < b.slot
     }
 }

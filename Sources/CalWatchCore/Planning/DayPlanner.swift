@@ -1,0 +1,328 @@
+/// What concerns more than one occurrence (config.yml `day:`): two that overlap (`conflictDetected`), one that
+/// starts while another still runs (`overrunDetected`), and each day's agenda (`agendaDue`). `PlanningLoop` keeps it
+/// beside the per-occurrence planner and hands it every occurrence it is given, admitted or still waiting.
+///
+/// It holds the occurrences by the UTC day they start on, so a changed occurrence is compared with those of its own
+/// and the neighbouring days only. The events it can propose wait in a heap by instant; one whose occurrences
+/// changed before it came up is dropped, and the new pair proposed again under a new id, so a conflict is reported
+/// once per pair and again when either side changes.
+struct DayPlanner {
+    let settings: DaySettings
+    let configuration: PlannerConfiguration
+
+    /// An occurrence as the day sees it.
+    struct Item {
+        var occurrence: Occurrence
+        var facts: PlanningFacts
+        var origin: PlanningLoop.Origin
+        var key: OccurrenceKey
+        /// Its times and the fields events report, hashed: an `add` that changes none of them changes nothing.
+        var fingerprint: UInt64
+        /// The first rule that matches it.
+        var rule: Int?
+
+        var startDay: Int64 { Self.day(occurrence.start) }
+        static func day(_ instant: Instant) -> Int64 {
+            instant.secondsSinceEpoch >= 0
+                ? instant.secondsSinceEpoch / 86_400 : (instant.secondsSinceEpoch - 86_399) / 86_400
+        }
+    }
+
+    /// A pair's event, waiting for its instant.
+    private struct Candidate {
+        enum Kind { case conflict, overrun }
+        var kind: Kind
+        var first: OccurrenceKey
+        var second: OccurrenceKey
+        var time: Instant
+        var expiry: Instant
+    }
+
+    /// A daily agenda: the global one (`rule` nil) or a rule's own.
+    private struct Schedule {
+        var rule: Int?
+        var minutes: Int
+        /// The next day (local, days since 1970) to send it for; found at the first plan.
+        var nextDay: Int64?
+    }
+
+    private var items: [OccurrenceKey: Item] = [:]
+    private var keysOf: [PlanningLoop.Origin: [OccurrenceKey]] = [:]
+    private var startingOn: [Int64: Set<OccurrenceKey>] = [:]
+    private var changed: Set<OccurrenceKey> = []
+    private var candidates: [EventID: Candidate] = [:]
+    private var candidatesOf: [OccurrenceKey: [EventID]] = [:]
+    private var queue = WakeHeap<EventID>()
+    private var schedules: [Schedule]
+
+    init(settings: DaySettings, configuration: PlannerConfiguration) {
+        self.settings = settings
+        self.configuration = configuration
+        schedules =
+            (settings.agendaAt.map { [Schedule(rule: nil, minutes: $0)] } ?? [])
+            + configuration.rules.indices.compactMap { index in
+                configuration.rules[index].agendaAt.map { Schedule(rule: index, minutes: $0) }
+            }
+    }
+
+    // MARK: Occurrences
+
+    mutating func add(_ occurrence: Occurrence, facts: PlanningFacts, origin: PlanningLoop.Origin) {
+        var hasher = EventID.Hasher()
+        hasher.feed(occurrence.start.secondsSinceEpoch)
+        hasher.feed(occurrence.end.secondsSinceEpoch)
+        hasher.feed(occurrence.summary ?? "")
+        hasher.feed(occurrence.location ?? "")
+        hasher.feed(occurrence.status.map { "\($0)" } ?? "")
+        hasher.feed(facts.participation ?? "")
+        hasher.feed(facts.joinURL ?? "")
+        hasher.feed(facts.kind.rawValue)
+        hasher.feed(occurrence.source.component.transparent ? 1 : 0)
+        let key = OccurrenceKey(occurrence)
+        let fingerprint = hasher.id.high
+        keysOf[origin, default: []].append(key)
+        if let old = items[key] {
+            items[key]!.origin = origin
+            guard old.fingerprint != fingerprint else { return }
+            unindex(old)
+        }
+        let rule = configuration.rules.firstIndex { $0.matches(occurrence, facts: facts) }
+        let item = Item(
+            occurrence: occurrence, facts: facts, origin: origin, key: key, fingerprint: fingerprint, rule: rule)
+        items[key] = item
+        startingOn[item.startDay, default: []].insert(key)
+        changed.insert(key)
+    }
+
+    mutating func remove(origin: PlanningLoop.Origin) {
+        for key in keysOf.removeValue(forKey: origin) ?? [] {
+            guard let item = items[key], item.origin == origin else { continue }
+            unindex(item)
+            items[key] = nil
+        }
+    }
+
+    /// Takes an occurrence out of the day index, with every pair event proposed for it.
+    private mutating func unindex(_ item: Item) {
+        startingOn[item.startDay]?.remove(item.key)
+        if startingOn[item.startDay]?.isEmpty == true { startingOn[item.startDay] = nil }
+        for id in candidatesOf.removeValue(forKey: item.key) ?? [] { candidates[id] = nil }
+        changed.insert(item.key)
+    }
+
+    /// Forgets the occurrences that ended more than a day before `instant`: no pair or agenda planned from then on
+    /// needs them.
+    mutating func forget(endedBefore instant: Instant) {
+        let cutOff = instant.adding(seconds: -86_400)
+        for (key, item) in items where item.occurrence.end < cutOff {
+            unindex(item)
+            items[key] = nil
+            changed.remove(key)
+        }
+        keysOf = keysOf.mapValues { keys in keys.filter { items[$0] != nil } }.filter { !$0.value.isEmpty }
+    }
+
+    /// Whether an occurrence takes part in conflicts and overruns: timed, shorter than a day, busy, not cancelled,
+    /// and either the user's own or answered as `conflicts.include` says (declined never).
+    private func takesPart(_ item: Item) -> Bool {
+        let occurrence = item.occurrence
+        guard !occurrence.allDay, occurrence.status != .cancelled, !occurrence.source.component.transparent,
+            occurrence.end > occurrence.start,
+            occurrence.end.secondsSinceEpoch - occurrence.start.secondsSinceEpoch < 86_400
+        else { return false }
+        guard let answer = item.facts.participation else { return true }
+        let include = settings.conflicts?.include ?? [.accepted]
+        return include.contains { $0.partstat == answer }
+    }
+
+    /// The occurrences starting on the UTC days `days`.
+    private func items(startingOn days: ClosedRange<Int64>) -> [Item] {
+        days.flatMap { startingOn[$0] ?? [] }.compactMap { items[$0] }
+    }
+
+    // MARK: Planning
+
+    /// The next instant at which a pair's event or an agenda is due.
+    var nextInstant: Instant? {
+        let agendas = schedules.compactMap { schedule in schedule.nextDay.map { agendaTime(day: $0, schedule) } }
+        return ([queue.next].compactMap { $0 } + agendas).min()
+    }
+
+    /// Proposes the pair events of what changed since the last plan, then returns what is due at `now`.
+    mutating func plan(at now: Instant, state: PlannerState) -> [PlanningLoop.Emitted] {
+        proposePairs()
+        var due: [PlanningLoop.Emitted] = []
+        while let next = queue.next, next <= now {
+            let (_, id) = queue.pop()!
+            guard let candidate = candidates.removeValue(forKey: id), !state.hasEmitted(id), now <= candidate.expiry,
+                let first = items[candidate.first], let second = items[candidate.second]
+            else { continue }
+            if let event = event(candidate, id: id, first: first, second: second, now: now, state: state) {
+                due.append(PlanningLoop.Emitted(event: event, occurrence: first.occurrence, facts: first.facts))
+            }
+        }
+        for index in schedules.indices {
+            if schedules[index].nextDay == nil { schedules[index].nextDay = firstAgendaDay(schedules[index], now: now) }
+            while let day = schedules[index].nextDay, agendaTime(day: day, schedules[index]) <= now {
+                schedules[index].nextDay = day + 1
+                if let agenda = agenda(day: day, schedules[index], now: now, state: state) { due.append(agenda) }
+            }
+        }
+        return due
+    }
+
+    /// Compares each occurrence that changed with those that may overlap it, and queues the pairs' events.
+    private mutating func proposePairs() {
+        guard !changed.isEmpty else { return }
+        defer { changed.removeAll(keepingCapacity: true) }
+        for key in changed {
+            guard let item = items[key], takesPart(item) else { continue }
+            let days = (item.startDay - 1)...Item.day(item.occurrence.end)
+            for other in items(startingOn: days) where other.key != key && takesPart(other) {
+                let (first, second) =
+                    (item.occurrence.start, item.key) < (other.occurrence.start, other.key)
+                    ? (item, other) : (other, item)
+                propose(first, second)
+            }
+        }
+    }
+
+    private mutating func propose(_ first: Item, _ second: Item) {
+        let overlapStart = second.occurrence.start
+        let overlapEnd = min(first.occurrence.end, second.occurrence.end)
+        guard overlapEnd > overlapStart else { return }
+        let seed = EventID.seed(first.key)
+        let with = "with:" + second.key.uid + "/" + (second.key.recurrenceID?.description ?? "")
+        if let conflicts = settings.conflicts,
+            overlapEnd.secondsSinceEpoch - overlapStart.secondsSinceEpoch > conflicts.minOverlap
+        {
+            let id = EventID.make(
+                seed, .conflictDetected, with, Int64(bitPattern: first.fingerprint),
+                Int64(bitPattern: second.fingerprint))
+            queue(
+                Candidate(
+                    kind: .conflict, first: first.key, second: second.key,
+                    time: first.occurrence.start.adding(seconds: -conflicts.ahead), expiry: second.occurrence.start),
+                id: id)
+        }
+        if settings.overruns && first.occurrence.start < second.occurrence.start {
+            let id = EventID.make(
+                seed, .overrunDetected, with, second.occurrence.start.secondsSinceEpoch,
+                first.occurrence.end.secondsSinceEpoch)
+            queue(
+                Candidate(
+                    kind: .overrun, first: first.key, second: second.key, time: second.occurrence.start,
+                    expiry: overlapEnd),
+                id: id)
+        }
+    }
+
+    private mutating func queue(_ candidate: Candidate, id: EventID) {
+        guard candidates[id] == nil else { return }
+        candidates[id] = candidate
+        candidatesOf[candidate.first, default: []].append(id)
+        candidatesOf[candidate.second, default: []].append(id)
+        queue.push(candidate.time, slot: id)
+    }
+
+    /// A pair's event at `now`. A conflict found after its instant (an invitation that arrived later) is reported
+    /// when found; an overrun keeps its instant and says how late it is. None for a meeting the user dismissed.
+    private func event(
+        _ candidate: Candidate, id: EventID, first: Item, second: Item, now: Instant, state: PlannerState
+    ) -> PlannedEvent? {
+        let other = OtherOccurrence(second.occurrence, facts: second.facts)
+        let payload: PlannedEvent.Payload
+        var time = candidate.time
+        switch candidate.kind {
+        case .conflict:
+            time = max(time, now)
+            payload = .conflictDetected(
+                ConflictDetail(
+                    with: other, overlapStart: second.occurrence.start,
+                    overlapEnd: min(first.occurrence.end, second.occurrence.end)))
+        case .overrun:
+            if !state.answers.isEmpty, state.answers[first.key]?.dismissed == true { return nil }
+            payload = .overrunDetected(OverrunDetail(next: other, lateness: lateness(since: time, now: now)))
+        }
+        return PlannedEvent(
+            payload, id: id, key: first.key, occurrenceStart: first.occurrence.start,
+            occurrenceEnd: first.occurrence.end, time: time, expiry: candidate.expiry, fingerprint: first.fingerprint)
+    }
+
+    private func lateness(since time: Instant, now: Instant) -> Int64 {
+        let lateness = now.secondsSinceEpoch - time.secondsSinceEpoch
+        return lateness > configuration.lateGrace ? lateness : 0
+    }
+
+    // MARK: Agenda
+
+    /// The zone a day's agenda is counted in.
+    private var zone: ZoneRules { settings.zone }
+
+    private func agendaTime(day: Int64, _ schedule: Schedule) -> Instant {
+        zone.instant(
+            for: LocalDateTime(
+                date: CalendarDate(daysSinceEpoch: day), hour: schedule.minutes / 60, minute: schedule.minutes % 60))
+    }
+
+    /// Today's agenda when it is still of use at `now`, else tomorrow's.
+    private func firstAgendaDay(_ schedule: Schedule, now: Instant) -> Int64 {
+        let today = zone.wallClock(at: now).date.daysSinceEpoch
+        return agendaTime(day: today, schedule).adding(seconds: DaySettings.agendaUseful) < now ? today + 1 : today
+    }
+
+    /// The agenda of local day `day`: its timed occurrences that start that day and the all-day ones that cover it,
+    /// in order (all-day first), each with the day's conflicts; none once delivered or no longer of use.
+    private func agenda(day: Int64, _ schedule: Schedule, now: Instant, state: PlannerState) -> PlanningLoop.Emitted? {
+        let date = CalendarDate(daysSinceEpoch: day)
+        let dayStart = zone.instant(for: LocalDateTime(date: date))
+        let dayEnd = zone.instant(for: LocalDateTime(date: date.adding(days: 1)))
+        let time = agendaTime(day: day, schedule)
+        let expiry = time.adding(seconds: DaySettings.agendaUseful)
+        let key = OccurrenceKey(
+            calendar: "day", uid: schedule.rule.map { "agenda-rule\($0 + 1)" } ?? "agenda", recurrenceID: .date(date))
+        let id = EventID.make(EventID.seed(key), .agendaDue, "day", day)
+        guard !state.hasEmitted(id), now <= expiry else { return nil }
+        let ownAgendas = Set(schedules.compactMap(\.rule))
+        let dayItems = items(startingOn: (Item.day(dayStart) - 7)...Item.day(dayEnd))
+            .filter { item in
+                let occurrence = item.occurrence
+                guard occurrence.status != .cancelled, item.facts.participation != "DECLINED" else { return false }
+                guard schedule.rule == nil ? !(item.rule.map(ownAgendas.contains) ?? false) : item.rule == schedule.rule
+                else { return false }
+                if occurrence.allDay {
+                    let first = occurrence.startLocal.date
+                    let last = occurrence.displayZone.wallClock(at: occurrence.end.adding(seconds: -1)).date
+                    return first <= date && date <= last
+                }
+                return occurrence.start >= dayStart && occurrence.start < dayEnd
+            }
+            .sorted { a, b in
+                (a.occurrence.allDay ? 0 : 1, a.occurrence.start, a.key) < (
+                    b.occurrence.allDay ? 0 : 1, b.occurrence.start, b.key
+                )
+            }
+        let minOverlap = settings.conflicts?.minOverlap
+        let entries = dayItems.map { item in
+            let conflicts =
+                minOverlap.map { minOverlap in
+                    dayItems.filter { other in
+                        other.key != item.key && takesPart(item) && takesPart(other)
+                            && min(item.occurrence.end, other.occurrence.end).secondsSinceEpoch
+                                - max(item.occurrence.start, other.occurrence.start).secondsSinceEpoch > minOverlap
+                    }
+                    .map(\.key.uid)
+                } ?? []
+            return AgendaDetail.Item(
+                occurrence: OtherOccurrence(item.occurrence, facts: item.facts), allDay: item.occurrence.allDay,
+                location: item.occurrence.location, leaveBy: item.facts.leaveBy,
+                participation: item.facts.participation, conflicts: conflicts)
+        }
+        let detail = AgendaDetail(
+            date: date.description, zone: zone.identifier, items: entries, lateness: lateness(since: time, now: now))
+        let event = PlannedEvent(
+            .agendaDue(detail), id: id, key: key, occurrenceStart: dayStart, occurrenceEnd: dayEnd, time: time,
+            expiry: expiry, fingerprint: 0)
+        return PlanningLoop.Emitted(event: event, occurrence: nil, facts: .event)
+    }
+}

@@ -1,0 +1,59 @@
+/// The day as a whole (config.yml `day:`, docs/configuration.md): overlapping meetings, one running on into the
+/// next, the end of a meeting, unanswered invitations, a morning agenda, and the zone a trip puts the user in.
+/// Without `day:` none of it is planned.
+public struct DaySettings: Sendable, Hashable {
+    /// The user's answers to an invitation that take part in conflicts and overruns. An item that is not an
+    /// invitation to the user (their own, or one without attendees) always does.
+    public enum Answer: String, Sendable, Hashable, CaseIterable {
+        case accepted, tentative, needsAction
+
+        /// The `PARTSTAT` this names.
+        public var partstat: String {
+            switch self {
+            case .accepted: "ACCEPTED"
+            case .tentative: "TENTATIVE"
+            case .needsAction: "NEEDS-ACTION"
+            }
+        }
+    }
+
+    /// `conflictDetected` for two timed occurrences that overlap by more than `minOverlap`, `ahead` before the
+    /// first starts (at once when the overlap appears later); `nil`: off.
+    public struct Conflicts: Sendable, Hashable {
+        public var minOverlap: Int64 = 300
+        public var include: Set<Answer> = [.accepted]
+        public var ahead: Int64 = 86_400
+        public init() {}
+    }
+
+    public var conflicts: Conflicts? = Conflicts()
+    /// `overrunDetected` when an occurrence starts while another that started earlier still runs.
+    public var overruns = true
+    /// A live activity's update at this long before the end has `phase: endingSoon` (0: never).
+    public var endingSoon: Int64 = 300
+    /// `invitationPending` this long before an occurrence the user has not answered (`PARTSTAT=NEEDS-ACTION`).
+    public var pendingInvitations: [Int64] = []
+    /// `agendaDue` at this time of day (minutes after midnight); `nil`: no agenda but the rules' own.
+    public var agendaAt: Int?
+    /// A delivered agenda is of use this long after its time: a daemon started in the afternoon does not send the
+    /// morning's.
+    public static let agendaUseful: Int64 = 4 * 3600
+    /// Floating times, all-day items and the agenda follow the zone the detected flights take the user to.
+    public var travelZone = false
+    /// The user's home zone: the agenda's day, and where a trip comes back to.
+    public var zone: ZoneRules = .utc
+
+    public init() {}
+
+    public static func == (a: DaySettings, b: DaySettings) -> Bool {
+        a.conflicts == b.conflicts && a.overruns == b.overruns && a.endingSoon == b.endingSoon
+            && a.pendingInvitations == b.pendingInvitations && a.agendaAt == b.agendaAt && a.travelZone == b.travelZone
+            && a.zone.identifier == b.zone.identifier
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(conflicts)
+        hasher.combine(agendaAt)
+        hasher.combine(zone.identifier)
+    }
+}

@@ -1,0 +1,307 @@
+import Foundation
+import Testing
+
+@testable import CalWatchCore
+@testable import CalWatchRuntime
+
+/// The day as a whole (`day:`): conflicts, overruns, the end of a meeting, unanswered invitations and the agenda,
+/// planned by the pipeline's own loop on a virtual clock from real calendar text.
+@Suite struct DayTests {
+    /// One VEVENT: `start` and `end` as `20261202T090000Z`, `partstat` the user's answer (no attendee when `nil`).
+    static func item(
+        _ uid: String, _ start: String, _ end: String, summary: String? = nil, partstat: String? = "ACCEPTED",
+        extra: [String] = []
+    ) -> String {
+        var lines = ["BEGIN:VEVENT", "UID:\(uid)", "DTSTAMP:20261101T000000Z", "DTSTART:\(start)", "DTEND:\(end)"]
+        lines.append("SUMMARY:\(summary ?? uid)")
+        if let partstat {
+            lines += ["ORGANIZER:mailto:boss@example.org", "ATTENDEE;PARTSTAT=\(partstat):mailto:me@example.org"]
+        }
+        return (lines + extra + ["END:VEVENT"]).joined(separator: "\r\n")
+    }
+
+    static func calendar(_ items: [String]) -> String {
+        (["BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:-//calwatch tests//EN"] + items + ["END:VCALENDAR", ""])
+            .joined(separator: "\r\n")
+    }
+
+    static let settings = """
+        timezone: Europe/Berlin
+        me: [me@example.org]
+        day:
+          agendaAt: "08:00"
+          endingSoon: 5m
+          conflicts: { minOverlap: 5m, include: [accepted] }
+          pendingInvitations: [1d, 2h]
+
+        """
+
+    /// The loop driven from `from` to `to` over the calendar text, as `replay` drives it; `changes` replace the
+    /// calendar at their instants (a file saved again). Returns every event with its instant, and the state.
+    static func run(
+        _ text: String, settings: String = settings, from: String, to: String,
+        changes: [(at: String, text: String)] = [], state: PlannerState = PlannerState()
+    ) throws -> (events: [PlannedEvent], state: PlannerState) {
+        var configuration = try ConfigurationTests.parse(settings).planner
+        let zone = TimeZoneDatabase.rules(named: "Europe/Berlin")!
+        configuration.day?.zone = zone
+        let classifier = Classifier(try ConfigurationTests.parse(settings))
+        func occurrences(_ text: String) throws -> [Occurrence] {
+            let folder = try SinkFixtures.folder()
+            let path = folder + "/work.ics"
+            try text.write(toFile: path, atomically: true, encoding: .utf8)
+            return scan([path], from: "2026-11-20", to: "2026-12-20").occurrences
+        }
+        var loop = PlanningLoop(configuration: configuration, facts: classifier.facts(for:), state: state)
+        var now = utc(from)
+        let end = utc(to)
+        loop.add(try occurrences(text), now: now)
+        var pending = changes.map { (utc($0.at), $0.text) }
+        var events: [PlannedEvent] = []
+        while now < end {
+            events += loop.step(at: now).events.map(\.event)
+            if let change = pending.first, change.0 <= (loop.nextInstant ?? end) {
+                pending.removeFirst()
+                now = max(now, change.0)
+                loop.remove(origin: 0)
+                loop.add(try occurrences(change.1), now: now)
+                loop.endRemovedActivities(at: now)
+                continue
+            }
+            guard let next = loop.nextInstant else { break }
+            now = next
+        }
+        return (events.filter { $0.time < end }, loop.state)
+    }
+
+    static func of(_ type: EventType, _ events: [PlannedEvent]) -> [PlannedEvent] { events.filter { $0.type == type } }
+
+    // MARK: Conflicts
+
+    @Test func twoAcceptedMeetingsThatOverlapAreReportedOnceADayAheadAndAgainWhenOneMoves() throws {
+        let text = Self.calendar([
+            Self.item("review", "20261202T090000Z", "20261202T100000Z", summary: "Design review"),
+            Self.item("call", "20261202T093000Z", "20261202T103000Z", summary: "Customer call"),
+        ])
+        let moved = Self.calendar([
+            Self.item("review", "20261202T090000Z", "20261202T100000Z", summary: "Design review"),
+            Self.item("call", "20261202T094500Z", "20261202T104500Z", summary: "Customer call"),
+        ])
+        let (events, _) = try Self.run(
+            text, from: "2026-11-30T00:00:00Z", to: "2026-12-03T00:00:00Z",
+            changes: [("2026-12-01T12:00:00Z", moved)])
+        let conflicts = Self.of(.conflictDetected, events)
+        #expect(conflicts.map(\.time) == [utc("2026-12-01T09:00:00Z"), utc("2026-12-01T12:00:00Z")])
+        #expect(conflicts.allSatisfy { $0.key.uid == "review" && $0.expiry <= utc("2026-12-02T09:45:00Z") })
+        guard case .conflictDetected(let second)? = conflicts.last?.payload else { return }
+        #expect(second.with.uid == "call")
+        #expect(second.overlapSeconds == 900)
+        #expect(second.overlapStart == utc("2026-12-02T09:45:00Z"))
+    }
+
+    @Test func freeDeclinedAllDayCancelledAndSlightOverlapsAreNoConflict() throws {
+        let text = Self.calendar([
+            Self.item("review", "20261202T090000Z", "20261202T100000Z"),
+            Self.item("focus", "20261202T090000Z", "20261202T120000Z", partstat: nil, extra: ["TRANSP:TRANSPARENT"]),
+            Self.item("declined", "20261202T091500Z", "20261202T094500Z", partstat: "DECLINED"),
+            Self.item("cancelled", "20261202T091500Z", "20261202T094500Z", extra: ["STATUS:CANCELLED"]),
+            Self.item("tentative", "20261202T091500Z", "20261202T094500Z", partstat: "TENTATIVE"),
+            Self.item("handover", "20261202T095500Z", "20261202T103000Z"),
+            """
+            BEGIN:VEVENT\r
+            UID:holiday\r
+            DTSTAMP:20261101T000000Z\r
+            DTSTART;VALUE=DATE:20261202\r
+            DTEND;VALUE=DATE:20261203\r
+            SUMMARY:Holiday\r
+            END:VEVENT
+            """,
+        ])
+        let (events, _) = try Self.run(text, from: "2026-11-30T00:00:00Z", to: "2026-12-03T00:00:00Z")
+        // The handover overlaps by 5 minutes, not more than `minOverlap`; the rest do not take part.
+        #expect(Self.of(.conflictDetected, events).isEmpty)
+        // Tentative ones do when `include` says so.
+        let tentative = Self.settings.replacingOccurrences(
+            of: "include: [accepted]", with: "include: [accepted, tentative]")
+        let (withTentative, _) = try Self.run(
+            text, settings: tentative, from: "2026-11-30T00:00:00Z", to: "2026-12-03T00:00:00Z")
+        let pairs = Self.of(.conflictDetected, withTentative).compactMap { event -> String? in
+            guard case .conflictDetected(let conflict) = event.payload else { return nil }
+            return event.key.uid + "+" + conflict.with.uid
+        }
+        #expect(pairs == ["review+tentative"])
+    }
+
+    @Test func aConflictAnInvitationCreatesIsReportedWhenItArrives() throws {
+        let before = Self.calendar([Self.item("review", "20261202T090000Z", "20261202T100000Z")])
+        let after = Self.calendar([
+            Self.item("review", "20261202T090000Z", "20261202T100000Z"),
+            Self.item("urgent", "20261202T090000Z", "20261202T093000Z", summary: "Urgent sync"),
+        ])
+        let (events, _) = try Self.run(
+            before, from: "2026-12-02T06:00:00Z", to: "2026-12-02T12:00:00Z",
+            changes: [("2026-12-02T07:10:00Z", after)])
+        let conflicts = Self.of(.conflictDetected, events)
+        #expect(conflicts.map(\.time) == [utc("2026-12-02T07:10:00Z")])
+    }
+
+    // MARK: Overruns and the end of a meeting
+
+    @Test func aMeetingStillRunningWhenTheNextStartsNudgesWithTheNextJoinLink() throws {
+        let text = Self.calendar([
+            Self.item("review", "20261202T090000Z", "20261202T100000Z"),
+            Self.item(
+                "call", "20261202T093000Z", "20261202T103000Z",
+                extra: ["LOCATION:https://meet.google.com/abc-defg-hij"]),
+        ])
+        let (events, _) = try Self.run(text, from: "2026-12-02T06:00:00Z", to: "2026-12-02T12:00:00Z")
+        let overruns = Self.of(.overrunDetected, events)
+        #expect(overruns.map(\.time) == [utc("2026-12-02T09:30:00Z")])
+        guard case .overrunDetected(let overrun)? = overruns.first?.payload else { return }
+        #expect(overruns.first?.key.uid == "review")
+        #expect(overrun.next.joinUrl == "https://meet.google.com/abc-defg-hij")
+        #expect(overrun.lateness == 0)
+    }
+
+    @Test func theLastMinutesOfAMeetingAreEndingSoon() throws {
+        let text = Self.calendar([Self.item("review", "20261202T090000Z", "20261202T100000Z")])
+        let (events, _) = try Self.run(text, from: "2026-12-02T06:00:00Z", to: "2026-12-02T12:00:00Z")
+        let phases = Self.of(.liveActivityUpdate, events).map { ($0.time, $0.liveActivity!.phase) }
+        #expect(phases.first { $0.1 == .endingSoon }?.0 == utc("2026-12-02T09:55:00Z"))
+        #expect(phases.filter { $0.0 < utc("2026-12-02T09:55:00Z") }.allSatisfy { $0.1 != .endingSoon })
+        #expect(phases.filter { $0.0 >= utc("2026-12-02T09:55:00Z") }.allSatisfy { $0.1 == .endingSoon })
+    }
+
+    // MARK: Invitations
+
+    @Test func anUnansweredInvitationIsPendingADayAndTwoHoursAheadUntilAnswered() throws {
+        let pending = Self.calendar([
+            Self.item("budget", "20261203T140000Z", "20261203T150000Z", partstat: "NEEDS-ACTION"),
+            Self.item("offsite", "20261204T140000Z", "20261204T150000Z", partstat: "NEEDS-ACTION"),
+        ])
+        let answered = Self.calendar([
+            Self.item("budget", "20261203T140000Z", "20261203T150000Z", partstat: "NEEDS-ACTION"),
+            Self.item("offsite", "20261204T140000Z", "20261204T150000Z", partstat: "ACCEPTED"),
+        ])
+        let (events, _) = try Self.run(
+            pending, from: "2026-12-01T00:00:00Z", to: "2026-12-05T00:00:00Z",
+            changes: [("2026-12-04T10:00:00Z", answered)])
+        let invitations = Self.of(.invitationPending, events).map { "\($0.key.uid) \($0.time)" }
+        #expect(
+            invitations == [
+                "budget 2026-12-02T14:00:00Z", "budget 2026-12-03T12:00:00Z", "offsite 2026-12-03T14:00:00Z",
+            ])
+    }
+
+    @Test func ofInvitationsMissedWhileStoppedOnlyTheLatestComesMarkedLate() throws {
+        let text = Self.calendar([
+            Self.item("budget", "20261203T140000Z", "20261203T150000Z", partstat: "NEEDS-ACTION")
+        ])
+        let (events, _) = try Self.run(text, from: "2026-12-03T12:30:00Z", to: "2026-12-03T16:00:00Z")
+        let invitations = Self.of(.invitationPending, events)
+        #expect(invitations.count == 1)
+        guard case .invitationPending(let detail)? = invitations.first?.payload else { return }
+        #expect(detail.secondsBefore == 7200)
+        #expect(detail.lateness == 1800)
+        #expect(detail.organizer == "boss@example.org")
+    }
+
+    // MARK: Agenda
+
+    @Test func theAgendaComesAtEightInTheUsersZoneWithTheDayInOrderAndItsConflicts() throws {
+        let text = Self.calendar([
+            Self.item("review", "20261202T090000Z", "20261202T100000Z"),
+            Self.item("call", "20261202T093000Z", "20261202T103000Z"),
+            Self.item("late", "20261202T233000Z", "20261203T003000Z", summary: "After midnight in Berlin"),
+            Self.item("declined", "20261202T120000Z", "20261202T130000Z", partstat: "DECLINED"),
+            """
+            BEGIN:VEVENT\r
+            UID:holiday\r
+            DTSTAMP:20261101T000000Z\r
+            DTSTART;VALUE=DATE:20261202\r
+            DTEND;VALUE=DATE:20261203\r
+            SUMMARY:Holiday\r
+            END:VEVENT
+            """,
+        ])
+        let (events, _) = try Self.run(text, from: "2026-12-02T00:00:00Z", to: "2026-12-03T00:00:00Z")
+        let agendas = Self.of(.agendaDue, events)
+        // 08:00 in Berlin is 07:00 UTC.
+        #expect(agendas.map(\.time) == [utc("2026-12-02T07:00:00Z")])
+        guard case .agendaDue(let agenda)? = agendas.first?.payload else { return }
+        #expect(agenda.date == "2026-12-02")
+        #expect(agenda.zone == "Europe/Berlin")
+        #expect(agenda.items.map(\.occurrence.uid) == ["holiday", "review", "call"])
+        #expect(agenda.items.map(\.conflicts) == [[], ["call"], ["review"]])
+        #expect(agendas.first?.subject == "agenda/2026-12-02")
+
+        // Stopped after it and started again later that morning, from the state the journal keeps: not sent again.
+        let (morning, state) = try Self.run(text, from: "2026-12-02T00:00:00Z", to: "2026-12-02T07:30:00Z")
+        #expect(Self.of(.agendaDue, morning).count == 1)
+        let (again, _) = try Self.run(
+            text, from: "2026-12-02T07:30:00Z", to: "2026-12-02T12:00:00Z", state: state)
+        #expect(Self.of(.agendaDue, again).isEmpty)
+        // Started in the afternoon without it, the morning's agenda is no longer sent.
+        let (afternoon, _) = try Self.run(text, from: "2026-12-02T13:00:00Z", to: "2026-12-03T00:00:00Z")
+        #expect(Self.of(.agendaDue, afternoon).isEmpty)
+    }
+
+    @Test func aRuleWithItsOwnAgendaTimeTakesItsItemsOutOfTheMainOne() throws {
+        let settings =
+            Self.settings + """
+                rules:
+                  - summary: "(?i)school"
+                    agendaAt: "06:30"
+
+                """
+        let text = Self.calendar([
+            Self.item("review", "20261202T090000Z", "20261202T100000Z"),
+            Self.item("school", "20261202T140000Z", "20261202T150000Z", summary: "School pick-up", partstat: nil),
+        ])
+        let (events, _) = try Self.run(
+            text, settings: settings, from: "2026-12-02T00:00:00Z", to: "2026-12-03T00:00:00Z")
+        let agendas = Self.of(.agendaDue, events).compactMap { event -> String? in
+            guard case .agendaDue(let agenda) = event.payload else { return nil }
+            return "\(event.time) \(event.key.uid) " + agenda.items.map(\.occurrence.uid).joined(separator: ",")
+        }
+        #expect(
+            agendas == [
+                "2026-12-02T05:30:00Z agenda-rule1 school", "2026-12-02T07:00:00Z agenda review",
+            ])
+    }
+
+    @Test func withoutDayNothingOfTheDayIsPlanned() throws {
+        let text = Self.calendar([
+            Self.item("review", "20261202T090000Z", "20261202T100000Z"),
+            Self.item("call", "20261202T093000Z", "20261202T103000Z"),
+            Self.item("budget", "20261202T140000Z", "20261202T150000Z", partstat: "NEEDS-ACTION"),
+        ])
+        let (events, _) = try Self.run(
+            text, settings: "timezone: Europe/Berlin\nme: [me@example.org]\n", from: "2026-12-01T00:00:00Z",
+            to: "2026-12-03T00:00:00Z")
+        let types = Set(events.map(\.type))
+        #expect(types.isDisjoint(with: [.conflictDetected, .overrunDetected, .invitationPending, .agendaDue]))
+        #expect(events.compactMap(\.liveActivity).allSatisfy { $0.phase != .endingSoon })
+    }
+
+    // MARK: Journal and sinks
+
+    @Test func theDaysEventsReadBackFromTheJournalRenderAsTheyWereDelivered() async throws {
+        let text = Self.calendar([
+            Self.item("review", "20261202T090000Z", "20261202T100000Z"),
+            Self.item("call", "20261202T093000Z", "20261202T103000Z"),
+            Self.item("budget", "20261202T140000Z", "20261202T150000Z", partstat: "NEEDS-ACTION"),
+        ])
+        let (events, _) = try Self.run(text, from: "2026-12-01T00:00:00Z", to: "2026-12-03T00:00:00Z")
+        let journal = try JournalStore(path: JournalTests.temporaryPath())
+        let day = events.filter {
+            [.conflictDetected, .overrunDetected, .invitationPending, .agendaDue].contains($0.type)
+                || $0.liveActivity?.phase == .endingSoon
+        }
+        #expect(Set(day.map(\.type)).count == 5)
+        try await journal.append(day, recorded: Timestamp(millisecondsSinceEpoch: 0))
+        let read = try await journal.events(after: 0, limit: 100).map(\.event)
+        #expect(read.map(\.payload) == day.map(\.payload))
+        #expect(read.map(\.id) == day.map(\.id))
+    }
+}
