@@ -132,6 +132,7 @@ extension CalwatchCommand {
                 })
             options.horizon = DurationText.seconds(within) ?? 86_400
             options.soon = configuration.planner.liveActivityLead
+            if let day = configuration.planner.day { options.day = day }
             let style = NextUpFormat.Style(maxWidth: maxWidth, none: none, pango: markup == .pango)
 
             guard follow else {

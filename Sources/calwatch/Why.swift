@@ -82,7 +82,9 @@ extension CalwatchCommand {
                 planning: { classifier in _ = occurrence.map(classifier.facts(for:)) })
             let trace = try await DecisionTrace.trace(
                 occurrence, uid: uid, classifier: classifier,
-                inputs: .init(configuration: configuration, journal: journal, now: now, zone: zone))
+                inputs: .init(
+                    configuration: configuration, journal: journal, now: now, zone: zone,
+                    occurrences: scan.occurrences))
             if occurrence == nil && trace.steps.isEmpty {
                 StandardStreams.error(
                     "calwatch: no item with UID \(uid) in \(configuration.calendars.joined(separator: ", ")) "

@@ -42,30 +42,46 @@ import Testing
         _ text: String, settings: String = settings, from: String, to: String,
         changes: [(at: String, text: String)] = [], state: PlannerState = PlannerState()
     ) throws -> (events: [PlannedEvent], state: PlannerState) {
+        try run(
+            files: ["work": text], settings: settings, from: from, to: to,
+            changes: changes.map { ($0.at, ["work": $0.text]) }, state: state)
+    }
+
+    /// The same over several calendars, one file each (`name.ics`, its calendar `name`), each its own origin as the
+    /// daemon has them; a change names the files as they are then (a file left out was deleted).
+    static func run(
+        files: [String: String], settings: String = settings, from: String, to: String,
+        changes: [(at: String, files: [String: String])] = [], state: PlannerState = PlannerState()
+    ) throws -> (events: [PlannedEvent], state: PlannerState) {
         var configuration = try ConfigurationTests.parse(settings).planner
         let zone = TimeZoneDatabase.rules(named: "Europe/Berlin")!
         configuration.day?.zone = zone
         let classifier = Classifier(try ConfigurationTests.parse(settings))
-        func occurrences(_ text: String) throws -> [Occurrence] {
-            let folder = try SinkFixtures.folder()
-            let path = folder + "/work.ics"
-            try text.write(toFile: path, atomically: true, encoding: .utf8)
-            return scan([path], from: "2026-11-20", to: "2026-12-20").occurrences
-        }
+        let names = Set(files.keys).union(changes.flatMap(\.files.keys)).sorted()
+        let folder = try SinkFixtures.folder()
         var loop = PlanningLoop(configuration: configuration, facts: classifier.facts(for:), state: state)
+        func load(_ files: [String: String], at now: Instant) throws {
+            for (origin, name) in names.enumerated() {
+                loop.remove(origin: PlanningLoop.Origin(origin))
+                guard let text = files[name] else { continue }
+                let path = folder + "/\(name).ics"
+                try text.write(toFile: path, atomically: true, encoding: .utf8)
+                let occurrences = scan([path], from: "2026-11-20", to: "2026-12-20").occurrences
+                loop.add(occurrences, origin: PlanningLoop.Origin(origin), now: now)
+            }
+            loop.endRemovedActivities(at: now)
+        }
         var now = utc(from)
         let end = utc(to)
-        loop.add(try occurrences(text), now: now)
-        var pending = changes.map { (utc($0.at), $0.text) }
+        try load(files, at: now)
+        var pending = changes.map { (utc($0.at), $0.files) }
         var events: [PlannedEvent] = []
         while now < end {
             events += loop.step(at: now).events.map(\.event)
             if let change = pending.first, change.0 <= (loop.nextInstant ?? end) {
                 pending.removeFirst()
                 now = max(now, change.0)
-                loop.remove(origin: 0)
-                loop.add(try occurrences(change.1), now: now)
-                loop.endRemovedActivities(at: now)
+                try load(change.1, at: now)
                 continue
             }
             guard let next = loop.nextInstant else { break }
@@ -282,6 +298,58 @@ import Testing
         let types = Set(events.map(\.type))
         #expect(types.isDisjoint(with: [.conflictDetected, .overrunDetected, .invitationPending, .agendaDue]))
         #expect(events.compactMap(\.liveActivity).allSatisfy { $0.phase != .endingSoon })
+    }
+
+    // MARK: One meeting in several calendars
+
+    /// The weekly review as three calendars hold it: the user's work calendar (an attendee, accepted), a shared
+    /// team calendar (its own UID, the same join link) and a delegate's (the same UID, not an attendee).
+    static let threeCopies: [String: String] = {
+        let link = "LOCATION:https://meet.google.com/abc-defg-hij"
+        return [
+            "work": calendar([item("review", "20261202T090000Z", "20261202T100000Z", summary: "Review", extra: [link])]
+            ),
+            "team": calendar([
+                item(
+                    "team-review", "20261202T090000Z", "20261202T100000Z", summary: "Review", partstat: nil,
+                    extra: [link])
+            ]),
+            "delegate": calendar([
+                item("review", "20261202T090000Z", "20261202T100000Z", summary: "Review", partstat: nil, extra: [link])
+            ]),
+        ]
+    }()
+
+    @Test func oneMeetingInThreeCalendarsRemindsOnceFromTheCopyWhereTheUserIsAnAttendee() throws {
+        let (events, _) = try Self.run(
+            files: Self.threeCopies, from: "2026-12-01T00:00:00Z", to: "2026-12-03T00:00:00Z")
+        let reminders = Self.of(.reminderDue, events)
+        #expect(reminders.map(\.time) == ["08:30", "08:45", "08:55"].map { utc("2026-12-02T\($0):00Z") })
+        #expect(reminders.allSatisfy { $0.key.uid == "review" && $0.key.calendar == "work" })
+        #expect(Self.of(.liveActivityStart, events).count == 1)
+        // Not a conflict with itself, and once in the agenda.
+        #expect(Self.of(.conflictDetected, events).isEmpty)
+        #expect(Self.of(.overrunDetected, events).isEmpty)
+        guard case .agendaDue(let agenda)? = Self.of(.agendaDue, events).last?.payload else {
+            Issue.record("no agenda")
+            return
+        }
+        #expect(agenda.items.map(\.occurrence.calendar) == ["work"])
+    }
+
+    @Test func whenTheWinningCopyGoesTheNextRemindsInItsPlaceWithoutRepeats() throws {
+        var later = Self.threeCopies
+        later["work"] = nil
+        later["delegate"] = nil
+        let (events, _) = try Self.run(
+            files: Self.threeCopies, from: "2026-12-02T08:00:00Z", to: "2026-12-02T12:00:00Z",
+            changes: [("2026-12-02T08:40:00Z", later)])
+        let reminders = Self.of(.reminderDue, events).map { "\($0.key.calendar) \($0.key.uid) \($0.time)" }
+        #expect(
+            reminders == [
+                "work review 2026-12-02T08:30:00Z", "team team-review 2026-12-02T08:45:00Z",
+                "team team-review 2026-12-02T08:55:00Z",
+            ])
     }
 
     // MARK: Journal and sinks

@@ -118,7 +118,29 @@ import Testing
         let both = Self.status(folder, at: "2027-04-05T08:35:00Z")
         #expect(Self.render(both, .text) == "Vendor call: 10 min left")
         let tooltip = try #require(try Self.waybar(both)["tooltip"] as? String)
-        #expect(tooltip == "  10:00–11:00  Design review\n▸ 10:30–10:45  Vendor call")
+        // Each says which it overlaps.
+        #expect(
+            tooltip
+                == "  10:00–11:00  Design review · conflicts with Vendor call\n"
+                + "▸ 10:30–10:45  Vendor call · conflicts with Design review")
+    }
+
+    @Test func theTooltipMarksAnUnansweredInvitationAndLeavesFreeTimeOutOfConflicts() throws {
+        let folder = try Folder()
+        try folder.write(
+            "budget",
+            [
+                "SUMMARY:Budget", "DTSTART:20270405T120000Z", "DTEND:20270405T130000Z",
+                "ORGANIZER:mailto:cfo@example.org", "ATTENDEE;PARTSTAT=NEEDS-ACTION:mailto:me@example.org",
+            ])
+        try folder.write(
+            "focus", ["SUMMARY:Focus", "DTSTART:20270405T120000Z", "DTEND:20270405T140000Z", "TRANSP:TRANSPARENT"])
+        try folder.write("standup", ["SUMMARY:Standup", "DTSTART:20270405T080000Z", "DTEND:20270405T081500Z"])
+        let status = Self.status(folder, at: "2027-04-05T07:00:00Z", me: ["me@example.org"])
+        let tooltip = try #require(try Self.waybar(status)["tooltip"] as? String)
+        #expect(
+            tooltip
+                == "▸ 10:00–10:15  Standup\n  14:00–15:00  Budget · not answered\n  14:00–16:00  Focus")
     }
 
     @Test func aFlightCountsDownToLeaveByThenToDeparture() throws {

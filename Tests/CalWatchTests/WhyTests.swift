@@ -76,7 +76,9 @@ import Testing
                 ? try JournalStore(path: configuration.statePath) : nil
             return try await DecisionTrace.trace(
                 occurrence, uid: uid, classifier: Classifier(configuration),
-                inputs: .init(configuration: configuration, journal: journal, now: now, zone: zone))
+                inputs: .init(
+                    configuration: configuration, journal: journal, now: now, zone: zone,
+                    occurrences: scan.occurrences))
         }
     }
 

@@ -37,6 +37,8 @@ public struct NextUp: Sendable {
         public var soon: Int64 = 900
         /// Occurrences dismissed with `calwatch dismiss`: never shown.
         public var dismissed: Set<OccurrenceKey> = []
+        /// What counts as a conflict (`day:`; its defaults when not configured), marked in the tooltip.
+        public var day = DaySettings()
 
         public init(kinds: Set<PlanningFacts.Kind>? = nil, calendars: [String]? = nil) {
             self.kinds = kinds

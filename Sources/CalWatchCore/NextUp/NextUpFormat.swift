@@ -125,6 +125,16 @@ public enum NextUpFormat: String, Sendable, CaseIterable {
             var text = marker + times + "  " + title
             if let code = item.facts.flight?.code, !title.contains(code) { text += " (\(code))" }
             if let service = item.facts.meeting?.service { text += " · \(service)" }
+            if item.facts.participation == "NEEDS-ACTION" { text += " · not answered" }
+            let day = status.options.day
+            if day.takesPart(item.occurrence, facts: item.facts),
+                let other = status.today.first(where: { other in
+                    !NextUp.same(other, item) && day.takesPart(other.occurrence, facts: other.facts)
+                        && day.conflict(item.occurrence, other.occurrence)
+                })
+            {
+                text += " · conflicts with " + oneLine(other.occurrence.summary ?? "(no summary)")
+            }
             return text
         }
         if let link = current.facts.joinURL { lines.append(oneLine(link)) }

@@ -102,6 +102,13 @@ struct DayPlanner {
         }
     }
 
+    /// Forgets one occurrence (a copy of a meeting another copy now stands for), if it came from `calendar`.
+    mutating func remove(key: OccurrenceKey, calendar: String) {
+        guard let item = items[key], item.occurrence.calendar == calendar else { return }
+        unindex(item)
+        items[key] = nil
+    }
+
     /// Takes an occurrence out of the day index, with every pair event proposed for it.
     private mutating func unindex(_ item: Item) {
         startingOn[item.startDay]?.remove(item.key)
@@ -122,18 +129,7 @@ struct DayPlanner {
         keysOf = keysOf.mapValues { keys in keys.filter { items[$0] != nil } }.filter { !$0.value.isEmpty }
     }
 
-    /// Whether an occurrence takes part in conflicts and overruns: timed, shorter than a day, busy, not cancelled,
-    /// and either the user's own or answered as `conflicts.include` says (declined never).
-    private func takesPart(_ item: Item) -> Bool {
-        let occurrence = item.occurrence
-        guard !occurrence.allDay, occurrence.status != .cancelled, !occurrence.source.component.transparent,
-            occurrence.end > occurrence.start,
-            occurrence.end.secondsSinceEpoch - occurrence.start.secondsSinceEpoch < 86_400
-        else { return false }
-        guard let answer = item.facts.participation else { return true }
-        let include = settings.conflicts?.include ?? [.accepted]
-        return include.contains { $0.partstat == answer }
-    }
+    private func takesPart(_ item: Item) -> Bool { settings.takesPart(item.occurrence, facts: item.facts) }
 
     /// The occurrences starting on the UTC days `days`.
     private func items(startingOn days: ClosedRange<Int64>) -> [Item] {
@@ -193,9 +189,7 @@ struct DayPlanner {
         guard overlapEnd > overlapStart else { return }
         let seed = EventID.seed(first.key)
         let with = "with:" + second.key.uid + "/" + (second.key.recurrenceID?.description ?? "")
-        if let conflicts = settings.conflicts,
-            overlapEnd.secondsSinceEpoch - overlapStart.secondsSinceEpoch > conflicts.minOverlap
-        {
+        if let conflicts = settings.conflicts, settings.conflict(first.occurrence, second.occurrence) {
             let id = EventID.make(
                 seed, .conflictDetected, with, Int64(bitPattern: first.fingerprint),
                 Int64(bitPattern: second.fingerprint))
@@ -302,17 +296,12 @@ struct DayPlanner {
                     b.occurrence.allDay ? 0 : 1, b.occurrence.start, b.key
                 )
             }
-        let minOverlap = settings.conflicts?.minOverlap
         let entries = dayItems.map { item in
-            let conflicts =
-                minOverlap.map { minOverlap in
-                    dayItems.filter { other in
-                        other.key != item.key && takesPart(item) && takesPart(other)
-                            && min(item.occurrence.end, other.occurrence.end).secondsSinceEpoch
-                                - max(item.occurrence.start, other.occurrence.start).secondsSinceEpoch > minOverlap
-                    }
-                    .map(\.key.uid)
-                } ?? []
+            let conflicts = dayItems.filter { other in
+                other.key != item.key && takesPart(item) && takesPart(other)
+                    && settings.conflict(item.occurrence, other.occurrence)
+            }
+            .map(\.key.uid)
             return AgendaDetail.Item(
                 occurrence: OtherOccurrence(item.occurrence, facts: item.facts), allDay: item.occurrence.allDay,
                 location: item.occurrence.location, leaveBy: item.facts.leaveBy,

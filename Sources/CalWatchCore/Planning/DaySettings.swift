@@ -45,6 +45,24 @@ public struct DaySettings: Sendable, Hashable {
 
     public init() {}
 
+    /// Whether an occurrence takes part in conflicts and overruns: timed, shorter than a day, busy, not cancelled,
+    /// and either the user's own or answered as `conflicts.include` says (declined never).
+    public func takesPart(_ occurrence: Occurrence, facts: PlanningFacts) -> Bool {
+        let length = occurrence.end.secondsSinceEpoch - occurrence.start.secondsSinceEpoch
+        guard !occurrence.allDay, occurrence.status != .cancelled, !occurrence.source.component.transparent,
+            length > 0, length < 86_400
+        else { return false }
+        guard let answer = facts.participation else { return true }
+        return (conflicts?.include ?? [.accepted]).contains { $0.partstat == answer }
+    }
+
+    /// Whether two occurrences that take part overlap by more than `conflicts.minOverlap`.
+    public func conflict(_ a: Occurrence, _ b: Occurrence) -> Bool {
+        guard let conflicts else { return false }
+        let overlap = min(a.end, b.end).secondsSinceEpoch - max(a.start, b.start).secondsSinceEpoch
+        return overlap > conflicts.minOverlap
+    }
+
     public static func == (a: DaySettings, b: DaySettings) -> Bool {
         a.conflicts == b.conflicts && a.overruns == b.overruns && a.endingSoon == b.endingSoon
             && a.pendingInvitations == b.pendingInvitations && a.agendaAt == b.agendaAt && a.travelZone == b.travelZone

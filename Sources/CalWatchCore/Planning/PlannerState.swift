@@ -72,6 +72,13 @@ public struct PlannerState: Sendable, Hashable {
         }
     }
 
+    /// Counts an event as delivered without delivering it: a reminder another copy of the same meeting delivered
+    /// under its own id. Not journaled; once a later reminder of the copy is delivered, the planner's rule that
+    /// no earlier one comes after it holds across a restart too.
+    public mutating func assumeDelivered(_ id: EventID, expiry: Instant) {
+        emitted[id] = emitted[id] ?? expiry
+    }
+
     /// Drops the ids of events that expired before `instant`: planning at `instant` or later never needs them.
     public mutating func forget(expiredBefore instant: Instant) {
         emitted = emitted.filter { $0.value >= instant }

@@ -73,6 +73,10 @@ public struct PlanningLoop {
     private var prunedAt: Instant?
     /// Conflicts, overruns and agendas, when `day:` is configured.
     private var day: DayPlanner?
+    /// One meeting in several calendars, planned once.
+    private var copies = SameMeetings()
+    /// Copies that won when another's file went, added at the next step.
+    private var reinstated: [SameMeetings.Copy] = []
 
     /// A loop that continues from `state` (rebuilt from the journal).
     public init(
@@ -108,19 +112,55 @@ public struct PlanningLoop {
     /// Adds occurrences under `origin`. Those whose earliest event has come, or whose live activity is running,
     /// are planned at `now` at once (their events come with the next `step`); the rest wait.
     public mutating func add(_ occurrences: [Occurrence], origin: Origin = 0, now: Instant) {
+        add(occurrences, origin: origin, now: now, takingOver: false)
+    }
+
+    /// `takingOver`: each is a copy of a meeting that wins now that the copy planned so far went.
+    private mutating func add(_ occurrences: [Occurrence], origin: Origin, now: Instant, takingOver: Bool) {
         let generation = generations[origin, default: 0]
         var later: [WaitingQueue.Entry] = []
         for occurrence in occurrences {
             let facts = facts(occurrence)
+            let copy = SameMeetings.Copy(occurrence, facts: facts, origin: origin)
+            let registered = copies.register(copy)
+            if let displaced = registered.displaced { planNoMore(displaced) }
+            if let next = registered.reinstated { reinstated.append(next) }
+            guard registered.plan else { continue }
+            if takingOver || registered.displaced != nil { takeOver(occurrence, facts: facts, at: now) }
             day?.add(occurrence, facts: facts, origin: origin)
             let earliest = Planner.earliestEvent(of: occurrence, facts: facts, configuration: configuration)
             if earliest <= now || state.active[OccurrenceKey(occurrence)] != nil {
                 plan(admit(occurrence, origin: origin), at: now)
             } else {
-                later.append(.init(earliest: earliest, occurrence: occurrence, origin: origin, generation: generation))
+                later.append(
+                    .init(
+                        earliest: earliest, occurrence: occurrence, origin: origin, generation: generation,
+                        copy: copy.group.map { ($0, copy.id) }))
             }
         }
         waiting.add(later)
+    }
+
+    /// A copy that takes over from another copy of the meeting: the reminders whose time has passed were the other
+    /// copy's to deliver, so this one does not deliver them again, late.
+    private mutating func takeOver(_ occurrence: Occurrence, facts: PlanningFacts, at now: Instant) {
+        let subject = Planner.Subject(occurrence, facts: facts, configuration: configuration)
+        for reminder in subject.reminders where reminder.time <= now {
+            state.assumeDelivered(reminder.id, expiry: reminder.expiry)
+        }
+    }
+
+    /// A copy of a meeting that another copy now wins: its slot goes (a running live activity of a copy under
+    /// another UID ends as `removed` at the next `endRemovedActivities`; the winner's starts).
+    private mutating func planNoMore(_ copy: SameMeetings.Copy) {
+        let key = OccurrenceKey(copy.occurrence)
+        day?.remove(key: key, calendar: copy.occurrence.calendar)
+        guard let index = slotOf[key], slots[index]?.subject.occurrence.calendar == copy.occurrence.calendar else {
+            return
+        }
+        slotOf[key] = nil
+        slots[index] = nil
+        freeSlots.append(index)
     }
 
     /// Forgets every occurrence added under `origin` (those another origin has replaced since stay). A running
@@ -128,6 +168,7 @@ public struct PlanningLoop {
     public mutating func remove(origin: Origin) {
         generations[origin, default: 0] &+= 1
         day?.remove(origin: origin)
+        reinstated += copies.remove(origin: origin)
         // A removed file's occurrences still waiting are skipped when they come up, which for an item days ahead is
         // days later; each holds its component. A daemon whose files change every second would grow by them, so
         // every 1,024 removals they are swept out.
@@ -164,6 +205,7 @@ public struct PlanningLoop {
         prunedAt = now
         state.forget(expiredBefore: now)
         day?.forget(endedBefore: now)
+        copies.forget(endedBefore: now)
         let earliest = [now.adding(seconds: -retention.keep), uncommittedSince] + events.map(\.event.time)
         return Step(events: events, pruneBefore: earliest.compactMap { $0 }.min())
     }
@@ -171,9 +213,16 @@ public struct PlanningLoop {
     /// Occurrences whose earliest event has come are admitted, those whose wake has come are planned. Returns the
     /// events of this step and of any `add` since the last one, in emission order.
     private mutating func plan(at now: Instant) -> [Emitted] {
+        if !reinstated.isEmpty {
+            let next = reinstated
+            reinstated.removeAll()
+            for copy in next { add([copy.occurrence], origin: copy.origin, now: now, takingOver: true) }
+        }
         while let next = waiting.next, next.earliest <= now {
             let entry = waiting.pop()
-            guard generations[entry.origin, default: 0] == entry.generation else { continue }
+            guard generations[entry.origin, default: 0] == entry.generation,
+                entry.copy.map({ copies.wins(id: $0.id, group: $0.group) }) ?? true
+            else { continue }
             plan(admit(entry.occurrence, origin: entry.origin), at: now)
         }
         while let next = wakes.next, next <= now {
@@ -272,6 +321,8 @@ private struct WaitingQueue {
         var occurrence: Occurrence
         var origin: PlanningLoop.Origin
         var generation: Int32
+        /// A copy of a meeting kept in several calendars: planned only if it still wins when its time comes.
+        var copy: (group: String, id: String)?
     }
     private var run: [Entry] = []
     private var runIndex = 0

@@ -70,12 +70,18 @@ public struct DecisionTrace: Sendable {
         public var now: Instant
         /// The zone the reasons show times in.
         public var zone: ZoneRules
+        /// Every occurrence read, for the other copies of a meeting kept in several calendars.
+        public var occurrences: [Occurrence]
 
-        public init(configuration: Configuration, journal: JournalStore?, now: Instant, zone: ZoneRules = .utc) {
+        public init(
+            configuration: Configuration, journal: JournalStore?, now: Instant, zone: ZoneRules = .utc,
+            occurrences: [Occurrence] = []
+        ) {
             self.configuration = configuration
             self.journal = journal
             self.now = now
             self.zone = zone
+            self.occurrences = occurrences
         }
     }
 
@@ -106,6 +112,20 @@ public struct DecisionTrace: Sendable {
             trace.steps = rows.map { emittedStep($0, what: describe($0.event, planner: planner)) }
             try await addDeliveries(to: &trace, rows: rows, inputs: inputs)
             return trace
+        }
+
+        if let copies = copies(of: occurrence, facts: facts, among: inputs.occurrences, classifier: classifier) {
+            if !copies.planned && copies.winner.uid == occurrence.uid && copies.winner.calendar != occurrence.calendar {
+                // Its UID names the copy planned: that is the one traced.
+                return try await Self.trace(copies.winner, uid: uid, classifier: classifier, inputs: inputs)
+            }
+            trace.notes.append(copies.note)
+            if !copies.planned && copies.winner.uid != occurrence.uid {
+                // Another UID stands for it: what the journal holds about this one is all there is.
+                trace.steps = rows.map { emittedStep($0, what: describe($0.event, planner: planner)) }
+                try await addDeliveries(to: &trace, rows: rows, inputs: inputs)
+                return trace
+            }
         }
 
         let subject = Planner.Subject(occurrence, facts: facts, configuration: planner)
@@ -195,6 +215,31 @@ public struct DecisionTrace: Sendable {
         trace.steps.sort { ($0.time, $0.sequence ?? .max) < ($1.time, $1.sequence ?? .max) }
         try await addDeliveries(to: &trace, rows: rows, inputs: inputs)
         return trace
+    }
+
+    /// The copies of a meeting kept in several calendars (`nil`: it is in one): a note naming each copy and the one
+    /// planned, whether that is this one, and the winner.
+    static func copies(
+        of occurrence: Occurrence, facts: PlanningFacts, among all: [Occurrence], classifier: Classifier
+    ) -> (note: String, planned: Bool, winner: Occurrence)? {
+        guard let identity = SameMeetings.identity(occurrence, facts: facts) else { return nil }
+        let copies = all.filter { $0.start == occurrence.start }
+            .map { SameMeetings.Copy($0, facts: classifier.facts(for: $0)) }
+            .filter { $0.group == identity }
+        guard copies.count > 1, let winner = SameMeetings.winner(copies) else { return nil }
+        let planned = winner.id == SameMeetings.Copy(occurrence, facts: facts).id
+        let named = copies.sorted { $0.id < $1.id }.map { copy -> String in
+            let answer = copy.facts.participation.map { ", you: " + $0.lowercased() } ?? ""
+            let mark = copy.id == winner.id ? " planned" : ""
+            return copy.occurrence.calendar + " (UID " + copy.occurrence.uid + answer + ")" + mark
+        }
+        let how = facts.joinURL != nil ? "the same start and join link" : "the same start, organizer and summary"
+        return (
+            "one meeting in \(copies.count) calendars (\(how)): " + named.joined(separator: "; ")
+                + "; the copy where you are an attendee is planned, else the first by calendar name"
+                + (planned ? "" : "; this copy is not planned"),
+            planned, winner.occurrence
+        )
     }
 
     /// The UID asked about, and its occurrence: the one named by a subject, else the one running at `now`,

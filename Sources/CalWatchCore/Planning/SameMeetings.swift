@@ -1,0 +1,119 @@
+/// One meeting kept in several calendars (the user's own, a shared team calendar, a delegate's): copies that start
+/// at the same instant and share the join link, or, without one, the organizer and summary. It is planned once: the
+/// copy where the user is an attendee wins (an accepted one first), then the first by calendar and UID, so the
+/// choice never depends on the order files are read in. `calwatch why` names every copy and the winner.
+///
+/// `PlanningLoop` registers every occurrence it is given here first; a copy that does not win is neither planned
+/// nor counted in the day's conflicts and agenda, and when the winner's file goes the next copy takes its place.
+package struct SameMeetings {
+    /// One copy: an occurrence as found in one calendar.
+    package struct Copy {
+        package var occurrence: Occurrence
+        package var facts: PlanningFacts
+        var origin: PlanningLoop.Origin
+        /// The key with its calendar: copies of one UID in two calendars are two copies.
+        package let id: String
+        /// `identity`: the copies of one meeting share it.
+        package let group: String?
+
+        package init(_ occurrence: Occurrence, facts: PlanningFacts, origin: PlanningLoop.Origin = 0) {
+            self.occurrence = occurrence
+            self.facts = facts
+            self.origin = origin
+            group = SameMeetings.identity(occurrence, facts: facts)
+            id = group == nil ? "" : occurrence.calendar + "\n" + OccurrenceKey(occurrence).description
+        }
+    }
+
+    private var groups: [String: [Copy]] = [:]
+    /// The group each copy is in, by `Copy.id`.
+    private var groupOf: [String: String] = [:]
+    /// The copies each origin brought, by `Copy.id`.
+    private var copiesOf: [PlanningLoop.Origin: Set<String>] = [:]
+
+    /// What makes copies the same meeting: the start with the join link, or with the organizer and summary; `nil`
+    /// for an occurrence with neither (it is never grouped).
+    package static func identity(_ occurrence: Occurrence, facts: PlanningFacts) -> String? {
+        guard !occurrence.allDay else { return nil }
+        let start = String(occurrence.start.secondsSinceEpoch)
+        if let link = facts.joinURL { return start + " link " + link }
+        guard let organizer = occurrence.source.component.organizer, let summary = occurrence.summary else {
+            return nil
+        }
+        return start + " organizer " + organizer + " " + summary.lowercased()
+    }
+
+    /// The copy planned: where the user is an attendee (accepted first), then the first by calendar and UID.
+    package static func winner(_ copies: [Copy]) -> Copy? {
+        func rank(_ copy: Copy) -> (Int, Int, String, String) {
+            let answer = copy.facts.participation
+            return (
+                answer == nil ? 1 : 0, answer == "ACCEPTED" ? 0 : 1, copy.occurrence.calendar.lowercased(),
+                copy.occurrence.uid
+            )
+        }
+        return copies.min { rank($0) < rank($1) }
+    }
+
+    /// Registers a copy. Says whether it is to be planned (it wins its group), and which copy it displaced as the
+    /// winner (to be planned no more) when that is another.
+    mutating func register(_ copy: Copy) -> (plan: Bool, displaced: Copy?, reinstated: Copy?) {
+        var reinstated: Copy?
+        guard let group = copy.group else {
+            // One that was grouped and lost its link and organizer leaves its group.
+            guard !groupOf.isEmpty else { return (true, nil, nil) }
+            let id = copy.occurrence.calendar + "\n" + OccurrenceKey(copy.occurrence).description
+            return (true, nil, groupOf[id].flatMap { unregister(id, from: $0) })
+        }
+        let id = copy.id
+        if let old = groupOf[id], old != group { reinstated = unregister(id, from: old) }
+        copiesOf[copy.origin, default: []].insert(id)
+        groupOf[id] = group
+        let before = Self.winner(groups[group] ?? [])
+        groups[group, default: []].removeAll { $0.id == id }
+        groups[group]!.append(copy)
+        guard Self.winner(groups[group]!)?.id == id else { return (false, nil, reinstated) }
+        return (true, before.flatMap { $0.id == id ? nil : $0 }, reinstated)
+    }
+
+    /// Whether a copy still wins its group (one that waited to be admitted may have lost since).
+    func wins(id: String, group: String?) -> Bool {
+        guard let group, let copies = groups[group] else { return true }
+        return Self.winner(copies)?.id == id
+    }
+
+    /// Forgets `origin`'s copies; returns the copies that win now in their place.
+    mutating func remove(origin: PlanningLoop.Origin) -> [Copy] {
+        var reinstated: [Copy] = []
+        for id in copiesOf.removeValue(forKey: origin) ?? [] {
+            guard let group = groupOf[id], groups[group]?.first(where: { $0.id == id })?.origin == origin else {
+                continue
+            }
+            if let next = unregister(id, from: group) { reinstated.append(next) }
+        }
+        return reinstated
+    }
+
+    /// Takes a copy out of its group; returns the group's new winner when the copy was the winner.
+    private mutating func unregister(_ id: String, from group: String) -> Copy? {
+        groupOf[id] = nil
+        guard let copies = groups[group] else { return nil }
+        let wasWinner = Self.winner(copies)?.id == id
+        let rest = copies.filter { $0.id != id }
+        groups[group] = rest.isEmpty ? nil : rest
+        return wasWinner ? Self.winner(rest) : nil
+    }
+
+    /// Forgets the copies that ended before `instant`.
+    mutating func forget(endedBefore instant: Instant) {
+        for (group, copies) in groups {
+            let kept = copies.filter { $0.occurrence.end >= instant }
+            guard kept.count != copies.count else { continue }
+            for copy in copies where copy.occurrence.end < instant {
+                groupOf[copy.id] = nil
+                copiesOf[copy.origin]?.remove(copy.id)
+            }
+            groups[group] = kept.isEmpty ? nil : kept
+        }
+    }
+}
