@@ -140,7 +140,7 @@ extension CalwatchCommand {
                 var expansion = ExpansionOptions(
                     window: InstantWindow(start: now, end: now.adding(seconds: options.horizon)), defaultZone: zone,
                     includeTodos: configuration.planner.includeTodos)
-                expansion.lookBehind = 2 * 86_400
+                expansion.lookBehind = options.lookBehind
                 let scan = CalendarScan(paths: configuration.calendars, options: expansion).run()
                 CommandSupport.report(scan.problems)
                 if scan.nothingReadable { throw ExitCode.dataError }

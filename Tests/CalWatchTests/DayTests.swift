@@ -352,6 +352,74 @@ import Testing
             ])
     }
 
+    // MARK: Where the user is
+
+    /// Out to Tokyo on the 3rd, back on the 8th; a floating breakfast there, an all-day item there, a Berlin
+    /// meeting after coming back and a floating appointment at home.
+    static let trip = calendar([
+        item(
+            "out", "20261203T115500Z", "20261204T030000Z", summary: "Flight LH 716 Frankfurt (FRA) to Tokyo (HND)",
+            partstat: nil),
+        item(
+            "back", "20261208T010000Z", "20261208T150000Z", summary: "Flight LH 717 Tokyo (HND) to Frankfurt (FRA)",
+            partstat: nil),
+        item("breakfast", "20261205T090000", "20261205T100000", summary: "Breakfast with Kenji", partstat: nil),
+        """
+        BEGIN:VEVENT\r
+        UID:office\r
+        DTSTAMP:20261101T000000Z\r
+        DTSTART;VALUE=DATE:20261207\r
+        DTEND;VALUE=DATE:20261208\r
+        SUMMARY:Tokyo office day\r
+        END:VEVENT
+        """,
+        item("dentist", "20261210T090000", "20261210T100000", summary: "Dentist", partstat: nil),
+    ])
+
+    @Test func onATripFloatingTimesAndTheAgendaFollowTheZoneTheFlightsTakeTheUserTo() throws {
+        let settings = "timezone: Europe/Berlin\nday:\n  agendaAt: \"08:00\"\n  travelZone: true\n"
+        let (events, _) = try Self.run(
+            Self.trip, settings: settings, from: "2026-12-02T00:00:00Z", to: "2026-12-11T00:00:00Z")
+        let starts = Dictionary(
+            Self.of(.liveActivityStart, events).map { ($0.key.uid, $0.occurrenceStart) },
+            uniquingKeysWith: { a, _ in a })
+        // 09:00 in Tokyo, not in Berlin; the dentist at home, at 09:00 in Berlin.
+        #expect(starts["breakfast"] == utc("2026-12-05T00:00:00Z"))
+        #expect(starts["dentist"] == utc("2026-12-10T08:00:00Z"))
+        let agendas = Self.of(.agendaDue, events).compactMap { event -> String? in
+            guard case .agendaDue(let agenda) = event.payload else { return nil }
+            return "\(event.time) \(agenda.date) \(agenda.zone) "
+                + agenda.items.map(\.occurrence.uid).joined(separator: ",")
+        }
+        #expect(agendas.contains("2026-12-04T23:00:00Z 2026-12-05 Asia/Tokyo breakfast"))
+        // The all-day item covers Tokyo's day.
+        #expect(agendas.contains("2026-12-06T23:00:00Z 2026-12-07 Asia/Tokyo office"))
+        #expect(agendas.contains("2026-12-10T07:00:00Z 2026-12-10 Europe/Berlin dentist"))
+        // Without travelZone, the breakfast is at 09:00 in Berlin.
+        let (home, _) = try Self.run(
+            Self.trip, settings: "timezone: Europe/Berlin\nday:\n  agendaAt: \"08:00\"\n", from: "2026-12-02T00:00:00Z",
+            to: "2026-12-11T00:00:00Z")
+        #expect(
+            Self.of(.liveActivityStart, home).first { $0.key.uid == "breakfast" }?.occurrenceStart
+                == utc("2026-12-05T08:00:00Z"))
+    }
+
+    @Test func aRuleKeepsItsItemsOnHomeTime() throws {
+        let settings = """
+            timezone: Europe/Berlin
+            day:
+              travelZone: true
+            rules:
+              - summary: "Breakfast"
+                travelZone: false
+
+            """
+        let (events, _) = try Self.run(
+            Self.trip, settings: settings, from: "2026-12-02T00:00:00Z", to: "2026-12-11T00:00:00Z")
+        let breakfast = try #require(Self.of(.liveActivityStart, events).first { $0.key.uid == "breakfast" })
+        #expect(breakfast.occurrenceStart == utc("2026-12-05T08:00:00Z"))
+    }
+
     // MARK: Journal and sinks
 
     @Test func theDaysEventsReadBackFromTheJournalRenderAsTheyWereDelivered() async throws {

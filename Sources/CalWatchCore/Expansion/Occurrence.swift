@@ -11,18 +11,22 @@ public final class OccurrenceSource: Sendable {
     public let allDay: Bool
     /// The zone the component's times were written in, or `nil` for UTC, floating and all-day values.
     public let timeZone: ZoneRules?
-    /// The zone local times are shown in: `timeZone`, else the configured zone.
+    /// The zone local times are shown in: `timeZone`, else the configured zone; on a trip, the zone there.
     public let displayZone: ZoneRules
+    /// On a trip (`day.travelZone`), the user's home zone, shown beside the zone there; else `nil`.
+    public let homeZone: ZoneRules?
 
     /// Creates the shared part of a component's occurrences.
     public init(
-        calendar: String, component: CalendarComponent, allDay: Bool, timeZone: ZoneRules?, displayZone: ZoneRules
+        calendar: String, component: CalendarComponent, allDay: Bool, timeZone: ZoneRules?, displayZone: ZoneRules,
+        homeZone: ZoneRules? = nil
     ) {
         self.calendar = calendar
         self.component = component
         self.allDay = allDay
         self.timeZone = timeZone
         self.displayZone = displayZone
+        self.homeZone = homeZone
     }
 }
 

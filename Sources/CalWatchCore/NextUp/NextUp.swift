@@ -37,8 +37,12 @@ public struct NextUp: Sendable {
         public var soon: Int64 = 900
         /// Occurrences dismissed with `calwatch dismiss`: never shown.
         public var dismissed: Set<OccurrenceKey> = []
-        /// What counts as a conflict (`day:`; its defaults when not configured), marked in the tooltip.
+        /// What counts as a conflict (`day:`; its defaults when not configured), marked in the tooltip; with
+        /// `travelZone`, times are shown where the user will be.
         public var day = DaySettings()
+
+        /// How far back to read: two days, or a month on a trip, to find the flight that took the user there.
+        public var lookBehind: Int64 { day.travelZone ? 31 * 86_400 : 2 * 86_400 }
 
         public init(kinds: Set<PlanningFacts.Kind>? = nil, calendars: [String]? = nil) {
             self.kinds = kinds
@@ -92,6 +96,14 @@ public struct NextUp: Sendable {
         _ occurrences: [Occurrence], facts: (Occurrence) -> PlanningFacts, options: Options, now: Instant,
         zone: ZoneRules
     ) {
+        var occurrences = occurrences
+        var zone = zone
+        if options.day.travelZone {
+            let travel = TravelZones(home: zone, flights: TravelZones.flights(in: occurrences, facts: facts))
+            occurrences = travel.placing(occurrences)
+            // Today is the day where the user is.
+            zone = travel.zone(at: now)
+        }
         self.now = now
         self.zone = zone
         self.options = options

@@ -118,9 +118,13 @@ public enum NextUpFormat: String, Sendable, CaseIterable {
         guard let current = status.current else { return nothing(status) }
         var lines = status.today.map { item -> String in
             let marker = NextUp.same(item, current) ? "▸ " : "  "
-            let times =
-                clockTime(item.occurrence.start, zone: status.zone) + "–"
-                + clockTime(item.occurrence.end, zone: status.zone)
+            // On a trip, where the user will be then, with the time at home beside it.
+            let shown = item.occurrence.source.homeZone == nil ? status.zone : item.occurrence.displayZone
+            var times =
+                clockTime(item.occurrence.start, zone: shown) + "–" + clockTime(item.occurrence.end, zone: shown)
+            if let home = item.occurrence.source.homeZone {
+                times += " (home " + clockTime(item.occurrence.start, zone: home) + ")"
+            }
             let title = oneLine(item.occurrence.summary ?? "(no summary)")
             var text = marker + times + "  " + title
             if let code = item.facts.flight?.code, !title.contains(code) { text += " (\(code))" }

@@ -250,18 +250,27 @@ struct DayPlanner {
 
     // MARK: Agenda
 
-    /// The zone a day's agenda is counted in.
-    private var zone: ZoneRules { settings.zone }
+    /// Where the user is (`day.travelZone`): a day's agenda is counted in the zone of that day.
+    var travel: TravelZones?
+
+    /// The zone local day `day` is counted in: home, or where the user is at its agenda's time.
+    private func zone(day: Int64, _ schedule: Schedule) -> ZoneRules {
+        guard let travel else { return settings.zone }
+        return travel.zone(at: settings.zone.instant(for: wall(day: day, schedule)))
+    }
+
+    private func wall(day: Int64, _ schedule: Schedule) -> LocalDateTime {
+        LocalDateTime(
+            date: CalendarDate(daysSinceEpoch: day), hour: schedule.minutes / 60, minute: schedule.minutes % 60)
+    }
 
     private func agendaTime(day: Int64, _ schedule: Schedule) -> Instant {
-        zone.instant(
-            for: LocalDateTime(
-                date: CalendarDate(daysSinceEpoch: day), hour: schedule.minutes / 60, minute: schedule.minutes % 60))
+        zone(day: day, schedule).instant(for: wall(day: day, schedule))
     }
 
     /// Today's agenda when it is still of use at `now`, else tomorrow's.
     private func firstAgendaDay(_ schedule: Schedule, now: Instant) -> Int64 {
-        let today = zone.wallClock(at: now).date.daysSinceEpoch
+        let today = (travel?.zone(at: now) ?? settings.zone).wallClock(at: now).date.daysSinceEpoch
         return agendaTime(day: today, schedule).adding(seconds: DaySettings.agendaUseful) < now ? today + 1 : today
     }
 
@@ -269,6 +278,7 @@ struct DayPlanner {
     /// in order (all-day first), each with the day's conflicts; none once delivered or no longer of use.
     private func agenda(day: Int64, _ schedule: Schedule, now: Instant, state: PlannerState) -> PlanningLoop.Emitted? {
         let date = CalendarDate(daysSinceEpoch: day)
+        let zone = zone(day: day, schedule)
         let dayStart = zone.instant(for: LocalDateTime(date: date))
         let dayEnd = zone.instant(for: LocalDateTime(date: date.adding(days: 1)))
         let time = agendaTime(day: day, schedule)

@@ -77,6 +77,12 @@ public struct PlanningLoop {
     private var copies = SameMeetings()
     /// Copies that won when another's file went, added at the next step.
     private var reinstated: [SameMeetings.Copy] = []
+    /// Where the user is (`day.travelZone`): occurrences are placed in the zone of their time before planning.
+    private var travel: TravelZones?
+    /// With `travel`: each origin's occurrences as written, to place again when the flights change, and its flights.
+    private var written: [Origin: [Occurrence]] = [:]
+    private var flights: [Origin: [(arrival: Instant, zone: String)]] = [:]
+    private var tripChanged = false
 
     /// A loop that continues from `state` (rebuilt from the journal).
     public init(
@@ -88,6 +94,7 @@ public struct PlanningLoop {
         self.state = state
         self.retention = retention
         day = configuration.day.map { DayPlanner(settings: $0, configuration: configuration) }
+        if let day = configuration.day, day.travelZone { travel = TravelZones(home: day.zone, flights: []) }
     }
 
     /// What to expand for planning `window`: the occurrences whose events can fall inside it, from the longest live
@@ -112,7 +119,33 @@ public struct PlanningLoop {
     /// Adds occurrences under `origin`. Those whose earliest event has come, or whose live activity is running,
     /// are planned at `now` at once (their events come with the next `step`); the rest wait.
     public mutating func add(_ occurrences: [Occurrence], origin: Origin = 0, now: Instant) {
-        add(occurrences, origin: origin, now: now, takingOver: false)
+        guard travel != nil else { return add(occurrences, origin: origin, now: now, takingOver: false) }
+        written[origin, default: []] += occurrences
+        flights[origin, default: []] += TravelZones.flights(in: occurrences, facts: facts)
+        retrace(except: origin, now: now)
+        guard let timeline = travel else { return }
+        let keepsHome: (Occurrence) -> Bool =
+            configuration.rules.contains { $0.travelZone == false }
+            ? { occurrence in
+                configuration.rules.first { $0.matches(occurrence, facts: facts(occurrence)) }?.travelZone == false
+            } : { _ in false }
+        add(timeline.placing(occurrences, keepsHome: keepsHome), origin: origin, now: now, takingOver: false)
+    }
+
+    /// Works the trip out again from the flights held; when it changed, what every origin but `except` holds is
+    /// placed again (a floating 09:00 moves with the user).
+    private mutating func retrace(except: Origin?, now: Instant) {
+        guard let travel else { return }
+        let timeline = TravelZones(home: travel.home, flights: flights.values.flatMap { $0 })
+        let stays = { (zones: TravelZones) in zones.stays.map { "\($0.from) \($0.zone.identifier)" } }
+        guard stays(timeline) != stays(travel) else { return }
+        self.travel = timeline
+        day?.travel = timeline
+        for other in written.keys.sorted() where other != except {
+            let occurrences = written[other]!
+            remove(origin: other)
+            add(occurrences, origin: other, now: now)
+        }
     }
 
     /// `takingOver`: each is a copy of a meeting that wins now that the copy planned so far went.
@@ -168,6 +201,11 @@ public struct PlanningLoop {
     public mutating func remove(origin: Origin) {
         generations[origin, default: 0] &+= 1
         day?.remove(origin: origin)
+        if travel != nil {
+            written[origin] = nil
+            // A flight gone changes the trip: worked out again at the next step.
+            if flights.removeValue(forKey: origin)?.isEmpty == false { tripChanged = true }
+        }
         reinstated += copies.remove(origin: origin)
         // A removed file's occurrences still waiting are skipped when they come up, which for an item days ahead is
         // days later; each holds its component. A daemon whose files change every second would grow by them, so
@@ -213,6 +251,10 @@ public struct PlanningLoop {
     /// Occurrences whose earliest event has come are admitted, those whose wake has come are planned. Returns the
     /// events of this step and of any `add` since the last one, in emission order.
     private mutating func plan(at now: Instant) -> [Emitted] {
+        if tripChanged {
+            tripChanged = false
+            retrace(except: nil, now: now)
+        }
         if !reinstated.isEmpty {
             let next = reinstated
             reinstated.removeAll()

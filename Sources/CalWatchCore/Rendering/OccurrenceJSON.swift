@@ -91,6 +91,11 @@ public enum OccurrenceJSON {
         writer.field(
             "startLocal", local: occurrence.startLocal, offset: occurrence.displayZone.offset(at: occurrence.start))
         writer.field("timeZone", occurrence.timeZone?.identifier)
+        if let home = occurrence.source.homeZone {
+            // On a trip: `startLocal` is where the user will be; this is the same instant at home.
+            writer.field(
+                "startHome", local: home.wallClock(at: occurrence.start), offset: home.offset(at: occurrence.start))
+        }
         writer.append(raw: shared.classified)
         ClassificationJSON.writeFlight(
             shared.flight, departure: occurrence.start, arrival: occurrence.end, leaveBy: leaveBy, to: &writer)

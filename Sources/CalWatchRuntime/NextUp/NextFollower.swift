@@ -157,7 +157,7 @@ public final class NextFollower<WaitClock: Clock> where WaitClock.Duration == Du
         var options = ExpansionOptions(
             window: InstantWindow(start: now, end: now.adding(seconds: setup.options.horizon + 7 * 3600)),
             defaultZone: zone, includeTodos: setup.configuration.planner.includeTodos)
-        options.lookBehind = 2 * 86_400
+        options.lookBehind = setup.options.lookBehind
         expansion = options
         expandedAt = now
         byOrigin = [:]
