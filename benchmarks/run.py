@@ -6,6 +6,8 @@
     make bench-sinks   (or: python3 benchmarks/run.py --sinks [--week]): the replay into a JSONL file and SQLite
     make bench-package (or: python3 benchmarks/run.py --package after `make deb`): the package's size, and the
                        start-up of its static binary against the toolchain-linked release build
+    make bench-day     (or: python3 benchmarks/run.py --day): the week's replay with `day:` (conflicts, overruns,
+                       endingSoon, invitations, the agenda, the travel zone) against the same without, in turn
     make bench-against REV=… (or: python3 benchmarks/run.py --against REV): this checkout against a revision, in
                        turn: the week's replay and the year's scan, ratios and whether the outputs are the same
 
@@ -213,6 +215,42 @@ def against(calwatch: str, revision: str, calendar: str, runs: int) -> None:
               f"{'yes' if same else 'NO'} |")
 
 
+def day(calwatch: str, calendar: str, runs: int) -> None:
+    """The week's replay through JSON Lines to /dev/null without `day:` and with all of it, in turn: what the day's
+    planning costs on a busy calendar, and how many of its events it found."""
+    out = os.path.join(DATA, "day")
+    os.makedirs(out, exist_ok=True)
+    configs = {}
+    for name, extra in (("without day:", ""), ("with day: (all of it)", """me: [anna@example.org]
+day:
+  agendaAt: "08:00"
+  endingSoon: 5m
+  conflicts: { minOverlap: 5m, include: [accepted, tentative] }
+  pendingInvitations: [1d, 2h]
+  travelZone: true
+""")):
+        configs[name] = os.path.join(out, f"config-{len(configs)}.yml")
+        with open(configs[name], "w") as file:
+            file.write("sinks:\n  - type: jsonl\n    path: \"-\"\n" + extra)
+    week = ["--from", "2024-06-03", "--to", "2024-06-10", "--tz", "Europe/Berlin"]
+    cases = [(name, [calwatch, "replay", calendar, *week, "--config", config], subprocess.DEVNULL)
+             for name, config in configs.items()]
+    results = measure(cases, runs)
+    counts = subprocess.run([calwatch, "replay", calendar, *week, "--config", configs["with day: (all of it)"]],
+                            capture_output=True, text=True, cwd=ROOT).stderr.strip().splitlines()[0]
+    print()
+    print(f"{machine()}; {runs} runs each, in turn.")
+    print()
+    print("| case | median | min | peak RSS | / without |")
+    print("|---|---:|---:|---:|---:|")
+    base = results[0]["median"]
+    for result in results:
+        print(f"| {result['name']} | {result['median']:.2f} s | {result['min']:.2f} s | {result['peak']:.0f} MB | "
+              f"{result['median'] / base:.2f} |")
+    print()
+    print(counts)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
@@ -225,6 +263,8 @@ def main() -> None:
     parser.add_argument("--week", action="store_true", help="with --sinks: the week only (~30 s)")
     parser.add_argument("--package", action="store_true",
                         help="the Debian package's size and its static binary's start-up instead (after make deb)")
+    parser.add_argument("--day", action="store_true",
+                        help="the week's replay with day: against the same without, in turn (~1 minute)")
     parser.add_argument("--against", metavar="REV",
                         help="this checkout against revision REV (built in .build-against/), run in turn: the "
                              "week's replay and the year's scan, their medians, ratios and outputs compared (~5 minutes)")
@@ -245,6 +285,9 @@ def main() -> None:
         return
     if args.package:
         package(calwatch, max(args.runs, 20))
+        return
+    if args.day:
+        day(calwatch, os.path.join(DATA, "benchmark.ics"), args.runs)
         return
     if args.replay:
         replay(calwatch, os.path.join(DATA, "benchmark.ics"))
