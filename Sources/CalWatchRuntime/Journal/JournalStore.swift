@@ -250,6 +250,11 @@ public actor JournalStore {
             var committed: [(Int64, PlannedEvent)] = []
             committed.reserveCapacity(events.count)
             for event in events {
+                // Each detail read once.
+                let reminder = event.reminder
+                let answer = event.answer
+                let endReason = event.liveActivity?.endReason
+                let detail = Self.detail(of: event.payload)
                 // In `EventColumn`'s order.
                 row.reset()
                 row.append(next)
@@ -264,15 +269,15 @@ public actor JournalStore {
                 row.append(event.expiry.secondsSinceEpoch)
                 row.append(Int64(bitPattern: event.fingerprint))
                 row.append(recorded.millisecondsSinceEpoch)
-                row.append(event.reminder?.secondsBefore)
-                row.append(event.reminder?.source.rawValue)
-                row.append(event.reminder.map { $0.late ? $0.lateness : -1 })
-                row.append(event.liveActivity?.endReason?.rawValue)
-                row.append(event.answer?.answered?.description)
-                row.append(event.answer?.until?.secondsSinceEpoch)
-                row.append(event.answer.map { Int64($0.count) } ?? event.reminder.map { Int64($0.snoozeCount) })
-                row.append(event.reminder?.deferredFrom?.secondsSinceEpoch)
-                row.append(Self.detail(of: event))
+                row.append(reminder?.secondsBefore)
+                row.append(reminder?.source.rawValue)
+                row.append(reminder.map { $0.late ? $0.lateness : -1 })
+                row.append(endReason?.rawValue)
+                row.append(answer?.answered?.description)
+                row.append(answer?.until?.secondsSinceEpoch)
+                row.append(answer.map { Int64($0.count) } ?? reminder.map { Int64($0.snoozeCount) })
+                row.append(reminder?.deferredFrom?.secondsSinceEpoch)
+                row.append(detail)
                 assert(row.values.count == EventColumn.allCases.count, "a value for every EventColumn, in its order")
                 guard try insert.run(row) else { continue }  // already journaled: never twice
                 committed.append((next, event))
@@ -387,18 +392,19 @@ public actor JournalStore {
 
     /// What the `detail` column holds: the detail of the day's events as JSON (the JSON Lines form is rendered from
     /// it again), and `endingSoon` for a live activity in that phase.
-    private static func detail(of event: PlannedEvent) -> String? {
-        func json(_ value: some Encodable) -> String? {
-            (try? JSONEncoder().encode(value)).map { String(decoding: $0, as: UTF8.self) }
+    private static func detail(of payload: PlannedEvent.Payload) -> String? {
+        let encoder = JSONEncoder()
+        let encoded: Data?
+        switch payload {
+        case .conflictDetected(let detail): encoded = try? encoder.encode(detail)
+        case .overrunDetected(let detail): encoded = try? encoder.encode(detail)
+        case .invitationPending(let detail): encoded = try? encoder.encode(detail)
+        case .agendaDue(let detail): encoded = try? encoder.encode(detail)
+        case .liveActivityStart(let activity), .liveActivityUpdate(let activity):
+            return activity.phase == .endingSoon ? LiveActivityDetail.Phase.endingSoon.rawValue : nil
+        default: return nil
         }
-        switch event.payload {
-        case .conflictDetected(let detail): return json(detail)
-        case .overrunDetected(let detail): return json(detail)
-        case .invitationPending(let detail): return json(detail)
-        case .agendaDue(let detail): return json(detail)
-        default:
-            return event.liveActivity?.phase == .endingSoon ? LiveActivityDetail.Phase.endingSoon.rawValue : nil
-        }
+        return encoded.map { String(decoding: $0, as: UTF8.self) }
     }
 
     /// The payload of a day's event from its `detail`; `nil` for a detail this version cannot read.
