@@ -58,7 +58,7 @@ import Testing
         configuration.day?.zone = zone
         let classifier = Classifier(try ConfigurationTests.parse(settings))
         let names = Set(files.keys).union(changes.flatMap(\.files.keys)).sorted()
-        let folder = try SinkFixtures.folder()
+        let folder = SinkFixtures.folder()
         var loop = PlanningLoop(configuration: configuration, facts: classifier.facts(for:), state: state)
         func load(_ files: [String: String], at now: Instant) throws {
             for (origin, name) in names.enumerated() {
@@ -159,6 +159,30 @@ import Testing
             changes: [("2026-12-02T07:10:00Z", after)])
         let conflicts = Self.of(.conflictDetected, events)
         #expect(conflicts.map(\.time) == [utc("2026-12-02T07:10:00Z")])
+    }
+
+    @Test func aDayAsCrowdedAsASharedCalendarReportsNoConflicts() throws {
+        // 101 half-hour bookings from 09:00, a minute apart: a room calendar's day, not a person's.
+        let bookings = (0...DaySettings.crowdedDay).map { index in
+            let start = utc("2026-12-02T09:00:00Z").adding(seconds: Int64(index) * 60)
+            return Self.item(
+                "booking-\(index)", NextCommandTests.stamp(Int(start.secondsSinceEpoch)),
+                NextCommandTests.stamp(Int(start.secondsSinceEpoch) + 1800), partstat: nil)
+        }
+        let (events, _) = try Self.run(
+            Self.calendar(bookings), from: "2026-12-01T00:00:00Z", to: "2026-12-03T00:00:00Z")
+        #expect(Self.of(.conflictDetected, events).isEmpty)
+        #expect(Self.of(.overrunDetected, events).isEmpty)
+        guard case .agendaDue(let agenda)? = Self.of(.agendaDue, events).last?.payload else {
+            Issue.record("no agenda")
+            return
+        }
+        #expect(agenda.items.count == DaySettings.crowdedDay + 1)
+        #expect(agenda.items.allSatisfy { $0.conflicts.isEmpty })
+        // One booking fewer, and they are a day of conflicts again.
+        let (fewer, _) = try Self.run(
+            Self.calendar(Array(bookings.dropLast())), from: "2026-12-01T00:00:00Z", to: "2026-12-03T00:00:00Z")
+        #expect(!Self.of(.conflictDetected, fewer).isEmpty)
     }
 
     // MARK: Overruns and the end of a meeting
@@ -435,7 +459,7 @@ import Testing
                 || $0.liveActivity?.phase == .endingSoon
         }
         #expect(Set(day.map(\.type)).count == 5)
-        try await journal.append(day, recorded: Timestamp(millisecondsSinceEpoch: 0))
+        _ = try await journal.append(day, recorded: Timestamp(millisecondsSinceEpoch: 0))
         let read = try await journal.events(after: 0, limit: 100).map(\.event)
         #expect(read.map(\.payload) == day.map(\.payload))
         #expect(read.map(\.id) == day.map(\.id))

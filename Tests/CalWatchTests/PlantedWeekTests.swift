@@ -46,7 +46,7 @@ import Testing
     }
 
     @Test func everyEventOfTheDayAtItsInstantNoneTwiceAndWhyExplainsEach() async throws {
-        let state = try SinkFixtures.folder() + "/journal.db"
+        let state = SinkFixtures.folder() + "/journal.db"
         let cli = CommandLineTests()
         // A day at a time over one journal, as a daemon stopped every midnight would run; after each, `calwatch
         // why` is asked about that day's events soon after each (the journal keeps an event a day past its expiry).

@@ -91,6 +91,15 @@ public struct PlannedEvent: Hashable, Sendable {
         }
     }
 
+    /// The other occurrence a conflict is with, or the one that started while this one runs on; `nil` otherwise.
+    public var other: OtherOccurrence? {
+        switch payload {
+        case .conflictDetected(let conflict): conflict.with
+        case .overrunDetected(let overrun): overrun.next
+        default: nil
+        }
+    }
+
     /// CloudEvents `subject`: `<uid>/<occurrence start, UTC>`.
     public var subject: String { key.uid + "/" + (key.recurrenceID?.description ?? occurrenceStart.description) }
 }

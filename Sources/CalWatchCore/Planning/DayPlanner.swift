@@ -20,6 +20,8 @@ struct DayPlanner {
         var fingerprint: UInt64
         /// The first rule that matches it.
         var rule: Int?
+        /// It takes part in conflicts and overruns (`DaySettings.takesPart`).
+        var busy: Bool
 
         var startDay: Int64 { Self.day(occurrence.start) }
         static func day(_ instant: Instant) -> Int64 {
@@ -49,6 +51,8 @@ struct DayPlanner {
     private var items: [OccurrenceKey: Item] = [:]
     private var keysOf: [PlanningLoop.Origin: [OccurrenceKey]] = [:]
     private var startingOn: [Int64: Set<OccurrenceKey>] = [:]
+    /// How many of them take part in conflicts, by the same day.
+    private var busyOn: [Int64: Int] = [:]
     private var changed: Set<OccurrenceKey> = []
     private var candidates: [EventID: Candidate] = [:]
     private var candidatesOf: [OccurrenceKey: [EventID]] = [:]
@@ -88,9 +92,11 @@ struct DayPlanner {
         }
         let rule = configuration.rules.firstIndex { $0.matches(occurrence, facts: facts) }
         let item = Item(
-            occurrence: occurrence, facts: facts, origin: origin, key: key, fingerprint: fingerprint, rule: rule)
+            occurrence: occurrence, facts: facts, origin: origin, key: key, fingerprint: fingerprint, rule: rule,
+            busy: settings.takesPart(occurrence, facts: facts))
         items[key] = item
         startingOn[item.startDay, default: []].insert(key)
+        if item.busy { busyOn[item.startDay, default: 0] += 1 }
         changed.insert(key)
     }
 
@@ -113,6 +119,7 @@ struct DayPlanner {
     private mutating func unindex(_ item: Item) {
         startingOn[item.startDay]?.remove(item.key)
         if startingOn[item.startDay]?.isEmpty == true { startingOn[item.startDay] = nil }
+        if item.busy { busyOn[item.startDay, default: 1] -= 1 }
         for id in candidatesOf.removeValue(forKey: item.key) ?? [] { candidates[id] = nil }
         changed.insert(item.key)
     }
@@ -129,7 +136,10 @@ struct DayPlanner {
         keysOf = keysOf.mapValues { keys in keys.filter { items[$0] != nil } }.filter { !$0.value.isEmpty }
     }
 
-    private func takesPart(_ item: Item) -> Bool { settings.takesPart(item.occurrence, facts: item.facts) }
+    /// Whether the item takes part in conflicts and overruns, on a day that is not crowded.
+    private func takesPart(_ item: Item) -> Bool {
+        item.busy && busyOn[item.startDay, default: 0] <= DaySettings.crowdedDay
+    }
 
     /// The occurrences starting on the UTC days `days`.
     private func items(startingOn days: ClosedRange<Int64>) -> [Item] {

@@ -38,6 +38,9 @@ public struct DaySettings: Sendable, Hashable {
     /// A delivered agenda is of use this long after its time: a daemon started in the afternoon does not send the
     /// morning's.
     public static let agendaUseful: Int64 = 4 * 3600
+    /// A day with more busy timed occurrences than this is a shared calendar's (rooms, a whole team), not one
+    /// person's: its overlaps are not reported as conflicts or overruns, which would be thousands an hour.
+    public static let crowdedDay = 100
     /// Floating times, all-day items and the agenda follow the zone the detected flights take the user to.
     public var travelZone = false
     /// The user's home zone: the agenda's day, and where a trip comes back to.

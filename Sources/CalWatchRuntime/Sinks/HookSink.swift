@@ -297,6 +297,10 @@ struct HookFields {
         ("directions", "CALWATCH_DIRECTIONS", { $0.facts.leave?.destination?.at.map(LeaveJSON.directions(to:)) }),
         ("travelMode", "CALWATCH_TRAVEL_MODE", { $0.facts.leave?.mode?.rawValue }),
         ("leaveFrom", "CALWATCH_LEAVE_FROM", { $0.facts.leave?.origin?.name }),
+        // A conflict's other occurrence; for an overrun, the one that has started.
+        ("otherSummary", "CALWATCH_OTHER_SUMMARY", { $0.event.other?.summary }),
+        ("otherStart", "CALWATCH_OTHER_START", { $0.event.other?.start.description }),
+        ("otherJoinURL", "CALWATCH_OTHER_JOIN_URL", { $0.event.other?.joinUrl }),
     ]
 
     /// Longest value passed, in bytes: Linux refuses a single argument or variable over 128 KiB.
