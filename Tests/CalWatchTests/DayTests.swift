@@ -203,6 +203,34 @@ import Testing
         #expect(overrun.lateness == 0)
     }
 
+    @Test func aHookOnAnOverrunGetsTheJoinLinkOfTheMeetingThatStarted() async throws {
+        let text = Self.calendar([
+            Self.item("review", "20261202T090000Z", "20261202T100000Z"),
+            Self.item(
+                "call", "20261202T093000Z", "20261202T103000Z", summary: "Customer call",
+                extra: ["LOCATION:https://meet.google.com/abc-defg-hij"]),
+        ])
+        let (events, _) = try Self.run(text, from: "2026-12-02T06:00:00Z", to: "2026-12-02T12:00:00Z")
+        let overrun = try #require(Self.of(.overrunDetected, events).first)
+        let entry = JournalStore.Entry(
+            sequence: 1, event: overrun, occurrence: nil, facts: .event, recorded: Timestamp(overrun.time))
+        let folder = SinkFixtures.folder()
+        // A real child process: the arguments as calwatch passes them, written to a file.
+        let script = folder + "/join.sh"
+        try "#!/bin/sh\nprintf '%s|%s' \"$1\" \"$CALWATCH_OTHER_SUMMARY\" > \"$(dirname \"$0\")/joined\"\n".write(
+            toFile: script, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: script)
+        var settings = HookSinkTests.unhurried([script, "{otherJoinURL}"])
+        settings.events = [.overrunDetected]
+        let sink = HookSinkTests.sink(settings, log: HookSinkTests.Log())
+        let journal = try JournalStore(path: JournalTests.temporaryPath())
+        try await HookSinkTests.running(sink, journal: journal, entries: [entry]) {
+            try await sink.deliver([entry])
+        }
+        let joined = try String(contentsOfFile: folder + "/joined", encoding: .utf8)
+        #expect(joined == "https://meet.google.com/abc-defg-hij|Customer call")
+    }
+
     @Test func theLastMinutesOfAMeetingAreEndingSoon() throws {
         let text = Self.calendar([Self.item("review", "20261202T090000Z", "20261202T100000Z")])
         let (events, _) = try Self.run(text, from: "2026-12-02T06:00:00Z", to: "2026-12-02T12:00:00Z")
