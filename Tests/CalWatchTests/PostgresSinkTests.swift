@@ -83,6 +83,51 @@ import Testing
             "\(check.output)")
     }
 
+    @Test func theDaysConflictsAndAgendaReadTheSameInPostgreSQLAsInSQLite() async throws {
+        try await PostgresServer.with { server in
+            let folder = try Self.folder(
+                url: server.url,
+                extra: """
+                      - type: sqlite
+                        path: events.db
+                    timezone: Europe/Berlin
+                    me: [ada@example.org]
+                    day: { agendaAt: "08:00", pendingInvitations: [1d], travelZone: true }
+
+                    """)
+            let run = try await cli.calwatch([
+                "replay", PlantedWeekTests.repository + "/samples/day/calendars", "--config", folder + "/config.yml",
+                "--state", folder + "/journal.db", "--from", "2027-03-07", "--to", "2027-03-15",
+            ])
+            #expect(run.status == 0, "\(run.errors)")
+            let sqliteConflicts = try SinkFixtures.rows(
+                folder + "/events.db", "SELECT summary || '|' || with_summary || '|' || overlap_minutes FROM conflicts")
+            #expect(sqliteConflicts == ["Design review|Customer call: Northwind|30"])
+            #expect(
+                try await server.psql("SELECT summary || '|' || with_summary || '|' || overlap_minutes FROM conflicts")
+                    == sqliteConflicts)
+            let agenda = try SinkFixtures.rows(
+                folder + "/events.db",
+                "SELECT date || '|' || position || '|' || summary || '|' || conflicts FROM agenda "
+                    + "WHERE date = '2027-03-08' ORDER BY position")
+            #expect(
+                agenda == [
+                    "2027-03-08|0|Focus time|[]", "2027-03-08|1|Design review|[\"customer-call@example.org\"]",
+                    "2027-03-08|2|Customer call: Northwind|[\"design-review@example.org\"]",
+                    "2027-03-08|3|Budget planning 2028|[]",
+                ])
+            #expect(
+                try await server.psql(
+                    "SELECT date || '|' || position || '|' || summary || '|' || conflicts FROM agenda "
+                        + "WHERE date = '2027-03-08' ORDER BY position"
+                ).map { $0.replacingOccurrences(of: " ", with: "") }
+                    == agenda.map { $0.replacingOccurrences(of: " ", with: "") })
+            // Six of the eight agendas have items (the Sunday before and the day in the air have none).
+            #expect(try await server.value("SELECT count(DISTINCT date) FROM agenda") == "6")
+            #expect(try await server.value("SELECT count(*) FROM events WHERE type = 'agendaDue'") == "8")
+        }
+    }
+
     @Test func aBatchDeliveredAgainWholeOrInPartIsStoredOnce() async throws {
         let entries = try await SinkFixtures.wednesday()
         try await PostgresServer.with { server in
