@@ -58,6 +58,26 @@ struct DayPlanner {
     private var candidatesOf: [OccurrenceKey: [EventID]] = [:]
     private var queue = WakeHeap<EventID>()
     private var schedules: [Schedule]
+    /// Occurrences not yet indexed, by when they are (`lead` before their start): the loop is given occurrences
+    /// up to the flight horizon ahead, and a day's events need only the next few days'.
+    private var pending: [Int: Pending] = [:]
+    private var pendingQueue = WakeHeap<Int>()
+    private var nextPending = 0
+    /// The pending entries of each occurrence (some since indexed or dropped).
+    private var pendingOf: [OccurrenceKey: [Int]] = [:]
+    /// Bumped when an origin is removed, so its occurrences still pending are dropped when they come up.
+    private var generations: [PlanningLoop.Origin: Int32] = [:]
+
+    private struct Pending {
+        var occurrence: Occurrence
+        var facts: PlanningFacts
+        var origin: PlanningLoop.Origin
+        var generation: Int32
+    }
+
+    /// How long before its start an occurrence is indexed: before its conflicts are due, and two days before its
+    /// day's agenda (a day in a zone far from UTC starts up to 14 hours off).
+    private var lead: Int64 { max(settings.conflicts?.ahead ?? 0, 2 * 86_400) }
 
     init(settings: DaySettings, configuration: PlannerConfiguration) {
         self.settings = settings
@@ -71,7 +91,21 @@ struct DayPlanner {
 
     // MARK: Occurrences
 
-    mutating func add(_ occurrence: Occurrence, facts: PlanningFacts, origin: PlanningLoop.Origin) {
+    /// Takes an occurrence: indexed at once when its day is near `now`, else when it comes (`plan`).
+    mutating func add(_ occurrence: Occurrence, facts: PlanningFacts, origin: PlanningLoop.Origin, now: Instant) {
+        let indexed = occurrence.start.adding(seconds: -lead)
+        guard indexed <= now || items[OccurrenceKey(occurrence)] != nil else {
+            pending[nextPending] = Pending(
+                occurrence: occurrence, facts: facts, origin: origin, generation: generations[origin, default: 0])
+            pendingQueue.push(indexed, slot: nextPending)
+            pendingOf[OccurrenceKey(occurrence), default: []].append(nextPending)
+            nextPending += 1
+            return
+        }
+        index(occurrence, facts: facts, origin: origin)
+    }
+
+    private mutating func index(_ occurrence: Occurrence, facts: PlanningFacts, origin: PlanningLoop.Origin) {
         var hasher = EventID.Hasher()
         hasher.feed(occurrence.start.secondsSinceEpoch)
         hasher.feed(occurrence.end.secondsSinceEpoch)
@@ -101,6 +135,7 @@ struct DayPlanner {
     }
 
     mutating func remove(origin: PlanningLoop.Origin) {
+        generations[origin, default: 0] &+= 1
         for key in keysOf.removeValue(forKey: origin) ?? [] {
             guard let item = items[key], item.origin == origin else { continue }
             unindex(item)
@@ -110,6 +145,7 @@ struct DayPlanner {
 
     /// Forgets one occurrence (a copy of a meeting another copy now stands for), if it came from `calendar`.
     mutating func remove(key: OccurrenceKey, calendar: String) {
+        for id in pendingOf[key] ?? [] where pending[id]?.occurrence.calendar == calendar { pending[id] = nil }
         guard let item = items[key], item.occurrence.calendar == calendar else { return }
         unindex(item)
         items[key] = nil
@@ -151,11 +187,24 @@ struct DayPlanner {
     /// The next instant at which a pair's event or an agenda is due.
     var nextInstant: Instant? {
         let agendas = schedules.compactMap { schedule in schedule.nextDay.map { agendaTime(day: $0, schedule) } }
-        return ([queue.next].compactMap { $0 } + agendas).min()
+        return ([queue.next, pendingQueue.next].compactMap { $0 } + agendas).min()
     }
 
     /// Proposes the pair events of what changed since the last plan, then returns what is due at `now`.
     mutating func plan(at now: Instant, state: PlannerState) -> [PlanningLoop.Emitted] {
+        while let next = pendingQueue.next, next <= now {
+            let (_, id) = pendingQueue.pop()!
+            let entry = pending.removeValue(forKey: id)
+            if let entry {
+                let key = OccurrenceKey(entry.occurrence)
+                pendingOf[key]?.removeAll { $0 == id }
+                if pendingOf[key]?.isEmpty == true { pendingOf[key] = nil }
+            }
+            guard let entry,
+                entry.generation == generations[entry.origin, default: 0]
+            else { continue }
+            index(entry.occurrence, facts: entry.facts, origin: entry.origin)
+        }
         proposePairs()
         var due: [PlanningLoop.Emitted] = []
         while let next = queue.next, next <= now {

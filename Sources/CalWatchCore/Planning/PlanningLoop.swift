@@ -160,7 +160,7 @@ public struct PlanningLoop {
             if let next = registered.reinstated { reinstated.append(next) }
             guard registered.plan else { continue }
             if takingOver || registered.displaced != nil { takeOver(occurrence, facts: facts, at: now) }
-            day?.add(occurrence, facts: facts, origin: origin)
+            day?.add(occurrence, facts: facts, origin: origin, now: now)
             let earliest = Planner.earliestEvent(of: occurrence, facts: facts, configuration: configuration)
             if earliest <= now || state.active[OccurrenceKey(occurrence)] != nil {
                 plan(admit(occurrence, origin: origin), at: now)
