@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import CalWatchCore
+@testable import CalWatchRemote
 @testable import CalWatchRuntime
 
 /// The day as a whole (`day:`): conflicts, overruns, the end of a meeting, unanswered invitations and the agenda,
@@ -53,6 +54,16 @@ import Testing
         files: [String: String], settings: String = settings, from: String, to: String,
         changes: [(at: String, files: [String: String])] = [], state: PlannerState = PlannerState()
     ) throws -> (events: [PlannedEvent], state: PlannerState) {
+        let (emitted, state) = try emitted(
+            files: files, settings: settings, from: from, to: to, changes: changes, state: state)
+        return (emitted.map(\.event), state)
+    }
+
+    /// The same, each event with the occurrence and facts the sinks get with it.
+    static func emitted(
+        files: [String: String], settings: String = settings, from: String, to: String,
+        changes: [(at: String, files: [String: String])] = [], state: PlannerState = PlannerState()
+    ) throws -> (events: [PlanningLoop.Emitted], state: PlannerState) {
         var configuration = try ConfigurationTests.parse(settings).planner
         let zone = TimeZoneDatabase.rules(named: "Europe/Berlin")!
         configuration.day?.zone = zone
@@ -75,9 +86,9 @@ import Testing
         let end = utc(to)
         try load(files, at: now)
         var pending = changes.map { (utc($0.at), $0.files) }
-        var events: [PlannedEvent] = []
+        var events: [PlanningLoop.Emitted] = []
         while now < end {
-            events += loop.step(at: now).events.map(\.event)
+            events += loop.step(at: now).events
             if let change = pending.first, change.0 <= (loop.nextInstant ?? end) {
                 pending.removeFirst()
                 now = max(now, change.0)
@@ -87,7 +98,7 @@ import Testing
             guard let next = loop.nextInstant else { break }
             now = next
         }
-        return (events.filter { $0.time < end }, loop.state)
+        return (events.filter { $0.event.time < end }, loop.state)
     }
 
     static func of(_ type: EventType, _ events: [PlannedEvent]) -> [PlannedEvent] { events.filter { $0.type == type } }
@@ -229,6 +240,40 @@ import Testing
         }
         let joined = try String(contentsOfFile: folder + "/joined", encoding: .utf8)
         #expect(joined == "https://meet.google.com/abc-defg-hij|Customer call")
+    }
+
+    @Test func aPhoneHearsOfAnOverrunWithAJoinButtonForTheMeetingThatStarted() throws {
+        let text = Self.calendar([
+            Self.item("review", "20261202T090000Z", "20261202T100000Z", summary: "Design review"),
+            Self.item(
+                "call", "20261202T093000Z", "20261202T103000Z", summary: "Customer call",
+                extra: ["LOCATION:https://meet.google.com/abc-defg-hij"]),
+        ])
+        let (events, _) = try Self.emitted(
+            files: ["work": text], from: "2026-12-01T06:00:00Z", to: "2026-12-02T12:00:00Z")
+        func message(_ type: EventType) throws -> [String: Any] {
+            let emitted = try #require(events.last { $0.event.type == type })
+            let entry = JournalStore.Entry(
+                sequence: 1, event: emitted.event, occurrence: emitted.occurrence, facts: emitted.facts,
+                recorded: Timestamp(emitted.event.time))
+            let request = try #require(
+                WebhookSink.push(
+                    entry, preset: .ntfy, to: URL(string: "https://ntfy.example.org/ada")!, token: nil, headers: [:]))
+            return try #require(try JSONSerialization.jsonObject(with: request.body ?? Data()) as? [String: Any])
+        }
+        let overrun = try message(.overrunDetected)
+        #expect(overrun["title"] as? String == "Customer call has started")
+        #expect(overrun["priority"] as? Int == 4)
+        #expect(
+            overrun["actions"] as? [[String: String]] == [
+                ["action": "view", "label": "Join", "url": "https://meet.google.com/abc-defg-hij"]
+            ])
+        let conflict = try message(.conflictDetected)
+        #expect(conflict["title"] as? String == "Conflict: Design review and Customer call", "\(conflict)")
+        #expect(conflict["message"] as? String == "10:00–11:00 overlaps 10:30–11:30 by 30 min")
+        let agenda = try message(.agendaDue)
+        #expect(agenda["title"] as? String == "Your day, 2026-12-02: 2 items")
+        #expect(agenda["message"] as? String == "10:00 Design review (conflict)\n10:30 Customer call (conflict)")
     }
 
     @Test func theLastMinutesOfAMeetingAreEndingSoon() throws {

@@ -125,6 +125,28 @@ import Testing
                 + "▸ 10:30–10:45  Vendor call · conflicts with Design review")
     }
 
+    @Test func onATripTheDayIsShownWhereTheUserIsWithTheTimeAtHomeBesideIt() throws {
+        let folder = try Folder()
+        try folder.write(
+            "out",
+            [
+                "SUMMARY:Flight LH 716 Frankfurt (FRA) to Tokyo (HND)", "DTSTART:20270405T115500Z",
+                "DTEND:20270406T030000Z",
+            ])
+        // Written for wherever the user will be: no zone.
+        try folder.write(
+            "breakfast", ["SUMMARY:Breakfast with Kenji", "DTSTART:20270407T090000", "DTEND:20270407T100000"])
+        var options = NextUp.Options()
+        options.day.travelZone = true
+        // 05:00 in Tokyo.
+        let status = Self.status(folder, at: "2027-04-06T20:00:00Z", options: options)
+        #expect(Self.render(status, .text) == "Breakfast with Kenji in 4 h")
+        let tooltip = try #require(try Self.waybar(status)["tooltip"] as? String)
+        #expect(tooltip == "▸ 09:00–10:00 (home 02:00)  Breakfast with Kenji")
+        // Without it, the breakfast is at 09:00 in Berlin.
+        #expect(Self.render(Self.status(folder, at: "2027-04-06T20:00:00Z"), .text) == "Breakfast with Kenji in 11 h")
+    }
+
     @Test func theTooltipMarksAnUnansweredInvitationAndLeavesFreeTimeOutOfConflicts() throws {
         let folder = try Folder()
         try folder.write(

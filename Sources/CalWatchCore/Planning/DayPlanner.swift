@@ -93,7 +93,8 @@ struct DayPlanner {
 
     /// Takes an occurrence: indexed at once when its day is near `now`, else when it comes (`plan`).
     mutating func add(_ occurrence: Occurrence, facts: PlanningFacts, origin: PlanningLoop.Origin, now: Instant) {
-        let indexed = occurrence.start.adding(seconds: -lead)
+        // A whole (UTC) day at once, so that a crowded day is known to be crowded before any of its pairs is proposed.
+        let indexed = Instant(secondsSinceEpoch: Item.day(occurrence.start) * 86_400).adding(seconds: -lead)
         guard indexed <= now || items[OccurrenceKey(occurrence)] != nil else {
             pending[nextPending] = Pending(
                 occurrence: occurrence, facts: facts, origin: origin, generation: generations[origin, default: 0])
