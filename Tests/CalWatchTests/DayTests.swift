@@ -538,3 +538,54 @@ import Testing
         #expect(read.map(\.id) == day.map(\.id))
     }
 }
+
+/// `day:` as users write it, and its mistakes reported with key and line.
+@Suite struct DayConfigurationTests {
+    @Test func everyKeyOfDayIsRead() throws {
+        let configuration = try ConfigurationTests.parse(
+            """
+            day:
+              agendaAt: "07:30"
+              endingSoon: 10m
+              conflicts: { minOverlap: 15m, include: [accepted, tentative], ahead: 2d }
+              overruns: false
+              pendingInvitations: [2d, 1h]
+              travelZone: true
+            rules:
+              - calendars: [Family]
+                agendaAt: "06:45"
+                travelZone: false
+            """)
+        let day = try #require(configuration.planner.day)
+        #expect(day.agendaAt == 7 * 60 + 30)
+        #expect(day.endingSoon == 600)
+        #expect(day.conflicts?.minOverlap == 900 && day.conflicts?.ahead == 2 * 86_400)
+        #expect(day.conflicts?.include == [.accepted, .tentative])
+        #expect(!day.overruns && day.travelZone)
+        #expect(day.pendingInvitations == [2 * 86_400, 3600])
+        #expect(configuration.planner.rules.first?.agendaAt == 6 * 60 + 45)
+        #expect(configuration.planner.rules.first?.travelZone == false)
+        // The invitations' earliest offset is how far ahead occurrences are read.
+        #expect(configuration.planner.lookAhead >= 2 * 86_400)
+        // Without `day:`, none of it; `day: {}` and `conflicts: false`.
+        #expect(try ConfigurationTests.parse("timezone: UTC").planner.day == nil)
+        #expect(try ConfigurationTests.parse("day: {}").planner.day?.conflicts != nil)
+        #expect(try ConfigurationTests.parse("day: { conflicts: false }").planner.day?.conflicts == nil)
+    }
+
+    @Test func mistakesInDayAreNamedWithKeyAndLine() {
+        let problems = ConfigurationTests.problems(
+            """
+            day:
+              agendaAt: "25:00"
+              conflicts: { include: [maybe] }
+              pendingInvitations: [soon]
+              travelzone: true
+            """)
+        let found = problems.map { "\($0.line ?? 0) \($0.key ?? "")" }
+        #expect(found.contains("2 day.agendaAt"), "\(problems)")
+        #expect(found.contains("3 day.conflicts.include[0]"), "\(problems)")
+        #expect(found.contains("4 day.pendingInvitations[0]"), "\(problems)")
+        #expect(problems.contains { $0.line == 5 && $0.description.contains("travelZone") }, "\(problems)")
+    }
+}
