@@ -2,8 +2,9 @@
 /// starts while another still runs (`overrunDetected`), and each day's agenda (`agendaDue`). `PlanningLoop` keeps it
 /// beside the per-occurrence planner and hands it every occurrence it is given, admitted or still waiting.
 ///
-/// It holds the occurrences by the UTC day they start on, so a changed occurrence is compared with those of its own
-/// and the neighbouring days only. The events it can propose wait in a heap by instant; one whose occurrences
+/// It holds the occurrences by the UTC day they start on, a whole day at once two days before it (the loop is given
+/// occurrences up to the flight horizon ahead), so a changed occurrence is compared with those of its own and the
+/// neighbouring days only, and a day too crowded to be one person's is known before any of its pairs is proposed. The events it can propose wait in a heap by instant; one whose occurrences
 /// changed before it came up is dropped, and the new pair proposed again under a new id, so a conflict is reported
 /// once per pair and again when either side changes.
 struct DayPlanner {
@@ -58,8 +59,7 @@ struct DayPlanner {
     private var candidatesOf: [OccurrenceKey: [EventID]] = [:]
     private var queue = WakeHeap<EventID>()
     private var schedules: [Schedule]
-    /// Occurrences not yet indexed, by when they are (`lead` before their start): the loop is given occurrences
-    /// up to the flight horizon ahead, and a day's events need only the next few days'.
+    /// Occurrences not yet indexed, by when they are (`lead` before their day begins).
     private var pending: [Int: Pending] = [:]
     private var pendingQueue = WakeHeap<Int>()
     private var nextPending = 0
@@ -75,7 +75,7 @@ struct DayPlanner {
         var generation: Int32
     }
 
-    /// How long before its start an occurrence is indexed: before its conflicts are due, and two days before its
+    /// How long before its UTC day an occurrence is indexed: before its conflicts are due, and well before its
     /// day's agenda (a day in a zone far from UTC starts up to 14 hours off).
     private var lead: Int64 { max(settings.conflicts?.ahead ?? 0, 2 * 86_400) }
 
