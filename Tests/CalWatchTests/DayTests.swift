@@ -236,7 +236,7 @@ import Testing
         let sink = HookSinkTests.sink(settings, log: HookSinkTests.Log())
         let journal = try JournalStore(path: JournalTests.temporaryPath())
         try await HookSinkTests.running(sink, journal: journal, entries: [entry]) {
-            try await sink.deliver([entry])
+            await sink.deliver([entry])
         }
         let joined = try String(contentsOfFile: folder + "/joined", encoding: .utf8)
         #expect(joined == "https://meet.google.com/abc-defg-hij|Customer call")

@@ -52,6 +52,7 @@ import Testing
         // why` is asked about that day's events soon after each (the journal keeps an event a day past its expiry).
         var events: [[String: Any]] = []
         var explained: [String] = []
+        var lines: [String] = []
         for end in [
             "2027-03-08", "2027-03-09", "2027-03-10", "2027-03-11", "2027-03-12", "2027-03-13", "2027-03-14",
             "2027-03-15",
@@ -62,9 +63,16 @@ import Testing
             #expect(replay.status == 0, "\(replay.errors)")
             let emitted = try Self.events(replay.output)
             events += emitted
+            lines += replay.output.split(separator: "\n").map(String.init)
             explained += try await Self.unexplained(emitted, state: state, cli: cli)
         }
         #expect(explained.isEmpty, "why does not show: \(explained)")
+        // Every event, the day's among them, as the JSON Schema describes it.
+        let validator = EventSchemaTests.Validator(root: EventSchemaTests.schema)
+        let invalid = try lines.filter {
+            !validator.validate(try EventSchemaTests.JSON.parse($0), EventSchemaTests.schema).isEmpty
+        }
+        #expect(invalid.isEmpty, "\(invalid.prefix(2))")
         let ids = events.compactMap { $0["id"] as? String }
         #expect(Set(ids).count == ids.count, "an event twice")
 
