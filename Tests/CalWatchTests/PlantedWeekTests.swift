@@ -28,18 +28,24 @@ import Testing
                 ].contains(type)
             else { continue }
             let subject = event["subject"] as? String ?? ""
-            let uid = String(subject[..<(subject.lastIndex(of: "/") ?? subject.endIndex)])
+            var uids = [String(subject[..<(subject.lastIndex(of: "/") ?? subject.endIndex)])]
+            // A conflict or an overrun is about two occurrences: the later one's trace shows it too.
+            let data = event["data"] as? [String: Any] ?? [:]
+            let other = (data["conflict"] as? [String: Any])?["with"] ?? (data["overrun"] as? [String: Any])?["next"]
+            if let uid = (other as? [String: Any])?["uid"] as? String { uids.append(uid) }
             let time = try #require(ISO8601DateFormatter().date(from: event["time"] as? String ?? ""))
             let at = ISO8601DateFormatter().string(from: time.addingTimeInterval(1800))
-            let why = try await cli.calwatch([
-                "why", uid, "--config", config, "--state", state, "--at", at, "--format", "json",
-            ])
-            let trace = try JSONSerialization.jsonObject(with: Data(why.output.utf8)) as? [String: Any]
-            let steps = trace?["events"] as? [[String: Any]] ?? []
-            if !steps.contains(where: {
-                $0["id"] as? String == event["id"] as? String && $0["state"] as? String == "emitted"
-            }) {
-                missing.append("\(type) \(subject)")
+            for uid in uids {
+                let why = try await cli.calwatch([
+                    "why", uid, "--config", config, "--state", state, "--at", at, "--format", "json",
+                ])
+                let trace = try JSONSerialization.jsonObject(with: Data(why.output.utf8)) as? [String: Any]
+                let steps = trace?["events"] as? [[String: Any]] ?? []
+                if !steps.contains(where: {
+                    $0["id"] as? String == event["id"] as? String && $0["state"] as? String == "emitted"
+                }) {
+                    missing.append("\(type) \(subject) in why \(uid)")
+                }
             }
         }
         return missing
@@ -67,9 +73,14 @@ import Testing
             explained += try await Self.unexplained(emitted, state: state, cli: cli)
         }
         #expect(explained.isEmpty, "why does not show: \(explained)")
-        // Every event, the day's among them, as the JSON Schema describes it.
+        // Every event but the minute updates (an endingSoon one among them), as the JSON Schema describes it: the
+        // validator takes a second for a few dozen lines in a debug build.
         let validator = EventSchemaTests.Validator(root: EventSchemaTests.schema)
-        let invalid = try lines.filter {
+        let checked =
+            lines.filter { !$0.contains("calwatch.liveActivityUpdate") }
+            + lines.filter { $0.contains("\"endingSoon\"") }.prefix(1)
+        #expect(checked.count > 60)
+        let invalid = try checked.filter {
             !validator.validate(try EventSchemaTests.JSON.parse($0), EventSchemaTests.schema).isEmpty
         }
         #expect(invalid.isEmpty, "\(invalid.prefix(2))")

@@ -602,6 +602,17 @@ public actor JournalStore {
         return rows
     }
 
+    /// The conflicts and overruns journaled about another occurrence that name `uid`'s as the other one.
+    public func events(namingOther uid: String) throws -> [Journaled] {
+        let statement = try connection.prepare(
+            "SELECT \(EventColumn.list) FROM events WHERE type IN ('conflictDetected', 'overrunDetected') ORDER BY seq")
+        var rows: [Journaled] = []
+        while try statement.step() {
+            if let journaled = Self.journaled(statement), journaled.event.other?.uid == uid { rows.append(journaled) }
+        }
+        return rows
+    }
+
     /// An answer as `calwatch snooze`, `dismiss` or `ack` left it.
     public struct Answer: Sendable, Hashable {
         public enum Kind: String, Sendable { case snooze, dismiss, ack }

@@ -98,6 +98,11 @@ public struct DecisionTrace: Sendable {
         let key = occurrence.map(OccurrenceKey.init)
         var rows = try await inputs.journal?.events(uid: uid) ?? []
         if let key { rows = rows.filter { $0.event.key == key } }
+        // A conflict or an overrun is journaled about the earlier of the two: the later one's trace shows it too.
+        let naming = try await inputs.journal?.events(namingOther: uid) ?? []
+        let namingThis = naming.filter { row in
+            key.map { row.event.other?.recurrenceId == $0.recurrenceID?.description } ?? true
+        }
         let forgottenBefore = try await inputs.journal?.handledUntil()
         if let journal = inputs.journal {
             trace.notes.append("journal \(journal.path): \(rows.count) events about it")
@@ -212,9 +217,24 @@ public struct DecisionTrace: Sendable {
             }
             trace.steps.append(step)
         }
+        for row in namingThis {
+            var step = emittedStep(row, what: describeFromTheOtherSide(row.event))
+            step.reason = "journaled about \(row.event.key.uid), the one that starts first (its subject)"
+            trace.steps.append(step)
+        }
         trace.steps.sort { ($0.time, $0.sequence ?? .max) < ($1.time, $1.sequence ?? .max) }
-        try await addDeliveries(to: &trace, rows: rows, inputs: inputs)
+        try await addDeliveries(to: &trace, rows: rows + namingThis, inputs: inputs)
         return trace
+    }
+
+    /// A conflict or an overrun as the later of its two occurrences sees it.
+    static func describeFromTheOtherSide(_ event: PlannedEvent) -> String {
+        switch event.payload {
+        case .conflictDetected(let conflict):
+            "conflict with \(event.key.uid) for " + DurationText.text(conflict.overlapSeconds)
+        case .overrunDetected: "started while \(event.key.uid) still ran"
+        default: "\(event.type.rawValue) about \(event.key.uid)"
+        }
     }
 
     /// The copies of a meeting kept in several calendars (`nil`: it is in one): a note naming each copy and the one
