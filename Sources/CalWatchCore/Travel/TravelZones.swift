@@ -34,9 +34,6 @@ public struct TravelZones: Sendable {
         }
     }
 
-    /// Whether the user never leaves home.
-    public var isEmpty: Bool { stays.isEmpty }
-
     /// The zone the user is in at `instant`.
     public func zone(at instant: Instant) -> ZoneRules {
         var low = 0
@@ -50,15 +47,13 @@ public struct TravelZones: Sendable {
 
     /// The occurrences as they happen where the user is: a floating or all-day one read again in the zone of its
     /// time (its wall clock kept), and any one away from home shown in the zone there; those `keepsHome` names (a
-    /// rule's `travelZone: false`) and any at home unchanged. The occurrences of one component share one source.
+    /// rule's `travelZone: false`) and all at home unchanged. The occurrences of one component share one source.
     public func placing(_ occurrences: [Occurrence], keepsHome: (Occurrence) -> Bool = { _ in false }) -> [Occurrence] {
         guard !stays.isEmpty else { return occurrences }
         var sources: [ObjectIdentifier: [String: OccurrenceSource]] = [:]
         return occurrences.map { occurrence in
             let zone = zone(at: occurrence.start)
-            guard zone.identifier != home.identifier || occurrence.displayZone.identifier != home.identifier,
-                !keepsHome(occurrence)
-            else { return occurrence }
+            guard zone.identifier != home.identifier, !keepsHome(occurrence) else { return occurrence }
             var placed = occurrence
             if Self.isFloating(occurrence) && zone.identifier != occurrence.displayZone.identifier {
                 let written = occurrence.displayZone
