@@ -427,7 +427,9 @@ public enum Planner {
             let interval = max(1, configuration.liveActivityUpdateInterval)
             let elapsed = instant.secondsSinceEpoch - activityStart.secondsSinceEpoch
             var next = activityStart.adding(seconds: (elapsed / interval + 1) * interval)
-            for change in phaseChanges where change > instant && change < next { next = change }
+            let start = occurrence.start
+            if start > instant && start < next { next = start }
+            if let endingSoon = endingSoonAt, endingSoon > instant && endingSoon < next { next = endingSoon }
             return next < end ? next : nil
         }
 
@@ -435,15 +437,17 @@ public enum Planner {
             let interval = max(1, configuration.liveActivityUpdateInterval)
             let elapsed = now.secondsSinceEpoch - activityStart.secondsSinceEpoch
             var latest = activityStart.adding(seconds: (elapsed / interval) * interval)
-            for change in phaseChanges where change <= now && change > latest { latest = change }
+            let start = occurrence.start
+            if start <= now && start > latest { latest = start }
+            if let endingSoon = endingSoonAt, endingSoon <= now && endingSoon > latest { latest = endingSoon }
             guard latest > last, latest < end else { return nil }
             return latest
         }
 
-        /// The instants a live activity's phase changes: the start, and the end's `endingSoon` when configured.
-        var phaseChanges: [Instant] {
-            guard let endingSoon = configuration.day?.endingSoon, endingSoon > 0 else { return [occurrence.start] }
-            return [occurrence.start, max(occurrence.start, occurrence.end.adding(seconds: -endingSoon))]
+        /// When a live activity's phase becomes `endingSoon` (`day.endingSoon`), besides the start's change.
+        var endingSoonAt: Instant? {
+            guard let endingSoon = configuration.day?.endingSoon, endingSoon > 0 else { return nil }
+            return max(occurrence.start, occurrence.end.adding(seconds: -endingSoon))
         }
 
         func detail(at instant: Instant) -> LiveActivityDetail {
