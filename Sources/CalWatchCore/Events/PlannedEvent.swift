@@ -12,10 +12,11 @@ public struct PlannedEvent: Hashable, Sendable {
         case reminderSnoozed(AnswerDetail)
         case reminderDismissed(AnswerDetail)
         case reminderAcknowledged(AnswerDetail)
-        case conflictDetected(ConflictDetail)
-        case overrunDetected(OverrunDetail)
+        // Boxed: inline, the other occurrence they name made every event (most are minute updates) twice as large.
+        indirect case conflictDetected(ConflictDetail)
+        indirect case overrunDetected(OverrunDetail)
         case invitationPending(InvitationDetail)
-        case agendaDue(AgendaDetail)
+        indirect case agendaDue(AgendaDetail)
 
         /// The event's type.
         public var type: EventType {
