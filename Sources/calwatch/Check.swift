@@ -144,6 +144,7 @@ extension CalwatchCommand {
             var lines = failed.filter { !shown.values.contains($0) }.map { "  \($0): not read (the error above)" }
             let classifier = Classifier(configuration)
             var attendeesSeen = false
+            var flightsSeen = 0
             for path in configuration.calendars {
                 let result = CalendarScan(paths: [path], options: ExpansionOptions(window: window, defaultZone: zone))
                     .run()
@@ -153,6 +154,7 @@ extension CalwatchCommand {
                 if result.nothingReadable { calendarErrors += max(1, errors) } else { calendarErrors += errors }
                 let kinds = result.occurrences.map { classifier.classification(of: $0).kind }
                 attendeesSeen = attendeesSeen || result.occurrences.contains { !$0.source.component.attendees.isEmpty }
+                flightsSeen += kinds.filter { $0 == .flight }.count
                 lines.append(
                     "  \(shown[path] ?? path): \(Self.count(result.sourceCount, "source")) read, "
                         + "\(Self.count(result.occurrences.count, "occurrence")) in the next "
@@ -177,6 +179,10 @@ extension CalwatchCommand {
                 lines.append(
                     "  note: `me` is not set, so your own RSVP cannot be read (declined meetings still get reminders) "
                         + "and attendees make a meeting only when there are two or more; set `me: [you@example.com]`")
+            }
+            if let day = configuration.planner.day {
+                lines += Self.describe(
+                    day, rules: configuration.planner.rules, flights: flightsSeen, me: configuration.me)
             }
             var report = "calwatch check: configuration \(source): "
             report +=
@@ -233,6 +239,37 @@ extension CalwatchCommand {
                 }
             }
             return problems
+        }
+
+        /// What `day:` will do, in words, and what it cannot do without `me`.
+        static func describe(_ day: DaySettings, rules: [ReminderRule], flights: Int, me: [String]) -> [String] {
+            var parts: [String] = []
+            if let conflicts = day.conflicts {
+                let answers = DaySettings.Answer.allCases.filter(conflicts.include.contains).map(\.rawValue)
+                parts.append(
+                    "conflicts of your own and \(answers.joined(separator: ", ")) ones over "
+                        + "\(DurationText.text(conflicts.minOverlap)), \(DurationText.text(conflicts.ahead)) ahead")
+            }
+            if day.overruns { parts.append("overruns") }
+            if day.endingSoon > 0 { parts.append("ending soon \(DurationText.text(day.endingSoon)) before the end") }
+            if !day.pendingInvitations.isEmpty {
+                parts.append(
+                    "unanswered invitations " + day.pendingInvitations.map(DurationText.text).joined(separator: " and ")
+                        + " before")
+            }
+            let ownAgendas = rules.filter { $0.agendaAt != nil }.count
+            if let at = day.agendaAt {
+                parts.append(String(format: "the agenda at %02d:%02d", at / 60, at % 60))
+            }
+            if ownAgendas > 0 { parts.append("\(count(ownAgendas, "rule")) with an agenda of its own") }
+            if day.travelZone { parts.append("the zone of your trips, from \(count(flights, "flight")) found") }
+            var lines = ["  day: " + (parts.isEmpty ? "nothing" : parts.joined(separator: "; "))]
+            if me.isEmpty && (day.conflicts != nil || !day.pendingInvitations.isEmpty) {
+                lines.append(
+                    "  note: `me` is not set, so no invitation is known to be yours: none is unanswered, and every timed "
+                        + "item counts as your own in conflicts; set `me: [you@example.com]`")
+            }
+            return lines
         }
     }
 }

@@ -573,6 +573,21 @@ import Testing
         #expect(try ConfigurationTests.parse("day: { conflicts: false }").planner.day?.conflicts == nil)
     }
 
+    @Test func checkSaysWhatDayWillDoAndWhatItCannotWithoutMe() async throws {
+        let folder = SinkFixtures.folder()
+        try "day: { agendaAt: \"07:30\", pendingInvitations: [2h] }\nsinks: [{ type: jsonl, path: out.jsonl }]\n"
+            .write(toFile: folder + "/config.yml", atomically: true, encoding: .utf8)
+        let run = try await CommandLineTests().calwatch([
+            "check", "--config", folder + "/config.yml", PlantedWeekTests.repository + "/samples/day/calendars",
+        ])
+        #expect(run.status == 0, "\(run.errors)")
+        #expect(
+            run.output.contains(
+                "day: conflicts of your own and accepted ones over 5m, 1d ahead; overruns; ending soon 5m before the "
+                    + "end; unanswered invitations 2h before; the agenda at 07:30"), "\(run.output)")
+        #expect(run.output.contains("note: `me` is not set, so no invitation is known to be yours"))
+    }
+
     @Test func mistakesInDayAreNamedWithKeyAndLine() {
         let problems = ConfigurationTests.problems(
             """

@@ -168,7 +168,7 @@ public struct PlanningLoop {
                 later.append(
                     .init(
                         earliest: earliest, occurrence: occurrence, origin: origin, generation: generation,
-                        copy: copy.group.map { ($0, copy.id) }))
+                        copy: copy.group.map { WaitingQueue.CopyName(group: $0, id: copy.id) }))
             }
         }
         waiting.add(later)
@@ -364,7 +364,19 @@ private struct WaitingQueue {
         var origin: PlanningLoop.Origin
         var generation: Int32
         /// A copy of a meeting kept in several calendars: planned only if it still wins when its time comes.
-        var copy: (group: String, id: String)?
+        var copy: CopyName?
+    }
+
+    /// Which copy of which meeting an entry is, held by reference: most entries are none, and every entry of a
+    /// replay's year waits here.
+    final class CopyName: Sendable {
+        let group: String
+        let id: String
+
+        init(group: String, id: String) {
+            self.group = group
+            self.id = id
+        }
     }
     private var run: [Entry] = []
     private var runIndex = 0
