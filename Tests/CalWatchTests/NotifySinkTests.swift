@@ -82,6 +82,53 @@ import Testing
         }
     }
 
+    /// The day's cards (`day:`): a conflict the day before, the overrun as the next meeting starts (critical, its join
+    /// link on the card), the agenda with the day's items one per line.
+    @Test func theDaysConflictOverrunAndAgendaAreCards() async throws {
+        try await DesktopSession.with { desktop in
+            let folder = try await Self.replay(
+                """
+                BEGIN:VEVENT\r
+                UID:review\r
+                DTSTAMP:20270101T000000Z\r
+                DTSTART:20270303T090000Z\r
+                DTEND:20270303T100000Z\r
+                SUMMARY:Review\r
+                END:VEVENT\r
+                BEGIN:VEVENT\r
+                UID:call\r
+                DTSTAMP:20270101T000000Z\r
+                DTSTART:20270303T093000Z\r
+                DTEND:20270303T103000Z\r
+                SUMMARY:Call <b>Northwind</b>\r
+                LOCATION:https://meet.google.com/abc-defg-hij\r
+                END:VEVENT\r
+
+                """,
+                """
+                day: { agendaAt: "08:00" }
+                sinks:
+                  - { type: notify, bus: "\(desktop.bus)", liveActivities: false }
+                """, from: "2027-03-02T00:00:00Z", to: "2027-03-03T12:00:00Z")
+            defer { try? FileManager.default.removeItem(atPath: folder) }
+            try await slowly("the day's cards") {
+                desktop.shown.filter { $0["category"] == "x-calwatch.day" }.count >= 4
+            }
+            let day = desktop.shown.filter { $0["category"] == "x-calwatch.day" }
+            #expect(
+                day.compactMap { $0["summary"] } == [
+                    "Your day, 2027-03-02: nothing planned", "Conflict: Review and Call <b>Northwind</b>",
+                    "Your day, 2027-03-03: 2 items", "Call <b>Northwind</b> has started",
+                ], "\(day)")
+            #expect(day.last?["urgency"] == "CRITICAL")
+            let agenda = try #require(day.first { $0["summary"]?.hasPrefix("Your day, 2027-03-03") == true })
+            #expect(
+                agenda["formatted"]?.contains(
+                    "09:00 Review (conflict)\n09:30 Call &lt;b&gt;Northwind&lt;/b&gt; (conflict)")
+                    == true, "\(agenda)")
+        }
+    }
+
     /// A 100 KB summary with terminal escapes and a bell: the card's title is one short line, its controls shown as
     /// symbols, never acted on; the body's long location is cut too.
     @Test func aHugeSummaryWithControlCharactersIsAShortSafeTitle() async throws {

@@ -120,7 +120,12 @@ extension ReminderText {
                     + (item.conflicts.isEmpty ? "" : " (conflict)")
             }
             let more = agenda.items.count > items.count ? ["and \(agenda.items.count - items.count) more"] : []
-            let count = agenda.items.count == 1 ? "1 item" : "\(agenda.items.count) items"
+            let count =
+                switch agenda.items.count {
+                case 0: "nothing planned"
+                case 1: "1 item"
+                default: "\(agenda.items.count) items"
+                }
             return ("Your day, \(agenda.date): \(count)", items + more, nil)
         default:
             return nil
