@@ -155,5 +155,11 @@ import Testing
         #expect(why.output.contains("one meeting in 3 calendars"))
         #expect(why.output.contains("work (UID weekly-sync@example.org, you: accepted) planned"))
         #expect(why.output.contains("this copy is not planned"))
+        let agendaTrace = try await cli.calwatch([
+            "why", "agenda", "--config", Self.config, "--state", state, "--at", "2027-03-14T12:00:00Z",
+        ])
+        #expect(agendaTrace.output.hasPrefix("UID agenda: agendas\n"), "\(agendaTrace.output)")
+        #expect(
+            agendaTrace.output.contains("agendaDue, agenda for 2027-03-14 (1 item): emitted"), "\(agendaTrace.output)")
     }
 }

@@ -111,9 +111,15 @@ public struct DecisionTrace: Sendable {
         }
 
         guard let occurrence else {
-            trace.notes.append(
-                "it is not in the calendars around \(at(inputs.now)) (deleted, or outside the window looked at); "
-                    + "the journal's events follow")
+            if !rows.isEmpty && rows.allSatisfy({ $0.event.type == .agendaDue }) {
+                trace.notes.append(
+                    "the day's agendas (day.agendaAt, or a rule's own agendaAt): each at its time where you were, "
+                        + "of use for \(DurationText.text(DaySettings.agendaUseful))")
+            } else {
+                trace.notes.append(
+                    "it is not in the calendars around \(at(inputs.now)) (deleted, or outside the window looked at); "
+                        + "the journal's events follow")
+            }
             trace.steps = rows.map { emittedStep($0, what: describe($0.event, planner: planner)) }
             try await addDeliveries(to: &trace, rows: rows, inputs: inputs)
             return trace
@@ -434,7 +440,8 @@ public struct DecisionTrace: Sendable {
             return "still running when \"\(overrun.next.summary ?? overrun.next.uid)\" started"
         case .invitationPending(let invitation):
             return "invitation not answered, " + DurationText.text(invitation.secondsBefore) + " before"
-        case .agendaDue(let agenda): return "agenda for \(agenda.date) (\(agenda.items.count) items)"
+        case .agendaDue(let agenda):
+            return "agenda for \(agenda.date) (\(agenda.items.count) item" + (agenda.items.count == 1 ? ")" : "s)")
         }
     }
 

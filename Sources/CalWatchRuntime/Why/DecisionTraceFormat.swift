@@ -21,7 +21,8 @@ extension DecisionTrace {
             if facts.declined { kind += ", declined by you" }
             lines.append(kind)
         } else {
-            lines.append("UID \(uid): not in the calendars")
+            lines.append(
+                steps.contains { $0.type == .agendaDue } ? "UID \(uid): agendas" : "UID \(uid): not in the calendars")
         }
         lines += notes.map { "  " + $0 }
         lines.append("")
