@@ -198,13 +198,17 @@ import Testing
 
     // MARK: Overruns and the end of a meeting
 
+    /// A review from 10:00 to 11:00 Berlin time, and a call with a Meet link from 10:30: it starts while the review
+    /// still runs.
+    static let reviewAndCall = calendar([
+        item("review", "20261202T090000Z", "20261202T100000Z", summary: "Design review"),
+        item(
+            "call", "20261202T093000Z", "20261202T103000Z", summary: "Customer call",
+            extra: ["LOCATION:https://meet.google.com/abc-defg-hij"]),
+    ])
+
     @Test func aMeetingStillRunningWhenTheNextStartsNudgesWithTheNextJoinLink() throws {
-        let text = Self.calendar([
-            Self.item("review", "20261202T090000Z", "20261202T100000Z"),
-            Self.item(
-                "call", "20261202T093000Z", "20261202T103000Z",
-                extra: ["LOCATION:https://meet.google.com/abc-defg-hij"]),
-        ])
+        let text = Self.reviewAndCall
         let (events, _) = try Self.run(text, from: "2026-12-02T06:00:00Z", to: "2026-12-02T12:00:00Z")
         let overruns = Self.of(.overrunDetected, events)
         #expect(overruns.map(\.time) == [utc("2026-12-02T09:30:00Z")])
@@ -215,12 +219,7 @@ import Testing
     }
 
     @Test func aHookOnAnOverrunGetsTheJoinLinkOfTheMeetingThatStarted() async throws {
-        let text = Self.calendar([
-            Self.item("review", "20261202T090000Z", "20261202T100000Z"),
-            Self.item(
-                "call", "20261202T093000Z", "20261202T103000Z", summary: "Customer call",
-                extra: ["LOCATION:https://meet.google.com/abc-defg-hij"]),
-        ])
+        let text = Self.reviewAndCall
         let (events, _) = try Self.run(text, from: "2026-12-02T06:00:00Z", to: "2026-12-02T12:00:00Z")
         let overrun = try #require(Self.of(.overrunDetected, events).first)
         let entry = JournalStore.Entry(
@@ -243,12 +242,7 @@ import Testing
     }
 
     @Test func aPhoneHearsOfAnOverrunWithAJoinButtonForTheMeetingThatStarted() throws {
-        let text = Self.calendar([
-            Self.item("review", "20261202T090000Z", "20261202T100000Z", summary: "Design review"),
-            Self.item(
-                "call", "20261202T093000Z", "20261202T103000Z", summary: "Customer call",
-                extra: ["LOCATION:https://meet.google.com/abc-defg-hij"]),
-        ])
+        let text = Self.reviewAndCall
         let (events, _) = try Self.emitted(
             files: ["work": text], from: "2026-12-01T06:00:00Z", to: "2026-12-02T12:00:00Z")
         func message(_ type: EventType) throws -> [String: Any] {
