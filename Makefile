@@ -12,7 +12,7 @@ DEMO_WINDOW := --from 2027-03-01 --to 2027-03-08 --tz Europe/Berlin
 DEMO_DAY := --from 2027-03-03 --to 2027-03-04
 DEMO_CALENDARS := samples/calendars samples/radicale/family samples/caldav/report.xml
 
-.PHONY: deps test-deps lint build screenshots demo test test-busy corpus bench bench-replay bench-sinks bench-push bench-postgres bench-feeds bench-hostile bench-package bench-day bench-watch bench-next format clean \
+.PHONY: deps test-deps lint build screenshots demo test test-busy corpus bench bench-replay bench-sinks bench-push bench-postgres bench-feeds bench-hostile bench-package bench-day bench-lateness bench-watch bench-next format clean \
 	release manual install uninstall deb deb-deps test-package fuzz test-asan test-tsan soak
 
 deps:
@@ -129,6 +129,10 @@ bench: test-deps
 
 bench-replay: test-deps
 	python3 benchmarks/run.py --replay
+
+# Reminders due while the daemon reads a 5,000-file vdir rewritten every 20 s, a CPU hog per core (~7 minutes).
+bench-lateness: test-deps
+	python3 benchmarks/lateness.py
 
 # The week's replay with day: (conflicts, overruns, invitations, agenda, travel zone) against the same without.
 bench-day: test-deps
