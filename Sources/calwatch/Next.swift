@@ -133,6 +133,7 @@ extension CalwatchCommand {
             options.horizon = DurationText.seconds(within) ?? 86_400
             options.soon = configuration.planner.liveActivityLead
             if let day = configuration.planner.day { options.day = day }
+            options.rules = configuration.planner.rules
             let style = NextUpFormat.Style(maxWidth: maxWidth, none: none, pango: markup == .pango)
 
             guard follow else {

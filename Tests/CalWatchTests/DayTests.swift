@@ -196,6 +196,25 @@ import Testing
         #expect(!Self.of(.conflictDetected, fewer).isEmpty)
     }
 
+    @Test func aRuleKeepsASharedCalendarOutOfConflictsButNotOutOfReminders() throws {
+        let settings = Self.settings + "rules:\n  - calendars: [rooms]\n    conflicts: false\n"
+        let files = [
+            "work": Self.calendar([Self.item("review", "20261202T090000Z", "20261202T100000Z")]),
+            "rooms": Self.calendar([
+                Self.item("booking", "20261202T091500Z", "20261202T094500Z", partstat: nil),
+                Self.item("other-booking", "20261202T091500Z", "20261202T094500Z", partstat: nil),
+            ]),
+        ]
+        let (events, _) = try Self.run(
+            files: files, settings: settings, from: "2026-12-01T00:00:00Z", to: "2026-12-03T00:00:00Z")
+        #expect(Self.of(.conflictDetected, events).isEmpty)
+        #expect(Self.of(.overrunDetected, events).isEmpty)
+        #expect(Set(Self.of(.reminderDue, events).map(\.key.uid)) == ["review", "booking", "other-booking"])
+        // Without the rule, the bookings overlap the review and each other.
+        let (without, _) = try Self.run(files: files, from: "2026-12-01T00:00:00Z", to: "2026-12-03T00:00:00Z")
+        #expect(Self.of(.conflictDetected, without).count == 3)
+    }
+
     // MARK: Overruns and the end of a meeting
 
     /// A review from 10:00 to 11:00 Berlin time, and a call with a Meet link from 10:30: it starts while the review

@@ -154,7 +154,7 @@ struct ConfigurationReader {
                     item, at: path,
                     known: [
                         "calendars", "kinds", "services", "summary", "offsets", "allDay", "liveActivity", "attendance",
-                        "quietHours", "anchor", "travelMode", "travelTime", "agendaAt", "travelZone",
+                        "quietHours", "anchor", "travelMode", "travelTime", "agendaAt", "travelZone", "conflicts",
                     ])
             else { continue }
             var rule = ReminderRule()
@@ -210,6 +210,7 @@ struct ConfigurationReader {
                 case "travelTime": rule.travelTime = duration(value, at: at, positive: true, atMost: Limits.flightLead)
                 case "agendaAt": rule.agendaAt = clockTime(value, at: at)
                 case "travelZone": rule.travelZone = bool(value, at: at)
+                case "conflicts": rule.conflicts = bool(value, at: at)
                 default: break
                 }
             }

@@ -40,6 +40,8 @@ public struct NextUp: Sendable {
         /// What counts as a conflict (`day:`; its defaults when not configured), marked in the tooltip; with
         /// `travelZone`, times are shown where the user will be.
         public var day = DaySettings()
+        /// The configuration's rules: one saying `conflicts: false` keeps its items out of the tooltip's conflicts.
+        public var rules: [ReminderRule] = []
 
         /// How far back to read: two days, or a month on a trip, to find the flight that took the user there.
         public var lookBehind: Int64 { day.travelZone ? 31 * 86_400 : 2 * 86_400 }

@@ -130,10 +130,10 @@ public enum NextUpFormat: String, Sendable, CaseIterable {
             if let code = item.facts.flight?.code, !title.contains(code) { text += " (\(code))" }
             if let service = item.facts.meeting?.service { text += " · \(service)" }
             if item.facts.participation == "NEEDS-ACTION" { text += " · not answered" }
-            let day = status.options.day
-            if day.takesPart(item.occurrence, facts: item.facts),
+            let (day, rules) = (status.options.day, status.options.rules)
+            if day.takesPart(item.occurrence, facts: item.facts, rules: rules),
                 let other = status.today.first(where: { other in
-                    !NextUp.same(other, item) && day.takesPart(other.occurrence, facts: other.facts)
+                    !NextUp.same(other, item) && day.takesPart(other.occurrence, facts: other.facts, rules: rules)
                         && day.conflict(item.occurrence, other.occurrence)
                 })
             {

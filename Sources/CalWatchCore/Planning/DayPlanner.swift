@@ -21,7 +21,7 @@ struct DayPlanner {
         var fingerprint: UInt64
         /// The first rule that matches it.
         var rule: Int?
-        /// It takes part in conflicts and overruns (`DaySettings.takesPart`).
+        /// It takes part in conflicts and overruns (`DaySettings.takesPart`, and its rule does not say otherwise).
         var busy: Bool
 
         var startDay: Int64 { Self.day(occurrence.start) }
@@ -128,7 +128,7 @@ struct DayPlanner {
         let rule = configuration.rules.firstIndex { $0.matches(occurrence, facts: facts) }
         let item = Item(
             occurrence: occurrence, facts: facts, origin: origin, key: key, fingerprint: fingerprint, rule: rule,
-            busy: settings.takesPart(occurrence, facts: facts))
+            busy: settings.takesPart(occurrence, facts: facts, rules: configuration.rules))
         items[key] = item
         startingOn[item.startDay, default: []].insert(key)
         if item.busy { busyOn[item.startDay, default: 0] += 1 }

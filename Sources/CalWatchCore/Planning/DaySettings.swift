@@ -59,6 +59,12 @@ public struct DaySettings: Sendable, Hashable {
         return (conflicts?.include ?? [.accepted]).contains { $0.partstat == answer }
     }
 
+    /// The same, unless the first of `rules` that matches it says `conflicts: false`.
+    public func takesPart(_ occurrence: Occurrence, facts: PlanningFacts, rules: [ReminderRule]) -> Bool {
+        takesPart(occurrence, facts: facts)
+            && (rules.isEmpty || rules.first { $0.matches(occurrence, facts: facts) }?.conflicts != false)
+    }
+
     /// Whether two occurrences that take part overlap by more than `conflicts.minOverlap`.
     public func conflict(_ a: Occurrence, _ b: Occurrence) -> Bool {
         guard let conflicts else { return false }

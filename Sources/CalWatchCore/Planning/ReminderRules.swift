@@ -33,6 +33,8 @@ public struct ReminderRule: Sendable, Hashable {
     public var agendaAt: Int?
     /// `false`: its occurrences stay in the home zone on a trip (`day.travelZone`).
     public var travelZone: Bool?
+    /// `false`: its occurrences take no part in conflicts and overruns (`day:`), a shared calendar's, say.
+    public var conflicts: Bool?
     /// The rule's line in config.yml, for messages.
     public var line: Int?
 
