@@ -18,13 +18,12 @@ import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from run import machine  # noqa: E402
-from watch import cpu_ns, wait_for  # noqa: E402
+from watch import cpu_ns, release_and_vdir, wait_for  # noqa: E402
 
 STAMP = "%Y%m%dT%H%M%SZ"
 
@@ -49,14 +48,7 @@ def main() -> None:
     parser.add_argument("--reminders", type=int, default=100)
     args = parser.parse_args()
 
-    subprocess.run(["swift", "build", "-c", "release", "--product", "calwatch"], cwd=ROOT, check=True)
-    calwatch = os.path.join(ROOT, ".build", "release", "calwatch")
-    work = tempfile.mkdtemp(prefix="calwatch-bench-lateness-")
-    first_day = (dt.date.today() + dt.timedelta(days=7)).isoformat()
-    subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "generate.py"), work, first_day],
-                   check=True, stdout=subprocess.DEVNULL)
-    os.remove(os.path.join(work, "benchmark.ics"))
-    vdir = os.path.join(work, "vdir")
+    calwatch, work, vdir = release_and_vdir("calwatch-bench-lateness-")
     collection = os.path.join(vdir, "benchmark")
     names = sorted(os.listdir(collection))
     for name in names[args.items:]:

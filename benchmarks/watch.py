@@ -66,20 +66,25 @@ def flight(uid: str, number: int, start: dt.datetime) -> str:
         "END:VEVENT\r\nEND:VCALENDAR\r\n")
 
 
+def release_and_vdir(prefix: str) -> tuple[str, str, str]:
+    """Builds the release calwatch and generates the benchmark vdir, its first day a week from today, in a new folder:
+    returns the binary, the folder and the vdir."""
+    subprocess.run(["swift", "build", "-c", "release", "--product", "calwatch"], cwd=ROOT, check=True)
+    work = tempfile.mkdtemp(prefix=prefix)
+    first_day = (dt.date.today() + dt.timedelta(days=7)).isoformat()
+    subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "generate.py"), work, first_day],
+                   check=True, stdout=subprocess.DEVNULL)
+    os.remove(os.path.join(work, "benchmark.ics"))
+    return os.path.join(ROOT, ".build", "release", "calwatch"), work, os.path.join(work, "vdir")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--changes", type=int, default=30)
     parser.add_argument("--idle", type=float, default=60.0, help="seconds of idle to measure")
     args = parser.parse_args()
 
-    subprocess.run(["swift", "build", "-c", "release", "--product", "calwatch"], cwd=ROOT, check=True)
-    calwatch = os.path.join(ROOT, ".build", "release", "calwatch")
-    work = tempfile.mkdtemp(prefix="calwatch-bench-watch-")
-    first_day = (dt.date.today() + dt.timedelta(days=7)).isoformat()
-    subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "generate.py"), work, first_day],
-                   check=True, stdout=subprocess.DEVNULL)
-    os.remove(os.path.join(work, "benchmark.ics"))
-    vdir = os.path.join(work, "vdir")
+    calwatch, work, vdir = release_and_vdir("calwatch-bench-watch-")
     collection = os.path.join(vdir, "benchmark")
     sink = os.path.join(work, "events.jsonl")
     with open(os.path.join(work, "config.yml"), "w") as handle:
