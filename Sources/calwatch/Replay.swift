@@ -14,7 +14,9 @@ extension CalwatchCommand {
                 before each start, or before the time to leave for a flight's airport), flightDetected 60 days \
                 ahead, and live activities (from 15 minutes before until the end, updated every minute) for every \
                 occurrence, commits each event to a journal, and prints it as a CloudEvents 1.0 JSON line on \
-                standard output. A summary goes to standard error.
+                standard output. A summary goes to standard error. With `day:` in the configuration, the day's \
+                events too: conflictDetected, overrunDetected, invitationPending, agendaDue and a live activity's \
+                endingSoon (try `--config samples/day/config.yml --from 2027-03-07 --to 2027-03-15`).
 
                 With --config the replay takes its reminders, live activities, zone, calendars and sinks (JSON Lines, \
                 SQLite, PostgreSQL, hooks, desktop notifications, webhooks, MQTT) from that file; calendars named on the command line replace the configured \
