@@ -9,6 +9,12 @@ public struct Configuration: Sendable {
     /// Calendars on servers (`calendars: - url: …` or `- caldav: …`), read from calwatch's cache like files once
     /// fetched.
     public var feeds: [FeedSettings] = []
+    /// Whose calendar each path of `calendars` is, when a fleet's watcher holds several people's (path → the
+    /// fleet's name for the calendar); empty outside a fleet.
+    public var scopes: [String: String] = [:]
+    /// Whether this is a fleet's watcher (`watch --fleet`): the calendars of `scopes` are all it holds, and what
+    /// its journal knows of others was handed to other watchers, not removed.
+    public var fleet = false
     /// The zone for floating and all-day values; `nil` means the system zone.
     public var timeZone: String?
     /// The user's own addresses (lowercased, without `mailto:`).

@@ -15,6 +15,10 @@ public struct PostgresSettings: Sendable, Hashable {
     public var passwordCommand: [String]?
     /// The instance this calwatch is (`instance:` in config.yml), kept in every row it writes.
     public var watcher: String
+    /// Whether the watcher is one of a fleet's (`calwatch watch --fleet`): its events are then kept under their
+    /// calendar's record (`fleet:<name>`), which every watcher that holds the calendar writes to, so an event is
+    /// stored once however many watchers send it; `sender` names the one that did.
+    public var fleet = false
 
     public init(url: String, channel: String? = nil, passwordCommand: [String]? = nil, watcher: String) {
         self.url = url
@@ -22,6 +26,9 @@ public struct PostgresSettings: Sendable, Hashable {
         self.passwordCommand = passwordCommand
         self.watcher = watcher
     }
+
+    /// Where a fleet keeps the events of one of its calendars: `event_log.watcher` and `occurrences.watcher`.
+    public static func fleetRecord(_ calendar: String) -> String { "fleet:" + calendar }
 
     /// The URL without a password in it (`postgres://me@db/calwatch`), for names, messages and logs.
     public var redactedURL: String { ConnectionString(url).redacted }

@@ -49,6 +49,8 @@ public struct EventID: Hashable, Sendable, Comparable, CustomStringConvertible {
         var hasher = Hasher()
         hasher.feed(key.uid)
         hasher.feed(key.recurrenceID?.description ?? "")
+        // Outside a fleet nothing more, so ids stay what they were.
+        if !key.scope.isEmpty { hasher.feed(key.scope) }
         return hasher
     }
 

@@ -5,35 +5,44 @@
 /// object wherever it is stored): keys that differ only in calendar are equal, and event ids leave it out. So a
 /// collection folder renamed, or an item moved to another calendar, keeps its events and is not reminded again,
 /// and one invitation kept in two calendars is reminded once.
+///
+/// The scope is part of it: a fleet's watcher holds many people's calendars, and one invitation in two people's
+/// calendars is two occurrences, each reminded (`CalendarSource.scope`; empty outside a fleet).
 public struct OccurrenceKey: Hashable, Sendable, Comparable, CustomStringConvertible {
     public var calendar: String
     public var uid: String
     /// The original start of a series instance; `nil` for a single event.
     public var recurrenceID: DateValueText?
+    /// Whose calendar it is in a fleet; empty otherwise.
+    public var scope: String
 
     /// Creates a key.
-    public init(calendar: String, uid: String, recurrenceID: DateValueText?) {
+    public init(calendar: String, uid: String, recurrenceID: DateValueText?, scope: String = "") {
         self.calendar = calendar
         self.uid = uid
         self.recurrenceID = recurrenceID
+        self.scope = scope
     }
 
     /// The key of an occurrence.
     public init(_ occurrence: Occurrence) {
-        self.init(calendar: occurrence.calendar, uid: occurrence.uid, recurrenceID: occurrence.recurrenceID)
+        self.init(
+            calendar: occurrence.calendar, uid: occurrence.uid, recurrenceID: occurrence.recurrenceID,
+            scope: occurrence.scope)
     }
 
     public static func == (a: OccurrenceKey, b: OccurrenceKey) -> Bool {
-        a.uid == b.uid && a.recurrenceID == b.recurrenceID
+        a.uid == b.uid && a.recurrenceID == b.recurrenceID && a.scope == b.scope
     }
 
     public func hash(into hasher: inout Swift.Hasher) {
         hasher.combine(uid)
         hasher.combine(recurrenceID)
+        hasher.combine(scope)
     }
 
     public static func < (a: OccurrenceKey, b: OccurrenceKey) -> Bool {
-        (a.uid, a.recurrenceID?.description ?? "") < (b.uid, b.recurrenceID?.description ?? "")
+        (a.scope, a.uid, a.recurrenceID?.description ?? "") < (b.scope, b.uid, b.recurrenceID?.description ?? "")
     }
 
     public var description: String { "\(calendar)/\(uid)/\(recurrenceID?.description ?? "-")" }

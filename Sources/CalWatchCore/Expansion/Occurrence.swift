@@ -15,13 +15,16 @@ public final class OccurrenceSource: Sendable {
     public let displayZone: ZoneRules
     /// On a trip (`day.travelZone`), the user's home zone, shown beside the zone there; else `nil`.
     public let homeZone: ZoneRules?
+    /// Whose calendar it is (`CalendarSource.scope`); empty unless a fleet's watcher holds several people's.
+    public let scope: String
 
     /// Creates the shared part of a component's occurrences.
     public init(
         calendar: String, component: CalendarComponent, allDay: Bool, timeZone: ZoneRules?, displayZone: ZoneRules,
-        homeZone: ZoneRules? = nil
+        homeZone: ZoneRules? = nil, scope: String = ""
     ) {
         self.calendar = calendar
+        self.scope = scope
         self.component = component
         self.allDay = allDay
         self.timeZone = timeZone
@@ -54,6 +57,7 @@ public struct Occurrence: Sendable {
     public var displayZone: ZoneRules { source.displayZone }
 
     public var calendar: String { source.calendar }
+    public var scope: String { source.scope }
     public var uid: String { source.component.uid }
     public var summary: String? { source.component.summary }
     public var location: String? { source.component.location }

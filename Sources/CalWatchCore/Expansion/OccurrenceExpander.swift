@@ -7,6 +7,7 @@
 /// gap and fold rule.
 public struct OccurrenceExpander {
     private let calendarName: String
+    private let scope: String
     private let options: ExpansionOptions
     private let resolver: ZoneResolver
     private let window: InstantWindow
@@ -18,10 +19,11 @@ public struct OccurrenceExpander {
     /// Expands a parsed calendar into `occurrences` (appending); `calendarName` labels every occurrence.
     /// Returns the problems met.
     public static func expand(
-        _ calendar: ParsedCalendar, calendarName: String, options: ExpansionOptions,
+        _ calendar: ParsedCalendar, calendarName: String, scope: String = "", options: ExpansionOptions,
         into occurrences: inout [Occurrence]
     ) -> [CalendarProblem] {
-        var expander = OccurrenceExpander(calendar: calendar, calendarName: calendarName, options: options)
+        var expander = OccurrenceExpander(
+            calendar: calendar, calendarName: calendarName, scope: scope, options: options)
         expander.run(calendar.components, into: &occurrences)
         if let first = expander.rulesNotStepped.first {
             expander.problems.append(
@@ -36,8 +38,9 @@ public struct OccurrenceExpander {
         return zoneProblems + expander.problems
     }
 
-    private init(calendar: ParsedCalendar, calendarName: String, options: ExpansionOptions) {
+    private init(calendar: ParsedCalendar, calendarName: String, scope: String, options: ExpansionOptions) {
         self.calendarName = calendarName
+        self.scope = scope
         self.options = options
         self.window = options.expansionWindow
         self.stepsLeft = options.maxIterationsPerCalendar
@@ -683,7 +686,7 @@ public struct OccurrenceExpander {
     private func source(_ component: CalendarComponent, base: Resolved) -> OccurrenceSource {
         OccurrenceSource(
             calendar: calendarName, component: component, allDay: base.isDate, timeZone: base.zoned ? base.zone : nil,
-            displayZone: base.zoned ? base.zone : options.defaultZone)
+            displayZone: base.zoned ? base.zone : options.defaultZone, scope: scope)
     }
 
     private func emit(

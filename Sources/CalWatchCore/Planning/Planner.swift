@@ -407,7 +407,7 @@ public enum Planner {
                         nextReport(after: report, activityStart: activityStart, end: activityEnd) ?? activityEnd
                     due.append(base(.liveActivityUpdate(detail(at: report)), id: id, time: report, expiry: expiry))
                 }
-            } else if activity.fingerprint != fingerprint {
+            } else if activity.fingerprint != fingerprint && activity.fingerprint != PlannerState.unknownFingerprint {
                 // The occurrence changed (title, place, end): report it at once.
                 let id = EventID.make(
                     subject.seed, .liveActivityUpdate, "changed,at", Int64(bitPattern: fingerprint),

@@ -72,6 +72,88 @@ public struct PlannerState: Sendable, Hashable {
         }
     }
 
+    /// An event another watcher of a fleet delivered, as the database that records deliveries has it.
+    public struct Delivered: Sendable, Hashable {
+        public var id: EventID
+        public var type: EventType
+        public var key: OccurrenceKey
+        public var occurrenceStart: Instant
+        public var occurrenceEnd: Instant
+        public var time: Instant
+        public var expiry: Instant
+        /// A snooze's reminder instant.
+        public var snoozedUntil: Instant?
+
+        public init(
+            id: EventID, type: EventType, key: OccurrenceKey, occurrenceStart: Instant, occurrenceEnd: Instant,
+            time: Instant, expiry: Instant, snoozedUntil: Instant? = nil
+        ) {
+            self.id = id
+            self.type = type
+            self.key = key
+            self.occurrenceStart = occurrenceStart
+            self.occurrenceEnd = occurrenceEnd
+            self.time = time
+            self.expiry = expiry
+            self.snoozedUntil = snoozedUntil
+        }
+    }
+
+    /// Takes over what another watcher delivered about calendars this one now holds (a fleet's hand-over): those
+    /// ids count as emitted, its running live activities go on from their last report, its answers hold. Applied
+    /// by time; where this journal knows more (a later report), it stays. A live activity's fingerprint is not
+    /// recorded there, so the first report after a hand-over does not count as a change.
+    public mutating func inherit(_ delivered: [Delivered]) {
+        let rank: (EventType) -> Int = { type in
+            switch type {
+            case .liveActivityEnd: 0
+            case .liveActivityStart: 1
+            default: 2
+            }
+        }
+        for event in delivered.sorted(by: { ($0.time, rank($0.type)) < ($1.time, rank($1.type)) }) {
+            emitted[event.id] = emitted[event.id] ?? event.expiry
+            switch event.type {
+            case .liveActivityStart:
+                guard active[event.key].map({ $0.lastReport < event.time }) ?? true else { continue }
+                active[event.key] = ActiveActivity(
+                    occurrenceStart: event.occurrenceStart, occurrenceEnd: event.occurrenceEnd,
+                    activityStart: event.time, fingerprint: Self.unknownFingerprint, lastReport: event.time)
+            case .liveActivityUpdate:
+                if let running = active[event.key], running.lastReport < event.time {
+                    active[event.key]?.lastReport = event.time
+                }
+            case .liveActivityEnd:
+                if let running = active[event.key], running.lastReport <= event.time { active[event.key] = nil }
+            case .reminderSnoozed, .reminderDismissed, .reminderAcknowledged:
+                var answers = self.answers[event.key] ?? Answers(occurrenceEnd: event.occurrenceEnd)
+                switch event.type {
+                case .reminderSnoozed:
+                    if let until = event.snoozedUntil, !answers.snoozes.contains(until) {
+                        answers.snoozes.append(until)
+                    }
+                case .reminderDismissed:
+                    answers.silenced = min(answers.silenced ?? event.time, event.time)
+                    answers.dismissed = true
+                default: answers.silenced = min(answers.silenced ?? event.time, event.time)
+                }
+                self.answers[event.key] = answers
+            default: break
+            }
+        }
+    }
+
+    /// Forgets the live activities and answers of occurrences outside `scopes`: calendars another watcher of a
+    /// fleet holds now, which go on there. (Their ids may stay: this watcher never plans them.)
+    public mutating func keep(scopes: Set<String>) {
+        active = active.filter { scopes.contains($0.key.scope) }
+        answers = answers.filter { scopes.contains($0.key.scope) }
+    }
+
+    /// The fingerprint of a live activity taken over from another watcher, which did not record it: the planner
+    /// takes the occurrence's own at the next report instead of reporting a change.
+    public static let unknownFingerprint: UInt64 = 0
+
     /// Counts an event as delivered without delivering it: a reminder another copy of the same meeting delivered
     /// under its own id. Not journaled; once a later reminder of the copy is delivered, the planner's rule that
     /// no earlier one comes after it holds across a restart too.

@@ -35,7 +35,8 @@ package struct SameMeetings {
     /// for an occurrence with neither (it is never grouped).
     package static func identity(_ occurrence: Occurrence, facts: PlanningFacts) -> String? {
         guard !occurrence.allDay else { return nil }
-        let start = String(occurrence.start.secondsSinceEpoch)
+        // Copies are one person's: in a fleet, the same meeting in two people's calendars is reminded to each.
+        let start = occurrence.scope + " " + String(occurrence.start.secondsSinceEpoch)
         if let link = facts.joinURL { return start + " link " + link }
         guard let organizer = occurrence.source.component.organizer, let summary = occurrence.summary else {
             return nil

@@ -124,7 +124,8 @@ public struct CalendarScan: Sendable {
         var problems: [CalendarProblem] = []
         for calendar in calendars {
             let expansionProblems = OccurrenceExpander.expand(
-                calendar.calendar, calendarName: calendar.name, options: options, into: &occurrences)
+                calendar.calendar, calendarName: calendar.name, scope: source.scope, options: options,
+                into: &occurrences)
             if !expansionProblems.isEmpty {
                 problems += locate(expansionProblems, origin: calendar.origin, source: source)
             }

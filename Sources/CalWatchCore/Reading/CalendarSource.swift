@@ -17,6 +17,9 @@ public struct CalendarSource: Hashable, Sendable {
     public var collectionColor: String?
     /// The name to use when neither metadata nor `X-WR-CALNAME` gives one: the directory or file name.
     public var fallbackName: String
+    /// Whose calendar it is when one watcher holds several people's (a fleet's calendar name); empty otherwise.
+    /// The same UID in two scopes is two occurrences, with events of their own.
+    public var scope = ""
 
     /// Creates a source.
     public init(

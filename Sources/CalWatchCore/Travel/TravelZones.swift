@@ -70,7 +70,8 @@ public struct TravelZones: Sendable {
             } else {
                 placed.source = OccurrenceSource(
                     calendar: source.calendar, component: source.component, allDay: source.allDay,
-                    timeZone: source.timeZone, displayZone: zone, homeZone: home)
+                    timeZone: source.timeZone, displayZone: zone, homeZone: home,
+                    scope: source.scope)
                 sources[ObjectIdentifier(source), default: [:]][zone.identifier] = placed.source
             }
             return placed

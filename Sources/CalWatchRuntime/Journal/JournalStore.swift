@@ -40,7 +40,7 @@ public actor JournalStore {
     /// leaves an existing table as it is).
     static let addedColumns = [
         ("answered", "TEXT"), ("answer_until", "INTEGER"), ("answer_count", "INTEGER"), ("deferred_from", "INTEGER"),
-        ("detail", "TEXT"),
+        ("detail", "TEXT"), ("scope", "TEXT"),
     ]
 
     /// One committed event as sinks receive it: the event, the occurrence it is about as the calendars have it
@@ -147,7 +147,8 @@ public actor JournalStore {
                 answer_until INTEGER,           -- a snooze's reminder instant
                 answer_count INTEGER,           -- an answer's snooze count; a snoozed reminder's too
                 deferred_from INTEGER,          -- a reminder held back by quiet hours: its own time
-                detail TEXT                     -- the day's events: their detail as JSON; a live activity's phase
+                detail TEXT,                    -- the day's events: their detail as JSON; a live activity's phase
+                scope TEXT                      -- in a fleet, whose calendar (the fleet's name for it); else NULL
             );
             -- An event is refused when one with its id and scheduled instant is journaled. Keyed by time first, the
             -- index grows at its end as time passes; an index on the id (a hash) alone cost a random page per event.
@@ -278,6 +279,7 @@ public actor JournalStore {
                 row.append(answer.map { Int64($0.count) } ?? reminder.map { Int64($0.snoozeCount) })
                 row.append(reminder?.deferredFrom?.secondsSinceEpoch)
                 row.append(detail)
+                row.append(event.key.scope.isEmpty ? nil : event.key.scope)
                 assert(row.values.count == EventColumn.allCases.count, "a value for every EventColumn, in its order")
                 guard try insert.run(row) else { continue }  // already journaled: never twice
                 committed.append((next, event))
@@ -314,7 +316,7 @@ public actor JournalStore {
     private enum EventColumn: Int32, CaseIterable {
         case seq, id, type, calendar, uid, recurrenceID, occurrenceStart, occurrenceEnd, time, expiry, fingerprint
         case recorded, secondsBefore, reminderSource, lateness, endReason, answered, answerUntil, answerCount
-        case deferredFrom, detail
+        case deferredFrom, detail, scope
 
         /// The column's name in SQL.
         var name: String {
@@ -349,7 +351,7 @@ public actor JournalStore {
         else { return nil }
         let key = OccurrenceKey(
             calendar: text(.calendar) ?? "", uid: text(.uid) ?? "",
-            recurrenceID: text(.recurrenceID).flatMap(DateValueText.init(text:)))
+            recurrenceID: text(.recurrenceID).flatMap(DateValueText.init(text:)), scope: text(.scope) ?? "")
         let start = Instant(secondsSinceEpoch: integer(.occurrenceStart))
         let end = Instant(secondsSinceEpoch: integer(.occurrenceEnd))
         let time = Instant(secondsSinceEpoch: integer(.time))
@@ -676,14 +678,15 @@ public actor JournalStore {
     /// `calwatch next` leaves out.
     public func dismissed(at instant: Instant) throws -> Set<OccurrenceKey> {
         let statement = try connection.prepare(
-            "SELECT calendar, uid, recurrence_id FROM events WHERE type = 'reminderDismissed' AND expiry >= ?1")
+            "SELECT calendar, uid, recurrence_id, scope FROM events WHERE type = 'reminderDismissed' AND expiry >= ?1")
         try statement.bind([.integer(instant.secondsSinceEpoch)])
         var keys = Set<OccurrenceKey>()
         while try statement.step() {
             keys.insert(
                 OccurrenceKey(
                     calendar: statement.text(0) ?? "", uid: statement.text(1) ?? "",
-                    recurrenceID: statement.text(2).flatMap(DateValueText.init(text:))))
+                    recurrenceID: statement.text(2).flatMap(DateValueText.init(text:)),
+                    scope: statement.text(3) ?? ""))
         }
         return keys
     }

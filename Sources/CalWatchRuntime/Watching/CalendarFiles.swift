@@ -56,6 +56,8 @@ public final class CalendarFiles {
 
     /// The configured calendar paths.
     public let roots: [String]
+    /// Whose calendar each root is, in a fleet (`CalendarSource.scope`); roots not named have none.
+    public let scopes: [String: String]
     /// How long a half-written file is given before it counts as broken.
     public let settle: Duration
     /// The folders the last full look searched: what a watcher follows.
@@ -65,9 +67,22 @@ public final class CalendarFiles {
     /// Path problems (a configured path missing) reported and not yet resolved.
     private var reportedFailures: Set<String> = []
 
-    public init(roots: [String], settle: Duration = .seconds(2)) {
+    public init(roots: [String], scopes: [String: String] = [:], settle: Duration = .seconds(2)) {
         self.roots = roots
+        self.scopes = scopes
         self.settle = settle
+    }
+
+    /// `source` with the scope of the root it lies under.
+    private func scoped(_ source: CalendarSource) -> CalendarSource {
+        guard !scopes.isEmpty else { return source }
+        var scoped = source
+        scoped.scope =
+            scopes.first { root, _ in
+                source.path == root || source.path.hasPrefix(root.hasSuffix("/") ? root : root + "/")
+            }?
+            .value ?? ""
+        return scoped
     }
 
     /// How many files are held.
@@ -124,6 +139,7 @@ public final class CalendarFiles {
     }
 
     private func look(at source: CalendarSource, into changes: inout Changes) {
+        let source = scoped(source)
         let path = source.path
         guard let stamp = Self.stamp(path) else {
             forget(path, into: &changes)

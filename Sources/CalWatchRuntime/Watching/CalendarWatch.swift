@@ -58,11 +58,12 @@ public final class CalendarWatch {
     private var rolledAt: Instant
 
     /// A watch continuing from `journal` at `now`; no calendar is read until `start`. Sink retries are slept on
-    /// `clock`; sink failures are logged to `logger`.
+    /// `clock`; sink failures are logged to `logger`. `inherited`: what a fleet's other watchers delivered about
+    /// the calendars this one takes over, so that it is not delivered again.
     public init(
         configuration: Configuration, zone: ZoneRules, journal: JournalStore, sinks: [any EventSink], now: Instant,
         options: Options = Options(), clock: any Clock<Duration> = ContinuousClock(), routes: RouteCache? = nil,
-        geocodes: GeocodeCache? = nil,
+        geocodes: GeocodeCache? = nil, inherited: [PlannerState.Delivered] = [],
         recordedTime: @escaping () -> Timestamp, logger: Logger
     ) async throws {
         var configuration = configuration
@@ -73,7 +74,7 @@ public final class CalendarWatch {
         self.options = options
         self.journal = journal
         self.recordedTime = recordedTime
-        files = CalendarFiles(roots: configuration.calendars, settle: options.settle)
+        files = CalendarFiles(roots: configuration.calendars, scopes: configuration.scopes, settle: options.settle)
         let classifier = Classifier(configuration, routes: routes, geocodes: geocodes)
         self.classifier = classifier
         let occurrences = WatchedOccurrences(facts: classifier.facts(for:))
@@ -81,9 +82,14 @@ public final class CalendarWatch {
         try await journal.verify(sinks)
         sinkNames = sinks.map(\.name)
         bus = EventBus(journal: journal, sinks: sinks, clock: clock, entry: occurrences.entry, logger: logger)
+        // What another watcher of a fleet delivered about the calendars this one takes over counts as emitted.
+        var state = try await journal.plannerState(from: now)
+        // A fleet's calendars given to another watcher go on there: their live activities do not end here.
+        if configuration.fleet { state.keep(scopes: Set(configuration.scopes.values)) }
+        state.inherit(inherited)
         loop = PlanningLoop(
-            configuration: configuration.planner, facts: classifier.facts(for:),
-            state: try await journal.plannerState(from: now), retention: options.retention)
+            configuration: configuration.planner, facts: classifier.facts(for:), state: state,
+            retention: options.retention)
         expansion = Self.expansion(configuration.planner, zone: zone, at: now, rollEvery: options.rollEvery)
         rolledAt = now
     }
