@@ -117,6 +117,7 @@ let package = Package(
             dependencies: [
                 "CalWatchCore", "CalWatchRuntime", "CLibPQ",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strictSettings
         ),

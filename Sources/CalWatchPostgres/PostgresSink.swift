@@ -21,8 +21,6 @@ public actor PostgresSink: EventSink {
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
     public nonisolated let settings: PostgresSettings
     private var connection: PostgresConnection?
-    /// The statement that moves new occurrences from `incoming_occurrences` into `occurrences`.
-    private var storeOccurrences = ""
     private var row = SQLRow()
     /// The batch's rows as COPY text: its events, and the occurrences this connection has not stored.
     private var eventRows: [UInt8] = []
@@ -34,6 +32,7 @@ public actor PostgresSink: EventSink {
     private var partitions: Set<CalendarDate> = []
 
     private struct OccurrenceVersion: Hashable {
+        var record: String
         var subject: String
         var version: Int64
     }
@@ -61,7 +60,7 @@ public actor PostgresSink: EventSink {
             for entry in batch { appendRows(entry, addedOccurrences: &added) }
             if !added.isEmpty {
                 try connection.copy(Self.copyOccurrences, data: occurrenceRows)
-                try connection.execute(storeOccurrences)
+                try connection.execute(Self.storeOccurrences)
             }
             // Straight into event_log; only a batch stored before (a redelivery after a crash) takes the slower way
             // that skips what is there.
@@ -95,14 +94,16 @@ public actor PostgresSink: EventSink {
         row.reset()
         row.appendOccurrenceColumns(of: entry)
         // The version is the hash of the occurrence's columns, as in the SQLite sink.
-        let occurrence = OccurrenceVersion(subject: event.subject, version: row.contentHash)
+        let record = settings.fleet ? PostgresSettings.fleetRecord(event.key.scope) : settings.watcher
+        let occurrence = OccurrenceVersion(record: record, subject: event.subject, version: row.contentHash)
         if !storedOccurrences.contains(occurrence) && addedOccurrences.insert(occurrence).inserted {
             row.append(occurrence.subject)
             row.append(occurrence.version)
+            row.append(record)
             row.appendCopyLine(to: &occurrenceRows)
         }
         row.reset()
-        row.append(settings.watcher)
+        row.append(record)
         row.append(event.id.description)
         row.append(entry.sequence)
         row.append(event.type.rawValue)
@@ -112,6 +113,7 @@ public actor PostgresSink: EventSink {
         row.append(entry.recorded)
         row.append(event.expiry)
         row.appendText { CloudEventJSON.writeDetails(event, facts: .event, flightAndMeeting: false, to: &$0) }
+        row.append(settings.watcher)
         row.appendCopyLine(to: &eventRows)
     }
 
@@ -142,7 +144,6 @@ public actor PostgresSink: EventSink {
         do {
             try Self.migrate(opened, sink: name, url: settings.redactedURL, watcher: settings.watcher)
             try opened.execute(Self.incomingTables)
-            storeOccurrences = try Self.storeOccurrences(on: opened, watcher: settings.watcher)
         } catch let error as PostgresError {
             throw SinkError(
                 sink: name, reason: "cannot set up \(settings.redactedURL): \(settings.scrubbed(error.message))")
@@ -329,32 +330,31 @@ public actor PostgresSink: EventSink {
     private static let incomingTables = """
         CREATE TEMPORARY TABLE IF NOT EXISTS incoming_occurrences (
             calendar text, uid text, recurrence_id text, kind text, summary text, location text,
-            start timestamptz, "end" timestamptz, facts jsonb, subject text, version bigint
+            start timestamptz, "end" timestamptz, facts jsonb, subject text, version bigint, watcher text
         ) ON COMMIT DELETE ROWS;
         CREATE TEMPORARY TABLE IF NOT EXISTS incoming_events (LIKE event_log) ON COMMIT DELETE ROWS
         """
 
     private static let copyOccurrences = """
         COPY incoming_occurrences (calendar, uid, recurrence_id, kind, summary, location, start, "end", facts,
-            subject, version) FROM STDIN
+            subject, version, watcher) FROM STDIN
         """
 
-    private static let eventColumns = "watcher, id, seq, type, time, subject, version, recorded, expiry, details"
+    private static let eventColumns =
+        "watcher, id, seq, type, time, subject, version, recorded, expiry, details, sender"
     private static let copyEvents = "COPY event_log (\(eventColumns)) FROM STDIN"
     private static let copyIncomingEvents = "COPY incoming_events (\(eventColumns)) FROM STDIN"
     private static let storeIncomingEvents =
         "INSERT INTO event_log SELECT * FROM incoming_events ON CONFLICT DO NOTHING"
 
-    private static func storeOccurrences(on connection: PostgresConnection, watcher: String) throws -> String {
-        """
+    private static let storeOccurrences = """
         INSERT INTO occurrences (watcher, subject, version, calendar, uid, recurrence_id, kind, summary, location,
             start, "end", flight, meeting)
-        SELECT \(try connection.literal(watcher)), subject, version, calendar, uid, recurrence_id, kind, summary,
+        SELECT watcher, subject, version, calendar, uid, recurrence_id, kind, summary,
             location, start, "end", NULLIF(facts -> 'flight', 'null'), NULLIF(facts -> 'meeting', 'null')
         FROM incoming_occurrences
         ON CONFLICT DO NOTHING
         """
-    }
 
     /// The end of a batch: the watcher's row, the notification, the commit; one round trip.
     private func finishBatch(
@@ -471,6 +471,59 @@ public actor PostgresSink: EventSink {
         );
 
         """ + views,
+        // 3: who sent each event, and a fleet's calendars and watchers (`calwatch fleet`, `watch --fleet`).
+        """
+        -- The watcher (instance:) that sent the event. In a fleet, `watcher` is the calendar's record
+        -- (fleet:<name>), the same whichever watcher holds it, and this is the watcher that did.
+        ALTER TABLE event_log ADD COLUMN sender text;
+        -- What a watcher taking a calendar over reads: its events that have not expired.
+        CREATE INDEX event_log_by_expiry ON event_log (watcher, expiry);
+
+        -- The calendars a fleet shares out (calwatch fleet add|remove|list|show), each held by one watcher at a
+        -- time under a lease it renews; another takes it once the lease has expired.
+        CREATE TABLE calendars (
+            name text PRIMARY KEY,         -- its name in events, filters and rules, and its record: fleet:<name>
+            kind text NOT NULL CHECK (kind IN ('path', 'feed', 'caldav')),
+            address text NOT NULL,         -- a path every watcher reaches (shared storage), or a URL without password
+            username text,                 -- caldav: the account
+            password_command jsonb,        -- caldav: a program and its arguments that print the password: a
+                                           -- reference to the secret, kept where the watchers run; never the secret
+            every integer NOT NULL DEFAULT 600, -- feeds and caldav: seconds between polls
+            person text,                   -- whose calendar it is (for operators; rules match the name)
+            added timestamptz NOT NULL DEFAULT now(),
+            watcher text,                  -- the watcher holding it; NULL when none does
+            lease_until timestamptz,       -- after this another watcher may take it
+            claimed_at timestamptz,        -- when its watcher took it
+            released_at timestamptz,       -- when a watcher last gave it back
+            synced_at timestamptz,         -- when its watcher last read it without a problem
+            last_problem text              -- what its watcher last found wrong with it, NULL when nothing
+        );
+        CREATE INDEX calendars_by_watcher ON calendars (watcher);
+
+        -- Each watcher of the fleet: seen at every heartbeat; one not seen for a lease period holds nothing.
+        CREATE TABLE fleet_watchers (
+            watcher text PRIMARY KEY,
+            host text NOT NULL,
+            pid integer NOT NULL,
+            started timestamptz NOT NULL,
+            seen timestamptz NOT NULL,
+            stopped timestamptz,           -- when it stopped and gave its calendars back (SIGTERM)
+            calendars integer NOT NULL DEFAULT 0,
+            backlog bigint NOT NULL DEFAULT 0, -- events committed to its journal and not yet stored here
+            lease_seconds integer NOT NULL
+        );
+
+        -- Every time a calendar changed hands: given back (released) or taken after its lease expired.
+        CREATE TABLE fleet_handovers (
+            calendar text NOT NULL,
+            previous text,                 -- the watcher that held it, NULL for a new calendar
+            watcher text NOT NULL,         -- the one that took it
+            reason text NOT NULL CHECK (reason IN ('new', 'released', 'expired')),
+            free_since timestamptz,        -- when it was released, or its lease expired
+            claimed_at timestamptz NOT NULL
+        );
+        CREATE INDEX fleet_handovers_by_time ON fleet_handovers (claimed_at);
+        """,
     ]
 
     /// The views consumers read, made by layout 2 and made again by `migrate` when one is gone (dropped by hand,

@@ -95,3 +95,36 @@ public struct FeedPoller<WaitClock: Clock>: Service where WaitClock.Duration == 
 extension FeedPoller: CustomStringConvertible {
     public var description: String { "FeedPoller(\(feeds.count) calendars on servers)" }
 }
+
+/// The feeds a fleet's watcher holds, which change as it takes and gives back calendars: each polled by a
+/// `FeedPoller` of its own while held, stopped when given back, and all stopped on a graceful shutdown.
+public actor FleetFeeds: Service {
+    private let logger: Logger
+    private var polling: [FeedSettings: Task<Void, Never>] = [:]
+
+    public init(logger: Logger) {
+        self.logger = logger
+    }
+
+    /// Polls exactly `feeds` from now on.
+    public func follow(_ feeds: [FeedSettings]) {
+        let wanted = Set(feeds)
+        for (feed, task) in polling where !wanted.contains(feed) {
+            task.cancel()
+            polling[feed] = nil
+        }
+        for feed in wanted where polling[feed] == nil {
+            let poller = FeedPoller(feeds: [feed], clock: ContinuousClock(), logger: logger)
+            polling[feed] = Task { try? await poller.run() }
+        }
+    }
+
+    /// How many feeds are polled.
+    public var count: Int { polling.count }
+
+    public func run() async throws {
+        try? await gracefulShutdown()
+        for task in polling.values { task.cancel() }
+        polling.removeAll()
+    }
+}

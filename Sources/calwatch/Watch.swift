@@ -1,5 +1,6 @@
 import ArgumentParser
 import CalWatchCore
+import CalWatchPostgres
 import CalWatchRemote
 import CalWatchRuntime
 import Foundation
@@ -85,6 +86,26 @@ extension CalwatchCommand {
                 valueName: "ms"))
         var debounceMs: Int = 100
 
+        @Option(
+            help: ArgumentHelp(
+                "Be one watcher of a fleet: take calendars from the PostgreSQL database at this URL (calwatch fleet "
+                    + "add) instead of the configured ones, and store events there once each.",
+                valueName: "url"))
+        var fleet: String?
+
+        @Option(
+            help: ArgumentHelp(
+                "This watcher's name (instance: in config.yml), which every watcher of a fleet needs its own of.",
+                valueName: "name"))
+        var instance: String?
+
+        @Option(
+            help: ArgumentHelp(
+                "With --fleet: how long a calendar stays with a watcher that stops renewing it (renewed every third "
+                    + "of it).",
+                valueName: "duration"))
+        var lease: String = "30s"
+
         func validate() throws {
             guard Logger.Level(rawValue: logLevel) != nil else {
                 throw ValidationError(
@@ -96,6 +117,17 @@ extension CalwatchCommand {
             }
             guard (0...10_000).contains(debounceMs) else {
                 throw ValidationError("--debounce-ms must be between 0 and 10000.")
+            }
+            guard let seconds = DurationText.seconds(lease), (3...3_600).contains(seconds) else {
+                throw ValidationError("--lease '\(lease)' is not a duration from 3s to 1h; write it like 30s or 2m.")
+            }
+            if fleet != nil && !calendars.paths.isEmpty {
+                throw ValidationError(
+                    "--fleet takes the calendars from the fleet's database; add paths there (calwatch fleet add) "
+                        + "instead of naming them here.")
+            }
+            if let instance, instance.isEmpty || instance.unicodeScalars.count > 200 {
+                throw ValidationError("--instance needs a name of 1 to 200 characters.")
             }
             _ = try calendars.zone()
         }
@@ -109,7 +141,13 @@ extension CalwatchCommand {
             }
             let logger = Logger(label: "calwatch")
             // Read once here, so that a configuration with problems is a usage error before anything starts.
-            let initial = try settings.loadOrExit(calendars: calendars, useDefaultFile: true)
+            let loaded = try settings.loadOrExit(calendars: calendars, useDefaultFile: true).named(instance)
+            let fleet = fleet.map { url in
+                FleetWatch(
+                    url: url, instance: loaded.instance, lease: DurationText.seconds(lease) ?? 30, logger: logger)
+            }
+            let initial = try fleet?.settleOrExit(loaded) ?? loaded
+            let instance = instance
             // A refused data file leaves flights without airports: said once, at start.
             for problem in ReferenceData.problems { logger.error("\(problem)") }
             let settings = settings
@@ -123,20 +161,26 @@ extension CalwatchCommand {
             let geocodes = initial.travel.geocoder.map(Geocoder.loadCache)
             let setup = WatchService<ContinuousClock>.Setup(
                 load: {
+                    let configuration = try settings.load(calendars: calendars, useDefaultFile: true)
+                    // A fleet's watcher reads the calendars it holds (their feeds from cache folders it polls).
+                    if let fleet { return try fleet.configuration(from: configuration) }
                     // Feeds are read from their cache folders, which the poller below keeps fresh.
-                    var configuration = try settings.load(calendars: calendars, useDefaultFile: true)
-                    configuration.calendars += FeedPoller<ContinuousClock>.folders(configuration.feeds)
-                    return configuration
+                    var named = configuration.named(instance)
+                    named.calendars += FeedPoller<ContinuousClock>.folders(configuration.feeds)
+                    return named
                 },
                 open: { configuration, now in
                     let zone = try CommandSupport.zone(configuration.timeZone)
                     let journal = try CommandSupport.openJournal(state ?? configuration.statePath)
+                    // What the fleet delivered about the calendars taken over counts as sent.
+                    let inherited = await fleet?.opening(configuration, journal: journal) ?? []
                     // Hooks inherit it, so `calwatch snooze "$CE_ID"` in a hook finds this daemon's journal.
                     setenv("CALWATCH_STATE", journal.path, 1)
                     let sinks = try CommandSupport.openSinks(configuration.sinks, state: journal.path, logger: logger)
                     return try await CalendarWatch(
                         configuration: configuration, zone: zone, journal: journal, sinks: sinks, now: now,
-                        routes: routes, geocodes: geocodes, recordedTime: { CommandSupport.timestamp }, logger: logger)
+                        routes: routes, geocodes: geocodes, inherited: inherited,
+                        recordedTime: { CommandSupport.timestamp }, logger: logger)
                 })
             var options = WatchService<ContinuousClock>.Options()
             options.rescanEvery = .seconds(DurationText.seconds(rescanEvery) ?? 600)
@@ -148,6 +192,15 @@ extension CalwatchCommand {
                     followsSystemZone ? TimeZoneDatabase.rules(named: TimeZoneDatabase.systemZoneName) : nil
                 })
             var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
+            // The fleet's heartbeat, before the watch in the group so that it stops after it: its calendars are
+            // given back once the watch has stored what it committed. Its first beat comes before the watch
+            // starts, which then reads what that took.
+            if let fleet {
+                fleet.reloads { service.reload() }
+                await fleet.member.beat()
+                services.append(.init(service: fleet.member))
+                services.append(.init(service: fleet.feeds))
+            }
             // Metrics as the configuration at start asks (a reload does not move the file). First in the group, so
             // it is stopped last, after the watch's sinks have finished: its last write has their final counts.
             if let path = initial.metrics.textfile {

@@ -19,6 +19,9 @@ public enum CalwatchMetrics {
         lastPlan: "When calwatch last planned, as seconds since 1970 (watch: the wall clock; replay: its end).",
         lateness: "How long after its time an event was committed by the watch daemon, by what woke it (timer: its "
             + "own wake, so this is delay; start and change: catch-up after a start or for an item read late).",
+        fleetCalendars: "Calendars this watcher of a fleet holds (watch --fleet).",
+        fleetHandovers: "Calendars this watcher of a fleet took or gave up, by how (claimed, released, lost).",
+        fleetHeartbeatFailures: "Heartbeats to the fleet's database that failed (its calendars are kept meanwhile).",
     ]
 
     static let eventsEmitted = "calwatch_events_emitted_total"
@@ -32,6 +35,22 @@ public enum CalwatchMetrics {
     static let journalRows = "calwatch_journal_rows"
     static let lastPlan = "calwatch_last_plan_timestamp_seconds"
     static let lateness = "calwatch_emit_lateness_seconds"
+    static let fleetCalendars = "calwatch_fleet_calendars"
+    static let fleetHandovers = "calwatch_fleet_handovers_total"
+    static let fleetHeartbeatFailures = "calwatch_fleet_heartbeat_failures_total"
+
+    /// A fleet's heartbeat: what the watcher holds, and what changed hands.
+    public static func fleet(holding: Int, claimed: Int, released: Int, lost: Int) {
+        Gauge(label: fleetCalendars).record(holding)
+        for (how, count) in [("claimed", claimed), ("released", released), ("lost", lost)] where count > 0 {
+            Counter(label: fleetHandovers, dimensions: [("how", how)]).increment(by: count)
+        }
+    }
+
+    /// A heartbeat that did not reach the fleet's database.
+    public static func fleetHeartbeatFailed() {
+        Counter(label: fleetHeartbeatFailures).increment()
+    }
 
     static func committed(_ events: some Sequence<PlannedEvent>) {
         var counts: [EventType: Int] = [:]

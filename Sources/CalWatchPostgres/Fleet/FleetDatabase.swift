@@ -1,0 +1,483 @@
+public import CalWatchCore
+import Foundation
+
+/// A fleet's shared state in PostgreSQL (the `calendars`, `fleet_watchers` and `fleet_handovers` tables of the
+/// sink's layout 3): the calendars, who holds each under which lease, and what was delivered about them.
+///
+/// The pattern of job queues that keep their work in PostgreSQL: a watcher claims free calendars with
+/// `FOR UPDATE SKIP LOCKED` (two watchers never take the same one, and neither waits on the other), renews its
+/// leases at every heartbeat, and gives back what is above its fair share. Every instant is the caller's (`at`),
+/// not the server's `now()`, so leases are tested on a clock the test drives; the watchers' clocks must agree
+/// within a small part of a lease (NTP). Every call blocks: the caller runs it off Swift's cooperative pool.
+public struct FleetDatabase {
+    public let connection: PostgresConnection
+    public let url: String
+
+    /// A connection to the fleet's database, with calwatch's layout made or migrated (`PostgresSink.migrate`).
+    public init(url: String, password: String? = nil, applicationName: String = "calwatch fleet") throws {
+        connection = try PostgresConnection(url: url, password: password, applicationName: applicationName)
+        self.url = url
+        try PostgresSink.migrate(
+            connection, sink: "fleet", url: ConnectionString(url).redacted, watcher: applicationName)
+    }
+
+    /// A connection already made and migrated (tests).
+    public init(connection: PostgresConnection, url: String) {
+        self.connection = connection
+        self.url = url
+    }
+
+    /// A failure of the fleet's database, worded for the operator, without the URL's password.
+    public struct Failure: Error, CustomStringConvertible, Sendable {
+        public var description: String
+        /// What was asked contradicts what the fleet holds (a name taken), rather than the database failing.
+        public var isRefusal = false
+        public init(description: String, isRefusal: Bool = false) {
+            self.description = description
+            self.isRefusal = isRefusal
+        }
+    }
+
+    private func failure(_ error: PostgresError) -> Failure {
+        Failure(description: ConnectionString(url).scrubbed(error.message))
+    }
+
+    /// Runs `body` in a transaction, rolled back when it throws.
+    private func transaction<T>(_ body: () throws -> T) throws -> T {
+        try connection.execute("BEGIN")
+        do {
+            let result = try body()
+            try connection.execute("COMMIT")
+            return result
+        } catch {
+            _ = try? connection.execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    private static func seconds(_ time: Timestamp) -> String {
+        String(Double(time.millisecondsSinceEpoch) / 1000)
+    }
+
+    // MARK: The calendars
+
+    /// Adds calendars; refuses (adding none) when a name is taken.
+    public func add(_ calendars: [FleetCalendar]) throws {
+        do {
+            try transaction {
+                for calendar in calendars {
+                    var username: String?
+                    var command: String?
+                    var every = "600"
+                    switch calendar.source {
+                    case .path: break
+                    case .feed(_, let seconds): every = String(seconds)
+                    case .caldav(_, let user, let passwordCommand, let seconds):
+                        username = user
+                        command = try passwordCommand.map {
+                            String(decoding: try JSONEncoder().encode($0), as: UTF8.self)
+                        }
+                        every = String(seconds)
+                    }
+                    let added = try connection.execute(
+                        """
+                        INSERT INTO calendars (name, kind, address, username, password_command, every, person)
+                        VALUES ($1, $2, $3, $4, $5::jsonb, $6::integer, $7) ON CONFLICT (name) DO NOTHING RETURNING name
+                        """,
+                        [
+                            calendar.name, calendar.source.kind, calendar.source.address, username, command, every,
+                            calendar.person,
+                        ])
+                    if added.isEmpty {
+                        throw Failure(
+                            description: "the fleet already has a calendar named \(calendar.name); remove it first "
+                                + "(calwatch fleet remove \(calendar.name)) or choose another --name",
+                            isRefusal: true)
+                    }
+                }
+            }
+        } catch let error as PostgresError {
+            throw failure(error)
+        }
+    }
+
+    /// Removes calendars by name; returns the names that were there. Their events stay in `event_log`.
+    public func remove(_ names: [String]) throws -> [String] {
+        do {
+            return try connection.execute(
+                "DELETE FROM calendars WHERE name = ANY($1::text[]) RETURNING name",
+                [
+                    Self.array(names)
+                ]
+            ).compactMap { $0[0] }
+        } catch let error as PostgresError {
+            throw failure(error)
+        }
+    }
+
+    /// A calendar's row as `list` and `show` print it.
+    public struct Row: Sendable {
+        public var calendar: FleetCalendar
+        public var watcher: String?
+        public var leaseUntil: Timestamp?
+        public var claimedAt: Timestamp?
+        public var syncedAt: Timestamp?
+        public var lastProblem: String?
+    }
+
+    /// Every calendar, by name; or those named.
+    public func calendars(named names: [String]? = nil) throws -> [Row] {
+        do {
+            let rows = try connection.execute(
+                """
+                SELECT name, kind, address, username, password_command::text, every, person, watcher,
+                       extract(epoch FROM lease_until) * 1000, extract(epoch FROM claimed_at) * 1000,
+                       extract(epoch FROM synced_at) * 1000, last_problem
+                FROM calendars WHERE $1::text[] IS NULL OR name = ANY($1::text[]) ORDER BY name
+                """, [names.map(Self.array)])
+            return rows.compactMap(Self.row)
+        } catch let error as PostgresError {
+            throw failure(error)
+        }
+    }
+
+    private static func row(_ values: [String?]) -> Row? {
+        guard let name = values[0], let kind = values[1], let address = values[2] else { return nil }
+        let every = values[5].flatMap { Int64($0) } ?? 600
+        let source: FleetCalendar.Source
+        switch kind {
+        case "path": source = .path(address)
+        case "feed": source = .feed(url: address, every: every)
+        default:
+            let command = values[4].flatMap { try? JSONDecoder().decode([String].self, from: Data($0.utf8)) }
+            source = .caldav(url: address, username: values[3], passwordCommand: command, every: every)
+        }
+        func time(_ index: Int) -> Timestamp? {
+            values[index].flatMap(Double.init).map { Timestamp(millisecondsSinceEpoch: Int64($0.rounded())) }
+        }
+        return Row(
+            calendar: FleetCalendar(name: name, source: source, person: values[6]), watcher: values[7],
+            leaseUntil: time(8), claimedAt: time(9), syncedAt: time(10), lastProblem: values[11])
+    }
+
+    /// A text array literal for `$n::text[]`.
+    static func array(_ values: [String]) -> String {
+        "{"
+            + values.map {
+                "\""
+                    + $0.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(
+                        of: "\"", with: "\\\"") + "\""
+            }.joined(separator: ",") + "}"
+    }
+
+    // MARK: Watchers and leases
+
+    /// Enters `watcher` in the fleet at `at`. Refuses when a watcher of that name on another host or process was
+    /// seen within its lease: two watchers of one name would renew each other's leases.
+    public func join(watcher: String, host: String, pid: Int32, lease: Int64, at: Timestamp) throws {
+        do {
+            try transaction {
+                let other = try connection.execute(
+                    """
+                    SELECT host, pid FROM fleet_watchers
+                    WHERE watcher = $1 AND stopped IS NULL AND (host <> $2 OR pid <> $3::integer)
+                      AND seen > to_timestamp($4::double precision) - make_interval(secs => lease_seconds)
+                    FOR UPDATE
+                    """, [watcher, host, String(pid), Self.seconds(at)])
+                if let row = other.first {
+                    throw Failure(
+                        description: "a watcher named \(watcher) runs on \(row[0] ?? "?") (pid \(row[1] ?? "?")); "
+                            + "give each watcher of a fleet its own name (--instance or instance: in config.yml)")
+                }
+                try connection.execute(
+                    """
+                    INSERT INTO fleet_watchers (watcher, host, pid, started, seen, lease_seconds)
+                    VALUES ($1, $2, $3::integer, to_timestamp($4::double precision), to_timestamp($4::double precision),
+                            $5::integer)
+                    ON CONFLICT (watcher) DO UPDATE SET host = excluded.host, pid = excluded.pid,
+                        started = excluded.started, seen = excluded.seen, stopped = NULL, calendars = 0,
+                        lease_seconds = excluded.lease_seconds
+                    """, [watcher, host, String(pid), Self.seconds(at), String(lease)])
+            }
+        } catch let error as PostgresError {
+            throw failure(error)
+        }
+    }
+
+    /// What a heartbeat found: the calendars the watcher holds now (its leases renewed), those it took, and how
+    /// many it holds above its fair share.
+    public struct Heartbeat: Sendable {
+        public var held: [FleetCalendar]
+        /// Taken at this heartbeat (free, or their lease expired), with how each came.
+        public var claimed: [String]
+        /// Held above the fair share: this many should be given back.
+        public var excess: Int
+        /// Watchers alive (seen within their lease, not stopped), this one included.
+        public var watchers: Int
+    }
+
+    /// Renews the leases of what `watcher` holds, then takes free calendars up to its fair share (all calendars
+    /// over the watchers alive, rounded up), in one transaction. `backlog`: events its journal holds that are not
+    /// stored here yet.
+    public func heartbeat(watcher: String, lease: Int64, backlog: Int64, at: Timestamp) throws -> Heartbeat {
+        let now = Self.seconds(at)
+        do {
+            return try transaction {
+                let renewed = try connection.execute(
+                    """
+                    UPDATE calendars SET lease_until = to_timestamp($2::double precision) + make_interval(secs => $3::integer)
+                    WHERE watcher = $1 RETURNING name
+                    """, [watcher, now, String(lease)])
+                var held = renewed.count
+                let counts = try connection.execute(
+                    """
+                    SELECT (SELECT count(*) FROM calendars),
+                           (SELECT count(*) FROM fleet_watchers WHERE stopped IS NULL AND (watcher = $1
+                                OR seen > to_timestamp($2::double precision) - make_interval(secs => lease_seconds)))
+                    """, [watcher, now])
+                let total = Int(counts.first?[0] ?? "0") ?? 0
+                let alive = max(1, Int(counts.first?[1] ?? "1") ?? 1)
+                let share = (total + alive - 1) / alive
+                var claimed: [String] = []
+                if held < share {
+                    claimed = try connection.execute(
+                        """
+                        WITH free AS (
+                            SELECT name, watcher AS previous, lease_until, released_at FROM calendars
+                            WHERE watcher IS NULL OR lease_until < to_timestamp($2::double precision)
+                            ORDER BY name LIMIT $4::integer FOR UPDATE SKIP LOCKED
+                        ), taken AS (
+                            UPDATE calendars AS c SET watcher = $1,
+                                lease_until = to_timestamp($2::double precision) + make_interval(secs => $3::integer),
+                                claimed_at = to_timestamp($2::double precision)
+                            FROM free WHERE c.name = free.name
+                            RETURNING c.name, free.previous, free.lease_until, free.released_at
+                        ), logged AS (
+                            INSERT INTO fleet_handovers (calendar, previous, watcher, reason, free_since, claimed_at)
+                            SELECT name, previous, $1,
+                                   CASE WHEN previous IS NOT NULL THEN 'expired'
+                                        WHEN released_at IS NOT NULL THEN 'released' ELSE 'new' END,
+                                   CASE WHEN previous IS NOT NULL THEN lease_until ELSE released_at END,
+                                   to_timestamp($2::double precision)
+                            FROM taken
+                        )
+                        SELECT name FROM taken
+                        """, [watcher, now, String(lease), String(share - held)]
+                    ).compactMap { $0[0] }
+                    held += claimed.count
+                }
+                try connection.execute(
+                    """
+                    UPDATE fleet_watchers SET seen = to_timestamp($2::double precision), calendars = $3::integer,
+                        backlog = $4::bigint, stopped = NULL
+                    WHERE watcher = $1
+                    """, [watcher, now, String(held), String(backlog)])
+                let rows = try connection.execute(
+                    """
+                    SELECT name, kind, address, username, password_command::text, every, person, watcher,
+                           NULL, NULL, NULL, NULL
+                    FROM calendars WHERE watcher = $1 ORDER BY name
+                    """, [watcher])
+                return Heartbeat(
+                    held: rows.compactMap(Self.row).map(\.calendar), claimed: claimed, excess: max(0, held - share),
+                    watchers: alive)
+            }
+        } catch let error as PostgresError {
+            throw failure(error)
+        }
+    }
+
+    /// Gives calendars back (after the watcher has stored everything it committed about them), so that another
+    /// watcher takes them at its next heartbeat. Only those `watcher` still holds.
+    @discardableResult
+    public func release(_ names: [String], watcher: String, at: Timestamp) throws -> [String] {
+        do {
+            return try connection.execute(
+                """
+                UPDATE calendars SET watcher = NULL, lease_until = NULL, released_at = to_timestamp($3::double precision)
+                WHERE watcher = $1 AND name = ANY($2::text[]) RETURNING name
+                """, [watcher, Self.array(names), Self.seconds(at)]
+            ).compactMap { $0[0] }
+        } catch let error as PostgresError {
+            throw failure(error)
+        }
+    }
+
+    /// The watcher leaves the fleet: everything it holds is given back at once.
+    public func leave(watcher: String, at: Timestamp) throws {
+        do {
+            try transaction {
+                try connection.execute(
+                    """
+                    UPDATE calendars SET watcher = NULL, lease_until = NULL,
+                        released_at = to_timestamp($2::double precision)
+                    WHERE watcher = $1
+                    """, [watcher, Self.seconds(at)])
+                try connection.execute(
+                    """
+                    UPDATE fleet_watchers SET stopped = to_timestamp($2::double precision), calendars = 0
+                    WHERE watcher = $1
+                    """, [watcher, Self.seconds(at)])
+            }
+        } catch let error as PostgresError {
+            throw failure(error)
+        }
+    }
+
+    /// Records how reading the calendars went: synced now, or the problem found (`nil`: none).
+    public func noteSync(_ problems: [String: String?], watcher: String, at: Timestamp) throws {
+        guard !problems.isEmpty else { return }
+        do {
+            for (name, problem) in problems {
+                try connection.execute(
+                    """
+                    UPDATE calendars SET synced_at = CASE WHEN $3::text IS NULL THEN to_timestamp($4::double precision)
+                        ELSE synced_at END, last_problem = $3
+                    WHERE name = $1 AND watcher = $2
+                    """, [name, watcher, problem, Self.seconds(at)])
+            }
+        } catch let error as PostgresError {
+            throw failure(error)
+        }
+    }
+
+    // MARK: Hand-over
+
+    /// What the fleet delivered about `calendars` whose expiry has not passed at `at`: what a watcher taking them
+    /// over counts as emitted (`PlannerState.inherit`).
+    public func delivered(_ calendars: [String], at: Timestamp) throws -> [PlannerState.Delivered] {
+        guard !calendars.isEmpty else { return [] }
+        do {
+            let rows = try connection.execute(
+                """
+                SELECT e.id, e.type, o.calendar, o.uid, o.recurrence_id, extract(epoch FROM o.start)::bigint,
+                       extract(epoch FROM o."end")::bigint, extract(epoch FROM e.time)::bigint,
+                       extract(epoch FROM e.expiry)::bigint,
+                       extract(epoch FROM (e.details #>> '{answer,until}')::timestamptz)::bigint,
+                       substr(e.watcher, 7)
+                FROM event_log AS e
+                JOIN occurrences AS o ON o.watcher = e.watcher AND o.subject = e.subject AND o.version = e.version
+                WHERE e.watcher = ANY($1::text[]) AND e.expiry >= to_timestamp($2::double precision)
+                """, [Self.array(calendars.map(PostgresSettings.fleetRecord)), Self.seconds(at)])
+            return rows.compactMap { row in
+                guard let id = row[0].flatMap(EventID.init(hex:)), let type = row[1].flatMap(EventType.init),
+                    let uid = row[3], let start = row[5].flatMap({ Int64($0) }),
+                    let end = row[6].flatMap({ Int64($0) }),
+                    let time = row[7].flatMap({ Int64($0) }), let expiry = row[8].flatMap({ Int64($0) })
+                else { return nil }
+                let key = OccurrenceKey(
+                    calendar: row[2] ?? "", uid: uid, recurrenceID: row[4].flatMap(DateValueText.init(text:)),
+                    scope: row[10] ?? "")
+                return PlannerState.Delivered(
+                    id: id, type: type, key: key, occurrenceStart: Instant(secondsSinceEpoch: start),
+                    occurrenceEnd: Instant(secondsSinceEpoch: end), time: Instant(secondsSinceEpoch: time),
+                    expiry: Instant(secondsSinceEpoch: expiry),
+                    snoozedUntil: row[9].flatMap { Int64($0) }.map(Instant.init(secondsSinceEpoch:)))
+            }
+        } catch let error as PostgresError {
+            throw failure(error)
+        }
+    }
+
+    // MARK: What operators read
+
+    /// The last `limit` events stored about a calendar: time, type, subject and the watcher that sent each.
+    public func recentEvents(of calendar: String, limit: Int) throws -> [[String]] {
+        do {
+            return try connection.execute(
+                """
+                SELECT to_char(time AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'), type, subject,
+                       coalesce(sender, '-')
+                FROM event_log WHERE watcher = $1 ORDER BY time DESC, seq DESC LIMIT $2::integer
+                """, [PostgresSettings.fleetRecord(calendar), String(limit)]
+            ).map { $0.map { $0 ?? "" } }
+        } catch let error as PostgresError {
+            throw failure(error)
+        }
+    }
+
+    /// The fleet as `calwatch fleet status` shows it.
+    public struct Status: Sendable {
+        public struct Watcher: Sendable {
+            public var name: String
+            public var host: String
+            public var pid: Int
+            public var seen: Timestamp
+            public var alive: Bool
+            public var stopped: Bool
+            public var calendars: Int
+            public var backlog: Int64
+            /// Reminders it sent in the last hour, and how late they were committed (seconds).
+            public var reminders: Int
+            public var lateness: (p50: Double, max: Double)?
+        }
+        public var calendars: Int
+        /// Calendars no watcher holds, and those whose lease has expired.
+        public var free: Int
+        public var expired: Int
+        public var watchers: [Watcher]
+        /// Hand-overs of the last hour: how many, how, and how long calendars were free before taken (seconds).
+        public var handovers: (count: Int, expired: Int, released: Int, gapP50: Double, gapMax: Double)
+    }
+
+    public func status(at: Timestamp) throws -> Status {
+        let now = Self.seconds(at)
+        do {
+            let counts =
+                try connection.execute(
+                    """
+                    SELECT count(*), count(*) FILTER (WHERE watcher IS NULL),
+                           count(*) FILTER (WHERE watcher IS NOT NULL AND lease_until < to_timestamp($1::double precision))
+                    FROM calendars
+                    """, [now]
+                ).first ?? []
+            func int(_ value: String??) -> Int { Int((value ?? nil) ?? "") ?? 0 }
+            func double(_ value: String??) -> Double { Double((value ?? nil) ?? "") ?? 0 }
+            let watchers = try connection.execute(
+                """
+                SELECT w.watcher, w.host, w.pid, extract(epoch FROM w.seen) * 1000,
+                       w.stopped IS NULL AND w.seen > to_timestamp($1::double precision)
+                           - make_interval(secs => w.lease_seconds),
+                       w.stopped IS NOT NULL, w.calendars, w.backlog, late.reminders, late.p50, late.max
+                FROM fleet_watchers AS w
+                LEFT JOIN LATERAL (
+                    SELECT count(*) AS reminders,
+                           percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM recorded - time)) AS p50,
+                           max(extract(epoch FROM recorded - time)) AS max
+                    FROM event_log
+                    WHERE sender = w.watcher AND type = 'reminderDue'
+                      AND time > to_timestamp($1::double precision) - interval '1 hour'
+                ) AS late ON true
+                ORDER BY w.watcher
+                """, [now])
+            let handovers =
+                try connection.execute(
+                    """
+                    SELECT count(*), count(*) FILTER (WHERE reason = 'expired'),
+                           count(*) FILTER (WHERE reason = 'released'),
+                           percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM claimed_at - free_since)),
+                           max(extract(epoch FROM claimed_at - free_since))
+                    FROM fleet_handovers
+                    WHERE reason <> 'new' AND claimed_at > to_timestamp($1::double precision) - interval '1 hour'
+                    """, [now]
+                ).first ?? []
+            return Status(
+                calendars: int(counts.first), free: int(counts.dropFirst().first),
+                expired: int(counts.dropFirst(2).first),
+                watchers: watchers.map { row in
+                    let reminders = int(row[8])
+                    return Status.Watcher(
+                        name: row[0] ?? "", host: row[1] ?? "", pid: int(row[2]),
+                        seen: Timestamp(millisecondsSinceEpoch: Int64(double(row[3]))), alive: row[4] == "t",
+                        stopped: row[5] == "t", calendars: int(row[6]), backlog: Int64(int(row[7])),
+                        reminders: reminders, lateness: reminders > 0 ? (double(row[9]), double(row[10])) : nil)
+                },
+                handovers: (
+                    int(handovers.first), int(handovers.dropFirst().first), int(handovers.dropFirst(2).first),
+                    double(handovers.dropFirst(3).first), double(handovers.dropFirst(4).first)
+                ))
+        } catch let error as PostgresError {
+            throw failure(error)
+        }
+    }
+}

@@ -1,0 +1,269 @@
+public import CalWatchCore
+import CalWatchRuntime
+import Foundation
+public import Logging
+public import ServiceLifecycle
+
+/// One watcher's part in a fleet (`calwatch watch --fleet`): a heartbeat every third of a lease that renews what it
+/// holds, takes free calendars up to its fair share and gives back what is above it; on a graceful shutdown it
+/// gives everything back at once.
+///
+/// The watch reads the calendars held through `configuration(from:)`; whenever they change, `changed` is called
+/// (the daemon reloads: its bus finishes what was committed, then a watch of the new set opens). A calendar given
+/// back is released in the database only after the watch without it has opened, so every event committed about it
+/// was stored first; a calendar taken comes with what the fleet delivered about it (`opening`), so the new holder
+/// sends only what was not sent. While the database cannot be reached, the watcher keeps what it holds.
+public final class FleetMember: Service, Sendable {
+    public struct Options: Sendable {
+        /// How long a lease runs; renewed every third of it.
+        public var lease: Int64 = 30
+        public init() {}
+    }
+
+    private struct State {
+        /// The calendars held, by name, as the last heartbeat found them.
+        var held: [String: FleetCalendar] = [:]
+        /// Held calendars being given back: out of the watch's configuration, released once it no longer has them.
+        var leaving: Set<String> = []
+        /// The calendars of the watch last opened.
+        var opened: Set<String> = []
+        var joined = false
+        var failing = false
+    }
+
+    public let watcher: String
+    public let options: Options
+    private let link: FleetLink
+    private let state = Locked(State())
+    private let wallClock: @Sendable () -> Timestamp
+    private let backlog: @Sendable () async -> Int64
+    private let changed: @Sendable () -> Void
+    private let logger: Logger
+
+    /// `backlog`: events the watcher's journal holds that the database has not stored; `changed`: the calendars
+    /// held changed (reload the watch).
+    public init(
+        url: String, password: [String]? = nil, watcher: String, options: Options = Options(),
+        wallClock: @escaping @Sendable () -> Timestamp, backlog: @escaping @Sendable () async -> Int64,
+        changed: @escaping @Sendable () -> Void, logger: Logger
+    ) {
+        self.watcher = watcher
+        self.options = options
+        self.link = FleetLink(url: url, passwordCommand: password, watcher: watcher)
+        self.wallClock = wallClock
+        self.backlog = backlog
+        self.changed = changed
+        self.logger = logger
+    }
+
+    /// `base` (config.yml's rules, reminders and sinks) with the calendars this watcher holds, each path scoped by
+    /// its name in the fleet, so one invitation in two people's calendars is two occurrences. Calendars on
+    /// servers are read from their cache folders (`feeds`: what to poll).
+    public func configuration(from base: Configuration, folder: ([FeedSettings]) -> [String]) -> Configuration {
+        var configuration = base
+        configuration.fleet = true
+        configuration.calendars = []
+        configuration.feeds = []
+        configuration.scopes = [:]
+        let held = state.withLock { state in state.held.values.filter { !state.leaving.contains($0.name) } }
+        for calendar in held.sorted(by: { $0.name < $1.name }) {
+            let root: String
+            if let feed = calendar.source.feed(named: calendar.name) {
+                guard let cache = folder([feed]).first else { continue }
+                configuration.feeds.append(feed)
+                root = cache
+            } else {
+                root = calendar.source.address
+            }
+            configuration.calendars.append(root)
+            configuration.scopes[root] = calendar.name
+        }
+        return configuration
+    }
+
+    /// The watch of `configuration` is opening: the calendars it no longer has are given back now (the watch
+    /// before it finished storing what it committed), and what the fleet delivered about those it newly has is
+    /// returned, to count as emitted.
+    public func opening(_ configuration: Configuration) async -> [PlannerState.Delivered] {
+        let names = Set(configuration.scopes.values)
+        let (taken, given) = state.withLock { state in
+            let taken = names.subtracting(state.opened)
+            let given = state.leaving.subtracting(names)
+            state.opened = names
+            state.leaving.subtract(given)
+            for name in given { state.held[name] = nil }
+            return (taken, given)
+        }
+        let now = wallClock()
+        if !given.isEmpty {
+            do {
+                let released = try await link.release(Array(given), at: now)
+                logger.info("gave calendars back", metadata: ["fleet.released": "\(released.count)"])
+                CalwatchMetrics.fleet(holding: names.count, claimed: 0, released: released.count, lost: 0)
+            } catch {
+                logger.warning("cannot give calendars back (\(error)); they are free once their lease expires")
+            }
+        }
+        guard !taken.isEmpty else { return [] }
+        do {
+            let delivered = try await link.delivered(Array(taken), at: now)
+            logger.info(
+                "took calendars over",
+                metadata: ["fleet.calendars": "\(taken.count)", "fleet.delivered_before": "\(delivered.count)"])
+            return delivered
+        } catch {
+            logger.warning(
+                """
+                cannot read what was delivered about the calendars taken (\(error)); PostgreSQL still stores each \
+                event once, but other sinks may get a repeat of what was due in the hand-over
+                """)
+            return []
+        }
+    }
+
+    /// One heartbeat now: joins the fleet the first time, renews, takes and gives back. Returns whether the
+    /// calendars held changed (and calls `changed` when they did).
+    @discardableResult
+    public func beat() async -> Bool {
+        let now = wallClock()
+        let backlog = await backlog()
+        let heartbeat: FleetDatabase.Heartbeat
+        do {
+            if !state.withLock({ $0.joined }) {
+                try await link.join(lease: options.lease, at: now)
+                state.withLock { $0.joined = true }
+            }
+            heartbeat = try await link.heartbeat(lease: options.lease, backlog: backlog, at: now)
+        } catch {
+            CalwatchMetrics.fleetHeartbeatFailed()
+            let first = state.withLock { state in
+                defer { state.failing = true }
+                return !state.failing
+            }
+            if first {
+                logger.warning(
+                    """
+                    cannot reach the fleet's database (\(error)); keeping the calendars held, retrying every \
+                    \(max(1, options.lease / 3)) s
+                    """)
+            }
+            return false
+        }
+        let (taken, lost, giving, holding) = state.withLock { state in
+            if state.failing { logger.notice("the fleet's database answers again") }
+            state.failing = false
+            let now = Dictionary(heartbeat.held.map { ($0.name, $0) }, uniquingKeysWith: { $1 })
+            let lost = Set(state.held.keys).subtracting(now.keys)
+            let taken = Set(now.keys).subtracting(state.held.keys)
+            state.held = now
+            state.leaving.formIntersection(now.keys)
+            // Above the fair share: the last by name, of those not already leaving, go back.
+            let staying = now.keys.filter { !state.leaving.contains($0) }.sorted()
+            let giving = staying.suffix(max(0, heartbeat.excess - state.leaving.count))
+            state.leaving.formUnion(giving)
+            return (taken, lost, giving.count, now.count - state.leaving.count)
+        }
+        if !lost.isEmpty {
+            logger.warning(
+                "another watcher took calendars whose lease expired while this one could not renew it",
+                metadata: ["fleet.lost": "\(lost.count)"])
+        }
+        CalwatchMetrics.fleet(holding: holding, claimed: taken.count, released: 0, lost: lost.count)
+        guard !taken.isEmpty || !lost.isEmpty || giving > 0 else { return false }
+        logger.info(
+            "calendars held changed",
+            metadata: [
+                "fleet.taken": "\(taken.count)", "fleet.giving_back": "\(giving)", "fleet.lost": "\(lost.count)",
+                "fleet.holding": "\(holding)", "fleet.watchers": "\(heartbeat.watchers)",
+            ])
+        changed()
+        return true
+    }
+
+    /// Heartbeats every third of a lease until a graceful shutdown, which gives every calendar back (the watch
+    /// has finished by then: it stops before this service, being later in the group).
+    public func run() async throws {
+        let every = Duration.seconds(max(1, options.lease / 3))
+        while !Task.isCancelled && !Task.isShuttingDownGracefully {
+            guard (try? await cancelWhenGracefulShutdown({ try await Task.sleep(for: every) })) != nil else { break }
+            await beat()
+        }
+        do {
+            try await link.leave(at: wallClock())
+            logger.info("left the fleet; its calendars are free for the other watchers")
+        } catch {
+            logger.warning("cannot give the calendars back (\(error)); they are free once their lease expires")
+        }
+    }
+}
+
+/// The member's connection to the fleet's database, on a thread of its own (every libpq call blocks); made again
+/// after a failure.
+actor FleetLink {
+    private let executor = BlockingExecutor(name: "calwatch-fleet")
+    nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+    private let url: String
+    private let passwordCommand: [String]?
+    private let watcher: String
+    private var database: FleetDatabase?
+
+    init(url: String, passwordCommand: [String]?, watcher: String) {
+        self.url = url
+        self.passwordCommand = passwordCommand
+        self.watcher = watcher
+    }
+
+    private func connected() async throws -> FleetDatabase {
+        if let database, database.connection.isUsable { return database }
+        database = nil
+        let password = try await passwordCommand.asyncMap { try await PasswordCommand.run($0) }
+        do {
+            let opened = try FleetDatabase(url: url, password: password, applicationName: "calwatch " + watcher)
+            database = opened
+            return opened
+        } catch let error as PostgresError {
+            throw FleetDatabase.Failure(description: ConnectionString(url).scrubbed(error.message))
+        }
+    }
+
+    /// Runs `body` on the connection; a failure drops it, so the next call connects again.
+    private func using<T>(_ body: (FleetDatabase) throws -> T) async throws -> T {
+        let database = try await connected()
+        do {
+            return try body(database)
+        } catch {
+            self.database = nil
+            throw error
+        }
+    }
+
+    func join(lease: Int64, at: Timestamp) async throws {
+        try await using {
+            try $0.join(
+                watcher: watcher, host: ProcessInfo.processInfo.hostName, pid: getpid(), lease: lease, at: at)
+        }
+    }
+
+    func heartbeat(lease: Int64, backlog: Int64, at: Timestamp) async throws -> FleetDatabase.Heartbeat {
+        try await using { try $0.heartbeat(watcher: watcher, lease: lease, backlog: backlog, at: at) }
+    }
+
+    func release(_ names: [String], at: Timestamp) async throws -> [String] {
+        try await using { try $0.release(names, watcher: watcher, at: at) }
+    }
+
+    func delivered(_ names: [String], at: Timestamp) async throws -> [PlannerState.Delivered] {
+        try await using { try $0.delivered(names, at: at) }
+    }
+
+    func leave(at: Timestamp) async throws {
+        try await using { try $0.leave(watcher: watcher, at: at) }
+    }
+}
+
+extension Optional {
+    fileprivate func asyncMap<U>(_ transform: (Wrapped) async throws -> U) async rethrows -> U? {
+        guard let self else { return nil }
+        return try await transform(self)
+    }
+}

@@ -1,0 +1,123 @@
+import ArgumentParser
+import CalWatchCore
+import CalWatchPostgres
+import CalWatchRemote
+import CalWatchRuntime
+import Foundation
+import Logging
+import ServiceLifecycle
+
+/// `calwatch watch --fleet`: the daemon as one watcher of a fleet. The calendars are those the fleet's database
+/// gives it (`FleetMember`), read like configured ones and scoped by their name in the fleet; config.yml gives
+/// the rest (rules, reminders, sinks), and a PostgreSQL sink into the fleet's database is added when it names
+/// none, because that is where every watcher learns what was delivered.
+final class FleetWatch: Sendable {
+    let url: String
+    let instance: String
+    let member: FleetMember
+    let feeds: FleetFeeds
+    /// What makes the daemon read its calendars again; set once the daemon is made.
+    private let reload = Locked<(@Sendable () -> Void)?>(nil)
+    /// The journal of the watch in use, for the backlog each heartbeat reports.
+    private let journal = Locked<JournalStore?>(nil)
+
+    init(url: String, instance: String, lease: Int64, logger: Logger) {
+        self.url = url
+        self.instance = instance
+        var options = FleetMember.Options()
+        options.lease = lease
+        let reload = reload
+        let journal = journal
+        let sink = Self.sinkName(url)
+        member = FleetMember(
+            url: url, watcher: instance, options: options, wallClock: { CommandSupport.timestamp },
+            backlog: {
+                guard let journal = journal.withLock({ $0 }) else { return 0 }
+                let last = (try? await journal.lastSequence()) ?? 0
+                return max(0, last - ((try? await journal.cursor(for: sink)) ?? last))
+            },
+            changed: { reload.withLock { $0 }?() }, logger: logger)
+        feeds = FleetFeeds(logger: logger)
+    }
+
+    /// The PostgreSQL sink's name for the fleet's database, unless config.yml names it.
+    private static func sinkName(_ url: String) -> String { "postgres:" + ConnectionString(url).redacted }
+
+    /// Calls `action` whenever the calendars held change.
+    func reloads(_ action: @escaping @Sendable () -> Void) {
+        reload.withLock { $0 = action }
+    }
+
+    /// What a fleet's watcher takes from config.yml: everything but `calendars:`, with the fleet's database as a
+    /// PostgreSQL sink. `day:` is refused: conflicts and agendas are one person's, and a watcher of a fleet holds
+    /// many people's calendars.
+    func settle(_ configuration: Configuration) throws(Refusal) -> Configuration {
+        if configuration.planner.day != nil {
+            throw Refusal(
+                description: "\(configuration.file ?? "config.yml"): error: day: conflicts, overruns and agendas are "
+                    + "not available with --fleet: they are one person's, and a watcher of a fleet holds many "
+                    + "people's calendars; remove day: from the fleet's configuration")
+        }
+        var settled = configuration
+        settled.calendars = []
+        settled.feeds = []
+        var found = false
+        for index in settled.sinks.indices {
+            guard case .postgres(var postgres) = settled.sinks[index].output, postgres.url == url else { continue }
+            postgres.fleet = true
+            settled.sinks[index].output = .postgres(postgres)
+            found = true
+        }
+        if !found {
+            var postgres = PostgresSettings(url: url, watcher: instance)
+            postgres.fleet = true
+            settled.sinks.append(SinkSettings(name: Self.sinkName(url), output: .postgres(postgres)))
+        }
+        return settled
+    }
+
+    struct Refusal: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// `settle`, with its problem on standard error and exit status 64.
+    func settleOrExit(_ configuration: Configuration) throws -> Configuration {
+        do {
+            return try settle(configuration)
+        } catch {
+            StandardStreams.error("\(error)\n")
+            throw ExitCode.usageError
+        }
+    }
+
+    /// The configuration with the calendars this watcher holds now.
+    func configuration(from configuration: Configuration) throws -> Configuration {
+        member.configuration(from: try settle(configuration.named(instance))) {
+            FeedPoller<ContinuousClock>.folders($0)
+        }
+    }
+
+    /// A watch of `configuration` opens on `journal`: the feeds it holds are polled, and what the fleet delivered
+    /// about the calendars it takes over is returned.
+    func opening(_ configuration: Configuration, journal: JournalStore) async -> [PlannerState.Delivered] {
+        self.journal.withLock { $0 = journal }
+        await feeds.follow(configuration.feeds)
+        return await member.opening(configuration)
+    }
+}
+
+extension Configuration {
+    /// The configuration with `instance` (`--instance`) as this calwatch's name, in its PostgreSQL sinks too.
+    func named(_ instance: String?) -> Configuration {
+        guard let instance else { return self }
+        var named = self
+        named.instance = instance
+        for index in named.sinks.indices {
+            if case .postgres(var postgres) = named.sinks[index].output {
+                postgres.watcher = instance
+                named.sinks[index].output = .postgres(postgres)
+            }
+        }
+        return named
+    }
+}
