@@ -99,7 +99,7 @@ final class FleetWatch: Sendable {
 
     /// A watch of `configuration` opens on `journal`: the feeds it holds are polled, and what the fleet delivered
     /// about the calendars it takes over is returned.
-    func opening(_ configuration: Configuration, journal: JournalStore) async -> [PlannerState.Delivered] {
+    func opening(_ configuration: Configuration, journal: JournalStore) async -> PlannerState.HandOver? {
         self.journal.withLock { $0 = journal }
         await feeds.follow(configuration.feeds)
         return await member.opening(configuration)

@@ -173,13 +173,13 @@ extension CalwatchCommand {
                     let zone = try CommandSupport.zone(configuration.timeZone)
                     let journal = try CommandSupport.openJournal(state ?? configuration.statePath)
                     // What the fleet delivered about the calendars taken over counts as sent.
-                    let inherited = await fleet?.opening(configuration, journal: journal) ?? []
+                    let handOver = await fleet?.opening(configuration, journal: journal)
                     // Hooks inherit it, so `calwatch snooze "$CE_ID"` in a hook finds this daemon's journal.
                     setenv("CALWATCH_STATE", journal.path, 1)
                     let sinks = try CommandSupport.openSinks(configuration.sinks, state: journal.path, logger: logger)
                     return try await CalendarWatch(
                         configuration: configuration, zone: zone, journal: journal, sinks: sinks, now: now,
-                        routes: routes, geocodes: geocodes, inherited: inherited,
+                        routes: routes, geocodes: geocodes, handOver: handOver,
                         recordedTime: { CommandSupport.timestamp }, logger: logger)
                 })
             var options = WatchService<ContinuousClock>.Options()

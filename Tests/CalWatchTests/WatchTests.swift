@@ -20,8 +20,8 @@ import Testing
         var options = CalendarWatch.Options()
         /// Sinks beside the collecting one (a real SQLite file, …).
         var otherSinks: [any EventSink] = []
-        /// What a fleet's other watcher delivered about the calendars (`CalendarWatch`'s `inherited`).
-        var inherited: [PlannerState.Delivered] = []
+        /// Calendars of a fleet taken over from another watcher (`CalendarWatch`'s `handOver`).
+        var handOver: PlannerState.HandOver?
 
         init(collections: [String] = ["work"]) throws {
             root = NSTemporaryDirectory() + "calwatch-watch-\(UUID().uuidString)"
@@ -47,7 +47,7 @@ import Testing
             watch = try await CalendarWatch(
                 configuration: configuration, zone: .utc, journal: JournalStore(path: journalPath),
                 sinks: [sink] + otherSinks,
-                now: utc(now), options: options, inherited: inherited, recordedTime: { Timestamp(utc(now)) },
+                now: utc(now), options: options, handOver: handOver, recordedTime: { Timestamp(utc(now)) },
                 logger: LogRecorder().logger)
             bus = Task { [bus = watch.bus] in await bus.run() }
             let report = try await watch.start(at: utc(now))

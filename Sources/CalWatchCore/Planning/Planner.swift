@@ -318,10 +318,11 @@ public enum Planner {
             guard let candidate = latestDue else { return }
             if let latestEmitted, latestEmitted >= candidate.time { return }
             let lateness = now.secondsSinceEpoch - candidate.time.secondsSinceEpoch
+            let grace = state.grace(configuration.lateGrace, for: key, dueAt: candidate.time)
             let reminder = ReminderDetail(
                 secondsBefore: candidate.secondsBefore,
                 anchor: candidate.source == .offset ? subject.anchorKind : .start, source: candidate.source,
-                late: lateness > configuration.lateGrace, lateness: lateness > configuration.lateGrace ? lateness : 0,
+                late: lateness > grace, lateness: lateness > grace ? lateness : 0,
                 deferredFrom: candidate.deferredFrom)
             due.append(base(.reminderDue(reminder), id: candidate.id, time: candidate.time, expiry: candidate.expiry))
         }

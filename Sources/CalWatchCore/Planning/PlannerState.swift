@@ -72,6 +72,37 @@ public struct PlannerState: Sendable, Hashable {
         }
     }
 
+    /// When this watcher took each calendar of a fleet over from another (by scope): what was due before then
+    /// comes marked late whatever its lateness, since the user was waiting on the hand-over.
+    public var takenOver: [String: Instant] = [:]
+
+    /// Calendars of a fleet taken over from other watchers at one instant, with what those delivered about them.
+    public struct HandOver: Sendable {
+        public var scopes: Set<String>
+        public var at: Instant
+        public var delivered: [Delivered]
+
+        public init(scopes: Set<String>, at: Instant, delivered: [Delivered]) {
+            self.scopes = scopes
+            self.at = at
+            self.delivered = delivered
+        }
+    }
+
+    /// Takes calendars over (`HandOver`): what was delivered counts as emitted (`inherit`), and what was due
+    /// before the hand-over is marked late.
+    public mutating func take(_ handOver: HandOver) {
+        for scope in handOver.scopes { takenOver[scope] = handOver.at }
+        inherit(handOver.delivered)
+    }
+
+    /// The lateness below which an event due at `time` about `key` is not marked late: `grace`, or none for
+    /// what was due before its calendar was taken over from another watcher.
+    func grace(_ grace: Int64, for key: OccurrenceKey, dueAt time: Instant) -> Int64 {
+        guard !takenOver.isEmpty, let at = takenOver[key.scope], time < at else { return grace }
+        return 0
+    }
+
     /// An event another watcher of a fleet delivered, as the database that records deliveries has it.
     public struct Delivered: Sendable, Hashable {
         public var id: EventID
@@ -148,6 +179,7 @@ public struct PlannerState: Sendable, Hashable {
     public mutating func keep(scopes: Set<String>) {
         active = active.filter { scopes.contains($0.key.scope) }
         answers = answers.filter { scopes.contains($0.key.scope) }
+        takenOver = takenOver.filter { scopes.contains($0.key) }
     }
 
     /// The fingerprint of a live activity taken over from another watcher, which did not record it: the planner

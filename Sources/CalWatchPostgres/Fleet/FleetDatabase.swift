@@ -9,7 +9,7 @@ import Foundation
 /// leases at every heartbeat, and gives back what is above its fair share. Every instant is the caller's (`at`),
 /// not the server's `now()`, so leases are tested on a clock the test drives; the watchers' clocks must agree
 /// within a small part of a lease (NTP). Every call blocks: the caller runs it off Swift's cooperative pool.
-public struct FleetDatabase {
+public struct FleetDatabase: Sendable {
     public let connection: PostgresConnection
     public let url: String
 

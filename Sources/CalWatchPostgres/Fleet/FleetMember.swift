@@ -84,7 +84,7 @@ public final class FleetMember: Service, Sendable {
     /// The watch of `configuration` is opening: the calendars it no longer has are given back now (the watch
     /// before it finished storing what it committed), and what the fleet delivered about those it newly has is
     /// returned, to count as emitted.
-    public func opening(_ configuration: Configuration) async -> [PlannerState.Delivered] {
+    public func opening(_ configuration: Configuration) async -> PlannerState.HandOver? {
         let names = Set(configuration.scopes.values)
         let (taken, given) = state.withLock { state in
             let taken = names.subtracting(state.opened)
@@ -104,20 +104,20 @@ public final class FleetMember: Service, Sendable {
                 logger.warning("cannot give calendars back (\(error)); they are free once their lease expires")
             }
         }
-        guard !taken.isEmpty else { return [] }
+        guard !taken.isEmpty else { return nil }
         do {
             let delivered = try await link.delivered(Array(taken), at: now)
             logger.info(
                 "took calendars over",
                 metadata: ["fleet.calendars": "\(taken.count)", "fleet.delivered_before": "\(delivered.count)"])
-            return delivered
+            return PlannerState.HandOver(scopes: taken, at: now.instant, delivered: delivered)
         } catch {
             logger.warning(
                 """
                 cannot read what was delivered about the calendars taken (\(error)); PostgreSQL still stores each \
                 event once, but other sinks may get a repeat of what was due in the hand-over
                 """)
-            return []
+            return PlannerState.HandOver(scopes: taken, at: now.instant, delivered: [])
         }
     }
 

@@ -58,12 +58,12 @@ public final class CalendarWatch {
     private var rolledAt: Instant
 
     /// A watch continuing from `journal` at `now`; no calendar is read until `start`. Sink retries are slept on
-    /// `clock`; sink failures are logged to `logger`. `inherited`: what a fleet's other watchers delivered about
-    /// the calendars this one takes over, so that it is not delivered again.
+    /// `clock`; sink failures are logged to `logger`. `handOver`: the calendars of a fleet this watcher takes over
+    /// from others, with what those delivered about them, so that it is not delivered again.
     public init(
         configuration: Configuration, zone: ZoneRules, journal: JournalStore, sinks: [any EventSink], now: Instant,
         options: Options = Options(), clock: any Clock<Duration> = ContinuousClock(), routes: RouteCache? = nil,
-        geocodes: GeocodeCache? = nil, inherited: [PlannerState.Delivered] = [],
+        geocodes: GeocodeCache? = nil, handOver: PlannerState.HandOver? = nil,
         recordedTime: @escaping () -> Timestamp, logger: Logger
     ) async throws {
         var configuration = configuration
@@ -86,7 +86,7 @@ public final class CalendarWatch {
         var state = try await journal.plannerState(from: now)
         // A fleet's calendars given to another watcher go on there: their live activities do not end here.
         if configuration.fleet { state.keep(scopes: Set(configuration.scopes.values)) }
-        state.inherit(inherited)
+        if let handOver { state.take(handOver) }
         loop = PlanningLoop(
             configuration: configuration.planner, facts: classifier.facts(for:), state: state,
             retention: options.retention)
