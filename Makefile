@@ -12,7 +12,7 @@ DEMO_WINDOW := --from 2027-03-01 --to 2027-03-08 --tz Europe/Berlin
 DEMO_DAY := --from 2027-03-03 --to 2027-03-04
 DEMO_CALENDARS := samples/calendars samples/radicale/family samples/caldav/report.xml
 
-.PHONY: deps test-deps lint build screenshots demo test test-busy corpus bench bench-replay bench-sinks bench-push bench-postgres bench-feeds bench-hostile bench-package bench-day bench-lateness bench-watch bench-next format clean \
+.PHONY: deps test-deps lint build screenshots demo test test-busy corpus bench bench-replay bench-sinks bench-push bench-postgres bench-feeds bench-hostile bench-package bench-day bench-lateness bench-fleet bench-watch bench-next format clean \
 	release manual install uninstall deb deb-deps test-package fuzz test-asan test-tsan soak
 
 deps:
@@ -135,6 +135,11 @@ bench-lateness: test-deps
 	python3 benchmarks/lateness.py
 
 # The week's replay with day: (conflicts, overruns, invitations, agenda, travel zone) against the same without.
+# A fleet through PostgreSQL: hand-over after SIGKILL and SIGTERM, and the lateness of reminders meanwhile
+# (benchmarks/fleet.py; about 5 minutes).
+bench-fleet: test-deps
+	python3 benchmarks/fleet.py
+
 bench-day: test-deps
 	python3 benchmarks/run.py --day
 

@@ -41,6 +41,30 @@ def server_cpu(folder: str) -> float:
     return sum(int(value) for value in fields[11:15]) / os.sysconf("SC_CLK_TCK")
 
 
+def start_server(folder: str, settings: str = "") -> None:
+    """A new server in `folder` (removed first), listening on a Unix socket there, with a `calwatch` database."""
+    shutil.rmtree(folder, ignore_errors=True)
+    os.makedirs(folder)
+    if AS_POSTGRES:
+        shutil.chown(folder, "postgres")
+    data = os.path.join(folder, "data")
+    subprocess.run(AS_POSTGRES + [os.path.join(binaries(), "initdb"), "-D", data, "-A", "trust", "-U", "postgres",
+                                  "-E", "UTF8", "--locale=C.UTF-8"], check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(AS_POSTGRES + [os.path.join(binaries(), "pg_ctl"), "-D", data, "-o",
+                                  f"-k {folder} -c listen_addresses= {settings}", "-l",
+                                  os.path.join(folder, "log"), "-w", "start"], check=True, stdout=subprocess.DEVNULL,
+                   close_fds=True)
+    subprocess.run(["psql", "-X", "-q", "-h", folder, "-U", "postgres", "-d", "postgres", "-c",
+                    "CREATE DATABASE calwatch"], check=True)
+
+
+def stop_server(folder: str) -> None:
+    """Stops the server of `start_server` and removes its folder."""
+    subprocess.run(AS_POSTGRES + [os.path.join(binaries(), "pg_ctl"), "-D", os.path.join(folder, "data"), "-m",
+                                  "fast", "-w", "stop"], stdout=subprocess.DEVNULL)
+    shutil.rmtree(folder, ignore_errors=True)
+
+
 def psql(folder: str, sql: str) -> str:
     return subprocess.run(["psql", "-X", "-q", "-A", "-t", "-h", folder, "-U", "postgres", "-d", "calwatch", "-c", sql],
                           capture_output=True, text=True, check=True).stdout.strip()
@@ -90,21 +114,8 @@ def main() -> None:
     calendar = os.path.join(DATA, "benchmark.ics")
 
     folder = os.path.join(DATA, "postgres")
-    shutil.rmtree(folder, ignore_errors=True)
-    os.makedirs(folder)
-    if AS_POSTGRES:
-        shutil.chown(folder, "postgres")
-    bin_dir = binaries()
-    data = os.path.join(folder, "data")
-    subprocess.run(AS_POSTGRES + [os.path.join(bin_dir, "initdb"), "-D", data, "-A", "trust", "-U", "postgres",
-                                  "-E", "UTF8", "--locale=C.UTF-8"], check=True, stdout=subprocess.DEVNULL)
-    subprocess.run(AS_POSTGRES + [os.path.join(bin_dir, "pg_ctl"), "-D", data, "-o",
-                                  f"-k {folder} -c listen_addresses= -c max_wal_size=4GB", "-l",
-                                  os.path.join(folder, "log"), "-w", "start"], check=True, stdout=subprocess.DEVNULL,
-                   close_fds=True)
+    start_server(folder, "-c max_wal_size=4GB")
     try:
-        subprocess.run(["psql", "-X", "-q", "-h", folder, "-U", "postgres", "-d", "postgres", "-c",
-                        "CREATE DATABASE calwatch"], check=True)
         version = psql(folder, "SHOW server_version")
         ceiling = replays(calwatch, calendar, folder, args.watchers, args.days, "jsonl")
         cpu_before = server_cpu(folder)
@@ -150,9 +161,7 @@ def main() -> None:
         print(f"- CPU per event: calwatch {many['cpu'] / many['events'] * 1e6:.1f} µs, "
               f"server {cpu_many / many['events'] * 1e6:.1f} µs")
     finally:
-        subprocess.run(AS_POSTGRES + [os.path.join(bin_dir, "pg_ctl"), "-D", data, "-m", "fast", "-w", "stop"],
-                       stdout=subprocess.DEVNULL)
-        shutil.rmtree(folder, ignore_errors=True)
+        stop_server(folder)
 
 
 if __name__ == "__main__":

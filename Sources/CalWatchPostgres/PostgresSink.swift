@@ -495,8 +495,9 @@ public actor PostgresSink: EventSink {
             lease_until timestamptz,       -- after this another watcher may take it
             claimed_at timestamptz,        -- when its watcher took it
             released_at timestamptz,       -- when a watcher last gave it back
-            synced_at timestamptz,         -- when its watcher last read it without a problem
-            last_problem text              -- what its watcher last found wrong with it, NULL when nothing
+            synced_at timestamptz,         -- when its watcher last said it was following it (every heartbeat)
+            last_problem text              -- the last problem a watcher found reading it (a file that does not
+                                           -- parse, a folder gone), NULL when none was found
         );
         CREATE INDEX calendars_by_watcher ON calendars (watcher);
 

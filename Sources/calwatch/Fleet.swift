@@ -277,7 +277,7 @@ extension CalwatchCommand.Fleet {
             text += "  watcher:  \(row.watcher.map(FleetText.cell) ?? "none")"
             text += row.watcher == nil ? "\n" : ", lease \(FleetText.lease(row.leaseUntil, now: now))\n"
             if let claimed = row.claimedAt { text += "  claimed:  \(claimed.instant)\n" }
-            if let synced = row.syncedAt { text += "  read:     \(synced.instant)\n" }
+            if let synced = row.syncedAt { text += "  followed: \(synced.instant) (its watcher's last heartbeat)\n" }
             if let problem = row.lastProblem { text += "  problem:  \(FleetText.cell(problem))\n" }
             text += events.isEmpty ? "  no events stored yet\n" : "  last events (time, type, subject, sent by):\n"
             for event in events {

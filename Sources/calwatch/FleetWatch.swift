@@ -16,19 +16,24 @@ final class FleetWatch: Sendable {
     let instance: String
     let member: FleetMember
     let feeds: FleetFeeds
-    /// What makes the daemon read its calendars again; set once the daemon is made.
+    /// What tells the daemon its calendars changed; set once the daemon is made.
     private let reload = Locked<(@Sendable () -> Void)?>(nil)
+    /// The PostgreSQL sink into the fleet's database: what it has stored decides when a calendar may go.
+    private let sink: String
+    private let lease: Int64
     /// The journal of the watch in use, for the backlog each heartbeat reports.
     private let journal = Locked<JournalStore?>(nil)
 
     init(url: String, instance: String, lease: Int64, logger: Logger) {
         self.url = url
         self.instance = instance
+        self.lease = lease
         var options = FleetMember.Options()
         options.lease = lease
         let reload = reload
         let journal = journal
         let sink = Self.sinkName(url)
+        self.sink = sink
         member = FleetMember(
             url: url, watcher: instance, options: options, wallClock: { CommandSupport.timestamp },
             backlog: {
@@ -44,8 +49,32 @@ final class FleetWatch: Sendable {
     private static func sinkName(_ url: String) -> String { "postgres:" + ConnectionString(url).redacted }
 
     /// Calls `action` whenever the calendars held change.
-    func reloads(_ action: @escaping @Sendable () -> Void) {
+    func onChange(_ action: @escaping @Sendable () -> Void) {
         reload.withLock { $0 = action }
+    }
+
+    /// Changes the calendars `watch` reads to those held now: the files of calendars taken are read, with what
+    /// the fleet delivered about them; calendars given go once the fleet's database has stored every event
+    /// committed so far (waited for without holding the watch up, at most a third of a lease: when the database
+    /// is down they are read again instead, so that no calendar goes unread while it cannot be handed over).
+    func changeCalendars(_ watch: CalendarWatch, at now: Instant) async throws -> CalendarWatch.Report? {
+        let change = await member.change { FeedPoller<ContinuousClock>.folders($0) }
+        guard !change.isEmpty else { return nil }
+        await feeds.follow(change.feeds)
+        let report = try await watch.calendarsChanged(
+            roots: change.roots, scopes: change.scopes, handOver: change.handOver, at: now)
+        guard !change.given.isEmpty, let journal = journal.withLock({ $0 }) else { return report }
+        let committed = try await journal.lastSequence()
+        let (member, sink, lease) = (member, sink, lease)
+        Task {
+            let deadline = ContinuousClock.now.advanced(by: .seconds(max(1, lease / 3)))
+            while ((try? await journal.cursor(for: sink)) ?? 0) < committed {
+                guard ContinuousClock.now < deadline else { return member.keep(change.given) }
+                try? await Task.sleep(for: .milliseconds(50))
+            }
+            await member.release(change.given)
+        }
+        return report
     }
 
     /// What a fleet's watcher takes from config.yml: everything but `calendars:`, with the fleet's database as a

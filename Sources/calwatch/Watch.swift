@@ -50,6 +50,13 @@ extension CalwatchCommand {
                 marked late (several missed offsets collapse into the latest); a live activity still running is \
                 started.
 
+                A fleet: with --fleet URL it is one of several watchers that share the calendars of a PostgreSQL \
+                database (calwatch fleet add): it claims its share under a lease (--lease, 30 s) renewed every \
+                third of it, takes the calendars of a watcher that stopped renewing, and sends only what that one \
+                did not, and gives them all back when stopped; config.yml gives the rules, reminders and sinks \
+                (not calendars:, and no day:), and the events are stored in that database once each. Give each \
+                watcher its own --instance and --state. See docs/fleet.md.
+
                 Signals: SIGTERM and SIGINT stop it gracefully (sinks finish what was committed, hooks in flight get \
                 their timeout); SIGHUP reads the configuration again, and keeps the one in use when the new one has \
                 problems. Logs go to standard error.
@@ -62,6 +69,7 @@ extension CalwatchCommand {
                   calwatch watch --config config.yml --log-level debug
                   calwatch watch ~/.calendars --tz Europe/Berlin --state /tmp/journal.db
                   systemctl --user start calwatch                  # samples/calwatch.service
+                  calwatch watch --fleet postgres://db/calwatch --instance w1 --config fleet.yml
                 """
         )
 
@@ -181,7 +189,9 @@ extension CalwatchCommand {
                         configuration: configuration, zone: zone, journal: journal, sinks: sinks, now: now,
                         routes: routes, geocodes: geocodes, handOver: handOver,
                         recordedTime: { CommandSupport.timestamp }, logger: logger)
-                })
+                },
+                changeCalendars: { watch, now in try await fleet?.changeCalendars(watch, at: now) },
+                problems: { problems, roots in fleet?.member.noted(problems, roots: roots) })
             var options = WatchService<ContinuousClock>.Options()
             options.rescanEvery = .seconds(DurationText.seconds(rescanEvery) ?? 600)
             options.debounce = .milliseconds(debounceMs)
@@ -196,7 +206,7 @@ extension CalwatchCommand {
             // given back once the watch has stored what it committed. Its first beat comes before the watch
             // starts, which then reads what that took.
             if let fleet {
-                fleet.reloads { service.reload() }
+                fleet.onChange { service.calendarsChanged() }
                 await fleet.member.beat()
                 services.append(.init(service: fleet.member))
                 services.append(.init(service: fleet.feeds))

@@ -51,6 +51,10 @@ import Testing
                 // a stops beating (killed) at 2: its leases run to 32; b takes nothing before.
                 let early = try fleet.heartbeat(watcher: "b", lease: 30, backlog: 0, at: Self.at(31))
                 #expect(early.held.count == 5 && early.claimed.isEmpty && early.watchers == 2)
+                // A watcher just back from being cut off renews, and takes nothing whose lease expired yet.
+                let cautious = try fleet.heartbeat(
+                    watcher: "b", lease: 30, backlog: 0, takingExpired: false, at: Self.at(33))
+                #expect(cautious.held.count == 5 && cautious.claimed.isEmpty)
                 let late = try fleet.heartbeat(watcher: "b", lease: 30, backlog: 0, at: Self.at(33))
                 #expect(late.held.count == 10 && late.claimed.count == 5 && late.watchers == 1)
 

@@ -282,6 +282,17 @@ public struct PlanningLoop {
         return step
     }
 
+    /// Forgets what goes on in calendars of a fleet outside `scopes`, which another watcher holds now
+    /// (`PlannerState.keep`).
+    public mutating func keep(scopes: Set<String>) {
+        state.keep(scopes: scopes)
+    }
+
+    /// Takes calendars of a fleet over from other watchers (`PlannerState.take`); call before their files are added.
+    public mutating func take(_ handOver: PlannerState.HandOver) {
+        state.take(handOver)
+    }
+
     /// Takes an answer about `occurrence` at `now` (`Planner.answer` decides what it makes, or why nothing): the
     /// answer's event and what it changes (a dismissed live activity's end) come with the next `step`. An
     /// occurrence not admitted yet finds the answer in the state when it is.

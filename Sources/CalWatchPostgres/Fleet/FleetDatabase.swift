@@ -218,14 +218,18 @@ public struct FleetDatabase: Sendable {
 
     /// Renews the leases of what `watcher` holds, then takes free calendars up to its fair share (all calendars
     /// over the watchers alive, rounded up), in one transaction. `backlog`: events its journal holds that are not
-    /// stored here yet.
-    public func heartbeat(watcher: String, lease: Int64, backlog: Int64, at: Timestamp) throws -> Heartbeat {
+    /// stored here yet. `takingExpired: false` takes only calendars no watcher holds, none whose lease
+    /// expired (a watcher just back from being cut off: the others may be about to renew what looks expired).
+    public func heartbeat(
+        watcher: String, lease: Int64, backlog: Int64, takingExpired: Bool = true, at: Timestamp
+    ) throws -> Heartbeat {
         let now = Self.seconds(at)
         do {
             return try transaction {
                 let renewed = try connection.execute(
                     """
-                    UPDATE calendars SET lease_until = to_timestamp($2::double precision) + make_interval(secs => $3::integer)
+                    UPDATE calendars SET lease_until = to_timestamp($2::double precision) + make_interval(secs => $3::integer),
+                        synced_at = to_timestamp($2::double precision)
                     WHERE watcher = $1 RETURNING name
                     """, [watcher, now, String(lease)])
                 var held = renewed.count
@@ -244,7 +248,7 @@ public struct FleetDatabase: Sendable {
                         """
                         WITH free AS (
                             SELECT name, watcher AS previous, lease_until, released_at FROM calendars
-                            WHERE watcher IS NULL OR lease_until < to_timestamp($2::double precision)
+                            WHERE watcher IS NULL OR ($5::boolean AND lease_until < to_timestamp($2::double precision))
                             ORDER BY name LIMIT $4::integer FOR UPDATE SKIP LOCKED
                         ), taken AS (
                             UPDATE calendars AS c SET watcher = $1,
@@ -262,7 +266,7 @@ public struct FleetDatabase: Sendable {
                             FROM taken
                         )
                         SELECT name FROM taken
-                        """, [watcher, now, String(lease), String(share - held)]
+                        """, [watcher, now, String(lease), String(share - held), takingExpired ? "true" : "false"]
                     ).compactMap { $0[0] }
                     held += claimed.count
                 }
@@ -324,17 +328,13 @@ public struct FleetDatabase: Sendable {
         }
     }
 
-    /// Records how reading the calendars went: synced now, or the problem found (`nil`: none).
-    public func noteSync(_ problems: [String: String?], watcher: String, at: Timestamp) throws {
-        guard !problems.isEmpty else { return }
+    /// Records the last problem its watcher found reading each calendar named (a file that does not parse, a
+    /// folder gone).
+    public func noteProblems(_ problems: [String: String], watcher: String) throws {
         do {
             for (name, problem) in problems {
                 try connection.execute(
-                    """
-                    UPDATE calendars SET synced_at = CASE WHEN $3::text IS NULL THEN to_timestamp($4::double precision)
-                        ELSE synced_at END, last_problem = $3
-                    WHERE name = $1 AND watcher = $2
-                    """, [name, watcher, problem, Self.seconds(at)])
+                    "UPDATE calendars SET last_problem = $3 WHERE name = $1 AND watcher = $2", [name, watcher, problem])
             }
         } catch let error as PostgresError {
             throw failure(error)

@@ -29,6 +29,13 @@ public final class FleetMember: Service, Sendable {
         var opened: Set<String> = []
         var joined = false
         var failing = false
+        /// The last heartbeat that reached the database.
+        var lastBeat: Timestamp?
+        /// Problems found reading calendars, by name, not yet written to the database.
+        var problems: [String: String] = [:]
+        /// No calendar whose lease expired is taken before this: after this watcher was cut off from the database
+        /// for longer than a lease, so were the others, probably; they get a lease to renew what looks expired.
+        var claimAfter: Timestamp?
     }
 
     public let watcher: String
@@ -62,49 +69,106 @@ public final class FleetMember: Service, Sendable {
     public func configuration(from base: Configuration, folder: ([FeedSettings]) -> [String]) -> Configuration {
         var configuration = base
         configuration.fleet = true
-        configuration.calendars = []
-        configuration.feeds = []
-        configuration.scopes = [:]
+        (configuration.calendars, configuration.scopes, configuration.feeds) = held(folder: folder)
+        return configuration
+    }
+
+    /// The roots of the calendars held (and not being given back), whose calendar each is, and the feeds to poll.
+    private func held(folder: ([FeedSettings]) -> [String]) -> ([String], [String: String], [FeedSettings]) {
+        var roots: [String] = []
+        var scopes: [String: String] = [:]
+        var feeds: [FeedSettings] = []
         let held = state.withLock { state in state.held.values.filter { !state.leaving.contains($0.name) } }
         for calendar in held.sorted(by: { $0.name < $1.name }) {
             let root: String
             if let feed = calendar.source.feed(named: calendar.name) {
                 guard let cache = folder([feed]).first else { continue }
-                configuration.feeds.append(feed)
+                feeds.append(feed)
                 root = cache
             } else {
                 root = calendar.source.address
             }
-            configuration.calendars.append(root)
-            configuration.scopes[root] = calendar.name
+            roots.append(root)
+            scopes[root] = calendar.name
         }
-        return configuration
+        return (roots, scopes, feeds)
     }
 
-    /// The watch of `configuration` is opening: the calendars it no longer has are given back now (the watch
-    /// before it finished storing what it committed), and what the fleet delivered about those it newly has is
-    /// returned, to count as emitted.
-    public func opening(_ configuration: Configuration) async -> PlannerState.HandOver? {
-        let names = Set(configuration.scopes.values)
-        let (taken, given) = state.withLock { state in
+    /// What changed in the calendars held since the watch last took them in.
+    public struct Change: Sendable {
+        /// The roots to read now, whose calendar each is, and the feeds to poll.
+        public var roots: [String]
+        public var scopes: [String: String]
+        public var feeds: [FeedSettings]
+        /// The calendars taken from other watchers, with what those delivered.
+        public var handOver: PlannerState.HandOver?
+        /// The calendars being given back: release them (`release`) once what was committed about them is stored.
+        public var given: [String]
+        /// Whether the watch has anything to do.
+        public var isEmpty: Bool { handOver == nil && given.isEmpty && !lost }
+        var lost = false
+    }
+
+    /// What the watch in use must change to read the calendars held now (a heartbeat took, gave or lost some).
+    public func change(folder: ([FeedSettings]) -> [String]) async -> Change {
+        let (roots, scopes, feeds) = held(folder: folder)
+        let names = Set(scopes.values)
+        let (taken, given, lost) = state.withLock { state in
             let taken = names.subtracting(state.opened)
-            let given = state.leaving.subtracting(names)
+            let given = state.leaving.intersection(state.opened)
+            let lost = !state.opened.subtracting(names).subtracting(given).isEmpty
             state.opened = names
+            return (taken, given, lost)
+        }
+        var change = Change(roots: roots, scopes: scopes, feeds: feeds, given: given.sorted(), lost: lost)
+        if !taken.isEmpty { change.handOver = await handOver(taken) }
+        return change
+    }
+
+    /// Gives calendars back, once the watch no longer reads them and has stored what it committed about them.
+    /// When the database cannot be reached, they are kept (`keep`) instead of left unread until it answers.
+    public func release(_ given: [String]) async {
+        guard !given.isEmpty else { return }
+        let released: [String]
+        do {
+            released = try await link.release(given, at: wallClock())
+        } catch {
+            logger.warning("cannot give calendars back (\(error)); reading them again until it can")
+            keep(given)
+            return
+        }
+        let holding = state.withLock { state in
             state.leaving.subtract(given)
             for name in given { state.held[name] = nil }
-            return (taken, given)
+            return state.held.count - state.leaving.count
         }
+        logger.info("gave calendars back", metadata: ["fleet.released": "\(released.count)"])
+        CalwatchMetrics.fleet(holding: holding, claimed: 0, released: released.count, lost: 0)
+    }
+
+    /// Notes problems the watch found reading files (`path: …` as reported): each is written to its calendar's
+    /// row at the next heartbeat, for `calwatch fleet show`.
+    public func noted(_ problems: [CalendarProblem], roots: [String: String]) {
+        let found: [(String, String)] = problems.compactMap { problem in
+            guard problem.severity == .error,
+                let name = roots.first(where: { problem.path == $0.key || problem.path.hasPrefix($0.key + "/") })?.value
+            else { return nil }
+            return (name, problem.description)
+        }
+        guard !found.isEmpty else { return }
+        state.withLock { state in for (name, text) in found { state.problems[name] = text } }
+    }
+
+    /// Reads calendars being given back again: what the watch committed about them could not be stored in time,
+    /// or the database would not take them back. A later heartbeat gives them back again.
+    public func keep(_ given: [String]) {
+        state.withLock { $0.leaving.subtract(given) }
+        changed()
+    }
+
+    /// What the fleet delivered about calendars taken now.
+    private func handOver(_ taken: Set<String>) async -> PlannerState.HandOver {
         let now = wallClock()
-        if !given.isEmpty {
-            do {
-                let released = try await link.release(Array(given), at: now)
-                logger.info("gave calendars back", metadata: ["fleet.released": "\(released.count)"])
-                CalwatchMetrics.fleet(holding: names.count, claimed: 0, released: released.count, lost: 0)
-            } catch {
-                logger.warning("cannot give calendars back (\(error)); they are free once their lease expires")
-            }
-        }
-        guard !taken.isEmpty else { return nil }
         do {
             let delivered = try await link.delivered(Array(taken), at: now)
             logger.info(
@@ -121,6 +185,21 @@ public final class FleetMember: Service, Sendable {
         }
     }
 
+    /// The watch of `configuration` is opening: the calendars it no longer has are given back now (the watch
+    /// before it finished storing what it committed), and what the fleet delivered about those it newly has is
+    /// returned, to count as emitted.
+    public func opening(_ configuration: Configuration) async -> PlannerState.HandOver? {
+        let names = Set(configuration.scopes.values)
+        let (taken, given) = state.withLock { state in
+            let taken = names.subtracting(state.opened)
+            let given = state.leaving.subtracting(names)
+            state.opened = names
+            return (taken, given)
+        }
+        await release(Array(given))
+        return taken.isEmpty ? nil : await handOver(taken)
+    }
+
     /// One heartbeat now: joins the fleet the first time, renews, takes and gives back. Returns whether the
     /// calendars held changed (and calls `changed` when they did).
     @discardableResult
@@ -133,7 +212,23 @@ public final class FleetMember: Service, Sendable {
                 try await link.join(lease: options.lease, at: now)
                 state.withLock { $0.joined = true }
             }
-            heartbeat = try await link.heartbeat(lease: options.lease, backlog: backlog, at: now)
+            let takingExpired = state.withLock { state in
+                if let last = state.lastBeat,
+                    now.millisecondsSinceEpoch - last.millisecondsSinceEpoch > options.lease * 1000
+                {
+                    state.claimAfter = Timestamp(
+                        millisecondsSinceEpoch: now.millisecondsSinceEpoch + options.lease * 1000)
+                }
+                return state.claimAfter.map { now >= $0 } ?? true
+            }
+            heartbeat = try await link.heartbeat(
+                lease: options.lease, backlog: backlog, takingExpired: takingExpired, at: now)
+            state.withLock { $0.lastBeat = now }
+            let problems = state.withLock { state in
+                defer { state.problems.removeAll() }
+                return state.problems
+            }
+            if !problems.isEmpty { try await link.noteProblems(problems) }
         } catch {
             CalwatchMetrics.fleetHeartbeatFailed()
             let first = state.withLock { state in
@@ -244,8 +339,12 @@ actor FleetLink {
         }
     }
 
-    func heartbeat(lease: Int64, backlog: Int64, at: Timestamp) async throws -> FleetDatabase.Heartbeat {
-        try await using { try $0.heartbeat(watcher: watcher, lease: lease, backlog: backlog, at: at) }
+    func heartbeat(
+        lease: Int64, backlog: Int64, takingExpired: Bool, at: Timestamp
+    ) async throws -> FleetDatabase.Heartbeat {
+        try await using {
+            try $0.heartbeat(watcher: watcher, lease: lease, backlog: backlog, takingExpired: takingExpired, at: at)
+        }
     }
 
     func release(_ names: [String], at: Timestamp) async throws -> [String] {
@@ -254,6 +353,10 @@ actor FleetLink {
 
     func delivered(_ names: [String], at: Timestamp) async throws -> [PlannerState.Delivered] {
         try await using { try $0.delivered(names, at: at) }
+    }
+
+    func noteProblems(_ problems: [String: String]) async throws {
+        try await using { try $0.noteProblems(problems, watcher: watcher) }
     }
 
     func leave(at: Timestamp) async throws {

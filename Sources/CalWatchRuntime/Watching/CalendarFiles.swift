@@ -55,9 +55,9 @@ public final class CalendarFiles {
     }
 
     /// The configured calendar paths.
-    public let roots: [String]
+    public private(set) var roots: [String]
     /// Whose calendar each root is, in a fleet (`CalendarSource.scope`); roots not named have none.
-    public let scopes: [String: String]
+    public private(set) var scopes: [String: String]
     /// How long a half-written file is given before it counts as broken.
     public let settle: Duration
     /// The folders the last full look searched: what a watcher follows.
@@ -71,6 +71,14 @@ public final class CalendarFiles {
         self.roots = roots
         self.scopes = scopes
         self.settle = settle
+    }
+
+    /// Follows other roots from now on (a fleet's watcher took or gave calendars): the next `rescan` reads the
+    /// files of the new ones and reports those of roots gone as removed; files of the roots kept are not read
+    /// again.
+    public func follow(roots: [String], scopes: [String: String]) {
+        self.roots = roots
+        self.scopes = scopes
     }
 
     /// `source` with the scope of the root it lies under.

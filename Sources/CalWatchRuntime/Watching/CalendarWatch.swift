@@ -112,6 +112,20 @@ public final class CalendarWatch {
         return try await commit(at: now, into: report, cause: .start)
     }
 
+    /// A fleet's watcher took or gave calendars: only the files of those taken are read, those of calendars given
+    /// are forgotten without ending what goes on at the watcher that takes them, and what was delivered about the
+    /// ones taken (`handOver`) counts as emitted. Plans at `now`.
+    public func calendarsChanged(
+        roots: [String], scopes: [String: String], handOver: PlannerState.HandOver?, at now: Instant
+    ) async throws -> Report {
+        loop.keep(scopes: Set(scopes.values))
+        if let handOver { loop.take(handOver) }
+        files.follow(roots: roots, scopes: scopes)
+        var report = Report()
+        apply(files.rescan(), at: now, into: &report)
+        return try await commit(at: now, into: report, cause: .change)
+    }
+
     /// The folder `calwatch snooze`, `dismiss` and `ack` rename a file into after recording an answer in the
     /// journal: a watcher on it wakes the daemon, whose next `advance` takes the answer. A folder of its own, so
     /// that nothing else written beside the journal (in /tmp, say) wakes the daemon.

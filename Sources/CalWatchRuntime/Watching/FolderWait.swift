@@ -13,6 +13,8 @@ final class FolderWait<WaitClock: Clock> where WaitClock.Duration == Duration {
         case files, clockSet, reload, shutdown
         /// A routing engine's answers came: the times to leave they give are planned again.
         case travelTimes
+        /// The calendars held changed (a fleet's watcher took or gave some).
+        case calendars
     }
 
     /// What one wait brought.

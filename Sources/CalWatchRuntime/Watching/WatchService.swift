@@ -40,13 +40,22 @@ public final class WatchService<WaitClock: Clock>: Service where WaitClock.Durat
         public var load: @Sendable () throws -> Configuration
         /// Opens the journal and sinks of a configuration and makes a watch continuing at `now`.
         public var open: @Sendable (Configuration, Instant) async throws -> CalendarWatch
+        /// Changes the calendars of the watch in use at `now` (`CalendarWatch.calendarsChanged`) when asked to
+        /// (`calendarsChanged()`): a fleet's watcher taking or giving calendars. `nil`: nothing changed.
+        public var changeCalendars: (@Sendable (CalendarWatch, Instant) async throws -> CalendarWatch.Report?)?
+        /// Told of the problems each call found, with the calendars' roots and whose each is (a fleet records them).
+        public var problems: (@Sendable ([CalendarProblem], [String: String]) -> Void)?
 
         public init(
             load: @escaping @Sendable () throws -> Configuration,
-            open: @escaping @Sendable (Configuration, Instant) async throws -> CalendarWatch
+            open: @escaping @Sendable (Configuration, Instant) async throws -> CalendarWatch,
+            changeCalendars: (@Sendable (CalendarWatch, Instant) async throws -> CalendarWatch.Report?)? = nil,
+            problems: (@Sendable ([CalendarProblem], [String: String]) -> Void)? = nil
         ) {
             self.load = load
             self.open = open
+            self.changeCalendars = changeCalendars
+            self.problems = problems
         }
     }
 
@@ -75,6 +84,9 @@ public final class WatchService<WaitClock: Clock>: Service where WaitClock.Durat
 
     /// Reads the configuration again, as SIGHUP does.
     public func reload() { wakeups.signal(.reload) }
+
+    /// The calendars held changed (`Setup.changeCalendars` says how).
+    public func calendarsChanged() { wakeups.signal(.calendars) }
 
     /// Plans again the occurrences whose time to leave a routing engine's answers may have changed (`RoutePoller`).
     public func travelTimesChanged() { wakeups.signal(.travelTimes) }
@@ -118,7 +130,7 @@ public final class WatchService<WaitClock: Clock>: Service where WaitClock.Durat
         _ watch: inout CalendarWatch, configuration: inout Configuration, wait: FolderWait<WaitClock>,
         group: inout ThrowingTaskGroup<Void, any Error>
     ) async throws {
-        log(try await watch.start(at: now), "start")
+        log(try await watch.start(at: now), "start", in: watch)
         follow(watch, with: wait.watcher)
         logger.info(
             "watching",
@@ -142,12 +154,20 @@ public final class WatchService<WaitClock: Clock>: Service where WaitClock.Durat
                 zone = watch.zone
             }
 
-            if turn.signals.contains(.travelTimes) { log(try await watch.travelTimesChanged(at: now), "travel") }
+            if turn.signals.contains(.calendars), let change = setup.changeCalendars,
+                let report = try await change(watch, now)
+            {
+                log(report, "calendars", in: watch)
+                follow(watch, with: wait.watcher)
+            }
+            if turn.signals.contains(.travelTimes) {
+                log(try await watch.travelTimesChanged(at: now), "travel", in: watch)
+            }
             let instant = clock.now
             if let current = systemZone(), current.identifier != zone.identifier {
                 logger.notice("the system zone changed from \(zone.identifier) to \(current.identifier)")
                 zone = current
-                log(try await watch.zoneChanged(to: current, at: now), "zone")
+                log(try await watch.zoneChanged(to: current, at: now), "zone", in: watch)
             }
             // An answer rang: the `advance` below takes it.
             let bell = watch.answerBell + "/"
@@ -155,16 +175,16 @@ public final class WatchService<WaitClock: Clock>: Service where WaitClock.Durat
             if !files.isEmpty {
                 let report = try await watch.filesChanged(.init(files: files), at: now)
                 for path in report.unsettled { wait.read(path, at: instant.advanced(by: watch.files.settle)) }
-                log(report, "change")
+                log(report, "change", in: watch)
             }
             if turn.rescan || safetyRescanAt <= instant {
                 safetyRescanAt = instant.advanced(by: options.rescanEvery)
                 let report = try await watch.filesChanged(.init(rescan: true), at: now)
                 for path in report.unsettled { wait.read(path, at: instant.advanced(by: watch.files.settle)) }
                 follow(watch, with: wait.watcher)
-                log(report, "rescan")
+                log(report, "rescan", in: watch)
             }
-            log(try await watch.advance(to: now), "time")
+            log(try await watch.advance(to: now), "time", in: watch)
             CalwatchMetrics.planned(at: wallClock())
         }
     }
@@ -195,7 +215,7 @@ public final class WatchService<WaitClock: Clock>: Service where WaitClock.Durat
             watch = try await setup.open(configuration, now)
         }
         group.addTask { [bus = watch.bus] in await bus.run() }
-        log(try await watch.start(at: now), "reload")
+        log(try await watch.start(at: now), "reload", in: watch)
         follow(watch, with: watcher)
         logger.notice("configuration read again", metadata: ["calendar.files": "\(watch.files.count)"])
     }
@@ -226,8 +246,9 @@ public final class WatchService<WaitClock: Clock>: Service where WaitClock.Durat
         }
     }
 
-    private func log(_ report: CalendarWatch.Report, _ cause: Logger.Message) {
+    private func log(_ report: CalendarWatch.Report, _ cause: Logger.Message, in watch: CalendarWatch) {
         CalwatchMetrics.read(files: report.parsed, problems: report.problems)
+        if !report.problems.isEmpty { setup.problems?(report.problems, watch.files.scopes) }
         for problem in report.problems {
             let metadata: Logger.Metadata = ["calendar.path": "\(problem.path)"]
             if problem.severity == .error {

@@ -1,0 +1,201 @@
+import Foundation
+import Testing
+
+@testable import CalWatchCore
+@testable import CalWatchRuntime
+
+/// A fleet run as operators run it: a real PostgreSQL cluster, 2,000 calendars in folders, watchers as child
+/// processes of the calwatch binary, reminders due throughout. One watcher is killed with SIGKILL, a fifth joins,
+/// one is stopped with SIGTERM, the database is stopped for 20 seconds; at the end every reminder is in
+/// `event_log` exactly once, with who sent it and how late. Real time, so the lease is short (6 s) and the
+/// bounds have margins for a busy machine; the figures it prints go in BENCHMARKS.md.
+@Suite(.serialized, .timeLimit(.minutes(8))) struct FleetRunTests {
+    static let calendars = 2_000
+    static let lease: Int64 = 6
+
+    /// One watcher: `calwatch watch --fleet` with a journal of its own, its log in `folder/<name>.log`.
+    final class Watcher {
+        let name: String
+        let process = Process()
+
+        init(_ name: String, folder: String, database: String) throws {
+            self.name = name
+            process.executableURL = CommandLineTests.executable
+            process.arguments = [
+                "watch", "--fleet", database, "--instance", name, "--state", folder + "/\(name).journal",
+                "--config", folder + "/config.yml", "--lease", "\(FleetRunTests.lease)s",
+            ]
+            process.standardOutput = FileHandle.nullDevice
+            _ = FileManager.default.createFile(atPath: folder + "/\(name).log", contents: nil)
+            process.standardError = FileHandle(forWritingAtPath: folder + "/\(name).log")
+            try process.run()
+        }
+
+        func signal(_ signal: Int32) { kill(process.processIdentifier, signal) }
+
+        /// Waits for the process to end; its exit status.
+        func exit() async throws -> Int32 {
+            try await PostgresRecoveryTests.wait(process)
+        }
+    }
+
+    /// `count` folders of one event each, starting so that the 5-minute reminders are due from `first` on, one
+    /// every `spacing` seconds; the same UID in every other calendar (one invitation in many people's calendars).
+    static func writeCalendars(in folder: String, first: Instant, spacing: Double) throws -> [String] {
+        func text(_ instant: Instant) -> String {
+            instant.description.replacingOccurrences(of: "-", with: "").replacingOccurrences(of: ":", with: "")
+        }
+        return try (0..<calendars).map { index in
+            let path = folder + String(format: "/calendars/c%04d", index)
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+            let start = first.adding(seconds: 300 + Int64(Double(index) * spacing))
+            let lines = [
+                "BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:-//calwatch tests//EN", "BEGIN:VEVENT",
+                "UID:\(index % 2 == 0 ? "all-hands" : "one-to-one-\(index)")@example.org", "DTSTAMP:20270101T000000Z",
+                "DTSTART:\(text(start))", "DTEND:\(text(start.adding(seconds: 1800)))", "SUMMARY:Meeting \(index)",
+                "END:VEVENT", "END:VCALENDAR",
+            ]
+            try (lines.joined(separator: "\r\n") + "\r\n").write(
+                toFile: path + "/event.ics", atomically: true, encoding: .utf8)
+            return path
+        }
+    }
+
+    /// Polls `query` (one integer) until `done` holds or `seconds` pass; the last value.
+    static func wait(
+        for query: String, in server: PostgresServer, seconds: Double, until done: (Int) -> Bool
+    ) async throws -> Int {
+        let deadline = Date().addingTimeInterval(seconds)
+        var value = -1
+        while Date() < deadline {
+            value = Int((try? await server.value(query)) ?? "") ?? -1
+            if done(value) { return value }
+            try await Task.sleep(for: .milliseconds(250))
+        }
+        return value
+    }
+
+    @Test func killedStoppedAndJoiningWatchersAndADatabaseRestartSendEveryReminderOnce() async throws {
+        try await PostgresServer.with { server in
+            let folder = NSTemporaryDirectory() + "calwatch-fleet-run-\(UUID().uuidString)"
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(atPath: folder) }
+            try "reminders:\n  offsets: [5m]\n".write(toFile: folder + "/config.yml", atomically: true, encoding: .utf8)
+            // Reminders due from 40 s from now, one every 70 ms, for 140 s.
+            let now = Timestamp.now.instant
+            let paths = try Self.writeCalendars(in: folder, first: now.adding(seconds: 40), spacing: 0.07)
+            let cli = CommandLineTests()
+            let added = try await cli.calwatch(["fleet", "add", "--database", server.url] + paths)
+            #expect(added.status == 0, "\(added.errors)")
+
+            var watchers = try (1...4).map { try Watcher("w\($0)", folder: folder, database: server.url) }
+            defer { for watcher in watchers where watcher.process.isRunning { watcher.signal(SIGKILL) } }
+            // The four share the calendars: 500 each.
+            let balanced = try await Self.wait(
+                for: "SELECT count(*) FROM (SELECT watcher FROM calendars GROUP BY watcher HAVING count(*) = 500) AS w",
+                in: server, seconds: 90, until: { $0 == 4 })
+            #expect(balanced == 4, "the four watchers did not come to 500 calendars each")
+
+            // Reminders are due now: w1 dies without a word.
+            while Timestamp.now.instant < now.adding(seconds: 50) { try await Task.sleep(for: .milliseconds(100)) }
+            let killedAt = Timestamp.now
+            watchers[0].signal(SIGKILL)
+            _ = try await watchers[0].exit()
+            let orphans = try await Self.wait(
+                for: "SELECT count(*) FROM calendars WHERE watcher = 'w1'", in: server, seconds: 60,
+                until: { $0 == 0 })
+            #expect(orphans == 0, "w1's calendars were not taken over")
+
+            // A fifth joins and gets a share; w2 is stopped gracefully and gives its calendars back at once.
+            watchers.append(try Watcher("w5", folder: folder, database: server.url))
+            let joined = try await Self.wait(
+                for: "SELECT count(*) FROM calendars WHERE watcher = 'w5'", in: server, seconds: 60,
+                until: { $0 >= 400 })
+            #expect(joined >= 400)
+            watchers[1].signal(SIGTERM)
+            #expect(try await watchers[1].exit() == 0)
+            #expect(try await server.value("SELECT count(*) FROM calendars WHERE watcher = 'w2'") == "0")
+            #expect(
+                try await server.value("SELECT stopped IS NOT NULL FROM fleet_watchers WHERE watcher = 'w2'") == "t")
+            let free = try await Self.wait(
+                for: "SELECT count(*) FROM calendars WHERE watcher IS NULL", in: server, seconds: 30,
+                until: { $0 == 0 })
+            #expect(free == 0, "w2's calendars were not taken")
+
+            // The database goes away for 20 seconds while reminders keep coming due.
+            try await server.halt()
+            try await Task.sleep(for: .seconds(20))
+            try await server.startAgain()
+
+            // Every reminder due: stored once each, by whichever watcher held its calendar.
+            while Timestamp.now.instant < now.adding(seconds: 185) { try await Task.sleep(for: .milliseconds(250)) }
+            let query = """
+                SELECT count(*) FROM event_log WHERE type = 'reminderDue'
+                """
+            let stored = try await Self.wait(for: query, in: server, seconds: 90, until: { $0 >= Self.calendars })
+            for watcher in watchers where watcher.process.isRunning { watcher.signal(SIGTERM) }
+            for watcher in watchers.dropFirst(2) { #expect(try await watcher.exit() == 0) }
+
+            #expect(stored == Self.calendars)
+            #expect(
+                try await server.psql(
+                    "SELECT count(DISTINCT watcher), count(DISTINCT (watcher, id)) FROM event_log WHERE type = 'reminderDue'"
+                ) == ["\(Self.calendars)|\(Self.calendars)"])
+            // Senders: only the fleet's watchers; w1 sent nothing due after it died.
+            let senders = try await server.psql(
+                "SELECT DISTINCT sender FROM event_log WHERE type = 'reminderDue' ORDER BY 1")
+            #expect(Set(senders).isSubset(of: ["w1", "w2", "w3", "w4", "w5"]))
+            let killedSeconds = Double(killedAt.millisecondsSinceEpoch) / 1000
+            #expect(
+                try await server.value(
+                    "SELECT count(*) FROM event_log WHERE sender = 'w1' AND time > to_timestamp(\(killedSeconds + 1))")
+                    == "0")
+            // Live activities went on across every hand-over: one start per calendar, none ended as removed.
+            #expect(
+                try await server.value(
+                    "SELECT count(*) = count(DISTINCT watcher) FROM event_log WHERE type = 'liveActivityStart'") == "t")
+            #expect(
+                try await server.value(
+                    "SELECT count(*) FROM event_log WHERE details #>> '{liveActivity,endReason}' = 'removed'") == "0")
+
+            // Lateness: a reminder due while its calendar changed hands waited at most a lease and the heartbeat
+            // that found it free (with margin for a busy machine); any later than the grace says it was late.
+            let lateness =
+                try await server.psql(
+                    """
+                    SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM recorded - time)),
+                           percentile_cont(0.99) WITHIN GROUP (ORDER BY extract(epoch FROM recorded - time)),
+                           max(extract(epoch FROM recorded - time)),
+                           count(*) FILTER (WHERE extract(epoch FROM recorded - time) >= 2
+                                              AND (details #>> '{reminder,late}')::boolean IS NOT TRUE)
+                    FROM event_log WHERE type = 'reminderDue'
+                    """
+                ).first?.split(separator: "|").map { Double($0) ?? -1 } ?? []
+            #expect(lateness.count == 4)
+            #expect(lateness[2] <= Double(Self.lease) * 4 / 3 + 10, "max lateness \(lateness[2]) s")
+            // Only the killed watcher's calendars were taken after a lease expired: the database's restart took
+            // none from the watchers that were cut off with it.
+            #expect(
+                try await server.psql("SELECT DISTINCT previous FROM fleet_handovers WHERE reason = 'expired'")
+                    == ["w1"])
+            #expect(lateness[3] == 0, "reminders late by 2 s or more not marked late")
+            let handover =
+                try await server.psql(
+                    """
+                    SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM claimed_at) - \(killedSeconds)),
+                           max(extract(epoch FROM claimed_at) - \(killedSeconds)), count(*)
+                    FROM fleet_handovers WHERE previous = 'w1' AND reason = 'expired'
+                    """
+                ).first ?? ""
+            let handovers = try await server.psql(
+                "SELECT reason, count(*) FROM fleet_handovers GROUP BY reason ORDER BY reason")
+            print(
+                """
+                fleet run: \(Self.calendars) calendars, lease \(Self.lease) s; reminders \(stored), \
+                lateness p50/p99/max \(lateness.prefix(3).map { String(format: "%.3f", $0) }.joined(separator: "/")) s; \
+                after the SIGKILL, w1's calendars taken (p50|max s after the kill|count): \(handover); \
+                hand-overs by reason: \(handovers.joined(separator: ", "))
+                """)
+        }
+    }
+}
