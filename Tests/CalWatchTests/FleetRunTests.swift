@@ -18,9 +18,12 @@ import Testing
         let name: String
         let process = Process()
 
-        init(_ name: String, folder: String, database: String) throws {
+        init(_ name: String, folder: String, database: String, environment: [String: String] = [:]) throws {
             self.name = name
             process.executableURL = CommandLineTests.executable
+            if !environment.isEmpty {
+                process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+            }
             process.arguments = [
                 "watch", "--fleet", database, "--instance", name, "--state", folder + "/\(name).journal",
                 "--config", folder + "/config.yml", "--lease", "\(FleetRunTests.lease)s",
@@ -196,6 +199,46 @@ import Testing
                 after the SIGKILL, w1's calendars taken (p50|max s after the kill|count): \(handover); \
                 hand-overs by reason: \(handovers.joined(separator: ", "))
                 """)
+        }
+    }
+
+    @Test func aFeedInTheFleetIsPolledByTheWatcherThatHoldsIt() async throws {
+        try await FeedServer.with { feed in
+            try await PostgresServer.with { server in
+                let folder = SinkFixtures.folder()
+                defer { try? FileManager.default.removeItem(atPath: folder) }
+                try "reminders:\n  offsets: [5m]\n".write(
+                    toFile: folder + "/config.yml", atomically: true, encoding: .utf8)
+                // A meeting whose 5-minute reminder is due 15 seconds from now, on the server only.
+                let start = Timestamp.now.instant.adding(seconds: 315)
+                func text(_ instant: Instant) -> String {
+                    instant.description.replacingOccurrences(of: "-", with: "").replacingOccurrences(of: ":", with: "")
+                }
+                try [
+                    "BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:-//calwatch tests//EN", "BEGIN:VEVENT",
+                    "UID:team-sync@example.org", "DTSTAMP:20270101T000000Z", "DTSTART:\(text(start))",
+                    "DTEND:\(text(start.adding(seconds: 1800)))", "SUMMARY:Team sync", "END:VEVENT", "END:VCALENDAR",
+                    "",
+                ].joined(separator: "\r\n").write(toFile: feed.folder + "/feed.ics", atomically: true, encoding: .utf8)
+                let cli = CommandLineTests()
+                let added = try await cli.calwatch([
+                    "fleet", "add", "--database", server.url, "--feed", feed.url("/feed.ics"), "--name", "team",
+                ])
+                #expect(added.status == 0, "\(added.errors)")
+                let watcher = try Watcher(
+                    "w1", folder: folder, database: server.url, environment: ["XDG_CACHE_HOME": folder + "/cache"])
+                defer { if watcher.process.isRunning { watcher.signal(SIGKILL) } }
+                let sent = try await Self.wait(
+                    for: "SELECT count(*) FROM event_log WHERE watcher = 'fleet:team' AND type = 'reminderDue' "
+                        + "AND sender = 'w1'", in: server, seconds: 90, until: { $0 > 0 })
+                #expect(sent == 1, "\((try? String(contentsOfFile: folder + "/w1.log", encoding: .utf8)) ?? "")")
+                #expect(feed.requests.first?.status == 200)
+                let show = try await cli.calwatch(["fleet", "show", "team", "--database", server.url])
+                #expect(show.output.contains("watcher:  w1") && show.output.contains("reminderDue"), "\(show.output)")
+                watcher.signal(SIGTERM)
+                #expect(try await watcher.exit() == 0)
+                #expect(try await server.value("SELECT watcher IS NULL FROM calendars WHERE name = 'team'") == "t")
+            }
         }
     }
 }

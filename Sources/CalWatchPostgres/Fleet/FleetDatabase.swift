@@ -55,6 +55,10 @@ public struct FleetDatabase: Sendable {
         }
     }
 
+    /// The channel notified when calendars are given back or a watcher joins: every watcher listens, and beats
+    /// at once instead of at its next third of a lease.
+    public static let channel = "calwatch_fleet"
+
     private static func seconds(_ time: Timestamp) -> String {
         String(Double(time.millisecondsSinceEpoch) / 1000)
     }
@@ -198,6 +202,7 @@ public struct FleetDatabase: Sendable {
                         started = excluded.started, seen = excluded.seen, stopped = NULL, calendars = 0,
                         lease_seconds = excluded.lease_seconds
                     """, [watcher, host, String(pid), Self.seconds(at), String(lease)])
+                try connection.execute("NOTIFY \(Self.channel)")
             }
         } catch let error as PostgresError {
             throw failure(error)
@@ -296,12 +301,14 @@ public struct FleetDatabase: Sendable {
     @discardableResult
     public func release(_ names: [String], watcher: String, at: Timestamp) throws -> [String] {
         do {
-            return try connection.execute(
+            let released = try connection.execute(
                 """
                 UPDATE calendars SET watcher = NULL, lease_until = NULL, released_at = to_timestamp($3::double precision)
                 WHERE watcher = $1 AND name = ANY($2::text[]) RETURNING name
                 """, [watcher, Self.array(names), Self.seconds(at)]
             ).compactMap { $0[0] }
+            if !released.isEmpty { try connection.execute("NOTIFY \(Self.channel)") }
+            return released
         } catch let error as PostgresError {
             throw failure(error)
         }
@@ -322,6 +329,7 @@ public struct FleetDatabase: Sendable {
                     UPDATE fleet_watchers SET stopped = to_timestamp($2::double precision), calendars = 0
                     WHERE watcher = $1
                     """, [watcher, Self.seconds(at)])
+                try connection.execute("NOTIFY \(Self.channel)")
             }
         } catch let error as PostgresError {
             throw failure(error)

@@ -41,6 +41,7 @@ public final class FleetMember: Service, Sendable {
     public let watcher: String
     public let options: Options
     private let link: FleetLink
+    private let listener: FleetListener
     private let state = Locked(State())
     private let wallClock: @Sendable () -> Timestamp
     private let backlog: @Sendable () async -> Int64
@@ -57,6 +58,7 @@ public final class FleetMember: Service, Sendable {
         self.watcher = watcher
         self.options = options
         self.link = FleetLink(url: url, passwordCommand: password, watcher: watcher)
+        self.listener = FleetListener(url: url, passwordCommand: password, watcher: watcher)
         self.wallClock = wallClock
         self.backlog = backlog
         self.changed = changed
@@ -224,11 +226,6 @@ public final class FleetMember: Service, Sendable {
             heartbeat = try await link.heartbeat(
                 lease: options.lease, backlog: backlog, takingExpired: takingExpired, at: now)
             state.withLock { $0.lastBeat = now }
-            let problems = state.withLock { state in
-                defer { state.problems.removeAll() }
-                return state.problems
-            }
-            if !problems.isEmpty { try await link.noteProblems(problems) }
         } catch {
             CalwatchMetrics.fleetHeartbeatFailed()
             let first = state.withLock { state in
@@ -243,6 +240,14 @@ public final class FleetMember: Service, Sendable {
                     """)
             }
             return false
+        }
+        let problems = state.withLock { state in
+            defer { state.problems.removeAll() }
+            return state.problems
+        }
+        // Said once: a problem that stays is not reported again by the watch, and is not lost by a failure here.
+        if !problems.isEmpty, (try? await link.noteProblems(problems)) == nil {
+            state.withLock { $0.problems.merge(problems) { old, _ in old } }
         }
         let (taken, lost, giving, holding) = state.withLock { state in
             if state.failing { logger.notice("the fleet's database answers again") }
@@ -275,12 +280,19 @@ public final class FleetMember: Service, Sendable {
         return true
     }
 
-    /// Heartbeats every third of a lease until a graceful shutdown, which gives every calendar back (the watch
-    /// has finished by then: it stops before this service, being later in the group).
+    /// Heartbeats every third of a lease, and at once when another watcher gives calendars back or joins (a
+    /// notification), until a graceful shutdown, which gives every calendar back (the watch has finished by
+    /// then: it stops before this service, being later in the group).
     public func run() async throws {
         let every = Duration.seconds(max(1, options.lease / 3))
+        let listener = listener
         while !Task.isCancelled && !Task.isShuttingDownGracefully {
-            guard (try? await cancelWhenGracefulShutdown({ try await Task.sleep(for: every) })) != nil else { break }
+            let started = ContinuousClock.now
+            await cancelWhenGracefulShutdown { await listener.wait(upTo: every) }
+            guard !Task.isCancelled && !Task.isShuttingDownGracefully else { break }
+            // A burst of notifications (every watcher giving back at once) makes one beat a quarter second.
+            let quiet = started.advanced(by: .milliseconds(250)) - ContinuousClock.now
+            if quiet > .zero { try? await Task.sleep(for: quiet) }
             await beat()
         }
         do {
@@ -361,6 +373,50 @@ actor FleetLink {
 
     func leave(at: Timestamp) async throws {
         try await using { try $0.leave(watcher: watcher, at: at) }
+    }
+}
+
+/// A connection that LISTENs on the fleet's channel, on a thread of its own (waiting blocks it).
+actor FleetListener {
+    private let executor = BlockingExecutor(name: "calwatch-fleet-listen")
+    nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+    private let url: String
+    private let passwordCommand: [String]?
+    private let watcher: String
+    private var connection: PostgresConnection?
+
+    init(url: String, passwordCommand: [String]?, watcher: String) {
+        self.url = url
+        self.passwordCommand = passwordCommand
+        self.watcher = watcher
+    }
+
+    /// Waits up to `duration` for a notification, in slices of a quarter second so that a cancelled task ends
+    /// at once. Without a connection (the database down) it waits the whole time, and connects again next time.
+    func wait(upTo duration: Duration) async {
+        let deadline = ContinuousClock.now.advanced(by: duration)
+        if connection?.isUsable != true {
+            connection = nil
+            do {
+                let password = try await passwordCommand.asyncMap { try await PasswordCommand.run($0) }
+                let opened = try PostgresConnection(
+                    url: url, password: password, applicationName: "calwatch " + watcher, timeout: 5)
+                try opened.execute("LISTEN \(FleetDatabase.channel)")
+                connection = opened
+            } catch {
+                try? await Task.sleep(until: deadline)
+                return
+            }
+        }
+        while !Task.isCancelled, ContinuousClock.now < deadline, let connection {
+            do {
+                if try !connection.notifications(waitingUpTo: 250).isEmpty { return }
+            } catch {
+                self.connection = nil
+                try? await Task.sleep(until: deadline)
+                return
+            }
+        }
     }
 }
 
