@@ -245,7 +245,7 @@ public final class FleetMember: Service, Sendable {
             defer { state.problems.removeAll() }
             return state.problems
         }
-        // Said once: a problem that stays is not reported again by the watch, and is not lost by a failure here.
+        // The watch reports a problem that stays only once: one the database did not take waits for the next beat.
         if !problems.isEmpty, (try? await link.noteProblems(problems)) == nil {
             state.withLock { $0.problems.merge(problems) { old, _ in old } }
         }
