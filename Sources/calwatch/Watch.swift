@@ -62,7 +62,8 @@ extension CalwatchCommand {
                 problems. Logs go to standard error.
 
                 Exit status: 0 stopped by a signal; 64 usage or configuration error; 74 the journal or a sink \
-                cannot be opened.
+                cannot be opened; 75 another daemon holds the journal, or a watcher of the same name runs in the \
+                fleet.
 
                 Examples:
                   calwatch watch                                   # ~/.config/calwatch/config.yml, else ~/.calendars
@@ -202,15 +203,6 @@ extension CalwatchCommand {
                     followsSystemZone ? TimeZoneDatabase.rules(named: TimeZoneDatabase.systemZoneName) : nil
                 })
             var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
-            // The fleet's heartbeat, before the watch in the group so that it stops after it: its calendars are
-            // given back once the watch has stored what it committed. Its first beat comes before the watch
-            // starts, which then reads what that took.
-            if let fleet {
-                fleet.onChange { service.calendarsChanged() }
-                await fleet.member.beat()
-                services.append(.init(service: fleet.member))
-                services.append(.init(service: fleet.feeds))
-            }
             // Metrics as the configuration at start asks (a reload does not move the file). First in the group, so
             // it is stopped last, after the watch's sinks have finished: its last write has their final counts.
             if let path = initial.metrics.textfile {
@@ -221,6 +213,20 @@ extension CalwatchCommand {
                         service: PrometheusTextfile.Service(
                             file, every: .seconds(initial.metrics.every), clock: ContinuousClock(),
                             failed: { logger.error("cannot write the metrics to \(path): \($0)") })))
+            }
+            // The fleet's heartbeat, before the watch in the group so that it stops after it: its calendars are
+            // given back once the watch has stored what it committed. It joins before the watch starts, which then
+            // reads what its first beat took; a watcher of the same name alive elsewhere stops this one here.
+            if let fleet {
+                fleet.onChange { service.calendarsChanged() }
+                do {
+                    try await fleet.member.start()
+                } catch {
+                    StandardStreams.error("calwatch: \(error)\n")
+                    throw ExitCode.journalBusy
+                }
+                services.append(.init(service: fleet.member))
+                services.append(.init(service: fleet.feeds))
             }
             // The feeds as the configuration at start names them (a reload does not change what is polled).
             if !initial.feeds.isEmpty {

@@ -233,6 +233,13 @@ import Testing
                         + "AND sender = 'w1'", in: server, seconds: 90, until: { $0 > 0 })
                 #expect(sent == 1, "\((try? String(contentsOfFile: folder + "/w1.log", encoding: .utf8)) ?? "")")
                 #expect(feed.requests.first?.status == 200)
+                // A second watcher of the same name is refused while the first lives: it would renew its leases.
+                let twin = folder + "/twin"
+                try FileManager.default.createDirectory(atPath: twin, withIntermediateDirectories: true)
+                try FileManager.default.copyItem(atPath: folder + "/config.yml", toPath: twin + "/config.yml")
+                #expect(try await Watcher("w1", folder: twin, database: server.url).exit() == 75)
+                let refused = (try? String(contentsOfFile: twin + "/w1.log", encoding: .utf8)) ?? ""
+                #expect(refused.contains("a watcher named w1 runs on"), "\(refused)")
                 let show = try await cli.calwatch(["fleet", "show", "team", "--database", server.url])
                 #expect(show.output.contains("watcher:  w1") && show.output.contains("reminderDue"), "\(show.output)")
                 watcher.signal(SIGTERM)

@@ -191,7 +191,8 @@ public struct FleetDatabase: Sendable {
                 if let row = other.first {
                     throw Failure(
                         description: "a watcher named \(watcher) runs on \(row[0] ?? "?") (pid \(row[1] ?? "?")); "
-                            + "give each watcher of a fleet its own name (--instance or instance: in config.yml)")
+                            + "give each watcher of a fleet its own name (--instance or instance: in config.yml)",
+                        isRefusal: true)
                 }
                 try connection.execute(
                     """

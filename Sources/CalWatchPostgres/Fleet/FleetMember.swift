@@ -202,6 +202,18 @@ public final class FleetMember: Service, Sendable {
         return taken.isEmpty ? nil : await handOver(taken)
     }
 
+    /// Joins the fleet and beats once, before the watch starts. Throws when a watcher of this name is alive
+    /// elsewhere; a database that cannot be reached is only logged (the heartbeats go on trying).
+    public func start() async throws {
+        do {
+            try await link.join(lease: options.lease, at: wallClock())
+            state.withLock { $0.joined = true }
+        } catch let failure as FleetDatabase.Failure where failure.isRefusal {
+            throw failure
+        } catch {}
+        await beat()
+    }
+
     /// One heartbeat now: joins the fleet the first time, renews, takes and gives back. Returns whether the
     /// calendars held changed (and calls `changed` when they did).
     @discardableResult
