@@ -489,7 +489,8 @@ public actor PostgresSink: EventSink {
             password_command jsonb,        -- caldav: a program and its arguments that print the password: a
                                            -- reference to the secret, kept where the watchers run; never the secret
             every integer NOT NULL DEFAULT 600, -- feeds and caldav: seconds between polls
-            person text,                   -- whose calendar it is (for operators; rules match the name)
+            person text,                   -- whose calendar it is: their address, which tells their own attendee
+                                           -- entries apart (declined, accepted) as me: in config.yml does
             added timestamptz NOT NULL DEFAULT now(),
             watcher text,                  -- the watcher holding it; NULL when none does
             lease_until timestamptz,       -- after this another watcher may take it

@@ -111,7 +111,10 @@ extension CalwatchCommand.Fleet {
         @Option(help: ArgumentHelp("The calendar's name in the fleet (one calendar at a time).", valueName: "name"))
         var name: String?
 
-        @Option(help: ArgumentHelp("Whose calendar it is, for operators.", valueName: "who"))
+        @Option(
+            help: ArgumentHelp(
+                "Whose calendar it is: their address, which tells their own attendee entries apart (whether they "
+                    + "declined), as me: in config.yml does.", valueName: "address"))
         var person: String?
 
         @Option(help: ArgumentHelp("How often a feed or CalDAV account is polled.", valueName: "duration"))

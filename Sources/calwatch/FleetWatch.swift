@@ -62,7 +62,7 @@ final class FleetWatch: Sendable {
         guard !change.isEmpty else { return nil }
         await feeds.follow(change.feeds)
         let report = try await watch.calendarsChanged(
-            roots: change.roots, scopes: change.scopes, handOver: change.handOver, at: now)
+            roots: change.roots, scopes: change.scopes, people: member.people(), handOver: change.handOver, at: now)
         guard !change.given.isEmpty, let journal = journal.withLock({ $0 }) else { return report }
         let committed = try await journal.lastSequence()
         let (member, sink, lease) = (member, sink, lease)

@@ -126,4 +126,25 @@ import Testing
         #expect(ends.map(\.key.scope) == ["alice"], "\(later)")
         #expect(ends.first?.liveActivity?.endReason == .ended)
     }
+
+    @Test func eachPersonsOwnAnswerDecidesTheirReminders() async throws {
+        let fleet = try Self.fleetBench()
+        fleet.configuration.people = ["alice": ["alice@example.org"], "bob": ["mailto:Bob@Example.org"]]
+        let answered = Self.invitation.replacingOccurrences(
+            of: "URL:",
+            with: """
+                ORGANIZER:mailto:carol@example.org\r
+                ATTENDEE;PARTSTAT=DECLINED:mailto:alice@example.org\r
+                ATTENDEE;PARTSTAT=ACCEPTED:mailto:bob@example.org\r
+                URL:
+                """)
+        try fleet.writeRenamed("alice/standup.ics", answered)
+        try fleet.writeRenamed("bob/standup.ics", answered)
+        try await fleet.start(at: "2027-03-01T09:00:00Z")
+        for instant in ["09:30", "09:45", "09:55"] { try await fleet.advance(to: "2027-03-01T\(instant):00Z") }
+        _ = await fleet.received()
+        // Alice declined: nothing for her; Bob accepted: his three reminders.
+        let reminders = await fleet.sink.events.filter { $0.type == .reminderDue }
+        #expect(reminders.map(\.key.scope) == ["bob", "bob", "bob"])
+    }
 }

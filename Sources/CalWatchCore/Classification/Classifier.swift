@@ -15,16 +15,24 @@ public final class Classifier: Sendable {
         var place: Int?
     }
     private let cache = Locked<[ObjectIdentifier: Known]>([:])
+    /// Whose calendar each scope of a fleet is (`Configuration.people`): their addresses, for `me`.
+    private let people: Locked<[String: Set<String>]>
 
     /// The classifiers for a configuration: `me` tells the user's attendee entries apart, `leads` times a flight's
     /// leave-by, `places` a placed event's.
     public init(
         me: [String] = [], leads: FlightLeads = FlightLeads(), meetingProviders: [MeetingProvider] = [],
-        travel: TravelTimes = TravelTimes(places: [])
+        travel: TravelTimes = TravelTimes(places: []), people: [String: [String]] = [:]
     ) {
         classifiers = [FlightClassifier(), MeetingClassifier(me: me, providers: meetingProviders)]
         self.leads = leads
         self.travel = travel
+        self.people = Locked(people.mapValues(MeetingClassifier.addresses))
+    }
+
+    /// Whose calendar each scope is from now on (a fleet's watcher took calendars): for items read from now on.
+    public func follow(people: [String: [String]]) {
+        self.people.withLock { $0 = people.mapValues(MeetingClassifier.addresses) }
     }
 
     /// The classifiers of a configuration; `routes` holds a routing engine's answers and `geocodes` a geocoder's,
@@ -36,12 +44,14 @@ public final class Classifier: Sendable {
             me: configuration.me, leads: configuration.flights, meetingProviders: configuration.meetingProviders,
             travel: TravelTimes(
                 places: configuration.places, travel: configuration.travel, routes: routes, geocodes: geocodes,
-                rules: configuration.planner.rules))
+                rules: configuration.planner.rules),
+            people: configuration.people)
     }
 
     /// What the classifiers find about one item whose occurrences last `duration` seconds (`nil`: all day).
-    public func classify(_ component: CalendarComponent, duration: Double?) -> Classification {
-        let input = ClassifierInput(component: component, duration: duration)
+    public func classify(_ component: CalendarComponent, duration: Double?, me: Set<String>? = nil) -> Classification {
+        var input = ClassifierInput(component: component, duration: duration)
+        input.me = me
         var result = Classification()
         for classifier in classifiers { classifier.classify(input, into: &result) }
         if result.kind == .event {
@@ -63,7 +73,10 @@ public final class Classifier: Sendable {
             occurrence.allDay ? nil : Double(occurrence.end.secondsSinceEpoch - occurrence.start.secondsSinceEpoch)
         let component = occurrence.source.component
         let known = Known(
-            source: occurrence.source, result: classify(component, duration: duration),
+            source: occurrence.source,
+            result: classify(
+                component, duration: duration,
+                me: occurrence.scope.isEmpty ? nil : people.withLock { $0[occurrence.scope] }),
             place: travel.placeIndex(of: component))
         cache.withLock { $0[key] = known }
         return known

@@ -3,6 +3,9 @@ public struct ClassifierInput: Sendable {
     public var component: CalendarComponent
     /// Seconds from start to end of an occurrence (the first one of a series); `nil` for all-day items.
     public var duration: Double?
+    /// Whose item it is, when not the configuration's `me`: a fleet's calendar of another person (its `person`),
+    /// lower case without `mailto:`.
+    public var me: Set<String>?
 
     public let summary: String
     public let location: String

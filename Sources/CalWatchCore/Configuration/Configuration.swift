@@ -15,6 +15,9 @@ public struct Configuration: Sendable {
     /// Whether this is a fleet's watcher (`watch --fleet`): the calendars of `scopes` are all it holds, and what
     /// its journal knows of others was handed to other watchers, not removed.
     public var fleet = false
+    /// Whose calendar each scope is, in a fleet (scope → the person's addresses): their own attendee entries, as
+    /// `me` tells the user's apart (whether they declined, answered, organise).
+    public var people: [String: [String]] = [:]
     /// The zone for floating and all-day values; `nil` means the system zone.
     public var timeZone: String?
     /// The user's own addresses (lowercased, without `mailto:`).

@@ -43,7 +43,7 @@ public struct FleetCalendar: Sendable, Hashable {
 
     public var name: String
     public var source: Source
-    /// Whose calendar it is, for operators.
+    /// Whose calendar it is: their address, which tells their own attendee entries apart (as `me:` does).
     public var person: String?
 
     public init(name: String, source: Source, person: String? = nil) {

@@ -72,6 +72,7 @@ public final class FleetMember: Service, Sendable {
         var configuration = base
         configuration.fleet = true
         (configuration.calendars, configuration.scopes, configuration.feeds) = held(folder: folder)
+        configuration.people = people()
         return configuration
     }
 
@@ -94,6 +95,15 @@ public final class FleetMember: Service, Sendable {
             scopes[root] = calendar.name
         }
         return (roots, scopes, feeds)
+    }
+
+    /// The address of each calendar's person (`person`), by name: whose own attendee entries are whose.
+    public func people() -> [String: [String]] {
+        state.withLock { state in
+            state.held.values.reduce(into: [:]) { people, calendar in
+                if let person = calendar.person, person.contains("@") { people[calendar.name] = [person] }
+            }
+        }
     }
 
     /// What changed in the calendars held since the watch last took them in.

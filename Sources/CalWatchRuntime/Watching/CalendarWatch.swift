@@ -114,10 +114,12 @@ public final class CalendarWatch {
 
     /// A fleet's watcher took or gave calendars: only the files of those taken are read, those of calendars given
     /// are forgotten without ending what goes on at the watcher that takes them, and what was delivered about the
-    /// ones taken (`handOver`) counts as emitted. Plans at `now`.
+    /// ones taken (`handOver`) counts as emitted; `people` says whose each calendar is. Plans at `now`.
     public func calendarsChanged(
-        roots: [String], scopes: [String: String], handOver: PlannerState.HandOver?, at now: Instant
+        roots: [String], scopes: [String: String], people: [String: [String]], handOver: PlannerState.HandOver?,
+        at now: Instant
     ) async throws -> Report {
+        classifier.follow(people: people)
         loop.keep(scopes: Set(scopes.values))
         if let handOver { loop.take(handOver) }
         files.follow(roots: roots, scopes: scopes)

@@ -9,8 +9,13 @@ public struct MeetingClassifier: ItemClassifier {
     let providers: [MeetingProvider]
 
     public init(me: [String] = [], providers: [MeetingProvider] = []) {
-        self.me = Set(me.map { $0.lowercased().replacingOccurrences(of: "mailto:", with: "") })
+        self.me = Self.addresses(me)
         self.providers = providers + MeetingProvider.all
+    }
+
+    /// Addresses as attendees are compared: lower case, without `mailto:`.
+    static func addresses(_ written: [String]) -> Set<String> {
+        Set(written.map { $0.lowercased().replacingOccurrences(of: "mailto:", with: "") })
     }
 
     /// The properties a producer fills in for the meeting itself, before the free text of LOCATION and DESCRIPTION.
@@ -25,6 +30,7 @@ public struct MeetingClassifier: ItemClassifier {
 
     public func classify(_ input: ClassifierInput, into classification: inout Classification) {
         let component = input.component
+        let me = input.me ?? self.me
         let mine = component.attendees.first { me.contains($0.address) }
         classification.participation = mine.map { $0.participation ?? "NEEDS-ACTION" }
         if let mine, mine.participation == "DECLINED" {
