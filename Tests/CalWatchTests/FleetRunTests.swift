@@ -202,6 +202,59 @@ import Testing
         }
     }
 
+    /// A meeting whose 5-minute reminder is due 15 seconds from now.
+    static func meetingSoon(_ uid: String) -> String {
+        let start = Timestamp.now.instant.adding(seconds: 315)
+        func text(_ instant: Instant) -> String {
+            instant.description.replacingOccurrences(of: "-", with: "").replacingOccurrences(of: ":", with: "")
+        }
+        return [
+            "BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:-//calwatch tests//EN", "BEGIN:VEVENT", "UID:\(uid)@example.org",
+            "DTSTAMP:20270101T000000Z", "DTSTART:\(text(start))", "DTEND:\(text(start.adding(seconds: 1800)))",
+            "SUMMARY:Team sync", "END:VEVENT", "END:VCALENDAR", "",
+        ].joined(separator: "\r\n")
+    }
+
+    @Test func aCalDAVAccountInTheFleetSignsInWithItsPasswordCommandAndKeepsTheSecretOut() async throws {
+        try await RadicaleServer.with { radicale in
+            try await PostgresServer.with { server in
+                let folder = SinkFixtures.folder()
+                defer { try? FileManager.default.removeItem(atPath: folder) }
+                try "reminders:\n  offsets: [5m]\n".write(
+                    toFile: folder + "/config.yml", atomically: true, encoding: .utf8)
+                try await radicale.makeCalendar("/anna/work/", name: "Work")
+                try await radicale.put("/anna/work/sync.ics", Self.meetingSoon("anna-sync"))
+                // The password lives on the watcher's machine; the fleet keeps the command that reads it.
+                try RadicaleServer.password.write(toFile: folder + "/secret", atomically: true, encoding: .utf8)
+                let added = try await CommandLineTests().calwatch([
+                    "fleet", "add", "--database", server.url, "--caldav", radicale.url("/anna/"), "--user",
+                    RadicaleServer.user, "--name", "anna", "--person", "anna@example.org", "--password-command",
+                    "cat", folder + "/secret",
+                ])
+                #expect(added.status == 0, "\(added.errors)")
+                let watcher = try Watcher(
+                    "w1", folder: folder, database: server.url, environment: ["XDG_CACHE_HOME": folder + "/cache"])
+                defer { if watcher.process.isRunning { watcher.signal(SIGKILL) } }
+                let sent = try await Self.wait(
+                    for: "SELECT count(*) FROM event_log WHERE watcher = 'fleet:anna' AND type = 'reminderDue'",
+                    in: server, seconds: 90, until: { $0 > 0 })
+                #expect(sent == 1, "\((try? String(contentsOfFile: folder + "/w1.log", encoding: .utf8)) ?? "")")
+                watcher.signal(SIGTERM)
+                #expect(try await watcher.exit() == 0)
+                // The secret is in no row of any table calwatch wrote, and in none of its log lines.
+                let tables = ["calendars", "fleet_watchers", "fleet_handovers", "event_log", "occurrences", "watchers"]
+                for table in tables {
+                    #expect(
+                        try await server.value(
+                            "SELECT count(*) FROM \(table) AS t WHERE t::text LIKE '%\(RadicaleServer.password)%'")
+                            == "0", "\(table)")
+                }
+                let log = (try? String(contentsOfFile: folder + "/w1.log", encoding: .utf8)) ?? ""
+                #expect(!log.contains(RadicaleServer.password))
+            }
+        }
+    }
+
     @Test func aFeedInTheFleetIsPolledByTheWatcherThatHoldsIt() async throws {
         try await FeedServer.with { feed in
             try await PostgresServer.with { server in
@@ -210,16 +263,8 @@ import Testing
                 try "reminders:\n  offsets: [5m]\n".write(
                     toFile: folder + "/config.yml", atomically: true, encoding: .utf8)
                 // A meeting whose 5-minute reminder is due 15 seconds from now, on the server only.
-                let start = Timestamp.now.instant.adding(seconds: 315)
-                func text(_ instant: Instant) -> String {
-                    instant.description.replacingOccurrences(of: "-", with: "").replacingOccurrences(of: ":", with: "")
-                }
-                try [
-                    "BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:-//calwatch tests//EN", "BEGIN:VEVENT",
-                    "UID:team-sync@example.org", "DTSTAMP:20270101T000000Z", "DTSTART:\(text(start))",
-                    "DTEND:\(text(start.adding(seconds: 1800)))", "SUMMARY:Team sync", "END:VEVENT", "END:VCALENDAR",
-                    "",
-                ].joined(separator: "\r\n").write(toFile: feed.folder + "/feed.ics", atomically: true, encoding: .utf8)
+                try Self.meetingSoon("team-sync").write(
+                    toFile: feed.folder + "/feed.ics", atomically: true, encoding: .utf8)
                 let cli = CommandLineTests()
                 let added = try await cli.calwatch([
                     "fleet", "add", "--database", server.url, "--feed", feed.url("/feed.ics"), "--name", "team",
