@@ -51,6 +51,13 @@ def wait_for(folder: str, sql: str, done, timeout: float) -> str:
         time.sleep(0.25)
 
 
+def taken_after(folder: str, instant: float, which: str) -> str:
+    """p50 / max of how long after `instant` the hand-overs `which` (an SQL condition) took their calendars."""
+    return figures(folder, f"SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM claimed_at) - "
+                           f"{instant}), max(extract(epoch FROM claimed_at) - {instant}) FROM fleet_handovers "
+                           f"WHERE {which}")
+
+
 def figures(folder: str, sql: str) -> str:
     row = psql(folder, sql).split("|")
     return " / ".join(f"{float(value):.1f}" if value else "-" for value in row)
@@ -98,10 +105,7 @@ def main() -> None:
         watchers["w1"].send_signal(signal.SIGKILL)
         watchers["w1"].wait()
         wait_for(folder, "SELECT count(*) FROM calendars WHERE watcher = 'w1'", lambda v: v == "0", 3 * args.lease)
-        taken_after_kill = figures(
-            folder, f"SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM claimed_at) - {killed}), "
-                    f"max(extract(epoch FROM claimed_at) - {killed}) FROM fleet_handovers "
-                    "WHERE previous = 'w1' AND reason = 'expired'")
+        taken_after_kill = taken_after(folder, killed, "previous = 'w1' AND reason = 'expired'")
         taken_at = float(psql(folder, "SELECT extract(epoch FROM max(claimed_at)) FROM fleet_handovers "
                                       "WHERE previous = 'w1' AND reason = 'expired'"))
 
@@ -110,10 +114,8 @@ def main() -> None:
         watchers["w2"].send_signal(signal.SIGTERM)
         watchers["w2"].wait()
         wait_for(folder, "SELECT count(*) FROM calendars WHERE watcher IS NULL", lambda v: v == "0", 3 * args.lease)
-        taken_after_stop = figures(
-            folder, f"SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM claimed_at) - {stopped}),"
-                    f" max(extract(epoch FROM claimed_at) - {stopped}) FROM fleet_handovers "
-                    f"WHERE reason = 'released' AND claimed_at > to_timestamp({stopped})")
+        taken_after_stop = taken_after(
+            folder, stopped, f"reason = 'released' AND claimed_at > to_timestamp({stopped})")
 
         end = first + dt.timedelta(seconds=run_seconds)
         while dt.datetime.now(dt.timezone.utc) < end + dt.timedelta(seconds=5):

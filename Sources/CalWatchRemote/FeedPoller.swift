@@ -119,9 +119,6 @@ public actor FleetFeeds: Service {
         }
     }
 
-    /// How many feeds are polled.
-    public var count: Int { polling.count }
-
     public func run() async throws {
         try? await gracefulShutdown()
         for task in polling.values { task.cancel() }

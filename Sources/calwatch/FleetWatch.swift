@@ -20,22 +20,24 @@ final class FleetWatch: Sendable {
     private let reload = Locked<(@Sendable () -> Void)?>(nil)
     /// The PostgreSQL sink into the fleet's database: what it has stored decides when a calendar may go.
     private let sink: String
-    private let lease: Int64
     /// The journal of the watch in use, for the backlog each heartbeat reports.
     private let journal = Locked<JournalStore?>(nil)
 
-    init(url: String, instance: String, lease: Int64, logger: Logger) {
+    /// A watcher of the fleet at `url` named as `configuration` says. When config.yml names a PostgreSQL sink into
+    /// that database, its name and its `passwordCommand` are the fleet's too.
+    init(url: String, configuration: Configuration, lease: Int64, logger: Logger) {
         self.url = url
-        self.instance = instance
-        self.lease = lease
+        self.instance = configuration.instance
         var options = FleetMember.Options()
         options.lease = lease
         let reload = reload
         let journal = journal
-        let sink = Self.sinkName(url)
+        let named = Self.sink(into: url, of: configuration)
+        let sink = named?.name ?? Self.sinkName(url)
         self.sink = sink
         member = FleetMember(
-            url: url, watcher: instance, options: options, wallClock: { CommandSupport.timestamp },
+            url: url, password: named?.postgres.passwordCommand, watcher: instance, options: options,
+            wallClock: { CommandSupport.timestamp },
             backlog: {
                 guard let journal = journal.withLock({ $0 }) else { return 0 }
                 let last = (try? await journal.lastSequence()) ?? 0
@@ -43,6 +45,16 @@ final class FleetWatch: Sendable {
             },
             changed: { reload.withLock { $0 }?() }, logger: logger)
         feeds = FleetFeeds(logger: logger)
+    }
+
+    /// The PostgreSQL sink of `configuration` into the database at `url`, if it names one.
+    private static func sink(
+        into url: String, of configuration: Configuration
+    ) -> (name: String, postgres: PostgresSettings)? {
+        for sink in configuration.sinks {
+            if case .postgres(let postgres) = sink.output, postgres.url == url { return (sink.name, postgres) }
+        }
+        return nil
     }
 
     /// The PostgreSQL sink's name for the fleet's database, unless config.yml names it.
@@ -55,8 +67,7 @@ final class FleetWatch: Sendable {
 
     /// Changes the calendars `watch` reads to those held now: the files of calendars taken are read, with what
     /// the fleet delivered about them; calendars given go once the fleet's database has stored every event
-    /// committed so far (waited for without holding the watch up, at most a third of a lease: when the database
-    /// is down they are read again instead, so that no calendar goes unread while it cannot be handed over).
+    /// committed so far (`FleetMember.release(_:whenStored:)`).
     func changeCalendars(_ watch: CalendarWatch, at now: Instant) async throws -> CalendarWatch.Report? {
         let change = await member.change { FeedPoller<ContinuousClock>.folders($0) }
         guard !change.isEmpty else { return nil }
@@ -65,15 +76,8 @@ final class FleetWatch: Sendable {
             roots: change.roots, scopes: change.scopes, people: member.people(), handOver: change.handOver, at: now)
         guard !change.given.isEmpty, let journal = journal.withLock({ $0 }) else { return report }
         let committed = try await journal.lastSequence()
-        let (member, sink, lease) = (member, sink, lease)
-        Task {
-            let deadline = ContinuousClock.now.advanced(by: .seconds(max(1, lease / 3)))
-            while ((try? await journal.cursor(for: sink)) ?? 0) < committed {
-                guard ContinuousClock.now < deadline else { return member.keep(change.given) }
-                try? await Task.sleep(for: .milliseconds(50))
-            }
-            await member.release(change.given)
-        }
+        let sink = sink
+        member.release(change.given) { ((try? await journal.cursor(for: sink)) ?? 0) >= committed }
         return report
     }
 

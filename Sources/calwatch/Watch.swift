@@ -153,7 +153,7 @@ extension CalwatchCommand {
             let loaded = try settings.loadOrExit(calendars: calendars, useDefaultFile: true).named(instance)
             let fleet = fleet.map { url in
                 FleetWatch(
-                    url: url, instance: loaded.instance, lease: DurationText.seconds(lease) ?? 30, logger: logger)
+                    url: url, configuration: loaded, lease: DurationText.seconds(lease) ?? 30, logger: logger)
             }
             let initial = try fleet?.settleOrExit(loaded) ?? loaded
             let instance = instance

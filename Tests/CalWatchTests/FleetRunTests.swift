@@ -83,7 +83,16 @@ import Testing
             let folder = NSTemporaryDirectory() + "calwatch-fleet-run-\(UUID().uuidString)"
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
             defer { try? FileManager.default.removeItem(atPath: folder) }
-            try "reminders:\n  offsets: [5m]\n".write(toFile: folder + "/config.yml", atomically: true, encoding: .utf8)
+            // The fleet's database named as a sink of config.yml: the watchers hand over by that sink's progress.
+            try """
+            reminders:
+              offsets: [5m]
+            sinks:
+              - type: postgres
+                name: fleet-database
+                url: "\(server.url)"
+
+            """.write(toFile: folder + "/config.yml", atomically: true, encoding: .utf8)
             // Reminders due from 40 s from now, one every 70 ms, for 140 s.
             let now = Timestamp.now.instant
             let paths = try Self.writeCalendars(in: folder, first: now.adding(seconds: 40), spacing: 0.07)

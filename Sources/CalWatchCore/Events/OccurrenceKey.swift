@@ -38,7 +38,8 @@ public struct OccurrenceKey: Hashable, Sendable, Comparable, CustomStringConvert
     public func hash(into hasher: inout Swift.Hasher) {
         hasher.combine(uid)
         hasher.combine(recurrenceID)
-        hasher.combine(scope)
+        // Outside a fleet (no scope) hashed as before: keys are hashed on the planner's every lookup.
+        if !scope.isEmpty { hasher.combine(scope) }
     }
 
     public static func < (a: OccurrenceKey, b: OccurrenceKey) -> Bool {

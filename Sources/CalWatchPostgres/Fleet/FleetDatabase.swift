@@ -21,12 +21,6 @@ public struct FleetDatabase: Sendable {
             connection, sink: "fleet", url: ConnectionString(url).redacted, watcher: applicationName)
     }
 
-    /// A connection already made and migrated (tests).
-    public init(connection: PostgresConnection, url: String) {
-        self.connection = connection
-        self.url = url
-    }
-
     /// A failure of the fleet's database, worded for the operator, without the URL's password.
     public struct Failure: Error, CustomStringConvertible, Sendable {
         public var description: String

@@ -47,6 +47,9 @@ public final class FleetMember: Service, Sendable {
     private let backlog: @Sendable () async -> Int64
     private let changed: @Sendable () -> Void
     private let logger: Logger
+    /// Calendars to give back once what was committed about them is stored, handled by `run`.
+    private let releases: AsyncStream<(names: [String], stored: @Sendable () async -> Bool)>
+    private let pendingReleases: AsyncStream<(names: [String], stored: @Sendable () async -> Bool)>.Continuation
 
     /// `backlog`: events the watcher's journal holds that the database has not stored; `changed`: the calendars
     /// held changed (reload the watch).
@@ -63,6 +66,7 @@ public final class FleetMember: Service, Sendable {
         self.backlog = backlog
         self.changed = changed
         self.logger = logger
+        (releases, pendingReleases) = AsyncStream.makeStream()
     }
 
     /// `base` (config.yml's rules, reminders and sinks) with the calendars this watcher holds, each path scoped by
@@ -139,6 +143,24 @@ public final class FleetMember: Service, Sendable {
 
     /// Gives calendars back, once the watch no longer reads them and has stored what it committed about them.
     /// When the database cannot be reached, they are kept (`keep`) instead of left unread until it answers.
+    /// Gives calendars back once `stored` says the database has what the watch committed about them, without
+    /// holding the watch up: asked every 50 ms for at most a third of a lease, after which (the database down)
+    /// they are read again instead, so that no calendar goes unread while it cannot be handed over.
+    public func release(_ given: [String], whenStored stored: @escaping @Sendable () async -> Bool) {
+        pendingReleases.yield((given, stored))
+    }
+
+    private func releaseWhenStored(_ given: [String], stored: @Sendable () async -> Bool) async {
+        let deadline = ContinuousClock.now.advanced(by: .seconds(max(1, options.lease / 3)))
+        while await !stored() {
+            // Stopping: leaving gives everything back.
+            if Task.isCancelled { return }
+            guard ContinuousClock.now < deadline else { return keep(given) }
+            try? await Task.sleep(for: .milliseconds(50))
+        }
+        await release(given)
+    }
+
     public func release(_ given: [String]) async {
         guard !given.isEmpty else { return }
         let released: [String]
@@ -308,14 +330,22 @@ public final class FleetMember: Service, Sendable {
     public func run() async throws {
         let every = Duration.seconds(max(1, options.lease / 3))
         let listener = listener
-        while !Task.isCancelled && !Task.isShuttingDownGracefully {
-            let started = ContinuousClock.now
-            await cancelWhenGracefulShutdown { await listener.wait(upTo: every) }
-            guard !Task.isCancelled && !Task.isShuttingDownGracefully else { break }
-            // A burst of notifications (every watcher giving back at once) makes one beat a quarter second.
-            let quiet = started.advanced(by: .milliseconds(250)) - ContinuousClock.now
-            if quiet > .zero { try? await Task.sleep(for: quiet) }
-            await beat()
+        await withTaskGroup(of: Void.self) { group in
+            // Releases waiting for the database, one after another; ended with the heartbeats.
+            group.addTask {
+                for await (names, stored) in self.releases { await self.releaseWhenStored(names, stored: stored) }
+            }
+            while !Task.isCancelled && !Task.isShuttingDownGracefully {
+                let started = ContinuousClock.now
+                await cancelWhenGracefulShutdown { await listener.wait(upTo: every) }
+                guard !Task.isCancelled && !Task.isShuttingDownGracefully else { break }
+                // A burst of notifications (every watcher giving back at once) makes one beat a quarter second.
+                let quiet = started.advanced(by: .milliseconds(250)) - ContinuousClock.now
+                if quiet > .zero { try? await Task.sleep(for: quiet) }
+                await beat()
+            }
+            pendingReleases.finish()
+            group.cancelAll()
         }
         do {
             try await link.leave(at: wallClock())
