@@ -81,15 +81,20 @@ public final class CalendarFiles {
         self.scopes = scopes
     }
 
-    /// `source` with the scope of the root it lies under.
+    /// `source` with the scope of the root it lies under: the path and its parents looked up in `scopes`, so a
+    /// fleet's watcher of hundreds of calendars pays a few lookups per file, not one comparison per root.
     private func scoped(_ source: CalendarSource) -> CalendarSource {
         guard !scopes.isEmpty else { return source }
         var scoped = source
-        scoped.scope =
-            scopes.first { root, _ in
-                source.path == root || source.path.hasPrefix(root.hasSuffix("/") ? root : root + "/")
-            }?
-            .value ?? ""
+        var path = Substring(source.path)
+        while !path.isEmpty {
+            if let scope = scopes[String(path)] ?? scopes[path + "/"] {
+                scoped.scope = scope
+                break
+            }
+            guard let slash = path.lastIndex(of: "/") else { break }
+            path = path[..<slash]
+        }
         return scoped
     }
 
