@@ -47,10 +47,10 @@ enum CommandSupport {
         var description: String
     }
 
-    /// Opens (or creates) the journal of emitted events.
-    static func openJournal(_ path: String) throws(OpenFailure) -> JournalStore {
+    /// Opens (or creates) the journal of emitted events; `throwaway` for one removed when the command ends.
+    static func openJournal(_ path: String, throwaway: Bool = false) throws(OpenFailure) -> JournalStore {
         do {
-            return try JournalStore(path: path)
+            return try JournalStore(path: path, throwaway: throwaway)
         } catch {
             throw OpenFailure(description: "cannot open the journal \(path): \(error)")
         }
@@ -68,9 +68,9 @@ enum CommandSupport {
     }
 
     /// `openJournal`, with its failure on standard error and exit status 74.
-    static func openJournalOrExit(_ path: String) throws -> JournalStore {
+    static func openJournalOrExit(_ path: String, throwaway: Bool = false) throws -> JournalStore {
         do {
-            return try openJournal(path)
+            return try openJournal(path, throwaway: throwaway)
         } catch {
             StandardStreams.error("calwatch: \(error)\n")
             throw ExitCode.ioError

@@ -122,7 +122,7 @@ extension CalwatchCommand {
                     }
                 }
             }
-            let journal = try CommandSupport.openJournalOrExit(path)
+            let journal = try CommandSupport.openJournalOrExit(path, throwaway: temporary)
             CommandLogHandler.bootstrap()
             let logger = Logger(label: "calwatch.replay")
             let sinks = try CommandSupport.openSinksOrExit(settings.sinks, state: path, logger: logger)

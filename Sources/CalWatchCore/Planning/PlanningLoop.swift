@@ -277,9 +277,10 @@ public struct PlanningLoop {
                 step.append(emitted)
             }
         }
-        step.sort { Planner.emittedBefore($0.event, $1.event) }
         defer { step.removeAll(keepingCapacity: true) }
-        return step
+        // Positions are sorted, not the events: moving an event (with its occurrence and facts) is a large copy.
+        let order = step.indices.sorted { Planner.emittedBefore(step[$0].event, step[$1].event) }
+        return order.map { step[$0] }
     }
 
     /// Forgets what goes on in calendars of a fleet outside `scopes`, which another watcher holds now

@@ -141,6 +141,42 @@ public enum CloudEventJSON {
         _ event: PlannedEvent, occurrence: Occurrence?, facts: PlanningFacts = .event, sequence: Int64,
         recordedTime: Timestamp, to writer: inout JSONLineWriter
     ) {
+        var cache = OccurrenceJSON.FragmentCache(limit: 0)
+        write(
+            event, occurrence: occurrence, facts: facts, sequence: sequence, recordedTime: recordedTime, cache: &cache,
+            to: &writer)
+    }
+
+    /// Events as JSON Lines one after another in one buffer, each occurrence's per-component fields rendered once
+    /// for all the events about it (a live activity's are one a minute): what the JSON Lines sink writes.
+    public struct Lines {
+        /// The lines written since the last `reset`.
+        public private(set) var writer = JSONLineWriter()
+        private var cache = OccurrenceJSON.FragmentCache()
+
+        public init() {}
+
+        /// Empties the buffer, keeping the rendered fragments.
+        public mutating func reset() { writer.reset() }
+
+        /// Appends a newline (after text that did not end in one).
+        public mutating func newline() { writer.append(raw: [10]) }
+
+        /// Appends one event's line, as `CloudEventJSON.write` renders it.
+        public mutating func append(
+            _ event: PlannedEvent, occurrence: Occurrence?, facts: PlanningFacts, sequence: Int64,
+            recordedTime: Timestamp
+        ) {
+            CloudEventJSON.write(
+                event, occurrence: occurrence, facts: facts, sequence: sequence, recordedTime: recordedTime,
+                cache: &cache, to: &writer)
+        }
+    }
+
+    private static func write(
+        _ event: PlannedEvent, occurrence: Occurrence?, facts: PlanningFacts, sequence: Int64,
+        recordedTime: Timestamp, cache: inout OccurrenceJSON.FragmentCache, to writer: inout JSONLineWriter
+    ) {
         writer.beginObject()
         writer.field("specversion", "1.0")
         writer.field("id", event.id.description)
@@ -158,7 +194,7 @@ public enum CloudEventJSON {
         } else if let occurrence {
             // The occurrence object is the one `calwatch scan` prints.
             writer.key("occurrence")
-            OccurrenceJSON.write(occurrence, facts: facts, to: &writer, newline: false)
+            OccurrenceJSON.write(occurrence, facts: facts, cache: &cache, to: &writer)
         } else {
             writer.beginObject(field: "occurrence")
             writer.field("uid", event.key.uid)

@@ -78,6 +78,37 @@ public enum OccurrenceJSON {
         }
     }
 
+    /// The `Fragments` of the components written lately, for a writer of many events about the same occurrences
+    /// (a live activity's minute updates): rendered once per component and classification instead of per event.
+    struct FragmentCache {
+        private var entries: [ObjectIdentifier: (source: OccurrenceSource, facts: PlanningFacts, shared: Fragments)] =
+            [:]
+        /// Components kept; past this the cache starts again (a calendar's meetings of a day fit many times over).
+        private let limit: Int
+
+        init(limit: Int = 4096) { self.limit = limit }
+
+        mutating func fragments(_ occurrence: Occurrence, facts: PlanningFacts) -> Fragments {
+            guard limit > 0 else { return Fragments(occurrence, facts: facts) }
+            let id = ObjectIdentifier(occurrence.source)
+            // The source is held, so its identifier is not reused while cached; facts can change with a reload.
+            if let cached = entries[id], cached.facts == facts { return cached.shared }
+            let shared = Fragments(occurrence, facts: facts)
+            if entries.count >= limit { entries.removeAll(keepingCapacity: true) }
+            entries[id] = (occurrence.source, facts, shared)
+            return shared
+        }
+    }
+
+    /// Appends one occurrence as an object inside another, its shared fields from `cache`.
+    static func write(
+        _ occurrence: Occurrence, facts: PlanningFacts, cache: inout FragmentCache, to writer: inout JSONLineWriter
+    ) {
+        write(
+            occurrence, shared: cache.fragments(occurrence, facts: facts), leaveBy: facts.leaveBy, to: &writer,
+            newline: false)
+    }
+
     private static func write(
         _ occurrence: Occurrence, shared: Fragments, leaveBy: Instant?, to writer: inout JSONLineWriter,
         newline: Bool = true

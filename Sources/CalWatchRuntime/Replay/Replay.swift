@@ -19,6 +19,18 @@ public final class Replay {
         /// Stopped before the end: asked to, or every sink's reader went away.
         public var stopped = false
         public var sinks: [EventBus.SinkReport] = []
+
+        /// Counts events by type, a run of one type at a time (a step is mostly one type: the minute's updates).
+        mutating func count(_ events: [PlanningLoop.Emitted]) {
+            var start = events.startIndex
+            while start < events.endIndex {
+                let type = events[start].event.type
+                var end = start + 1
+                while end < events.endIndex && events[end].event.type == type { end += 1 }
+                counts[type, default: 0] += end - start
+                start = end
+            }
+        }
     }
 
     /// How a replay commits and prunes.
@@ -84,32 +96,53 @@ public final class Replay {
         // end there.
         loop.add(occurrences.all, now: start)
         loop.endRemovedActivities(at: start)
-        var pending: [PlanningLoop.Emitted] = []
-        var now = start
-        while now < to {
-            // Events wait for a full batch (in a sparse calendar a batch can span weeks): a prune must not pass them.
-            let step = loop.step(at: now, uncommittedSince: pending.first?.event.time)
-            if !step.events.isEmpty {
-                for item in step.events { summary.counts[item.event.type, default: 0] += 1 }
-                summary.total += step.events.count
-                pending += step.events
-            }
-            if pending.count >= options.batchSize {
-                try await bus.publish(pending, committingTo: journal, recorded: recordedTime())
-                pending.removeAll(keepingCapacity: true)
-                if shouldStop() || bus.allSinksClosed {
-                    summary.stopped = true
-                    if shouldStop() { bus.stop() }
-                    return
+        // One batch commits (journal, then the sinks' queues) while the next is planned: the planner and the
+        // journal run on different threads, and each waits for the other only when it is ahead by a whole batch.
+        let journal = journal
+        try await withThrowingTaskGroup(of: Void.self) { commits in
+            var pending: [PlanningLoop.Emitted] = []
+            /// The first scheduled time of the batch being committed: a prune must not pass it either.
+            var committing: Instant?
+            func commitPending() async throws {
+                if committing != nil {
+                    try await commits.next()
+                    committing = nil
                 }
+                guard !pending.isEmpty else { return }
+                let (batch, recorded) = (pending, recordedTime())
+                committing = batch[0].event.time
+                commits.addTask { try await bus.publish(batch, committingTo: journal, recorded: recorded) }
+                pending.removeAll(keepingCapacity: true)
             }
-            if let cutOff = step.pruneBefore {
-                try await journal.prune(expiredBefore: cutOff, sinks: sinks.map(\.name))
+            var now = start
+            while now < to {
+                // Events wait for a full batch (in a sparse calendar a batch can span weeks): a prune must not pass
+                // them.
+                let uncommitted = [committing, pending.first?.event.time].compactMap { $0 }.min()
+                let step = loop.step(at: now, uncommittedSince: uncommitted)
+                if !step.events.isEmpty {
+                    summary.count(step.events)
+                    summary.total += step.events.count
+                    pending += step.events
+                }
+                if pending.count >= options.batchSize {
+                    try await commitPending()
+                    if shouldStop() || bus.allSinksClosed {
+                        try await commits.waitForAll()
+                        summary.stopped = true
+                        if shouldStop() { bus.stop() }
+                        return
+                    }
+                }
+                if let cutOff = step.pruneBefore {
+                    try await journal.prune(expiredBefore: cutOff, sinks: sinks.map(\.name))
+                }
+                guard let next = loop.nextInstant else { break }
+                now = next
             }
-            guard let next = loop.nextInstant else { break }
-            now = next
+            try await commitPending()
+            try await commits.waitForAll()
         }
-        try await bus.publish(pending, committingTo: journal, recorded: recordedTime())
     }
 
     /// The replay's occurrences, and an index by key for joining an event to its occurrence again when a sink reads

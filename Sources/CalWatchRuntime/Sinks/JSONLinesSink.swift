@@ -19,7 +19,8 @@ public actor JSONLinesSink: EventSink {
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
     private let output: DescriptorWriter
     private let ownsDescriptor: Bool
-    private var buffer: [UInt8] = []
+    /// The batch being written.
+    private var lines = CloudEventJSON.Lines()
     /// The `(sequence, id)` of the lines at the end of the file when it was opened; cleared once the sink has
     /// delivered past them.
     private var tail: Set<TailLine>
@@ -81,7 +82,6 @@ public actor JSONLinesSink: EventSink {
         tailEnd = tail.map(\.sequence).max() ?? 0
         newest = tail.max { $0.sequence < $1.sequence }.map { SinkRecord(sequence: $0.sequence, id: $0.id) }
         self.repairedBytes = repairedBytes
-        buffer.reserveCapacity(1 << 16)
     }
 
     deinit {
@@ -93,17 +93,18 @@ public actor JSONLinesSink: EventSink {
     /// Writes the batch with one write; a reader that went away is `DescriptorWriter.Closed`, other failures a
     /// `SinkError`.
     public func deliver(_ batch: [JournalStore.Entry]) throws {
-        buffer.removeAll(keepingCapacity: true)
-        if needsNewline { buffer.append(10) }
+        lines.reset()
+        if needsNewline { lines.newline() }
         for entry in batch {
             if !tail.isEmpty && tail.contains(TailLine(sequence: entry.sequence, id: entry.event.id.description)) {
                 continue  // already in the file: written before a crash that kept the cursor from moving
             }
-            buffer.append(contentsOf: entry.json.utf8)
-            buffer.append(10)
+            lines.append(
+                entry.event, occurrence: entry.occurrence, facts: entry.facts, sequence: entry.sequence,
+                recordedTime: entry.recorded)
         }
         do {
-            try output.write(buffer)
+            try output.write(lines.writer.bytes)
         } catch let failure as DescriptorWriter.Failure {
             throw SinkError(sink: name, reason: failure.description)
         }
