@@ -6,7 +6,8 @@
 Builds calwatch in release mode, generates the benchmark vdir (benchmarks/generate.py: 5,000 weekly series and
 5,000 single events) with its first day a week ago, so that about two thousand occurrences lie around now, then
 measures:
-- one `calwatch next` (what a bar that runs a command each minute pays) on the sample calendars and on that vdir;
+- one `calwatch next` (what a bar that runs a command each minute pays) on the sample calendars and on that vdir,
+  and on the vdir again while `calwatch watch` follows it (answered by the daemon), compared with `--no-daemon`;
 - `calwatch next --follow` through a pipe, left alone for --idle seconds (default 130): the lines it printed (one
   at each whole minute is right), its CPU time and its resident memory;
 - the time from an item renamed into a watched folder to the changed line (median of 10 items), and the same
@@ -45,13 +46,55 @@ def rss_mb(pid: int) -> float:
     return float("nan")
 
 
-def one_shot(paths, runs):
+def one_shot(paths, runs, env=None, extra=()):
+    """Median seconds of `calwatch next` over `runs`, and what the last run printed (JSON, to compare answers)."""
     times = []
     for _ in range(runs):
         started = time.perf_counter()
-        subprocess.run([CALWATCH, "next", *paths, "--tz", "UTC"], check=True, stdout=subprocess.DEVNULL)
+        output = subprocess.run([CALWATCH, "next", *paths, "--tz", "UTC", "--format", "json", *extra], check=True,
+                                stdout=subprocess.PIPE, env=env).stdout
         times.append(time.perf_counter() - started)
-    return statistics.median(times)
+    return statistics.median(times), output
+
+
+def with_daemon(vdir, runs):
+    """`calwatch next` on the vdir while `calwatch watch` follows it (same calendars, journal in a home of its
+    own): the median through the daemon, and whether its answer is the one `next` works out alone."""
+    home = tempfile.mkdtemp(prefix="calwatch-next-home-")
+    config = os.path.join(home, "config.yml")
+    with open(config, "w") as file:
+        file.write(f"state: {home}/journal.db\nsinks:\n  - type: jsonl\n    path: /dev/null\n")
+    socket = os.path.join(home, "journal.db.next.sock")
+    daemon = subprocess.Popen([CALWATCH, "watch", vdir, "--tz", "UTC", "--config", config],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.time() + 120
+        while b"watching" not in (line := daemon.stderr.readline()):
+            if not line or time.time() > deadline:
+                sys.exit("calwatch watch did not start")
+        if not os.path.exists(socket):
+            sys.exit(f"no socket at {socket}")
+        through, answer = one_shot([vdir], runs, extra=["--config", config])
+        alone, own = one_shot([vdir], max(3, runs // 3), extra=["--config", config, "--no-daemon"])
+        # Both say "now" in their answer: compared without it.
+        same = strip_now(answer) == strip_now(own)
+        return through, alone, same
+    finally:
+        daemon.terminate()
+        daemon.wait()
+        shutil.rmtree(home)
+
+
+def strip_now(answer: bytes) -> bytes:
+    import json
+    status = json.loads(answer)
+    status.pop("now", None)
+    for item in [status.get("countdown") or {}] + [i.get("countdown") or {} for i in status.get("today", [])]:
+        item.pop("seconds", None)
+        item.pop("progress", None)
+        item.pop("text", None)
+    status.pop("text", None)
+    return json.dumps(status, sort_keys=True).encode()
 
 
 def read_line(process, timeout):
@@ -139,8 +182,9 @@ def main() -> None:
                    stdout=subprocess.DEVNULL)
     samples = os.path.join(ROOT, "samples", "calendars")
     vdir = os.path.join(work, "vdir")
-    once_samples = one_shot([samples], args.runs)
-    once_vdir = one_shot([vdir], max(3, args.runs // 3))
+    once_samples, _ = one_shot([samples], args.runs)
+    once_vdir, _ = one_shot([vdir], max(3, args.runs // 3))
+    daemon_vdir, alone_vdir, same = with_daemon(vdir, args.runs)
     folder = tempfile.mkdtemp(prefix="calwatch-next-bench-")
     try:
         latency, worst = change_latency(folder)
@@ -165,6 +209,9 @@ def main() -> None:
     print("|---|---:|")
     print(f"| `next` once, samples/calendars (median of {args.runs}) | {once_samples * 1000:.0f} ms |")
     print(f"| `next` once, 10,000-file vdir ({occurrences} occurrences in the 4 days around now) | {once_vdir * 1000:.0f} ms |")
+    print(f"| `next` once, the same vdir while `calwatch watch` follows it (median of {args.runs}) | "
+          f"{daemon_vdir * 1000:.0f} ms; `--no-daemon` beside it {alone_vdir * 1000:.0f} ms; "
+          f"{'the same answer' if same else 'ANSWERS DIFFER'} |")
     print(f"| `--follow`: item renamed into a folder → changed line (median / worst of 10) | "
           f"{latency * 1000:.1f} ms / {worst * 1000:.1f} ms |")
     print(f"| the same while following the 10,000-file vdir too | {big_latency * 1000:.1f} ms / {big_worst * 1000:.1f} ms |")

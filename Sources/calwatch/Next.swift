@@ -33,6 +33,11 @@ extension CalwatchCommand {
                 The configuration (--config, else $XDG_CONFIG_HOME/calwatch/config.yml when it exists) gives the \
                 calendars, the zone, `me` (whose declined meetings are skipped) and the flight leads.
 
+                When `calwatch watch` runs on the same configuration, it answers over a socket beside its journal \
+                with the same line, without reading the calendars again (a bar that runs this every minute pays a \
+                connection). It declines when it read another configuration (edited since, without SIGHUP) or has \
+                not read the calendars yet; then, as with --at, --follow or --no-daemon, `next` reads them itself.
+
                 Examples:
                   calwatch next
                   calwatch next ~/.calendars --kinds meeting,flight --max-width 40
@@ -94,6 +99,9 @@ extension CalwatchCommand {
         @Option(help: ArgumentHelp("Show what `next` would say at this time instead of now.", valueName: "time"))
         var at: String?
 
+        @Flag(help: "Read the calendars even when a running daemon could answer.")
+        var noDaemon = false
+
         func validate() throws {
             _ = try calendars.zone()
             _ = try kindSet()
@@ -122,18 +130,18 @@ extension CalwatchCommand {
         }
 
         func run() async throws {
-            let configuration = await CommandSupport.fetchingFeeds(
-                try settings.loadOrExit(calendars: calendars, useDefaultFile: true))
+            let loaded = try settings.loadOrExit(calendars: calendars, useDefaultFile: true)
+            if !follow, at == nil, !noDaemon, let line = askDaemon(loaded) {
+                StandardStreams.Output().write(Array((line + "\n").utf8))
+                return
+            }
+            let configuration = await CommandSupport.fetchingFeeds(loaded)
             let zone = try CommandSupport.zone(configuration.timeZone)
             var options = NextUp.Options(
-                kinds: try kindSet(),
+                configuration, kinds: try kindSet(),
                 calendars: calendarNames.map {
                     $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
-                })
-            options.horizon = DurationText.seconds(within) ?? 86_400
-            options.soon = configuration.planner.liveActivityLead
-            if let day = configuration.planner.day { options.day = day }
-            options.rules = configuration.planner.rules
+                }, horizon: DurationText.seconds(within) ?? 86_400)
             let style = NextUpFormat.Style(maxWidth: maxWidth, none: none, pango: markup == .pango)
 
             guard follow else {
@@ -173,6 +181,18 @@ extension CalwatchCommand {
                 })
             // SIGTERM and SIGINT end it as they would any status-bar script: every line is written whole.
             try await follower.run()
+        }
+
+        /// The line as the daemon of `configuration`'s journal works it out (`NextEndpoint`), when one runs with the
+        /// same configuration and holds what this `next` would read; `nil` otherwise.
+        func askDaemon(_ configuration: Configuration) -> String? {
+            let request = NextEndpoint.Request(
+                readFrom: configuration.readFrom,
+                kinds: kinds?.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) },
+                calendars: calendarNames?.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) },
+                horizon: DurationText.seconds(within) ?? 86_400, format: format.rawValue, maxWidth: maxWidth,
+                none: none, pango: markup == .pango)
+            return NextEndpoint.ask(request, at: NextEndpoint.socketPath(state: configuration.statePath))?.line
         }
 
         /// The daemon's journal, when there is one (`next` never makes one).

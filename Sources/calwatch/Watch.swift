@@ -267,6 +267,12 @@ extension CalwatchCommand {
                                 })))
                 }
             }
+            // `calwatch next` answered from what the watch holds, on a socket beside the journal.
+            services.append(
+                .init(
+                    service: NextEndpoint(
+                        path: NextEndpoint.socketPath(state: state ?? initial.statePath),
+                        source: { service.nextSource }, now: { CommandSupport.now }, logger: logger)))
             services.append(.init(service: service))
             // One daemon per journal, held until the process ends.
             let lock = try CommandSupport.lockJournalOrExit(state ?? initial.statePath)

@@ -42,6 +42,10 @@ public struct Configuration: Sendable {
     public var sinks: [SinkSettings] = [SinkSettings(name: "jsonl:-", output: .jsonLines(path: nil))]
     /// The file the configuration was read from, when there was one.
     public var file: String?
+    /// What the configuration was read from: the file's text, then (`ConfigurationOptions`) the calendars and zone
+    /// given on the command line, hashed. A `calwatch next` and a daemon with the same read the same calendars the
+    /// same way, so the daemon can answer for it.
+    public var readFrom = ""
     /// Whether that file held no settings at all (empty, or only comments): all defaults at start, but on a
     /// reload more likely a file caught while an editor saves it.
     public var fileIsEmpty = false

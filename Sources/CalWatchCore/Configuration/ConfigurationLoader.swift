@@ -25,7 +25,12 @@ public enum ConfigurationLoader {
         }
         let text = String(decoding: data, as: UTF8.self)
         let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
-        return try parse(text, file: path, directory: directory, environment: environment)
+        var configuration = try parse(text, file: path, directory: directory, environment: environment)
+        var hasher = EventID.Hasher()
+        hasher.feed(path)
+        hasher.feed(text)
+        configuration.readFrom = hasher.id.description
+        return configuration
     }
 
     /// The most a configuration file may hold (the documented example is 5 KiB).

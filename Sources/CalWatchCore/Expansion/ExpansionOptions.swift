@@ -35,7 +35,7 @@ public struct ExpansionOptions: Sendable {
     }
 
     /// The window widened by the look-behind and look-ahead.
-    var expansionWindow: InstantWindow {
+    public var expansionWindow: InstantWindow {
         InstantWindow(start: window.start.adding(seconds: -lookBehind), end: window.end.adding(seconds: lookAhead))
     }
 }

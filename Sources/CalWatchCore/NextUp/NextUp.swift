@@ -197,3 +197,17 @@ public struct NextUp: Sendable {
         return next
     }
 }
+
+extension NextUp.Options {
+    /// The options `calwatch next` takes from `configuration` (the live activity's lead as `soon`, `day:`, the rules),
+    /// with what it was asked for.
+    public init(
+        _ configuration: Configuration, kinds: Set<PlanningFacts.Kind>?, calendars: [String]?, horizon: Int64
+    ) {
+        self.init(kinds: kinds, calendars: calendars)
+        self.horizon = horizon
+        soon = configuration.planner.liveActivityLead
+        if let day = configuration.planner.day { self.day = day }
+        rules = configuration.planner.rules
+    }
+}

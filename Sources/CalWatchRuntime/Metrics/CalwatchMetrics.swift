@@ -22,6 +22,8 @@ public enum CalwatchMetrics {
         fleetCalendars: "Calendars this watcher of a fleet holds (watch --fleet).",
         fleetHandovers: "Calendars this watcher of a fleet took or gave up, by how (claimed, released, lost).",
         fleetHeartbeatFailures: "Heartbeats to the fleet's database that failed (its calendars are kept meanwhile).",
+        nextRequests: "calwatch next runs the daemon was asked by, by answer (line, or refused: next read the "
+            + "calendars itself).",
     ]
 
     static let eventsEmitted = "calwatch_events_emitted_total"
@@ -38,6 +40,12 @@ public enum CalwatchMetrics {
     static let fleetCalendars = "calwatch_fleet_calendars"
     static let fleetHandovers = "calwatch_fleet_handovers_total"
     static let fleetHeartbeatFailures = "calwatch_fleet_heartbeat_failures_total"
+    static let nextRequests = "calwatch_next_requests_total"
+
+    /// A `calwatch next` asked the daemon (`NextEndpoint`): answered with its line, or refused.
+    static func nextAsked(answered: Bool) {
+        Counter(label: nextRequests, dimensions: [("answer", answered ? "line" : "refused")]).increment()
+    }
 
     /// A fleet's heartbeat: what the watcher holds, and what changed hands.
     public static func fleet(holding: Int, claimed: Int, released: Int, lost: Int) {

@@ -56,6 +56,8 @@ public final class CalendarWatch {
     private var loop: PlanningLoop
     private var expansion: ExpansionOptions
     private var rolledAt: Instant
+    /// What `calwatch next` is answered from while the watch runs (`NextEndpoint`).
+    public let nextSource: NextSource
 
     /// A watch continuing from `journal` at `now`; no calendar is read until `start`. Sink retries are slept on
     /// `clock`; sink failures are logged to `logger`. `handOver`: the calendars of a fleet this watcher takes over
@@ -66,6 +68,7 @@ public final class CalendarWatch {
         geocodes: GeocodeCache? = nil, handOver: PlannerState.HandOver? = nil,
         recordedTime: @escaping () -> Timestamp, logger: Logger
     ) async throws {
+        let asRead = configuration
         var configuration = configuration
         // The day's agenda is counted in the zone the watch runs in.
         configuration.planner.day?.zone = zone
@@ -92,6 +95,8 @@ public final class CalendarWatch {
             retention: options.retention)
         expansion = Self.expansion(configuration.planner, zone: zone, at: now, rollEvery: options.rollEvery)
         rolledAt = now
+        nextSource = NextSource(
+            configuration: asRead, occurrences: occurrences, facts: classifier.facts(for:), journal: journal)
     }
 
     /// The next instant at which something is due or the window rolls; sleep until then (in chunks).
@@ -108,6 +113,7 @@ public final class CalendarWatch {
     public func start(at now: Instant) async throws -> Report {
         var report = Report()
         apply(files.rescan(), at: now, into: &report)
+        nextSource.read(zone: zone, expansion: expansion)
         try await takeAnswers(at: now, into: &report)
         return try await commit(at: now, into: report, cause: .start)
     }
@@ -221,6 +227,7 @@ public final class CalendarWatch {
         var changes = CalendarFiles.Changes()
         changes.changed = files.all
         apply(changes, at: now, into: &report)
+        nextSource.read(zone: zone, expansion: expansion)
     }
 
     private func apply(_ changes: CalendarFiles.Changes, at now: Instant, into report: inout Report) {

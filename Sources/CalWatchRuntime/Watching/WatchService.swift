@@ -68,6 +68,11 @@ public final class WatchService<WaitClock: Clock>: Service where WaitClock.Durat
     private let systemZone: @Sendable () -> ZoneRules?
     /// What wakes `run`'s wait: made here, so that a `reload()` before the wait begins is kept for it.
     private let wakeups = Wakeups<FolderWait<WaitClock>.Signal>()
+    /// The watch in use's answer for `calwatch next`, for `NextEndpoint` (another thread).
+    private let inUse = Locked<NextSource?>(nil)
+
+    /// What `calwatch next` is answered from now: the watch in use's, `nil` before the first one opened.
+    public var nextSource: NextSource? { inUse.withLock { $0 } }
 
     /// A service that sleeps on `clock` and plans at `wallClock` (the real ones in the daemon, manual ones in tests).
     public init(
@@ -100,6 +105,7 @@ public final class WatchService<WaitClock: Clock>: Service where WaitClock.Durat
         }
         var configuration = try setup.load()
         var watch = try await setup.open(configuration, now)
+        inUse.withLock { $0 = watch.nextSource }
 
         try await withThrowingTaskGroup(of: Void.self) { group in
             if options.reloadsOnHangup {
@@ -215,6 +221,7 @@ public final class WatchService<WaitClock: Clock>: Service where WaitClock.Durat
             watch = try await setup.open(configuration, now)
         }
         group.addTask { [bus = watch.bus] in await bus.run() }
+        inUse.withLock { $0 = watch.nextSource }
         log(try await watch.start(at: now), "reload", in: watch)
         follow(watch, with: watcher)
         logger.notice("configuration read again", metadata: ["calendar.files": "\(watch.files.count)"])

@@ -1,0 +1,70 @@
+public import CalWatchCore
+
+/// What a running daemon knows for `calwatch next` (`NextEndpoint`): the occurrences its watch holds, classified as
+/// it plans them, and the zone and window it read them in. Readable from any thread while the watch goes on.
+///
+/// The answer is the one `next` would work out by reading the calendars itself: the same occurrences (those of the
+/// window `next` would expand), the same classification, what was dismissed in the journal, the options it would
+/// take from the configuration. When the daemon cannot promise that (another configuration, a window it does not
+/// hold, its first read not done) it says why and `next` reads the calendars itself.
+public final class NextSource: Sendable {
+    /// Why the daemon does not answer.
+    public struct Refusal: Error, CustomStringConvertible, Sendable {
+        public var description: String
+    }
+
+    /// The zone and window of what is held, set once the first read is done.
+    private struct Held: Sendable {
+        var zone: ZoneRules
+        var window: InstantWindow
+    }
+
+    private let held = Locked<Held?>(nil)
+    /// The configuration as the daemon read it (before the watch adapted it).
+    private let configuration: Configuration
+    private let occurrences: WatchedOccurrences
+    private let facts: @Sendable (Occurrence) -> PlanningFacts
+    private let journal: JournalStore
+
+    init(
+        configuration: Configuration, occurrences: WatchedOccurrences,
+        facts: @escaping @Sendable (Occurrence) -> PlanningFacts, journal: JournalStore
+    ) {
+        self.configuration = configuration
+        self.occurrences = occurrences
+        self.facts = facts
+        self.journal = journal
+    }
+
+    /// The watch has read every file, expanded by `expansion` in `zone`.
+    func read(zone: ZoneRules, expansion: ExpansionOptions) {
+        held.withLock { $0 = Held(zone: zone, window: expansion.expansionWindow) }
+    }
+
+    /// The status at `now` as `calwatch next` shows it with these options (`kinds`, `calendars`, `horizon`; the
+    /// rest comes from the configuration), for a `next` whose configuration was `readFrom`.
+    public func status(
+        readFrom: String, kinds: Set<PlanningFacts.Kind>?, calendars: [String]?, horizon: Int64, at now: Instant
+    ) async throws -> Result<NextUp, Refusal> {
+        guard !configuration.fleet else { return .failure(Refusal(description: "a fleet's watcher")) }
+        guard readFrom == configuration.readFrom else {
+            return .failure(Refusal(description: "it reads another configuration"))
+        }
+        guard let held = held.withLock({ $0 }) else {
+            return .failure(Refusal(description: "it has not read the calendars yet"))
+        }
+        var options = NextUp.Options(configuration, kinds: kinds, calendars: calendars, horizon: horizon)
+        // The window `next` expands: what is shown is chosen from it, as `next` alone would.
+        let window = InstantWindow(start: now.adding(seconds: -options.lookBehind), end: now.adding(seconds: horizon))
+        // Only what has not ended counts, unless the trip's flights are looked back for.
+        let needed = options.day.travelZone ? window.start : now
+        guard held.window.start <= needed, window.end <= held.window.end else {
+            return .failure(Refusal(description: "it holds \(held.window.start)..\(held.window.end)"))
+        }
+        options.dismissed = try await journal.dismissed(at: now)
+        let all = occurrences.all.sorted { $0.key < $1.key }.flatMap { origin in
+            origin.value.filter { window.overlaps(start: $0.start, end: $0.end) }
+        }
+        return .success(NextUp(all, facts: facts, options: options, now: now, zone: held.zone))
+    }
+}
