@@ -10,3 +10,22 @@ public enum EventType: String, Sendable, CaseIterable, Hashable {
     /// The CloudEvents `type`: `calwatch.` and the event name.
     public var cloudEventType: String { "calwatch." + rawValue }
 }
+
+extension EventType {
+    /// Adds how many of `types` are of each type to `counts`, a run of one type at a time: a step is mostly one type
+    /// (a minute's updates), and hashing the type of every event was a measurable part of a replay.
+    public static func tally(_ types: some Sequence<EventType>, into counts: inout [EventType: Int]) {
+        var current: EventType?
+        var run = 0
+        for type in types {
+            if type == current {
+                run += 1
+                continue
+            }
+            if let current { counts[current, default: 0] += run }
+            current = type
+            run = 1
+        }
+        if let current { counts[current, default: 0] += run }
+    }
+}

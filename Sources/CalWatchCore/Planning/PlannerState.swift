@@ -14,6 +14,13 @@ public struct PlannerState: Sendable, Hashable {
         public var fingerprint: UInt64
         /// The scheduled instant of the last start or update.
         public var lastReport: Instant
+
+        /// An update was emitted, scheduled `at`, about the occurrence as `fingerprint` and `end` say.
+        mutating func reported(at time: Instant, fingerprint: UInt64, end: Instant) {
+            lastReport = time
+            self.fingerprint = fingerprint
+            occurrenceEnd = end
+        }
     }
 
     /// Ids of the events emitted and not yet expired, with their expiry.
@@ -52,9 +59,8 @@ public struct PlannerState: Sendable, Hashable {
                 occurrenceStart: event.occurrenceStart, occurrenceEnd: event.occurrenceEnd, activityStart: event.time,
                 fingerprint: fingerprint, lastReport: event.time)
         case .liveActivityUpdate:
-            active[event.key]?.lastReport = event.time
-            active[event.key]?.fingerprint = fingerprint
-            active[event.key]?.occurrenceEnd = event.occurrenceEnd
+            // One look-up of the key, not one per field: updates are most of the events.
+            active[event.key]?.reported(at: event.time, fingerprint: fingerprint, end: event.occurrenceEnd)
         case .liveActivityEnd:
             active[event.key] = nil
         case .reminderDue, .flightDetected, .conflictDetected, .overrunDetected, .invitationPending, .agendaDue:

@@ -10,12 +10,13 @@ extension EventBus {
         let committed = try await journal.append(pending.map(\.event), recorded: recorded)
         CalwatchMetrics.committed(committed.lazy.map(\.event))
         var index = 0
-        let entries = committed.map { sequence, event in
+        let rendering = JournalStore.Entry.Rendering(count: committed.count)
+        let entries = committed.enumerated().map { slot, committed in
             // Committed events come in the order given, some perhaps skipped as already journaled.
-            while pending[index].event.id != event.id { index += 1 }
+            while pending[index].event.id != committed.event.id { index += 1 }
             return JournalStore.Entry(
-                sequence: sequence, event: event, occurrence: pending[index].occurrence, facts: pending[index].facts,
-                recorded: recorded)
+                sequence: committed.sequence, event: committed.event, occurrence: pending[index].occurrence,
+                facts: pending[index].facts, recorded: recorded, rendering: rendering, slot: slot)
         }
         await publish(entries)
     }

@@ -54,11 +54,18 @@ public actor JournalStore {
         public let facts: PlanningFacts
         /// When the event was committed: its CloudEvents `recordedtime`.
         public let recorded: Timestamp
-        private let rendering = Rendering()
+        /// Where its JSON is kept once rendered: shared by the entries of a batch (one allocation a batch, not a few
+        /// an event), at `slot`.
+        private let rendering: Rendering
+        private let slot: Int
 
+        /// An entry whose JSON is kept in `rendering` at `slot` (made for the batch), or on its own.
         public init(
-            sequence: Int64, event: PlannedEvent, occurrence: Occurrence?, facts: PlanningFacts, recorded: Timestamp
+            sequence: Int64, event: PlannedEvent, occurrence: Occurrence?, facts: PlanningFacts, recorded: Timestamp,
+            rendering: Rendering = Rendering(count: 1), slot: Int = 0
         ) {
+            self.rendering = rendering
+            self.slot = slot
             self.sequence = sequence
             self.event = event
             // Shown at the times the event was planned for, like its subject: the end of an activity a single
@@ -82,20 +89,24 @@ public actor JournalStore {
         /// The event as one CloudEvents JSON object, no newline; rendered once, by the first sink that asks, on
         /// that sink's task rather than the planner's.
         public var json: String {
-            rendering.once {
+            rendering.once(slot) {
                 CloudEventJSON.render(
                     event, occurrence: occurrence, facts: facts, sequence: sequence, recordedTime: recorded)
             }
         }
 
-        private final class Rendering: Sendable {
-            private let json = Locked<String?>(nil)
+        /// The JSON of a batch of entries, each rendered by the first sink that asks for it.
+        public final class Rendering: Sendable {
+            private let json: Locked<[String?]>
 
-            func once(_ render: () -> String) -> String {
+            /// Room for `count` entries' JSON.
+            public init(count: Int) { json = Locked(Array(repeating: nil, count: count)) }
+
+            func once(_ slot: Int, _ render: () -> String) -> String {
                 json.withLock { json in
-                    if let json { return json }
+                    if let rendered = json[slot] { return rendered }
                     let rendered = render()
-                    json = rendered
+                    json[slot] = rendered
                     return rendered
                 }
             }

@@ -62,7 +62,7 @@ public enum CalwatchMetrics {
 
     static func committed(_ events: some Sequence<PlannedEvent>) {
         var counts: [EventType: Int] = [:]
-        for event in events { counts[event.type, default: 0] += 1 }
+        EventType.tally(events.lazy.map(\.type), into: &counts)
         for (type, count) in counts {
             Counter(label: eventsEmitted, dimensions: [("type", type.rawValue)]).increment(by: count)
         }

@@ -20,16 +20,8 @@ public final class Replay {
         public var stopped = false
         public var sinks: [EventBus.SinkReport] = []
 
-        /// Counts events by type, a run of one type at a time (a step is mostly one type: the minute's updates).
         mutating func count(_ events: [PlanningLoop.Emitted]) {
-            var start = events.startIndex
-            while start < events.endIndex {
-                let type = events[start].event.type
-                var end = start + 1
-                while end < events.endIndex && events[end].event.type == type { end += 1 }
-                counts[type, default: 0] += end - start
-                start = end
-            }
+            EventType.tally(events.lazy.map(\.event.type), into: &counts)
         }
     }
 
