@@ -113,8 +113,10 @@ def item(uid: str, start: float) -> str:
 def change_latency(folder: str, also=(), items: int = 10):
     """Median and worst seconds from an item renamed into `folder` to the line naming it; `also` are more
     calendars followed at the same time."""
-    process = subprocess.Popen([CALWATCH, "next", "--follow", folder, *also, "--tz", "UTC", "--within", "1h"],
-                               stdout=subprocess.PIPE)
+    # Only the folder's items are shown (the vdir's are read all the same): one of its meetings running now would
+    # otherwise be the line whatever is written.
+    process = subprocess.Popen([CALWATCH, "next", "--follow", folder, *also, "--tz", "UTC", "--within", "1h",
+                                "--calendars", os.path.basename(folder)], stdout=subprocess.PIPE)
     try:
         if read_line(process, 120) is None:
             sys.exit("no first line from calwatch next --follow")
