@@ -89,7 +89,8 @@ public struct JSONLineWriter {
         if needsComma { bytes.append(UInt8(ascii: ",")) }
         bytes.append(UInt8(ascii: "\""))
         name.withUTF8Buffer { bytes.append(contentsOf: $0) }
-        bytes.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: ":")])
+        bytes.append(UInt8(ascii: "\""))
+        bytes.append(UInt8(ascii: ":"))
         needsComma = true
     }
 
@@ -106,14 +107,14 @@ public struct JSONLineWriter {
     public mutating func field(_ name: StaticString, _ value: Bool?) {
         key(name)
         guard let value else { return appendNull() }
-        bytes.append(contentsOf: value ? Array("true".utf8) : Array("false".utf8))
+        append(static: value ? "true" : "false")
     }
 
     /// `"name":42`.
     public mutating func field(_ name: StaticString, _ value: Int?) {
         key(name)
         guard let value else { return appendNull() }
-        bytes.append(contentsOf: String(value).utf8)
+        appendInteger(value)
     }
 
     /// `"name":0.97`.
@@ -187,7 +188,27 @@ public struct JSONLineWriter {
         bytes.append(UInt8(ascii: "\""))
     }
 
-    private mutating func appendNull() { bytes.append(contentsOf: [110, 117, 108, 108]) }
+    private mutating func appendNull() { append(static: "null") }
+
+    private mutating func append(static text: StaticString) {
+        text.withUTF8Buffer { bytes.append(contentsOf: $0) }
+    }
+
+    /// A decimal integer, without making a `String` of it.
+    private mutating func appendInteger(_ value: Int) {
+        guard value != .min else { return bytes.append(contentsOf: String(value).utf8) }
+        var magnitude = value.magnitude
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
+            var start = digits.count
+            repeat {
+                start -= 1
+                digits[start] = UInt8(48 + magnitude % 10)
+                magnitude /= 10
+            } while magnitude > 0
+            if value < 0 { bytes.append(UInt8(ascii: "-")) }
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: digits[start...]))
+        }
+    }
 
     /// Zero-padded decimal digits (2 or 4 wide in practice).
     private mutating func appendDigits(_ value: Int, width: Int) {
@@ -223,13 +244,41 @@ public struct JSONLineWriter {
     }
 
     private mutating func appendDateTime(_ value: LocalDateTime) {
-        appendDate(value.date)
-        bytes.append(UInt8(ascii: "T"))
-        appendDigits(value.hour, width: 2)
-        bytes.append(UInt8(ascii: ":"))
-        appendDigits(value.minute, width: 2)
-        bytes.append(UInt8(ascii: ":"))
-        appendDigits(value.second, width: 2)
+        let date = value.date
+        guard (0..<10_000).contains(date.year), (0..<100).contains(value.hour), (0..<100).contains(value.minute),
+            (0..<100).contains(value.second)
+        else {
+            appendDate(date)
+            bytes.append(UInt8(ascii: "T"))
+            appendDigits(value.hour, width: 2)
+            bytes.append(UInt8(ascii: ":"))
+            appendDigits(value.minute, width: 2)
+            bytes.append(UInt8(ascii: ":"))
+            appendDigits(value.second, width: 2)
+            return
+        }
+        // The usual case in one append: a scan prints three date-times for each of hundreds of thousands of lines.
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 19) { text in
+            func put(_ number: Int, at offset: Int, width: Int) {
+                var number = number
+                for index in stride(from: offset + width - 1, through: offset, by: -1) {
+                    text[index] = UInt8(48 + number % 10)
+                    number /= 10
+                }
+            }
+            put(date.year, at: 0, width: 4)
+            text[4] = UInt8(ascii: "-")
+            put(date.month, at: 5, width: 2)
+            text[7] = UInt8(ascii: "-")
+            put(date.day, at: 8, width: 2)
+            text[10] = UInt8(ascii: "T")
+            put(value.hour, at: 11, width: 2)
+            text[13] = UInt8(ascii: ":")
+            put(value.minute, at: 14, width: 2)
+            text[16] = UInt8(ascii: ":")
+            put(value.second, at: 17, width: 2)
+            bytes.append(contentsOf: UnsafeBufferPointer(text))
+        }
     }
 
     /// RFC 8259 string escaping: quote, backslash and control characters; everything else is UTF-8 as is.

@@ -39,17 +39,18 @@ public enum OccurrenceJSON {
     }
 
     /// The rendered fields every occurrence of one component shares, in output order around the per-instance ones.
-    struct Fragments {
+    /// A class: handed to each of the component's occurrences without copying (and retaining) its four buffers.
+    final class Fragments {
         /// `"uid":…` (then `recurrenceId` follows).
-        var head: [UInt8]
+        let head: [UInt8]
         /// `"calendar":…,"summary":…` (then the times follow).
-        var middle: [UInt8]
+        let middle: [UInt8]
         /// `"allDay":…` up to `"confidence":…` (then the flight follows).
-        var classified: [UInt8]
+        let classified: [UInt8]
         /// A flight, written per occurrence: its departure and leave-by are the occurrence's.
-        var flight: FlightFacts?
+        let flight: FlightFacts?
         /// `"meeting":…,"location":…` (closing the record).
-        var tail: [UInt8]
+        let tail: [UInt8]
 
         /// `facts` of any occurrence of the component: kind, confidence, flight and meeting are the component's
         /// (`.event`, with no confidence, when it was not classified).
