@@ -104,7 +104,7 @@ public actor PostgresSink: EventSink {
         }
         row.reset()
         row.append(record)
-        row.append(event.id.description)
+        row.append(event.id)
         row.append(entry.sequence)
         row.append(event.type.rawValue)
         row.append(event.time)

@@ -79,15 +79,20 @@ public struct EventID: Hashable, Sendable, Comparable, CustomStringConvertible {
 
     public var description: String {
         String(unsafeUninitializedCapacity: 32) { buffer in
-            let digits: StaticString = "0123456789abcdef"
-            digits.withUTF8Buffer { digits in
-                for (lane, value) in [high, low].enumerated() {
-                    for index in 0..<16 {
-                        buffer[lane * 16 + index] = digits[Int((value >> UInt64(60 - index * 4)) & 0xf)]
-                    }
-                }
-            }
+            write(to: buffer)
             return 32
+        }
+    }
+
+    /// The 32 hex digits into `buffer` (32 bytes at least): ids are written for every event, into the journal and
+    /// every line, without a `String` in between.
+    func write(to buffer: UnsafeMutableBufferPointer<UInt8>) {
+        let digits: StaticString = "0123456789abcdef"
+        digits.withUTF8Buffer { digits in
+            for index in 0..<16 {
+                buffer[index] = digits[Int((high >> UInt64(60 - index * 4)) & 0xf)]
+                buffer[16 + index] = digits[Int((low >> UInt64(60 - index * 4)) & 0xf)]
+            }
         }
     }
 

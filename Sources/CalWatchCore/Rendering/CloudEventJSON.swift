@@ -179,7 +179,7 @@ public enum CloudEventJSON {
     ) {
         writer.beginObject()
         writer.field("specversion", "1.0")
-        writer.field("id", event.id.description)
+        writer.field("id", event.id)
         writer.field("source", "calwatch:" + event.key.calendar)
         writer.field("type", event.type.cloudEventType)
         writer.field("subject", event.subject)

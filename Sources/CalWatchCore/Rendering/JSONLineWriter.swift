@@ -133,6 +133,30 @@ public struct JSONLineWriter {
         bytes.append(UInt8(ascii: "\""))
     }
 
+    /// `"name":"<32 hex digits>"`.
+    public mutating func field(_ name: StaticString, _ id: EventID) {
+        key(name)
+        bytes.append(UInt8(ascii: "\""))
+        append(id: id)
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// An event id's 32 hex digits, unquoted.
+    package mutating func append(id: EventID) {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 32) { digits in
+            id.write(to: digits)
+            bytes.append(contentsOf: UnsafeBufferPointer(digits))
+        }
+    }
+
+    /// A RECURRENCE-ID as `DateValueText.description` has it (`2027-03-01T08:30:00Z` or `2027-03-01`), unquoted.
+    package mutating func append(dateValue: DateValueText) {
+        switch dateValue {
+        case .instant(let instant): append(instant: instant)
+        case .day(let days): appendDate(CalendarDate(daysSinceEpoch: days))
+        }
+    }
+
     /// `2027-03-01T08:30:00Z`, unquoted.
     package mutating func append(instant: Instant) {
         appendDateTime(instant.utc)

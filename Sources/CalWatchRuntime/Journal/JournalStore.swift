@@ -274,11 +274,11 @@ public actor JournalStore {
                 // In `EventColumn`'s order.
                 row.reset()
                 row.append(next)
-                row.append(event.id.description)
+                row.append(event.id)
                 row.append(event.type.rawValue)
                 row.append(event.key.calendar)
                 row.append(event.key.uid)
-                row.append(event.key.recurrenceID?.description)
+                row.append(event.key.recurrenceID)
                 row.append(event.occurrenceStart.secondsSinceEpoch)
                 row.append(event.occurrenceEnd.secondsSinceEpoch)
                 row.append(event.time.secondsSinceEpoch)

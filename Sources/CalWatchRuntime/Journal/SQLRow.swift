@@ -32,6 +32,15 @@ package struct SQLRow: ~Copyable {
     /// `2027-03-01T08:30:00Z`.
     package mutating func append(_ instant: Instant) { appendText { $0.append(instant: instant) } }
 
+    /// An event id's 32 hex digits.
+    package mutating func append(_ id: EventID) { appendText { $0.append(id: id) } }
+
+    /// A RECURRENCE-ID as its `description` reads, or NULL.
+    package mutating func append(_ value: DateValueText?) {
+        guard let value else { return values.append(.null) }
+        appendText { $0.append(dateValue: value) }
+    }
+
     /// `2027-03-01T08:30:00.042Z`.
     package mutating func append(_ timestamp: Timestamp) { appendText { $0.append(timestamp: timestamp) } }
 
@@ -105,7 +114,7 @@ extension SQLRow {
         let event = entry.event
         append(event.key.calendar)
         append(event.key.uid)
-        append(event.key.recurrenceID?.description)
+        append(event.key.recurrenceID)
         append(entry.facts.kind.rawValue)
         append(entry.occurrence?.summary)
         append(entry.occurrence?.location)

@@ -255,7 +255,7 @@ public actor SQLiteSink: EventSink {
                     let event = entry.event
                     let occurrence = try occurrenceRow(entry)
                     row.reset()
-                    row.append(event.id.description)
+                    row.append(event.id)
                     row.append(entry.sequence)
                     row.append(event.type.rawValue)
                     row.append(event.time)
