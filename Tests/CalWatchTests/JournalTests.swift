@@ -84,6 +84,30 @@ import Testing
         #expect(read.allSatisfy { $0.recorded == Timestamp(utc("2027-03-01T09:50:00Z")) })
     }
 
+    @Test func aRunStartedAgainSkipsWhatItJournaledWhereverItFallsInTheRowsWrittenTogether() async throws {
+        let journal = try JournalStore(path: Self.temporaryPath())
+        // Two days of the standup's events.
+        let events =
+            Self.events(until: "2027-03-01T11:00:00Z")
+            + Self.events(until: "2027-03-01T11:00:00Z").map {
+                PlannedEvent(
+                    $0.payload, id: EventID(high: $0.id.high, low: ~$0.id.low), key: $0.key,
+                    occurrenceStart: $0.occurrenceStart.adding(seconds: 86_400),
+                    occurrenceEnd: $0.occurrenceEnd.adding(seconds: 86_400), time: $0.time.adding(seconds: 86_400),
+                    expiry: $0.expiry.adding(seconds: 86_400), fingerprint: $0.fingerprint)
+            }
+        #expect(events.count > 64, "more rows than two of the journal's multi-row inserts")
+        // One event from the middle of a later chunk, and the first 40, journaled by an earlier run.
+        _ = try await journal.append([events[50]], recorded: Timestamp(utc("2027-03-01T09:50:00Z")))
+        _ = try await journal.append(Array(events.prefix(40)), recorded: Timestamp(utc("2027-03-01T09:50:00Z")))
+        let again = try await journal.append(events, recorded: Timestamp(utc("2027-03-01T11:00:00Z")))
+        let fresh = events.indices.filter { $0 >= 40 && $0 != 50 }.map { events[$0] }
+        #expect(again.map(\.event) == fresh)
+        #expect(again.map(\.sequence) == Array(42...Int64(events.count)))
+        let all = try await journal.events(after: 0, limit: 1000)
+        #expect(all.count == events.count && Set(all.map(\.event.id)).count == events.count)
+    }
+
     @Test func everyKindOfEventReadsBackAsPlanned() async throws {
         let journal = try JournalStore(path: Self.temporaryPath())
         var late = PlannerState()

@@ -1,3 +1,4 @@
+import CSQLite
 public import CalWatchCore
 import Foundation
 
@@ -19,6 +20,8 @@ public actor JournalStore {
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
     private let connection: SQLiteConnection
     private let insert: SQLiteStatement
+    /// `insert` of `chunkRows` rows at once, without OR IGNORE.
+    private let insertChunk: SQLiteStatement
     /// The row being inserted, its memory kept from one to the next.
     private var row = SQLRow()
     /// Rows in `events`, counted once and then kept up to date, for the journal-rows metric.
@@ -203,6 +206,13 @@ public actor JournalStore {
             """
             INSERT OR IGNORE INTO events (\(EventColumn.list)) VALUES (\(EventColumn.placeholders))
             """)
+        insertChunk = try connection.prepare(
+            "INSERT INTO events (\(EventColumn.list)) VALUES "
+                + (0..<Self.chunkRows).map { chunk in
+                    "("
+                        + EventColumn.allCases.map { "?\(chunk * EventColumn.allCases.count + Int($0.rawValue) + 1)" }
+                        .joined(separator: ", ") + ")"
+                }.joined(separator: ", "))
     }
 
     /// Gives the reminders of a journal of layout 3 or before the ids they have now that ids leave the calendar
@@ -259,50 +269,90 @@ public actor JournalStore {
 
     /// Commits events in one transaction, in order, skipping any whose id is already journaled. Returns what was
     /// committed, with sequence numbers.
+    ///
+    /// Rows go `chunkRows` to a statement, which costs SQLite less than a statement a row. A chunk holding an event
+    /// already journaled (a run started again over its own journal) is refused whole and then inserted row by row,
+    /// skipping what is there.
     public func append(_ events: [PlannedEvent], recorded: Timestamp) throws -> [(sequence: Int64, event: PlannedEvent)]
     {
         try connection.transaction {
             var next = try lastSequenceLocked() + 1
             var committed: [(Int64, PlannedEvent)] = []
             committed.reserveCapacity(events.count)
-            for event in events {
-                // Each detail read once.
-                let reminder = event.reminder
-                let answer = event.answer
-                let endReason = event.liveActivity?.endReason
-                let detail = Self.detail(of: event.payload)
-                // In `EventColumn`'s order.
-                row.reset()
-                row.append(next)
-                row.append(event.id)
-                row.append(event.type.rawValue)
-                row.append(event.key.calendar)
-                row.append(event.key.uid)
-                row.append(event.key.recurrenceID)
-                row.append(event.occurrenceStart.secondsSinceEpoch)
-                row.append(event.occurrenceEnd.secondsSinceEpoch)
-                row.append(event.time.secondsSinceEpoch)
-                row.append(event.expiry.secondsSinceEpoch)
-                row.append(Int64(bitPattern: event.fingerprint))
-                row.append(recorded.millisecondsSinceEpoch)
-                row.append(reminder?.secondsBefore)
-                row.append(reminder?.source.rawValue)
-                row.append(reminder.map { $0.late ? $0.lateness : -1 })
-                row.append(endReason?.rawValue)
-                row.append(answer?.answered?.description)
-                row.append(answer?.until?.secondsSinceEpoch)
-                row.append(answer.map { Int64($0.count) } ?? reminder.map { Int64($0.snoozeCount) })
-                row.append(reminder?.deferredFrom?.secondsSinceEpoch)
-                row.append(detail)
-                row.append(event.key.scope.isEmpty ? nil : event.key.scope)
-                assert(row.values.count == EventColumn.allCases.count, "a value for every EventColumn, in its order")
-                guard try insert.run(row) else { continue }  // already journaled: never twice
-                committed.append((next, event))
-                next += 1
+            var start = events.startIndex
+            while start < events.endIndex {
+                let chunk = events[start..<min(start + Self.chunkRows, events.endIndex)]
+                start = chunk.endIndex
+                if chunk.count == Self.chunkRows, try insertWhole(chunk, from: next, recorded: recorded) {
+                    for event in chunk {
+                        committed.append((next, event))
+                        next += 1
+                    }
+                    continue
+                }
+                for event in chunk {
+                    row.reset()
+                    appendColumns(of: event, sequence: next, recorded: recorded)
+                    guard try insert.run(row) else { continue }  // already journaled: never twice
+                    committed.append((next, event))
+                    next += 1
+                }
             }
             try rowsChanged(by: committed.count)
             return committed
         }
+    }
+
+    /// Events per multi-row INSERT.
+    private static let chunkRows = 32
+
+    /// Inserts `chunk` in one statement, numbered from `first`; `false`, with nothing inserted, when one of them is
+    /// journaled already.
+    private func insertWhole(_ chunk: ArraySlice<PlannedEvent>, from first: Int64, recorded: Timestamp) throws -> Bool {
+        row.reset()
+        var sequence = first
+        for event in chunk {
+            appendColumns(of: event, sequence: sequence, recorded: recorded)
+            sequence += 1
+        }
+        do {
+            try insertChunk.run(row)
+            return true
+        } catch let error as SQLiteError where error.code.rawValue & 0xff == SQLITE_CONSTRAINT {
+            return false  // the statement alone is undone; the transaction goes on
+        }
+    }
+
+    /// Appends `event`'s values to `row`, in `EventColumn`'s order.
+    private func appendColumns(of event: PlannedEvent, sequence: Int64, recorded: Timestamp) {
+        // Each detail read once.
+        let reminder = event.reminder
+        let answer = event.answer
+        let endReason = event.liveActivity?.endReason
+        let before = row.values.count
+        row.append(sequence)
+        row.append(event.id)
+        row.append(event.type.rawValue)
+        row.append(event.key.calendar)
+        row.append(event.key.uid)
+        row.append(event.key.recurrenceID)
+        row.append(event.occurrenceStart.secondsSinceEpoch)
+        row.append(event.occurrenceEnd.secondsSinceEpoch)
+        row.append(event.time.secondsSinceEpoch)
+        row.append(event.expiry.secondsSinceEpoch)
+        row.append(Int64(bitPattern: event.fingerprint))
+        row.append(recorded.millisecondsSinceEpoch)
+        row.append(reminder?.secondsBefore)
+        row.append(reminder?.source.rawValue)
+        row.append(reminder.map { $0.late ? $0.lateness : -1 })
+        row.append(endReason?.rawValue)
+        row.append(answer?.answered?.description)
+        row.append(answer?.until?.secondsSinceEpoch)
+        row.append(answer.map { Int64($0.count) } ?? reminder.map { Int64($0.snoozeCount) })
+        row.append(reminder?.deferredFrom?.secondsSinceEpoch)
+        row.append(Self.detail(of: event.payload))
+        row.append(event.key.scope.isEmpty ? nil : event.key.scope)
+        assert(row.values.count - before == EventColumn.allCases.count, "a value for every EventColumn, in its order")
     }
 
     /// Keeps the row count after `delta` rows came (or went) and reports it.
