@@ -12,12 +12,14 @@ public enum EventType: String, Sendable, CaseIterable, Hashable {
 }
 
 extension EventType {
-    /// Adds how many of `types` are of each type to `counts`, a run of one type at a time: a step is mostly one type
-    /// (a minute's updates), and hashing the type of every event was a measurable part of a replay.
-    public static func tally(_ types: some Sequence<EventType>, into counts: inout [EventType: Int]) {
+    /// Adds how many of `items` are of each type (`type` says which) to `counts`, a run of one type at a time: a
+    /// step is mostly one type (a minute's updates), and hashing the type of every event was a measurable part of a
+    /// replay. Items are read in place: a lazy map copied each planned event (and retained its strings).
+    public static func tally<Item>(_ items: [Item], type: (Item) -> EventType, into counts: inout [EventType: Int]) {
         var current: EventType?
         var run = 0
-        for type in types {
+        for index in items.indices {
+            let type = type(items[index])
             if type == current {
                 run += 1
                 continue

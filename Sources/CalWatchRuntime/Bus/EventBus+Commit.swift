@@ -8,7 +8,7 @@ extension EventBus {
     {
         guard !pending.isEmpty else { return }
         let committed = try await journal.append(pending.map(\.event), recorded: recorded)
-        CalwatchMetrics.committed(committed.lazy.map(\.event))
+        CalwatchMetrics.committed(committed)
         var index = 0
         let rendering = JournalStore.Entry.Rendering(count: committed.count)
         let entries = committed.enumerated().map { slot, committed in

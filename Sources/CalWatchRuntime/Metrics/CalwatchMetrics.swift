@@ -60,9 +60,9 @@ public enum CalwatchMetrics {
         Counter(label: fleetHeartbeatFailures).increment()
     }
 
-    static func committed(_ events: some Sequence<PlannedEvent>) {
+    static func committed(_ events: [(sequence: Int64, event: PlannedEvent)]) {
         var counts: [EventType: Int] = [:]
-        EventType.tally(events.lazy.map(\.type), into: &counts)
+        EventType.tally(events, type: \.event.type, into: &counts)
         for (type, count) in counts {
             Counter(label: eventsEmitted, dimensions: [("type", type.rawValue)]).increment(by: count)
         }

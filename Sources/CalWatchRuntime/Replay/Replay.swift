@@ -21,7 +21,7 @@ public final class Replay {
         public var sinks: [EventBus.SinkReport] = []
 
         mutating func count(_ events: [PlanningLoop.Emitted]) {
-            EventType.tally(events.lazy.map(\.event.type), into: &counts)
+            EventType.tally(events, type: \.event.type, into: &counts)
         }
     }
 
