@@ -20,6 +20,7 @@ public final class Replay {
         public var stopped = false
         public var sinks: [EventBus.SinkReport] = []
 
+        /// Counts a step's events into `counts`.
         mutating func count(_ events: [PlanningLoop.Emitted]) {
             EventType.tally(events, type: \.event.type, into: &counts)
         }
