@@ -131,7 +131,7 @@ extension CalwatchCommand {
 
         func run() async throws {
             let loaded = try settings.loadOrExit(calendars: calendars, useDefaultFile: true)
-            if !follow, at == nil, !noDaemon, let line = askDaemon(loaded) {
+            if !follow, at == nil, !noDaemon, let line = await askDaemon(loaded) {
                 StandardStreams.Output().write(Array((line + "\n").utf8))
                 return
             }
@@ -185,14 +185,18 @@ extension CalwatchCommand {
 
         /// The line as the daemon of `configuration`'s journal works it out (`NextEndpoint`), when one runs with the
         /// same configuration and holds what this `next` would read; `nil` otherwise.
-        func askDaemon(_ configuration: Configuration) -> String? {
+        func askDaemon(_ configuration: Configuration) async -> String? {
             let request = NextEndpoint.Request(
                 readFrom: configuration.readFrom,
                 kinds: kinds?.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) },
                 calendars: calendarNames?.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) },
                 horizon: DurationText.seconds(within) ?? 86_400, format: format.rawValue, maxWidth: maxWidth,
                 none: none, pango: markup == .pango)
-            return NextEndpoint.ask(request, at: NextEndpoint.socketPath(state: configuration.statePath))?.line
+            let path = NextEndpoint.socketPath(state: configuration.statePath)
+            // A socket's calls block (up to its timeout): on a thread of its own, not one of Swift's pool.
+            return await withCheckedContinuation { continuation in
+                Thread { continuation.resume(returning: NextEndpoint.ask(request, at: path)?.line) }.start()
+            }
         }
 
         /// The daemon's journal, when there is one (`next` never makes one).
