@@ -128,17 +128,13 @@ public struct JSONLineWriter {
     public mutating func field(_ name: StaticString, _ instant: Instant?) {
         key(name)
         guard let instant else { return appendNull() }
-        bytes.append(UInt8(ascii: "\""))
-        append(instant: instant)
-        bytes.append(UInt8(ascii: "\""))
+        quoted { $0.append(instant: instant) }
     }
 
     /// `"name":"<32 hex digits>"`.
     public mutating func field(_ name: StaticString, _ id: EventID) {
         key(name)
-        bytes.append(UInt8(ascii: "\""))
-        append(id: id)
-        bytes.append(UInt8(ascii: "\""))
+        quoted { $0.append(id: id) }
     }
 
     /// An event id's 32 hex digits, unquoted.
@@ -166,9 +162,7 @@ public struct JSONLineWriter {
     /// `"name":"2027-03-01T08:30:00.042Z"`.
     public mutating func field(_ name: StaticString, _ timestamp: Timestamp) {
         key(name)
-        bytes.append(UInt8(ascii: "\""))
-        append(timestamp: timestamp)
-        bytes.append(UInt8(ascii: "\""))
+        quoted { $0.append(timestamp: timestamp) }
     }
 
     /// `2027-03-01T08:30:00.042Z`, unquoted.
@@ -184,15 +178,9 @@ public struct JSONLineWriter {
 
     /// `"name":"2027-03-01T08:30:00Z"` or `"name":"2027-03-01"` for a RECURRENCE-ID.
     public mutating func field(_ name: StaticString, _ value: DateValueText?) {
-        switch value {
-        case .instant(let instant): field(name, instant)
-        case .day(let days):
-            key(name)
-            bytes.append(UInt8(ascii: "\""))
-            appendDate(CalendarDate(daysSinceEpoch: days))
-            bytes.append(UInt8(ascii: "\""))
-        case nil: field(name, nil as Instant?)
-        }
+        key(name)
+        guard let value else { return appendNull() }
+        quoted { $0.append(dateValue: value) }
     }
 
     /// `"name":"2027-03-01T09:30:00+01:00"`: a wall-clock reading with its offset.
@@ -213,6 +201,13 @@ public struct JSONLineWriter {
     }
 
     private mutating func appendNull() { append(static: "null") }
+
+    /// What `write` appends, between double quotes (text it makes that needs no escaping).
+    private mutating func quoted(_ write: (inout JSONLineWriter) -> Void) {
+        bytes.append(UInt8(ascii: "\""))
+        write(&self)
+        bytes.append(UInt8(ascii: "\""))
+    }
 
     private mutating func append(static text: StaticString) {
         text.withUTF8Buffer { bytes.append(contentsOf: $0) }
