@@ -86,13 +86,7 @@ public actor AnswerEndpoint: Service {
     /// The next connection and its request's head, waiting up to half a second for one (so a shutdown is seen);
     /// `nil` when none came, or it sent nothing usable in time.
     private func acceptOne(_ listener: Int32) -> (Int32, Request)? {
-        var ready = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
-        guard poll(&ready, 1, 500) == 1 else { return nil }
-        let connection = accept(listener, nil, nil)
-        guard connection >= 0 else { return nil }
-        var limit = timeval(tv_sec: 5, tv_usec: 0)
-        setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
-        setsockopt(connection, SOL_SOCKET, SO_SNDTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
+        guard let connection = ServerSocket.accept(listener, timeout: 5) else { return nil }
         var received: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 2048)
         let deadline = ContinuousClock.now + .seconds(5)

@@ -1,4 +1,3 @@
-import CLinux
 public import CalWatchCore
 import Foundation
 public import Logging
@@ -88,7 +87,7 @@ public actor NextEndpoint: Service {
             unlink(path)
         }
         while !Task.isCancelled, !Task.isShuttingDownGracefully {
-            guard let connection = Self.accept(listener) else { continue }
+            guard let connection = ServerSocket.accept(listener, timeout: 1) else { continue }
             let reply = await answer(Self.receive(connection, limit: Self.largest, within: 1))
             CalwatchMetrics.nextAsked(answered: reply.line != nil)
             if var bytes = try? JSONEncoder().encode(reply) {
@@ -180,19 +179,6 @@ public actor NextEndpoint: Service {
             throw NextEndpointError("cannot listen on \(path): \(reason)")
         }
         return fd
-    }
-
-    /// The next connection, waiting up to half a second for one (so a shutdown is seen).
-    private static func accept(_ listener: Int32) -> Int32? {
-        var ready = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
-        guard poll(&ready, 1, 500) == 1 else { return nil }
-        let connection = Glibc.accept(listener, nil, nil)
-        guard connection >= 0 else { return nil }
-        _ = fcntl(connection, F_SETFD, FD_CLOEXEC)
-        var limit = timeval(tv_sec: 1, tv_usec: 0)
-        setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
-        setsockopt(connection, SOL_SOCKET, SO_SNDTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
-        return connection
     }
 
     /// Sends all of `bytes` (each write bounded by the socket's timeout); `false` when the other end went away.
