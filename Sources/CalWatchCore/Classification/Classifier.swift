@@ -66,6 +66,16 @@ public final class Classifier: Sendable {
         known(occurrence).result
     }
 
+    /// Classifies the items of some occurrences ahead of their use: many files' items can so be classified at once,
+    /// each on its own.
+    public func prepare(_ occurrences: [Occurrence]) {
+        var previous: ObjectIdentifier?
+        for occurrence in occurrences where ObjectIdentifier(occurrence.source) != previous {
+            previous = ObjectIdentifier(occurrence.source)
+            _ = known(occurrence)
+        }
+    }
+
     private func known(_ occurrence: Occurrence) -> Known {
         let key = ObjectIdentifier(occurrence.source)
         if let cached = cache.withLock({ $0[key] }) { return cached }

@@ -1,6 +1,4 @@
-import Dispatch
 import Foundation
-import Synchronization
 
 /// Reads every source under some paths and expands them into one sorted list of occurrences.
 ///
@@ -47,42 +45,25 @@ public struct CalendarScan: Sendable {
         var files: [ObjectIdentifier: String] = [:]
         var failed = failures.count
 
-        let chunkSize = 64
-        let chunkCount = (sources.count + chunkSize - 1) / chunkSize
-        let workers = min(chunkCount, ProcessInfo.processInfo.activeProcessorCount)
-        if workers <= 1 {
-            for source in sources {
-                read(source, input: input, failed: &failed, problems: &problems, into: &occurrences, files: &files)
+        var runs = ParallelRuns.map(sources) { run in
+            var result = RunResult()
+            for source in run {
+                read(
+                    source, input: input, failed: &result.failed, problems: &result.problems,
+                    into: &result.occurrences, files: &result.files)
             }
-        } else {
-            let next = Atomic<Int>(0)
-            let results = Locked<[Int: ChunkResult]>([:])
-            DispatchQueue.concurrentPerform(iterations: workers) { _ in
-                while true {
-                    let chunk = next.add(1, ordering: .relaxed).oldValue
-                    guard chunk < chunkCount else { return }
-                    var result = ChunkResult()
-                    for source in sources[(chunk * chunkSize)..<min(sources.count, (chunk + 1) * chunkSize)] {
-                        read(
-                            source, input: input, failed: &result.failed, problems: &result.problems,
-                            into: &result.occurrences, files: &result.files)
-                    }
-                    results.withLock { $0[chunk] = result }
-                }
-            }
-            // Taken out of the lock, so that each chunk is freed as soon as it is appended.
-            var byChunk = results.withLock { results in
-                defer { results = [:] }
-                return results
-            }
-            occurrences.reserveCapacity(byChunk.values.reduce(0) { $0 + $1.occurrences.count })
-            for chunk in 0..<chunkCount {
-                guard let result = byChunk.removeValue(forKey: chunk) else { continue }
-                occurrences += result.occurrences
-                problems += result.problems
-                failed += result.failed
-                files.merge(result.files) { first, _ in first }
-            }
+            return result
+        }
+        if runs.count > 1 { occurrences.reserveCapacity(runs.reduce(0) { $0 + $1.occurrences.count }) }
+        for index in runs.indices {
+            // Taken out of the list, so that each run's occurrences are freed as soon as they are appended (a
+            // single file's are taken over, not copied).
+            let result = runs[index]
+            runs[index] = RunResult()
+            if runs.count == 1 { occurrences = result.occurrences } else { occurrences += result.occurrences }
+            problems += result.problems
+            failed += result.failed
+            files.merge(result.files) { first, _ in first }
         }
         problems += DuplicateItems.resolve(&occurrences, files: files)
         return Result(
@@ -90,8 +71,8 @@ public struct CalendarScan: Sendable {
             failedSourceCount: failed)
     }
 
-    /// What one worker found in a run of sources.
-    private struct ChunkResult: Sendable {
+    /// What one run of sources gave.
+    private struct RunResult: Sendable {
         var occurrences: [Occurrence] = []
         var problems: [CalendarProblem] = []
         var failed = 0

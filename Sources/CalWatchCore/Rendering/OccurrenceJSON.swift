@@ -6,26 +6,41 @@ public enum OccurrenceJSON {
     /// The fields that are the same for every occurrence of a component are rendered once per component.
     public static func writeLines(_ occurrences: [Occurrence], classifier: Classifier? = nil, flush: ([UInt8]) -> Void)
     {
-        var writer = JSONLineWriter()
-        var fragments: [ObjectIdentifier: Fragments] = [:]
-        for index in occurrences.indices {
-            let occurrence = occurrences[index]
-            let id = ObjectIdentifier(occurrence.source)
-            let shared: Fragments
-            if let cached = fragments[id] {
-                shared = cached
-            } else {
-                shared = Fragments(occurrence, facts: classifier?.facts(for: occurrence) ?? .event)
-                fragments[id] = shared
-            }
-            let leaveBy = shared.flight.flatMap { classifier?.leaveBy($0, departure: occurrence.start) }
-            write(occurrence, shared: shared, leaveBy: leaveBy, to: &writer)
-            if writer.bytes.count >= 1 << 16 {
-                flush(writer.bytes)
-                writer.reset()
-            }
+        // Each component's shared fields, classified and rendered once from its first occurrence, on all cores.
+        var firsts: [Occurrence] = []
+        var seen = Set<ObjectIdentifier>()
+        for occurrence in occurrences where seen.insert(ObjectIdentifier(occurrence.source)).inserted {
+            firsts.append(occurrence)
         }
-        if !writer.bytes.isEmpty { flush(writer.bytes) }
+        seen = []
+        let rendered = ParallelRuns.map(firsts) { run in
+            run.map { Fragments($0, facts: classifier?.facts(for: $0) ?? .event) }
+        }
+        var fragments: [ObjectIdentifier: Fragments] = [:]
+        fragments.reserveCapacity(firsts.count)
+        for (occurrence, shared) in zip(firsts, rendered.joined()) {
+            fragments[ObjectIdentifier(occurrence.source)] = shared
+        }
+        firsts = []
+        // Then the records: a stretch per core at a time rendered at once, and written in order (the memory held is
+        // a few stretches, whatever the number of occurrences).
+        let stretch = 2_048
+        let round = stretch * 2 * ParallelRuns.workers
+        for roundStart in stride(from: 0, to: occurrences.count, by: round) {
+            let stretches = Array(stride(from: roundStart, to: min(roundStart + round, occurrences.count), by: stretch))
+            let buffers = ParallelRuns.map(stretches, runLength: 1) { [fragments] starts in
+                var writer = JSONLineWriter(capacity: stretch * 640)
+                for start in starts {
+                    for occurrence in occurrences[start..<min(start + stretch, occurrences.count)] {
+                        let shared = fragments[ObjectIdentifier(occurrence.source)]!
+                        let leaveBy = shared.flight.flatMap { classifier?.leaveBy($0, departure: occurrence.start) }
+                        write(occurrence, shared: shared, leaveBy: leaveBy, to: &writer)
+                    }
+                }
+                return writer.bytes
+            }
+            for buffer in buffers { flush(buffer) }
+        }
     }
 
     /// Appends one occurrence with its classification as a JSON Lines record, or (`newline: false`) as an object
@@ -40,7 +55,7 @@ public enum OccurrenceJSON {
 
     /// The rendered fields every occurrence of one component shares, in output order around the per-instance ones.
     /// A class: handed to each of the component's occurrences without copying (and retaining) its four buffers.
-    final class Fragments {
+    final class Fragments: Sendable {
         /// `"uid":…` (then `recurrenceId` follows).
         let head: [UInt8]
         /// `"calendar":…,"summary":…` (then the times follow).

@@ -31,14 +31,14 @@ public final class CalendarFiles {
     }
 
     /// What identifies a version of a file without reading it.
-    struct Stamp: Equatable {
+    struct Stamp: Equatable, Sendable {
         var size: Int64
         var modified: Int64
         var inode: UInt64
         var device: UInt64
     }
 
-    private struct Entry {
+    private struct Entry: Sendable {
         var source: CalendarSource
         var origin: PlanningLoop.Origin
         /// Of the version in effect (or of the incomplete one last seen, while it settles).
@@ -118,11 +118,9 @@ public final class CalendarFiles {
             changes.problems.append(CalendarProblem(severity: .error, path: failure.path, message: failure.reason))
         }
         reportedFailures = failures
-        var seen = Set<String>()
-        for source in survey.sources where source.path != "-" {
-            seen.insert(source.path)
-            look(at: source, into: &changes)
-        }
+        let sources = survey.sources.filter { $0.path != "-" }
+        look(at: sources, into: &changes)
+        let seen = Set(sources.lazy.map(\.path))
         // What lies under a folder that cannot be listed now (or a file that is no longer one) is not known to be
         // gone: the last version read stays in effect, as it does for a file that stops parsing.
         let unreadable = survey.failures.map(\.path)
@@ -136,13 +134,15 @@ public final class CalendarFiles {
     /// Looks at some files a watcher named: changed, created, renamed or deleted.
     public func refresh(_ paths: some Sequence<String>) -> Changes {
         var changes = Changes()
+        var sources: [CalendarSource] = []
         for path in Set(paths).sorted() {
             if let source = SourceDiscovery.item(at: path, under: roots) {
-                look(at: source, into: &changes)
+                sources.append(source)
             } else {
                 forget(path, into: &changes)
             }
         }
+        look(at: sources, into: &changes)
         return changes
     }
 
@@ -151,13 +151,69 @@ public final class CalendarFiles {
         if entry.calendars != nil { changes.removed.append((path, entry.origin)) }
     }
 
-    private func look(at source: CalendarSource, into changes: inout Changes) {
-        let source = scoped(source)
-        let path = source.path
-        guard let stamp = Self.stamp(path) else {
-            forget(path, into: &changes)
-            return
+    /// Looks at files: each is read and parsed on its own, on all cores when there are many (a vdir at start, or
+    /// rewritten whole by a sync), and what they gave is then taken in in order.
+    private func look(at sources: [CalendarSource], into changes: inout Changes) {
+        let looks = sources.map { source in
+            let source = scoped(source)
+            return (source: source, known: entries[source.path])
         }
+        let loads = ParallelRuns.map(looks) { run in run.map { Self.load($0.source, known: $0.known) } }
+        for (look, loaded) in zip(looks, loads.joined()) {
+            take(loaded, of: look.source, into: &changes)
+        }
+    }
+
+    /// What looking at one file found.
+    private enum Loaded: Sendable {
+        /// The file is gone.
+        case gone
+        /// Its stamp (and source) is that of the version in effect.
+        case unchanged
+        /// It could not be read.
+        case unreadable(reason: String)
+        /// It was read, and its content is that of the version in effect.
+        case sameContent(Stamp)
+        /// It was read and parsed.
+        case parsed(Parsed)
+    }
+
+    /// A version of a file read and parsed.
+    private struct Parsed: Sendable {
+        var stamp: Stamp
+        var content: EventID
+        var read: CalendarReader.Result
+        /// Whether it reads to its end (a file being written may not yet).
+        var complete: Bool
+    }
+
+    /// Reads and parses a file unless `known` says it is the version in effect; touches nothing shared, so that
+    /// many files are loaded at once.
+    private static func load(_ source: CalendarSource, known: Entry?) -> Loaded {
+        let path = source.path
+        guard let stamp = stamp(path) else { return .gone }
+        let sameSource = known?.source == source
+        if sameSource && known?.stamp == stamp && known?.unsettled == nil { return .unchanged }
+        let bytes: [UInt8]
+        do {
+            bytes = try CalendarReader.readFile(path)
+        } catch {
+            // Gone between the stat and the read: the watcher tells of the delete.
+            if (error as? CalendarReader.POSIXFailure)?.code == ENOENT { return .gone }
+            return .unreadable(reason: "\(error)")
+        }
+        var hasher = EventID.Hasher()
+        hasher.feed(bytes: bytes)
+        let content = hasher.id
+        if sameSource && content == known?.content && known?.calendars != nil { return .sameContent(stamp) }
+        let read = CalendarReader.read(source, bytes: bytes)
+        let complete = !read.failed && (source.format != .iCalendar || endsCalendar(bytes))
+        return .parsed(Parsed(stamp: stamp, content: content, read: read, complete: complete))
+    }
+
+    /// Takes in what looking at one file found: its calendars in effect, and its problems once.
+    private func take(_ loaded: Loaded, of source: CalendarSource, into changes: inout Changes) {
+        let path = source.path
         var entry: Entry
         if let known = entries[path] {
             entry = known
@@ -165,41 +221,37 @@ public final class CalendarFiles {
             entry = Entry(source: source, origin: nextOrigin)
             nextOrigin += 1
         }
-        let sameSource = entry.source == source
-        if sameSource && entry.stamp == stamp && entry.unsettled == nil { return }
-        let bytes: [UInt8]
-        do {
-            bytes = try CalendarReader.readFile(path)
-        } catch {
-            // Gone between the stat and the read: the watcher tells of the delete.
-            if (error as? CalendarReader.POSIXFailure)?.code == ENOENT {
-                forget(path, into: &changes)
-                return
-            }
+        let parsed: Parsed
+        switch loaded {
+        case .gone:
+            forget(path, into: &changes)
+            return
+        case .unchanged:
+            return
+        case .unreadable(let reason):
             if !entry.unreadable {
-                var problem = CalendarProblem(severity: .error, path: path, message: "cannot read the file (\(error))")
+                var problem = CalendarProblem(severity: .error, path: path, message: "cannot read the file (\(reason))")
                 if entry.calendars != nil { problem.message += "; the version read before stays in effect" }
                 changes.problems.append(problem)
                 entry.unreadable = true
             }
             entries[path] = entry
             return
-        }
-        entry.unreadable = false
-        var hasher = EventID.Hasher()
-        hasher.feed(bytes: bytes)
-        let content = hasher.id
-        entry.stamp = stamp
-        if sameSource && content == entry.content && entry.calendars != nil {
+        case .sameContent(let sameStamp):
+            entry.unreadable = false
+            entry.stamp = sameStamp
             entry.unsettled = nil
             entries[path] = entry
             return
+        case .parsed(let version):
+            parsed = version
         }
+        let (content, read) = (parsed.content, parsed.read)
+        entry.unreadable = false
+        entry.stamp = parsed.stamp
         entry.source = source
         changes.parsed += 1
-        let read = CalendarReader.read(source, bytes: bytes)
-        let complete = !read.failed && (source.format != .iCalendar || Self.endsCalendar(bytes))
-        if !complete {
+        if !parsed.complete {
             guard entry.unsettled == content else {
                 // Perhaps still being written: looked at again once it has had time to settle.
                 entry.unsettled = content

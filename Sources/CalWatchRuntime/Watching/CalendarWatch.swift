@@ -242,19 +242,41 @@ public final class CalendarWatch {
             replace(origin, with: [], at: now)
             stopsMoved = classifier.noteStops(of: [], origin: origin) || stopsMoved
         }
+        // Each file is expanded and its items classified on its own, on all cores when many changed.
+        let expansions = ParallelRuns.map(changes.changed) { [expansion, classifier] run in
+            run.map { source, _, calendars in
+                var expanded: [Occurrence] = []
+                let problems = CalendarScan.expand(calendars, of: source, options: expansion, into: &expanded)
+                classifier.prepare(expanded)
+                return (expanded, problems)
+            }
+        }
         // Every changed file's places are noted before any is planned: the way to an event in one can start at an
         // event in another.
         var changed: [(PlanningLoop.Origin, [Occurrence])] = []
-        for (source, origin, calendars) in changes.changed {
-            var expanded: [Occurrence] = []
-            report.problems += CalendarScan.expand(calendars, of: source, options: expansion, into: &expanded)
+        for ((_, origin, _), (expanded, problems)) in zip(changes.changed, expansions.joined()) {
+            report.problems += problems
             stopsMoved = classifier.noteStops(of: expanded, origin: origin) || stopsMoved
             changed.append((origin, expanded))
         }
-        for (origin, expanded) in changed {
-            loop.remove(origin: origin)
-            replace(origin, with: expanded, at: now)
-            loop.add(expanded, origin: origin, now: now)
+        if changed.count >= ParallelRuns.runLength, occurrences.holdNone(of: changed.lazy.map(\.0)) {
+            // Files not held before (all of them at start): filing their occurrences forgets nothing and lets no
+            // other file take a key over, so they are filed while they are planned.
+            ParallelRuns.both {
+                occurrences.reserve(adding: changed.reduce(0) { $0 + $1.1.count })
+                for (origin, expanded) in changed { _ = occurrences.replace(origin, with: expanded, at: now) }
+            } _: {
+                for (origin, expanded) in changed {
+                    loop.remove(origin: origin)
+                    loop.add(expanded, origin: origin, now: now)
+                }
+            }
+        } else {
+            for (origin, expanded) in changed {
+                loop.remove(origin: origin)
+                replace(origin, with: expanded, at: now)
+                loop.add(expanded, origin: origin, now: now)
+            }
         }
         if stopsMoved {
             // Where the day's ways start moved: the other files' occurrences are planned again from what is held.

@@ -4,15 +4,43 @@ import CalWatchCore
 /// occurrence again.
 final class WatchedOccurrences: Sendable {
     private struct Held {
-        var byKey: [OccurrenceKey: Occurrence] = [:]
+        /// The occurrence in effect under each key, with the files that hold the key: one invitation can be in two
+        /// calendars (see `OccurrenceKey`).
+        var byKey: [OccurrenceKey: Slot] = [:]
         var byOrigin: [PlanningLoop.Origin: [Occurrence]] = [:]
-        /// The files holding each key: one invitation can be in two calendars (see `OccurrenceKey`).
-        var holders: [OccurrenceKey: [PlanningLoop.Origin]] = [:]
         /// Occurrences deleted from the calendars before they ended, as last read: the `removed` end of a running
         /// live activity, and any event a lagging sink reads back from the journal afterwards, still say what went
         /// away (summary, place, meeting, flight). Kept a day past their end, as long as the events are of use.
         var departed: [OccurrenceKey: Occurrence] = [:]
     }
+
+    /// One key's occurrence in effect (`nil` only while a file's occurrences are being replaced) and its holders.
+    private struct Slot {
+        var occurrence: Occurrence?
+        var holders: Holders
+    }
+
+    /// The files holding a key, in the order they took it: nearly always one, which is kept without an array.
+    private struct Holders {
+        private var first: PlanningLoop.Origin?
+        private var others: [PlanningLoop.Origin] = []
+
+        init(_ origin: PlanningLoop.Origin) { first = origin }
+
+        var isEmpty: Bool { first == nil }
+        var last: PlanningLoop.Origin? { others.last ?? first }
+        func contains(_ origin: PlanningLoop.Origin) -> Bool { first == origin || others.contains(origin) }
+
+        mutating func append(_ origin: PlanningLoop.Origin) {
+            if first == nil { first = origin } else { others.append(origin) }
+        }
+
+        mutating func remove(_ origin: PlanningLoop.Origin) {
+            others.removeAll { $0 == origin }
+            if first == origin { first = others.isEmpty ? nil : others.removeFirst() }
+        }
+    }
+
     private let held = Locked(Held())
     private let facts: @Sendable (Occurrence) -> PlanningFacts
 
@@ -21,6 +49,16 @@ final class WatchedOccurrences: Sendable {
     }
 
     var count: Int { held.withLock { $0.byKey.count } }
+
+    /// Whether none of these files' occurrences are held.
+    func holdNone(of origins: some Sequence<PlanningLoop.Origin>) -> Bool {
+        held.withLock { held in origins.allSatisfy { held.byOrigin[$0] == nil } }
+    }
+
+    /// Makes room for `count` more keys at once (all the files read at start), instead of growing step by step.
+    func reserve(adding count: Int) {
+        held.withLock { $0.byKey.reserveCapacity($0.byKey.count + count) }
+    }
 
     /// Replaces one file's occurrences. Returns the items it held before, for the classifier to forget, and the
     /// occurrences of other files that take over a key this file no longer holds (the same invitation in another
@@ -36,23 +74,37 @@ final class WatchedOccurrences: Sendable {
             for occurrence in old {
                 let key = OccurrenceKey(occurrence)
                 if occurrence.end >= staleBefore { held.departed[key] = occurrence }
-                held.byKey[key] = nil
-                held.holders[key]?.removeAll { $0 == origin }
-                if held.holders[key]?.isEmpty ?? true { held.holders[key] = nil } else { orphaned.append(key) }
+                guard var slot = held.byKey.removeValue(forKey: key) else { continue }
+                slot.holders.remove(origin)
+                if !slot.holders.isEmpty {
+                    slot.occurrence = nil
+                    held.byKey[key] = slot
+                    orphaned.append(key)
+                }
             }
             for occurrence in occurrences {
                 let key = OccurrenceKey(occurrence)
-                held.byKey[key] = occurrence
-                held.departed[key] = nil
-                if held.holders[key]?.contains(origin) != true { held.holders[key, default: []].append(origin) }
+                if !held.departed.isEmpty { held.departed[key] = nil }
+                if let index = held.byKey.index(forKey: key) {
+                    held.byKey.values[index].occurrence = occurrence
+                    if !held.byKey.values[index].holders.contains(origin) {
+                        held.byKey.values[index].holders.append(origin)
+                    }
+                } else {
+                    held.byKey[key] = Slot(occurrence: occurrence, holders: Holders(origin))
+                }
             }
             if !occurrences.isEmpty { held.byOrigin[origin] = occurrences }
             var takenOver: [PlanningLoop.Origin: [Occurrence]] = [:]
-            for key in orphaned where held.byKey[key] == nil {
-                guard let other = held.holders[key]?.last,
+            for key in orphaned where held.byKey[key]?.occurrence == nil {
+                guard let other = held.byKey[key]?.holders.last,
                     let occurrence = held.byOrigin[other]?.first(where: { OccurrenceKey($0) == key })
-                else { continue }
-                held.byKey[key] = occurrence
+                else {
+                    // No file holds it after all.
+                    held.byKey[key] = nil
+                    continue
+                }
+                held.byKey[key]?.occurrence = occurrence
                 held.departed[key] = nil
                 takenOver[other, default: []].append(occurrence)
             }
@@ -76,24 +128,26 @@ final class WatchedOccurrences: Sendable {
     var all: [PlanningLoop.Origin: [Occurrence]] {
         held.withLock { held in
             held.byOrigin.mapValues { occurrences in
-                occurrences.filter { held.byKey[OccurrenceKey($0)]?.source === $0.source }
+                occurrences.filter { held.byKey[OccurrenceKey($0)]?.occurrence?.source === $0.source }
             }
         }
     }
 
     /// The occurrence held under `key`.
-    func occurrence(for key: OccurrenceKey) -> Occurrence? { held.withLock { $0.byKey[key] } }
+    func occurrence(for key: OccurrenceKey) -> Occurrence? { held.withLock { $0.byKey[key]?.occurrence } }
 
     /// The key of the occurrence a subject names (`UID/START`, START its RECURRENCE-ID or start in UTC).
     func key(forSubject subject: String) -> OccurrenceKey? {
-        held.withLock { held in held.byKey.first { $0.value.isNamed(bySubject: subject) }?.key }
+        held.withLock { held in held.byKey.first { $0.value.occurrence?.isNamed(bySubject: subject) == true }?.key }
     }
 
     /// The key of a UID's occurrence running at `now`, else its next one.
     func key(forUID uid: String, at now: Instant) -> OccurrenceKey? {
         held.withLock { held in
-            let mine = held.byKey.filter { $0.key.uid == uid && $0.value.end > now }
-            return (mine.first { $0.value.start <= now } ?? mine.min { $0.value.start < $1.value.start })?.key
+            let mine = held.byKey.compactMap { key, slot in
+                slot.occurrence.flatMap { key.uid == uid && $0.end > now ? (key, $0) : nil }
+            }
+            return (mine.first { $0.1.start <= now } ?? mine.min { $0.1.start < $1.1.start })?.0
         }
     }
 
@@ -101,7 +155,7 @@ final class WatchedOccurrences: Sendable {
         let occurrence = held.withLock { held in
             let key = journaled.event.key
             // A sink that reads an event back after its occurrence was deleted (it lagged behind) still gets its facts.
-            return held.byKey[key] ?? held.departed[key]
+            return held.byKey[key]?.occurrence ?? held.departed[key]
         }
         return JournalStore.Entry(journaled, occurrence: occurrence, facts: facts)
     }

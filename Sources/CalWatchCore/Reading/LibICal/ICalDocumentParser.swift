@@ -36,10 +36,14 @@ enum ICalDocumentParser {
         var calendars: [ParsedCalendar]
         if items <= batchSize && layout.repairs.isEmpty {
             // A vdir item or a small, well-formed file: one libical call, lines taken from the layout.
-            calendars = parseWhole(text)
-            if calendars.count == layout.calendars.count {
-                for index in calendars.indices {
-                    assignLines(layout.calendars[index].children, of: text, to: &calendars[index].components)
+            if let read = parseWithKnownZones(text, layout: layout) {
+                calendars = read
+            } else {
+                calendars = parseWhole(text)
+                if calendars.count == layout.calendars.count {
+                    for index in calendars.indices {
+                        assignLines(layout.calendars[index].children, of: text, to: &calendars[index].components)
+                    }
                 }
             }
         } else {
@@ -94,21 +98,77 @@ enum ICalDocumentParser {
         header += end
         var calendar = parseWhole(header).first ?? ParsedCalendar()
         let items = layout.children.filter { $0.name != "VTIMEZONE" }
-        var start = 0
-        while start < items.count {
-            let batch = items[start..<min(start + batchSize, items.count)]
+        // The batches are independent: parsed on all cores, taken in in order.
+        let parts = ParallelRuns.map(items, runLength: batchSize) { batch in
             var chunk = begin
             for child in batch { chunk += child.bytes(of: text) }
             chunk += end
-            for part in parseWhole(chunk) {
+            return parseWhole(chunk).map { part in
                 var components = part.components
                 assignLines(batch, of: text, to: &components)
-                calendar.components += components
-                calendar.problems += part.problems
+                return (components, part.problems)
             }
-            start += batchSize
+        }
+        for (components, problems) in parts.joined() {
+            calendar.components += components
+            calendar.problems += problems
         }
         return calendar
+    }
+
+    /// The VTIMEZONEs read so far, by their text: a vdir repeats the same few in every item (each item carries the
+    /// zones its times name), and they are often more than half of its lines.
+    private static let knownZones = Locked<[[UInt8]: [String: TimeZoneDefinition]]>([:])
+    /// Distinct VTIMEZONE texts kept: a user's calendars name tens of zones; a feed that varies them is not kept
+    /// beyond this.
+    static let knownZonesLimit = 256
+
+    /// Parses a small calendar whose VTIMEZONEs were all read before without handing them to libical again:
+    /// about half of libical's work on a vdir item. Times are read as written with their `TZID`, so the zones'
+    /// absence from libical's tree changes nothing else; `nil` when there is nothing to gain or the text does not
+    /// come out as the layout says (the caller then parses it whole).
+    private static func parseWithKnownZones(_ text: [UInt8], layout: ICalendarLayout) -> [ParsedCalendar]? {
+        var zonesByCalendar: [[String: TimeZoneDefinition]] = []
+        var cut: [Range<Int>] = []
+        for calendar in layout.calendars {
+            var zones: [String: TimeZoneDefinition] = [:]
+            for child in calendar.children where child.name == "VTIMEZONE" && child.edits.isEmpty {
+                zones.merge(definitions(ofZone: Array(text[child.range]))) { $1 }
+                cut.append(child.range)
+            }
+            zonesByCalendar.append(zones)
+        }
+        guard !cut.isEmpty,
+            cut.count == layout.calendars.reduce(0, { $0 + $1.children.count { $0.name == "VTIMEZONE" } })
+        else { return nil }
+        var rest: [UInt8] = []
+        rest.reserveCapacity(text.count)
+        var position = 0
+        for range in cut.sorted(by: { $0.lowerBound < $1.lowerBound }) {
+            rest += text[position..<range.lowerBound]
+            position = range.upperBound
+        }
+        rest += text[position...]
+        var calendars = parseWhole(rest)
+        guard calendars.count == layout.calendars.count else { return nil }
+        for index in calendars.indices {
+            calendars[index].timeZones.merge(zonesByCalendar[index]) { $1 }
+            assignLines(layout.calendars[index].children, of: text, to: &calendars[index].components)
+        }
+        return calendars
+    }
+
+    /// What one VTIMEZONE's text defines, read by libical the first time it is met.
+    private static func definitions(ofZone zone: [UInt8]) -> [String: TimeZoneDefinition] {
+        if let known = knownZones.withLock({ $0[zone] }) { return known }
+        let definitions =
+            parseWhole(Array("BEGIN:VCALENDAR\r\n".utf8) + zone + Array("END:VCALENDAR\r\n".utf8)).first?.timeZones
+            ?? [:]
+        knownZones.withLock { known in
+            if known.count >= knownZonesLimit { known.removeAll() }
+            known[zone] = definitions
+        }
+        return definitions
     }
 
     /// Hands a whole text to libical.

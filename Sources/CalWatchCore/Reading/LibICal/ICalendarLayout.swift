@@ -7,7 +7,7 @@
 /// space, so a line starting with `BEGIN:` is always a component boundary.
 struct ICalendarLayout {
     /// A child component of a VCALENDAR: its kind, its bytes, the line it starts on, and the mends it needs.
-    struct Child {
+    struct Child: Sendable {
         var name: String
         var range: Range<Int>
         var line: Int
