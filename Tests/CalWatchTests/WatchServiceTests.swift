@@ -185,4 +185,33 @@ import Testing
             }
         }
     }
+
+    /// A sync filling a new collection (a CalDAV account's first sync, vdirsyncer's first run) renames items into
+    /// the folder while the daemon lists it: items that land after the listing and before the folder's watch
+    /// begins are found by listing it again at once, not by the safety rescan ten minutes later.
+    @Test func aNewCollectionFilledWhileItIsFoundHasEveryItemReadAtOnce() async throws {
+        let service = try Bench()
+        let items = 1_000
+        try await service.running {
+            let root = service.bench.root
+            let writer = Thread {
+                try? FileManager.default.createDirectory(atPath: root + "/team", withIntermediateDirectories: true)
+                for index in 0..<items {
+                    let temporary = root + "/team/.item-\(index).tmp"
+                    try? WatchTests.event(uid: "n\(index)", start: "20270301T100000Z", end: "20270301T103000Z")
+                        .write(toFile: temporary, atomically: false, encoding: .utf8)
+                    rename(temporary, root + "/team/item-\(index).ics")
+                }
+            }
+            writer.start()
+            // The new folder asks for a look a debounce after its notice; the clock moves on 100 ms a poll and
+            // stops at five minutes, short of the safety rescan.
+            let limit = service.clock.now.offset + .seconds(300)
+            try await eventually("every new item's events") {
+                if service.clock.now.offset < limit { service.clock.advance(by: .milliseconds(100)) }
+                return await Set(service.bench.sink.events.map(\.key.uid).filter { $0.hasPrefix("n") }).count == items
+            }
+        }
+        #expect(service.clock.now.offset < .seconds(300))
+    }
 }

@@ -81,11 +81,19 @@ public final class DirectoryWatcher: Sendable {
         thread.stop()
     }
 
+    /// What `follow` did.
+    public struct Followed {
+        /// Folders watched from now on that were not before: what was written into them before the watch began
+        /// is only seen by listing them again.
+        public var added: [String] = []
+        /// Folders that could not be watched, with why (the inotify watch limit, a folder gone).
+        public var failures: [(path: String, reason: String)] = []
+    }
+
     /// Follows exactly these folders: watches are added for new ones and dropped for those no longer listed.
-    /// Returns the folders that could not be watched, with why (the inotify watch limit, a folder gone).
     @discardableResult
-    public func follow(_ directories: [String]) -> [(path: String, reason: String)] {
-        var failures: [(String, String)] = []
+    public func follow(_ directories: [String]) -> Followed {
+        var followed = Followed()
         shared.watches.withLock { watches in
             let wanted = Set(directories)
             for (path, watch) in watches.watchOf where !wanted.contains(path) {
@@ -100,14 +108,15 @@ public final class DirectoryWatcher: Sendable {
                         errno == ENOSPC
                         ? "the inotify watch limit is reached; raise fs.inotify.max_user_watches"
                         : String(cString: strerror(errno))
-                    failures.append((path, reason))
+                    followed.failures.append((path, reason))
                     continue
                 }
                 watches.watchOf[path] = watch
                 watches.pathOf[watch] = path
+                followed.added.append(path)
             }
         }
-        return failures
+        return followed
     }
 
     /// Folders being watched.

@@ -137,7 +137,7 @@ public final class WatchService<WaitClock: Clock>: Service where WaitClock.Durat
         group: inout ThrowingTaskGroup<Void, any Error>
     ) async throws {
         log(try await watch.start(at: now), "start", in: watch)
-        follow(watch, with: wait.watcher)
+        let listAgain = follow(watch, with: wait.watcher)
         logger.info(
             "watching",
             metadata: [
@@ -145,7 +145,8 @@ public final class WatchService<WaitClock: Clock>: Service where WaitClock.Durat
                 "calendar.occurrences": "\(watch.occurrenceCount)",
                 "watch.next_wake": "\(watch.nextWake.map { "\($0)" } ?? "none")",
             ])
-        var safetyRescanAt = clock.now.advanced(by: options.rescanEvery)
+        // Folders newly watched are listed again at once (the rescan is cheap when nothing changed).
+        var safetyRescanAt = listAgain ? clock.now : clock.now.advanced(by: options.rescanEvery)
         var zone = watch.zone
 
         while true {
@@ -156,7 +157,9 @@ public final class WatchService<WaitClock: Clock>: Service where WaitClock.Durat
                 logger.notice("the wall clock was set; planning again", metadata: ["watch.now": "\(now)"])
             }
             if turn.signals.contains(.reload) {
-                try await reload(&watch, configuration: &configuration, watcher: wait.watcher, group: &group)
+                if try await reload(&watch, configuration: &configuration, watcher: wait.watcher, group: &group) {
+                    safetyRescanAt = clock.now
+                }
                 zone = watch.zone
             }
 
@@ -164,7 +167,7 @@ public final class WatchService<WaitClock: Clock>: Service where WaitClock.Durat
                 let report = try await change(watch, now)
             {
                 log(report, "calendars", in: watch)
-                follow(watch, with: wait.watcher)
+                if follow(watch, with: wait.watcher) { safetyRescanAt = clock.now }
             }
             if turn.signals.contains(.travelTimes) {
                 log(try await watch.travelTimesChanged(at: now), "travel", in: watch)
@@ -187,7 +190,7 @@ public final class WatchService<WaitClock: Clock>: Service where WaitClock.Durat
                 safetyRescanAt = instant.advanced(by: options.rescanEvery)
                 let report = try await watch.filesChanged(.init(rescan: true), at: now)
                 for path in report.unsettled { wait.read(path, at: instant.advanced(by: watch.files.settle)) }
-                follow(watch, with: wait.watcher)
+                if follow(watch, with: wait.watcher) { safetyRescanAt = clock.now }
                 log(report, "rescan", in: watch)
             }
             log(try await watch.advance(to: now), "time", in: watch)
@@ -197,20 +200,21 @@ public final class WatchService<WaitClock: Clock>: Service where WaitClock.Durat
 
     /// Reads the configuration again. When it has no problems, the old watch's bus finishes what was committed
     /// before the new watch opens the journal and sinks, so no event reaches a sink twice.
+    /// Returns whether folders are watched that were not (to be listed again).
     private func reload(
         _ watch: inout CalendarWatch, configuration: inout Configuration, watcher: DirectoryWatcher,
         group: inout ThrowingTaskGroup<Void, any Error>
-    ) async throws {
+    ) async throws -> Bool {
         let fresh: Configuration
         do {
             fresh = try setup.load()
         } catch {
             logger.error("configuration not reloaded, the one in use stays: \(error)")
-            return
+            return false
         }
         if let reason = Self.doubtful(fresh, replacing: configuration) {
             logger.error("configuration not reloaded, the one in use stays: \(reason)")
-            return
+            return false
         }
         log(await watch.finish())
         do {
@@ -223,8 +227,9 @@ public final class WatchService<WaitClock: Clock>: Service where WaitClock.Durat
         group.addTask { [bus = watch.bus] in await bus.run() }
         inUse.withLock { $0 = watch.nextSource }
         log(try await watch.start(at: now), "reload", in: watch)
-        follow(watch, with: watcher)
+        let added = follow(watch, with: watcher)
         logger.notice("configuration read again", metadata: ["calendar.files": "\(watch.files.count)"])
+        return added
     }
 
     /// Why a configuration read on a reload is not taken, when it looks like a file caught mid-save rather than
@@ -243,14 +248,20 @@ public final class WatchService<WaitClock: Clock>: Service where WaitClock.Durat
     /// The wall clock, to the second, for planning.
     private var now: Instant { wallClock().instant }
 
-    private func follow(_ watch: CalendarWatch, with watcher: DirectoryWatcher) {
+    /// Watches the folders the last read found. Returns whether a calendar folder is watched that was not: a file
+    /// renamed into it after it was listed and before its watch began (a sync filling a new collection) is seen
+    /// only by listing it again, which the caller does at once.
+    @discardableResult
+    private func follow(_ watch: CalendarWatch, with watcher: DirectoryWatcher) -> Bool {
         try? FileManager.default.createDirectory(
             atPath: watch.answerBell, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        for failure in watcher.follow(watch.files.directories + [watch.answerBell]) {
+        let followed = watcher.follow(watch.files.directories + [watch.answerBell])
+        for failure in followed.failures {
             logger.warning(
                 "cannot watch \(failure.path): \(failure.reason); changes there are seen by the rescan",
                 metadata: ["calendar.path": "\(failure.path)"])
         }
+        return followed.added.contains { $0 != watch.answerBell }
     }
 
     private func log(_ report: CalendarWatch.Report, _ cause: Logger.Message, in watch: CalendarWatch) {
