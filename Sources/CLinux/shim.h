@@ -1,5 +1,5 @@
 // Linux interfaces Glibc's Swift module leaves out: timerfd, used to hear at once when the wall clock is set,
-// memfd_create, which holds a hook's standard input, and thread names.
+// memfd_create, which holds a hook's standard input, thread names, and syncfs.
 #include <sys/timerfd.h>
 #include <poll.h>
 #include <sys/syscall.h>
@@ -19,4 +19,10 @@ static const unsigned int CLinux_MFD_CLOEXEC = 1U;
 /// Names the calling thread (15 bytes at most), as `top -H` and debuggers show it: prctl(2) is variadic.
 static inline int CLinux_set_thread_name(const char *name) {
     return prctl(PR_SET_NAME, (unsigned long)name, 0, 0, 0);
+}
+
+/// syncfs(2): every file written on the file system holding `fd` made durable in one call. A shim because glibc
+/// declares it only under _GNU_SOURCE.
+static inline int CLinux_syncfs(int fd) {
+    return (int)syscall(SYS_syncfs, fd);
 }

@@ -136,7 +136,12 @@ public final class CalDAVClient: Sendable {
                 state.collections[href] = nil
                 changed = true
             }
-            if state != before { try save(state) }
+            if state != before {
+                // The items written are on disk before the record of their etags is: a power cut must not leave
+                // an item empty that the record says is current (it would never be fetched again).
+                if written > 0 { try AtomicFile.syncFileSystem(holding: folder) }
+                try save(state)
+            }
             if !failures.isEmpty {
                 let others = calendars.count - failures.count
                 return .failed(
@@ -268,7 +273,7 @@ public final class CalDAVClient: Sendable {
                 item.etag = response["getetag"] ?? changes.etags[response.href].flatMap { $0 }
                 var bytes = Array(data.utf8)
                 if bytes.last != UInt8(ascii: "\n") { bytes.append(UInt8(ascii: "\n")) }
-                try FeedCache.replace(path + "/" + item.file, with: Data(bytes))
+                try FeedCache.replace(path + "/" + item.file, with: Data(bytes), durable: false)
                 kept.items[response.href] = item
                 written += bytes.count
                 changed = true

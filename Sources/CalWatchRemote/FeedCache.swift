@@ -51,8 +51,9 @@ public struct FeedCache: Sendable {
         try Self.replace(recordPath, with: try encoder.encode(record))
     }
 
-    /// Private: only the user reads a calendar's copy.
-    static func replace(_ path: String, with data: Data) throws {
-        try AtomicFile.replace(path, with: data, mode: 0o600)
+    /// Private: only the user reads a calendar's copy. `durable: false` for the many items of a CalDAV copy, made
+    /// durable together before the record that names them (`AtomicFile.syncFileSystem`).
+    static func replace(_ path: String, with data: Data, durable: Bool = true) throws {
+        try AtomicFile.replace(path, with: data, mode: 0o600, durable: durable)
     }
 }

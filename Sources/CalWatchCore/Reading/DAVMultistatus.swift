@@ -113,15 +113,19 @@ package struct DAVMultistatus: Sendable {
             if gathering != nil { text += string }
         }
 
+        /// The gathered text without the white space around it; worked out only where it is used (a calendar's data
+        /// is kept as it came, and the text stays gathered until the next element begins).
+        private var value: String { text.trimmingCharacters(in: .whitespacesAndNewlines) }
+
         mutating func end(_ name: String) {
-            let value = text.trimmingCharacters(in: .whitespacesAndNewlines)
             switch name {
             case "href" where gathering == "href":
                 if let property {
                     found[property] = value
                     gathering = property
                 } else {
-                    response?.href = value
+                    let href = value
+                    response?.href = href
                     gathering = nil
                 }
             case "status" where gathering == "status":

@@ -1,18 +1,66 @@
+import CLinux
 package import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// A file replaced whole: written beside its place, then renamed over it, so a reader (node_exporter, inotify, the
 /// calendar reader) sees the old file or the new one, never half of one.
 package enum AtomicFile {
     /// `partial`: the name written first (default PATH.partial), in the same folder so the rename is atomic.
-    package static func replace(_ path: String, with data: Data, mode: Int, partial: String? = nil) throws {
+    /// `durable`: the content is on disk before the rename (`fsync`), so that a power cut leaves the old file or
+    /// the new one; without it (many files of a cache, made durable together with `syncFileSystem`) a power cut
+    /// can leave an empty file.
+    package static func replace(
+        _ path: String, with data: Data, mode: Int, partial: String? = nil, durable: Bool = true
+    ) throws {
         let partial = partial ?? path + ".partial"
-        guard FileManager.default.createFile(atPath: partial, contents: data, attributes: [.posixPermissions: mode])
-        else { throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: partial]) }
-        guard rename(partial, path) == 0 else {
-            let problem = String(cString: strerror(errno))
+        do {
+            try write(data, to: partial, mode: mode, durable: durable)
+        } catch {
             unlink(partial)
-            throw CocoaError(
-                .fileWriteUnknown, userInfo: [NSFilePathErrorKey: path, NSLocalizedDescriptionKey: problem])
+            throw error
         }
+        guard rename(partial, path) == 0 else {
+            let failure = failure(path)
+            unlink(partial)
+            throw failure
+        }
+    }
+
+    /// Makes every file written on the file system holding `path` durable (`syncfs`): one call after many files
+    /// written without `durable`, before a record that names them is.
+    package static func syncFileSystem(holding path: String) throws {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw failure(path) }
+        defer { close(descriptor) }
+        guard CLinux_syncfs(descriptor) == 0 else { throw failure(path) }
+    }
+
+    private static func write(_ data: Data, to path: String, mode: Int, durable: Bool) throws {
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode_t(mode))
+        guard descriptor >= 0 else { throw failure(path) }
+        defer { close(descriptor) }
+        // The mode asked for, whatever the umask (and whatever a file left there before had).
+        guard fchmod(descriptor, mode_t(mode)) == 0 else { throw failure(path) }
+        try data.withUnsafeBytes { buffer in
+            var written = 0
+            while written < buffer.count {
+                let count = Glibc.write(descriptor, buffer.baseAddress! + written, buffer.count - written)
+                if count < 0 {
+                    if errno == EINTR { continue }
+                    throw failure(path)
+                }
+                written += count
+            }
+        }
+        if durable, fsync(descriptor) != 0 { throw failure(path) }
+    }
+
+    private static func failure(_ path: String) -> CocoaError {
+        CocoaError(
+            .fileWriteUnknown,
+            userInfo: [NSFilePathErrorKey: path, NSLocalizedDescriptionKey: String(cString: strerror(errno))])
     }
 }
