@@ -12,7 +12,7 @@ DEMO_WINDOW := --from 2027-03-01 --to 2027-03-08 --tz Europe/Berlin
 DEMO_DAY := --from 2027-03-03 --to 2027-03-04
 DEMO_CALENDARS := samples/calendars samples/radicale/family samples/caldav/report.xml
 
-.PHONY: deps test-deps lint build screenshots demo test test-busy corpus bench bench-replay bench-sinks bench-push bench-postgres bench-feeds bench-hostile bench-package bench-day bench-lateness bench-fleet bench-watch bench-next format clean \
+.PHONY: deps test-deps lint build screenshots demo test test-busy corpus bench bench-replay bench-sinks bench-push bench-postgres bench-feeds bench-hostile bench-package bench-day bench-lateness bench-fleet bench-watch bench-startup bench-first-sync bench-next format clean \
 	release manual install uninstall deb deb-deps test-package fuzz test-asan test-tsan soak
 
 deps:
@@ -163,6 +163,11 @@ bench-postgres: test-deps
 bench-feeds: test-deps
 	python3 benchmarks/feeds.py
 
+# The first sync of one CalDAV collection of 100,000 items from scripts/caldav-server.py, which answers at once
+# (benchmarks/feeds.py --first-sync): calwatch's own time and memory.
+bench-first-sync: test-deps
+	python3 benchmarks/feeds.py --first-sync 100000
+
 # A hostile server (scripts/hostile-server.py) against scan and watch: time, peak memory, time to stop at SIGTERM.
 bench-hostile: test-deps
 	python3 benchmarks/hostile.py
@@ -178,6 +183,11 @@ bench-next: test-deps
 # `calwatch watch` on a 10,000-file vdir: change latency, CPU per change and idle, memory (~2 minutes).
 bench-watch: test-deps
 	python3 benchmarks/watch.py
+
+# `watch` ready (its first plan committed) on the 10,000-file vdir, seven restarts (benchmarks/watch.py --startup;
+# add --against REVISION for paired runs with another build).
+bench-startup: test-deps
+	python3 benchmarks/watch.py --startup 7
 
 # Installing and packaging. The binary carries the Swift runtime and Foundation (--static-swift-stdlib), so it needs
 # only Debian's shared libraries (libical's pkg-config also links libicalss and libicalvcal, which calwatch does not

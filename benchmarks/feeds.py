@@ -3,6 +3,7 @@
 is planned, and the daemon's memory with 20 feeds of 5,000 events each.
 
     make bench-feeds   (or: python3 benchmarks/feeds.py [--feeds 20] [--events 5000] [--every 5])
+    make bench-first-sync   (or: python3 benchmarks/feeds.py --first-sync 100000)
 
 ICS feeds: FEEDS calendars of EVENTS single events each (the next 50 days, one every 15 minutes, in the shape
 Google exports), served by scripts/feed-server.py on loopback (ETag, 304, gzip), followed by one daemon polling each
@@ -14,6 +15,10 @@ daemon has planned it again.
 CalDAV: Debian's Radicale on loopback with one collection of EVENTS items (written into its storage folder before
 it starts), followed the same way: start-up, the requests and bytes of an unchanged poll (calwatch's debug log),
 and one item PUT: the requests of that poll and the time until it is planned.
+
+`--first-sync ITEMS`: the first sync of one CalDAV collection of ITEMS items, from scripts/caldav-server.py (which
+answers at once, so the time is calwatch's: the requests, writing the items into the cache, reading and planning
+them), until the daemon has read every item; the server's own time is summed from its log. Memory: VmRSS and VmHWM.
 """
 import argparse
 import base64
@@ -247,11 +252,43 @@ def caldav_case(calwatch: str, root: str, events: int, every: int) -> list:
     ]
 
 
+def first_sync_case(calwatch: str, root: str, items: int) -> list:
+    folder = os.path.join(root, "first-sync")
+    os.makedirs(folder)
+    server = subprocess.Popen([sys.executable, os.path.join(ROOT, "scripts", "caldav-server.py"), folder, str(items)],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        port = int(server.stdout.readline())
+        entry = (f"  - caldav: http://127.0.0.1:{port}/cal/\n    username: anna\n"
+                 "    passwordCommand: [/bin/echo, secret]\n    every: 1h\n")
+        daemon = Daemon(calwatch, folder, entry, 3600)
+        try:
+            polled = daemon.wait_for(r"polled: changed", seconds=900) - daemon.started
+            read = daemon.wait_until_parsed(items, seconds=900) - daemon.started
+            memory = daemon.memory()
+            line = re.search(r"^.*polled: changed$", daemon.log(), re.M).group(0)
+        finally:
+            daemon.stop()
+    finally:
+        server.kill()
+    fields = dict(re.findall(r"feed\.(\w+)=(\S+)", line))
+    with open(os.path.join(folder, "requests.log")) as log:
+        served = [line.split() for line in log]
+    server_seconds = sum(float(request[2]) for request in served)
+    return [
+        f"| CalDAV first sync (scripts/caldav-server.py) | 1 collection × {items:,} items | items written "
+        f"{polled:.1f} s, all read and planned {read:.1f} s after the start ({fields.get('requests')} requests, "
+        f"{int(fields.get('bytes', 0)):,} bytes; the server's own time {server_seconds:.1f} s) | "
+        f"{memory['VmRSS']:.0f} MB RSS ({memory['VmHWM']:.0f} MB peak) |",
+    ]
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--feeds", type=int, default=20)
     parser.add_argument("--events", type=int, default=5000)
     parser.add_argument("--every", type=int, default=5)
+    parser.add_argument("--first-sync", type=int, metavar="ITEMS", help="only the first sync of ITEMS CalDAV items")
     arguments = parser.parse_args()
     subprocess.run(["swift", "build", "-c", "release", "--product", "calwatch"], cwd=ROOT, check=True,
                    stdout=subprocess.DEVNULL)
@@ -260,8 +297,11 @@ def main():
     shutil.rmtree(root, ignore_errors=True)
     os.makedirs(root)
     rows = ["| case | what | time | memory |", "|---|---|---|---|"]
-    rows += feeds_case(calwatch, root, arguments.feeds, arguments.events, arguments.every)
-    rows += caldav_case(calwatch, root, arguments.events, arguments.every)
+    if arguments.first_sync:
+        rows += first_sync_case(calwatch, root, arguments.first_sync)
+    else:
+        rows += feeds_case(calwatch, root, arguments.feeds, arguments.events, arguments.every)
+        rows += caldav_case(calwatch, root, arguments.events, arguments.every)
     print(f"{machine()}, {dt.date.today()}")
     print("\n".join(rows))
     shutil.rmtree(root, ignore_errors=True)

@@ -178,17 +178,23 @@ def digest(path: str) -> str:
     return sha.hexdigest()
 
 
-def against(calwatch: str, revision: str, calendar: str, runs: int) -> None:
-    """This build and one of `revision`, run in turn on the same cases (so a busy machine slows both alike): the
-    median time of each, the median of the per-pair ratios, peak memory, and whether the outputs are the same byte
-    for byte apart from `recordedtime`."""
+def build_revision(revision: str) -> str:
+    """The release calwatch of `revision`, built in a clone of this checkout (`.build-against`): its path."""
     folder = os.path.join(ROOT, ".build-against")
     if not os.path.exists(os.path.join(folder, ".git")):
         subprocess.run(["git", "clone", "-q", ROOT, folder], check=True)
     subprocess.run(["git", "-C", folder, "fetch", "-q", ROOT], check=True)
     subprocess.run(["git", "-C", folder, "checkout", "-q", "--detach", revision], check=True)
     subprocess.run(["swift", "build", "-c", "release", "--product", "calwatch"], cwd=folder, check=True)
-    other = os.path.join(folder, ".build", "release", "calwatch")
+    return os.path.join(folder, ".build", "release", "calwatch")
+
+
+def against(calwatch: str, revision: str, calendar: str, runs: int) -> None:
+    """This build and one of `revision`, run in turn on the same cases (so a busy machine slows both alike): the
+    median time of each, the median of the per-pair ratios, peak memory, and whether the outputs are the same byte
+    for byte apart from `recordedtime`."""
+    other = build_revision(revision)
+    folder = os.path.dirname(os.path.dirname(os.path.dirname(other)))
     cases = {
         "replay, the week (JSON Lines to a file)": ["replay", calendar, "--from", "2024-06-03", "--to", "2024-06-10",
                                                     "--tz", "Europe/Berlin"],

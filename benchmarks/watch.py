@@ -2,6 +2,7 @@
 """Measure `calwatch watch` on the 10,000-file vdir: change latency, CPU per change, idle CPU, memory.
 
     make bench-watch   (or: python3 benchmarks/watch.py [--changes N] [--idle SECONDS])
+    python3 benchmarks/watch.py --startup RUNS [--against REVISION]
 
 Generates the benchmark vdir with its first day a week from today (5,000 weekly series and 5,000 single events,
 so the daemon holds a full 60-day horizon and nothing is due while it is measured), starts the release build's
@@ -12,6 +13,10 @@ so the daemon holds a full 60-day horizon and nothing is due while it is measure
 - reads the daemon's CPU time (/proc/PID/stat) around the changes, around an idle span, and around one rescan
   (a new folder), and its resident memory.
 Prints a Markdown table for BENCHMARKS.md.
+
+`--startup`: the time until `watch` is ready (its first plan committed, the `watching` line), on the vdir with its
+first day a week ago (about 45,000 occurrences in the window, meetings running and reminders due), restarted RUNS
+times on its journal; with `--against`, in turn with the release build of REVISION, the median of the pairs' ratios.
 """
 import argparse
 import datetime as dt
@@ -24,7 +29,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from run import machine  # noqa: E402
+from run import build_revision, machine  # noqa: E402
 
 
 def cpu_ns(pid: int) -> int:
@@ -66,23 +71,70 @@ def flight(uid: str, number: int, start: dt.datetime) -> str:
         "END:VEVENT\r\nEND:VCALENDAR\r\n")
 
 
-def release_and_vdir(prefix: str) -> tuple[str, str, str]:
-    """Builds the release calwatch and generates the benchmark vdir, its first day a week from today, in a new folder:
-    returns the binary, the folder and the vdir."""
+def release_and_vdir(prefix: str, days: int = 7) -> tuple[str, str, str]:
+    """Builds the release calwatch and generates the benchmark vdir, its first day `days` from today, in a new
+    folder: returns the binary, the folder and the vdir."""
     subprocess.run(["swift", "build", "-c", "release", "--product", "calwatch"], cwd=ROOT, check=True)
     work = tempfile.mkdtemp(prefix=prefix)
-    first_day = (dt.date.today() + dt.timedelta(days=7)).isoformat()
+    first_day = (dt.date.today() + dt.timedelta(days=days)).isoformat()
     subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "generate.py"), work, first_day],
                    check=True, stdout=subprocess.DEVNULL)
     os.remove(os.path.join(work, "benchmark.ics"))
     return os.path.join(ROOT, ".build", "release", "calwatch"), work, os.path.join(work, "vdir")
 
 
+def ready(calwatch: str, work: str) -> tuple[float, str]:
+    """One start of `watch` until its `watching` line: the seconds, and the line."""
+    log = os.path.join(work, "log.txt")
+    started = time.perf_counter()
+    with open(log, "w") as log_handle:
+        daemon = subprocess.Popen([calwatch, "watch", "--config", os.path.join(work, "config.yml")],
+                                  stdout=subprocess.DEVNULL, stderr=log_handle)
+    try:
+        wait_for(log, "watching", 120)
+        seconds = time.perf_counter() - started
+    finally:
+        daemon.terminate()
+        daemon.wait(timeout=60)
+    line = next(line for line in open(log) if "watching" in line)
+    return seconds, line
+
+
+def startups(runs: int, revision: str | None) -> None:
+    calwatch, work, vdir = release_and_vdir("calwatch-bench-startup-", days=-7)
+    other = build_revision(revision) if revision else None
+    with open(os.path.join(work, "config.yml"), "w") as handle:
+        handle.write(f"calendars: [{vdir}]\ntimezone: Europe/Berlin\nstate: {work}/journal.db\n"
+                     "sinks:\n  - type: jsonl\n    path: /dev/null\n")
+    ready(calwatch, work)  # the first start journals what was due; each start after continues from it
+    mine, theirs = [], []
+    for _ in range(runs):
+        mine.append(ready(calwatch, work)[0])
+        if other:
+            theirs.append(ready(other, work)[0])
+    occurrences = ready(calwatch, work)[1].split("calendar.occurrences=")[1].split()[0]
+    print()
+    print(f"{machine()}; {runs} starts each{' in turn with ' + revision if revision else ''}.")
+    print()
+    print(f"| `watch` ready on the 10,000-file vdir ({int(occurrences):,} occurrences) | median | best |"
+          + (" ratio (median of pairs) |" if other else ""))
+    print("|---|---:|---:|" + ("---:|" if other else ""))
+    print(f"| this build | {statistics.median(mine):.3f} s | {min(mine):.3f} s |"
+          + (f" {statistics.median([a / b for a, b in zip(mine, theirs)]):.3f} |" if other else ""))
+    if other:
+        print(f"| {revision} | {statistics.median(theirs):.3f} s | {min(theirs):.3f} s | |")
+    subprocess.run(["rm", "-rf", work])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--changes", type=int, default=30)
     parser.add_argument("--idle", type=float, default=60.0, help="seconds of idle to measure")
+    parser.add_argument("--startup", type=int, metavar="RUNS", help="time only the start, RUNS times")
+    parser.add_argument("--against", metavar="REVISION", help="with --startup: in turn with this revision's build")
     args = parser.parse_args()
+    if args.startup:
+        return startups(args.startup, args.against)
 
     calwatch, work, vdir = release_and_vdir("calwatch-bench-watch-")
     collection = os.path.join(vdir, "benchmark")
