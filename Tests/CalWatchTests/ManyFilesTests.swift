@@ -90,6 +90,27 @@ import Testing
         }
     }
 
+    /// A zone too long to keep (years of RDATEs) is read from each file as it comes.
+    @Test func aLongZoneIsReadFromEachFile() throws {
+        let folder = NSTemporaryDirectory() + "calwatch-long-zone-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let dates = (1971..<2030).map { "RDATE:\($0)0101T000000" }.joined(separator: "\r\n")
+        let padding = String(repeating: "X-PADDING:" + String(repeating: "z", count: 60) + "\r\n", count: 300)
+        for (name, offset) in [("a", "+0300"), ("b", "-0500"), ("c", "+0300")] {
+            let text = Self.item(uid: name, start: "20270301T090000", offset: offset)
+                .replacingOccurrences(of: "END:STANDARD", with: dates + "\r\n" + padding + "END:STANDARD")
+            #expect(text.utf8.count > ICalDocumentParser.knownZoneBytes)
+            try text.write(toFile: folder + "/\(name).ics", atomically: true, encoding: .utf8)
+        }
+        let result = scan([folder], from: "2027-03-01T00:00:00Z", to: "2027-03-02T00:00:00Z", zone: "UTC")
+        #expect(
+            triples(result) == [
+                "a 2027-03-01T06:00:00Z 2027-03-01T06:30:00Z", "c 2027-03-01T06:00:00Z 2027-03-01T06:30:00Z",
+                "b 2027-03-01T14:00:00Z 2027-03-01T14:30:00Z",
+            ])
+    }
+
     /// A problem in an item whose zone was read from an earlier item still names its line.
     @Test func anItemWithAZoneReadBeforeKeepsItsLines() throws {
         let folder = NSTemporaryDirectory() + "calwatch-zone-lines-\(UUID().uuidString)"

@@ -122,6 +122,8 @@ enum ICalDocumentParser {
     /// Distinct VTIMEZONE texts kept: a user's calendars name tens of zones; a feed that varies them is not kept
     /// beyond this.
     static let knownZonesLimit = 256
+    /// The longest VTIMEZONE text kept (a zone's rules take 1–3 KB; one listing years of RDATEs is read each time).
+    static let knownZoneBytes = 16 << 10
 
     /// Parses a small calendar whose VTIMEZONEs were all read before without handing them to libical again:
     /// about half of libical's work on a vdir item. Times are read as written with their `TZID`, so the zones'
@@ -132,15 +134,14 @@ enum ICalDocumentParser {
         var cut: [Range<Int>] = []
         for calendar in layout.calendars {
             var zones: [String: TimeZoneDefinition] = [:]
-            for child in calendar.children where child.name == "VTIMEZONE" && child.edits.isEmpty {
+            for child in calendar.children where child.name == "VTIMEZONE" {
+                guard child.edits.isEmpty, child.range.count <= knownZoneBytes else { return nil }
                 zones.merge(definitions(ofZone: Array(text[child.range]))) { $1 }
                 cut.append(child.range)
             }
             zonesByCalendar.append(zones)
         }
-        guard !cut.isEmpty,
-            cut.count == layout.calendars.reduce(0, { $0 + $1.children.count { $0.name == "VTIMEZONE" } })
-        else { return nil }
+        guard !cut.isEmpty else { return nil }
         var rest: [UInt8] = []
         rest.reserveCapacity(text.count)
         var position = 0
