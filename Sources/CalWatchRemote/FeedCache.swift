@@ -29,7 +29,7 @@ public struct FeedCache: Sendable {
     /// The cache root: `$XDG_CACHE_HOME/calwatch`, else `~/.cache/calwatch`.
     public static func root(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
         if let cache = environment["XDG_CACHE_HOME"], cache.hasPrefix("/") { return cache + "/calwatch" }
-        return (environment["HOME"] ?? NSHomeDirectory()) + "/.cache/calwatch"
+        return ConfigurationLoader.home(environment: environment) + "/.cache/calwatch"
     }
 
     public func record() -> Record? {

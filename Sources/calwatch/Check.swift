@@ -56,7 +56,7 @@ extension CalwatchCommand {
                             + "calendars not checked (name them on the command line to check them anyway)\n")
                     throw ExitCode.usageError
                 }
-                var fallback = Configuration(home: ConfigurationOptions.home)
+                var fallback = Configuration(home: ConfigurationLoader.home())
                 fallback.calendars = calendars.paths
                 fallback.timeZone = calendars.tz
                 configuration = fallback

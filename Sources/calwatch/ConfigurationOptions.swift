@@ -12,14 +12,10 @@ struct ConfigurationOptions: ParsableArguments {
     /// `$XDG_CONFIG_HOME/calwatch/config.yml`, or `~/.config/calwatch/config.yml`.
     static var defaultPath: String {
         let environment = ProcessInfo.processInfo.environment
-        let base = environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? home + "/.config"
+        let base =
+            environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? ConfigurationLoader.home(environment: environment) + "/.config"
         return base + "/calwatch/config.yml"
-    }
-
-    /// `$HOME`, as the configuration file's `~` is read; the account's home only when it is not set (Foundation's
-    /// `NSHomeDirectory()` reads the password database and passes `$HOME` by).
-    static var home: String {
-        ProcessInfo.processInfo.environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
     }
 
     /// The configuration file to read: `--config`, else the default file when `useDefaultFile` and it exists.
@@ -34,7 +30,7 @@ struct ConfigurationOptions: ParsableArguments {
         if let file = file(useDefaultFile: useDefaultFile) {
             configuration = try ConfigurationLoader.load(path: file)
         } else {
-            configuration = Configuration(home: Self.home)
+            configuration = Configuration(home: ConfigurationLoader.home())
         }
         // Calendars named on the command line replace the file's, its feeds too; an address there is a feed.
         if let calendars, !calendars.paths.isEmpty {

@@ -44,13 +44,21 @@ public enum ConfigurationLoader {
         return data
     }
 
+    /// The home `~` stands for: `$HOME`, else (unset or empty) the account's home. Foundation's `NSHomeDirectory()`
+    /// reads the password database and passes `$HOME` by, so a daemon run with another `HOME` would disagree with
+    /// its own configuration about where `~` is.
+    public static func home(environment: [String: String]? = nil) -> String {
+        (environment ?? ProcessInfo.processInfo.environment)["HOME"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? NSHomeDirectory()
+    }
+
     /// Reads configuration text; relative paths in it are relative to `directory`.
     public static func parse(
         _ text: String, file: String, directory: String,
         environment: [String: String]? = nil
     ) throws(ConfigurationError) -> Configuration {
         let environment = environment ?? ProcessInfo.processInfo.environment
-        let home = environment["HOME"] ?? NSHomeDirectory()
+        let home = home(environment: environment)
         var reader = ConfigurationReader(
             paths: PathExpander(home: home, environment: environment, directory: directory))
         var configuration = Configuration(home: home)
