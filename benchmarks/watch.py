@@ -83,20 +83,27 @@ def release_and_vdir(prefix: str, days: int = 7) -> tuple[str, str, str]:
     return os.path.join(ROOT, ".build", "release", "calwatch"), work, os.path.join(work, "vdir")
 
 
-def ready(calwatch: str, work: str) -> tuple[float, str]:
-    """One start of `watch` until its `watching` line: the seconds, and the line."""
-    log = os.path.join(work, "log.txt")
+def start(calwatch: str, work: str) -> tuple[subprocess.Popen, float]:
+    """`watch` on WORK/config.yml, its log in WORK/log.txt: the daemon, and the seconds until its `watching` line."""
     started = time.perf_counter()
-    with open(log, "w") as log_handle:
+    with open(os.path.join(work, "log.txt"), "w") as log_handle:
         daemon = subprocess.Popen([calwatch, "watch", "--config", os.path.join(work, "config.yml")],
                                   stdout=subprocess.DEVNULL, stderr=log_handle)
     try:
-        wait_for(log, "watching", 120)
-        seconds = time.perf_counter() - started
-    finally:
+        wait_for(os.path.join(work, "log.txt"), "watching", 120)
+    except BaseException:
         daemon.terminate()
         daemon.wait(timeout=60)
-    line = next(line for line in open(log) if "watching" in line)
+        raise
+    return daemon, time.perf_counter() - started
+
+
+def ready(calwatch: str, work: str) -> tuple[float, str]:
+    """One start of `watch` until its `watching` line, then stopped: the seconds, and the line."""
+    daemon, seconds = start(calwatch, work)
+    daemon.terminate()
+    daemon.wait(timeout=60)
+    line = next(line for line in open(os.path.join(work, "log.txt")) if "watching" in line)
     return seconds, line
 
 
@@ -143,13 +150,8 @@ def main() -> None:
         handle.write(f"calendars: [{vdir}]\ntimezone: Europe/Berlin\nstate: {work}/journal.db\n"
                      f"sinks:\n  - type: jsonl\n    path: {sink}\n")
     log = os.path.join(work, "log.txt")
-    started = time.perf_counter()
-    with open(log, "w") as log_handle:
-        daemon = subprocess.Popen([calwatch, "watch", "--config", os.path.join(work, "config.yml")],
-                                  stdout=subprocess.DEVNULL, stderr=log_handle)
+    daemon, startup = start(calwatch, work)
     try:
-        wait_for(log, "watching", 120)
-        startup = time.perf_counter() - started
         after_start = memory(daemon.pid)
 
         # Changes, one at a time.
