@@ -137,7 +137,7 @@ func strangersCalendar(uid: String = "stranger", _ lines: [String], summary: Str
 }
 
 /// Folders as a stranger (or an accident) can leave them: pipes, devices and links back up the tree.
-@Suite(.timeLimit(.minutes(1))) struct HostileFolderTests {
+@Suite(.timeLimit(.minutes(2))) struct HostileFolderTests {
     /// A vdir of two collections with one event each.
     func vdir() throws -> String {
         let root = SinkFixtures.folder() + "/calendars"
@@ -195,7 +195,7 @@ func strangersCalendar(uid: String = "stranger", _ lines: [String], summary: Str
 }
 
 /// The daemon's view of the same folders: what cannot be read now keeps the version read before.
-@Suite(.timeLimit(.minutes(1))) struct HostileFolderWatchTests {
+@Suite(.timeLimit(.minutes(2))) struct HostileFolderWatchTests {
     @Test func aFileReplacedByAPipeKeepsItsLastVersionAndIsReportedOnce() throws {
         let root = try HostileFolderTests().vdir()
         let files = CalendarFiles(roots: [root])
@@ -451,7 +451,7 @@ func strangersCalendar(uid: String = "stranger", _ lines: [String], summary: Str
 }
 
 /// Work that input decides is bounded: a property's length, a file's size, a series' overrides.
-@Suite(.timeLimit(.minutes(1))) struct InputBudgetTests {
+@Suite(.timeLimit(.minutes(2))) struct InputBudgetTests {
     /// One event with a 2 MiB inline attachment, folded as producers write it, then an ordinary event.
     @Test func aPropertyOverOneMebibyteIsLeftOutAndTheRestIsRead() {
         let chunk = String(repeating: "QUJD", count: 18)
@@ -804,7 +804,7 @@ func strangersCalendar(uid: String = "stranger", _ lines: [String], summary: Str
 
 /// The inputs the fuzz targets start from and every input they found (`make fuzz`), read here as each target reads
 /// them, so a fixed crash or hang stays fixed.
-@Suite(.timeLimit(.minutes(1))) struct FuzzFixtureTests {
+@Suite(.timeLimit(.minutes(2))) struct FuzzFixtureTests {
     static func files(_ kind: String) throws -> [String] {
         let folder = fixture("fuzz/" + kind)
         return try FileManager.default.contentsOfDirectory(atPath: folder).sorted().map { folder + "/" + $0 }
