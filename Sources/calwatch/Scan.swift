@@ -89,7 +89,10 @@ extension CalwatchCommand {
                 paths = configuration.calendars
                 classifier = Classifier(configuration)
             }
-            let result = CalendarScan(paths: paths, options: options).run()
+            let scan = CalendarScan(paths: paths, options: options)
+            // JSON Lines are written as the occurrences are merged into order; a table or the alarms need them all.
+            let streamed = !alarms && format != .table
+            var (merge, result) = streamed ? scan.runMerging() : (OccurrenceMerge(inOrder: []), scan.run())
             CommandSupport.report(result.problems)
 
             let output = StandardStreams.Output()
@@ -103,8 +106,7 @@ extension CalwatchCommand {
                         )
                         .utf8))
             } else {
-                OccurrenceJSON.writeLines(
-                    result.occurrences, classifier: noClassify ? nil : classifier, flush: output.write)
+                OccurrenceJSON.writeLines(&merge, classifier: noClassify ? nil : classifier, flush: output.write)
             }
             if result.nothingReadable {
                 throw ExitCode.dataError

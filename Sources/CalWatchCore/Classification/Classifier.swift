@@ -8,11 +8,19 @@ public final class Classifier: Sendable {
     let travel: TravelTimes
     /// Results by the item's `OccurrenceSource`, which the entry keeps alive so its identifier is never reused.
     /// What is worked out once per item: its classification, and the place of `places:` it is at.
-    private struct Known {
-        var source: OccurrenceSource
-        var result: Classification
+    /// A class, so that the cache's table holds a word per item, not the whole classification (half a kilobyte)
+    /// in every slot it reserves.
+    private final class Known: Sendable {
+        let source: OccurrenceSource
+        let result: Classification
         /// Its index in `travel.places`: a word per item rather than a copy of the place.
-        var place: Int?
+        let place: Int?
+
+        init(source: OccurrenceSource, result: Classification, place: Int?) {
+            self.source = source
+            self.result = result
+            self.place = place
+        }
     }
     private let cache = Locked<[ObjectIdentifier: Known]>([:])
     /// Whose calendar each scope of a fleet is (`Configuration.people`): their addresses, for `me`.

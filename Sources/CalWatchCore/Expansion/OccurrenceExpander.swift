@@ -22,9 +22,18 @@ public struct OccurrenceExpander {
         _ calendar: ParsedCalendar, calendarName: String, scope: String = "", options: ExpansionOptions,
         into occurrences: inout [Occurrence]
     ) -> [CalendarProblem] {
+        expand(calendar, calendarName: calendarName, scope: scope, options: options) { occurrences += $0 }
+    }
+
+    /// Expands a parsed calendar one item at a time: `item` is handed each UID's occurrences (its master's and its
+    /// overrides') as they were made, in the order the items are written. Returns the problems met.
+    public static func expand(
+        _ calendar: ParsedCalendar, calendarName: String, scope: String = "", options: ExpansionOptions,
+        item: ([Occurrence]) -> Void
+    ) -> [CalendarProblem] {
         var expander = OccurrenceExpander(
             calendar: calendar, calendarName: calendarName, scope: scope, options: options)
-        expander.run(calendar.components, into: &occurrences)
+        expander.run(calendar.components, item: item)
         if let first = expander.rulesNotStepped.first {
             expander.problems.append(
                 CalendarProblem(
@@ -51,9 +60,11 @@ public struct OccurrenceExpander {
 
     // MARK: Grouping
 
-    private mutating func run(_ components: [CalendarComponent], into occurrences: inout [Occurrence]) {
-        var groups: [String: [CalendarComponent]] = [:]
+    private mutating func run(_ components: [CalendarComponent], item: ([Occurrence]) -> Void) {
+        // Each UID's components by their place in `components`: copies of them would double the calendar held.
+        var groups: [String: [Int]] = [:]
         var order: [String] = []
+        var uids: [Int: String] = [:]
         var unknown = UnknownProperties()
         for (index, var component) in components.enumerated() {
             for problem in component.problems {
@@ -70,15 +81,28 @@ public struct OccurrenceExpander {
             {
                 continue
             }
-            if component.uid.isEmpty { component.uid = "no-uid-\(index + 1)" }
+            if component.uid.isEmpty {
+                component.uid = "no-uid-\(index + 1)"
+                uids[index] = component.uid
+            }
             let key = "\(component.kind.rawValue)\u{0}\(component.uid)"
             if groups[key] == nil { order.append(key) }
-            groups[key, default: []].append(component)
+            groups[key, default: []].append(index)
         }
         if let summary = unknown.summary {
             problems.append(CalendarProblem(severity: .warning, line: unknown.firstLine, message: summary))
         }
-        for key in order { expandGroup(groups[key]!, into: &occurrences) }
+        var occurrences: [Occurrence] = []
+        for key in order {
+            let group = groups.removeValue(forKey: key)!.map { index in
+                var component = components[index]
+                if let uid = uids[index] { component.uid = uid }
+                return component
+            }
+            expandGroup(group, into: &occurrences)
+            item(occurrences)
+            occurrences.removeAll(keepingCapacity: true)
+        }
     }
 
     /// Property names neither iCalendar's nor `X-`, counted over a file's items for one summary line.

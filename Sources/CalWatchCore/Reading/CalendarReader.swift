@@ -143,7 +143,8 @@ public enum CalendarReader {
         guard fstat(descriptor, &status) == 0 else { throw POSIXFailure(code: errno) }
         if let kind = FileStatus(status).notARegularFile { throw NotAFile(kind: kind) }
         guard status.st_size <= maximumFileBytes else { throw TooLarge() }
-        var bytes = [UInt8](repeating: 0, count: max(Int(status.st_size), 0))
+        // A byte to spare, so that the end of the file is seen without growing the buffer to twice its size.
+        var bytes = [UInt8](repeating: 0, count: max(Int(status.st_size), 0) + 1)
         var filled = 0
         while true {
             if filled == bytes.count { bytes.append(contentsOf: repeatElement(0, count: max(4096, bytes.count))) }

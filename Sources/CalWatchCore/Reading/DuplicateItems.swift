@@ -7,19 +7,38 @@
 /// those are one invitation in two places, shown in both and reminded once (`OccurrenceKey`).
 enum DuplicateItems {
     /// Drops the occurrences of every copy but the newest; `files` gives the file each occurrence source came from.
-    static func resolve(_ occurrences: inout [Occurrence], files: [ObjectIdentifier: String]) -> [CalendarProblem] {
+    static func resolve(_ blocks: inout [[Occurrence]], files: [ObjectIdentifier: String]) -> [CalendarProblem] {
         struct Item: Hashable {
             var calendar: String
             var uid: String
         }
-        // The newest master or single component of each file, per item.
-        var copies: [Item: [String: CalendarComponent]] = [:]
+        // The items in more than one file: the only ones whose copies are compared (a table of every item's
+        // components would be the largest thing a scan of one big file holds).
+        var firstFile: [Item: String] = [:]
+        var repeated = Set<Item>()
         var previous: ObjectIdentifier?
-        for occurrence in occurrences {
+        for occurrence in blocks.joined() {
             let id = ObjectIdentifier(occurrence.source)
             guard id != previous, let file = files[id] else { continue }
             previous = id
             let item = Item(calendar: occurrence.calendar, uid: occurrence.uid)
+            if let first = firstFile[item] {
+                if first != file { repeated.insert(item) }
+            } else {
+                firstFile[item] = file
+            }
+        }
+        firstFile = [:]
+        guard !repeated.isEmpty else { return [] }
+        // The newest master or single component of each file, per item.
+        var copies: [Item: [String: CalendarComponent]] = [:]
+        previous = nil
+        for occurrence in blocks.joined() {
+            let id = ObjectIdentifier(occurrence.source)
+            guard id != previous, let file = files[id] else { continue }
+            previous = id
+            let item = Item(calendar: occurrence.calendar, uid: occurrence.uid)
+            guard repeated.contains(item) else { continue }
             let component = occurrence.source.component
             if let held = copies[item]?[file], !OccurrenceExpander.isNewer(component, than: held) { continue }
             copies[item, default: [:]][file] = component
@@ -56,11 +75,13 @@ enum DuplicateItems {
             }
         }
         guard !leftOut.isEmpty else { return [] }
-        occurrences.removeAll { occurrence in
-            guard let leftOutFiles = leftOut[Item(calendar: occurrence.calendar, uid: occurrence.uid)],
-                let file = files[ObjectIdentifier(occurrence.source)]
-            else { return false }
-            return leftOutFiles.contains(file)
+        for index in blocks.indices {
+            blocks[index].removeAll { occurrence in
+                guard let leftOutFiles = leftOut[Item(calendar: occurrence.calendar, uid: occurrence.uid)],
+                    let file = files[ObjectIdentifier(occurrence.source)]
+                else { return false }
+                return leftOutFiles.contains(file)
+            }
         }
         return problems.sorted { ($0.path, $0.line ?? 0) < ($1.path, $1.line ?? 0) }
     }

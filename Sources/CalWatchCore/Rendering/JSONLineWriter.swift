@@ -9,6 +9,10 @@ public struct JSONLineWriter {
     /// Creates an empty writer with room for `capacity` bytes.
     public init(capacity: Int = 1 << 16) { bytes.reserveCapacity(capacity) }
 
+    /// The bytes written so far in a buffer of their own size: `bytes` hands out the writer's own, larger buffer,
+    /// which the next write then has to copy.
+    public var copiedBytes: [UInt8] { bytes.withUnsafeBufferPointer { Array($0) } }
+
     /// Empties the buffer (keeping its capacity).
     public mutating func reset() {
         bytes.removeAll(keepingCapacity: true)

@@ -2,17 +2,20 @@
 public enum OccurrenceJSON {
     /// Writes occurrences as JSON Lines, handing `flush` about 64 KiB at a time, each with what `classifier`
     /// found (plain events without one).
-    ///
-    /// The fields that are the same for every occurrence of a component are rendered once per component.
     public static func writeLines(_ occurrences: [Occurrence], classifier: Classifier? = nil, flush: ([UInt8]) -> Void)
     {
+        var merge = OccurrenceMerge(inOrder: occurrences)
+        writeLines(&merge, classifier: classifier, flush: flush)
+    }
+
+    /// Writes the occurrences `merge` holds as JSON Lines, in its order, as they are merged.
+    ///
+    /// The fields that are the same for every occurrence of a component are rendered once per component.
+    public static func writeLines(
+        _ merge: inout OccurrenceMerge, classifier: Classifier? = nil, flush: ([UInt8]) -> Void
+    ) {
         // Each component's shared fields, classified and rendered once from its first occurrence, on all cores.
-        var firsts: [Occurrence] = []
-        var seen = Set<ObjectIdentifier>()
-        for occurrence in occurrences where seen.insert(ObjectIdentifier(occurrence.source)).inserted {
-            firsts.append(occurrence)
-        }
-        seen = []
+        var firsts = merge.firstOfEachSource
         let rendered = ParallelRuns.map(firsts) { run in
             run.map { Fragments($0, facts: classifier?.facts(for: $0) ?? .event) }
         }
@@ -21,17 +24,24 @@ public enum OccurrenceJSON {
         for (occurrence, shared) in zip(firsts, rendered.joined()) {
             fragments[ObjectIdentifier(occurrence.source)] = shared
         }
+        // What the classifier worked out is in the fragments now; its cache of every item need not stay.
+        classifier?.forget(firsts.lazy.map(\.source))
         firsts = []
-        // Then the records: a stretch per core at a time rendered at once, and written in order (the memory held is
-        // a few stretches, whatever the number of occurrences).
-        let stretch = 2_048
+        // Then the records: two stretches per core at a time taken from the merge, rendered at once and written in
+        // order (the memory held is a few stretches, whatever the number of occurrences).
+        let stretch = 1_024
         let round = stretch * 2 * ParallelRuns.workers
-        for roundStart in stride(from: 0, to: occurrences.count, by: round) {
-            let stretches = Array(stride(from: roundStart, to: min(roundStart + round, occurrences.count), by: stretch))
-            let buffers = ParallelRuns.map(stretches, runLength: 1) { [fragments] starts in
-                var writer = JSONLineWriter(capacity: stretch * 640)
+        var occurrences: [Occurrence] = []
+        occurrences.reserveCapacity(round)
+        while merge.remaining > 0 {
+            occurrences.removeAll(keepingCapacity: true)
+            merge.take(round, into: &occurrences)
+            let taken = occurrences
+            let buffers = ParallelRuns.map(Array(stride(from: 0, to: taken.count, by: stretch)), runLength: 1) {
+                [fragments] starts in
+                var writer = JSONLineWriter(capacity: stretch * 512)
                 for start in starts {
-                    for occurrence in occurrences[start..<min(start + stretch, occurrences.count)] {
+                    for occurrence in taken[start..<min(start + stretch, taken.count)] {
                         let shared = fragments[ObjectIdentifier(occurrence.source)]!
                         let leaveBy = shared.flight.flatMap { classifier?.leaveBy($0, departure: occurrence.start) }
                         write(occurrence, shared: shared, leaveBy: leaveBy, to: &writer)
@@ -72,25 +82,25 @@ public enum OccurrenceJSON {
         init(_ occurrence: Occurrence, facts: PlanningFacts) {
             var writer = JSONLineWriter(capacity: 256)
             writer.field("uid", occurrence.uid)
-            head = Array(writer.bytes)
+            head = writer.copiedBytes
             writer.reset()
             writer.continueObject()
             writer.field("calendar", occurrence.calendar)
             writer.field("summary", occurrence.summary)
-            middle = Array(writer.bytes)
+            middle = writer.copiedBytes
             writer.reset()
             writer.continueObject()
             writer.field("allDay", occurrence.allDay)
             writer.field("status", statusText(occurrence.status))
             writer.field("kind", facts.kind.rawValue)
             writer.field("confidence", facts.confidence.map { ($0 * 100).rounded() / 100 })
-            classified = Array(writer.bytes)
+            classified = writer.copiedBytes
             flight = facts.flight
             writer.reset()
             writer.continueObject()
             ClassificationJSON.writeMeeting(facts.meeting, to: &writer)
             writer.field("location", occurrence.location)
-            tail = Array(writer.bytes)
+            tail = writer.copiedBytes
         }
     }
 

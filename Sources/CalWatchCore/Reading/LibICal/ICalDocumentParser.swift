@@ -98,20 +98,27 @@ enum ICalDocumentParser {
         header += end
         var calendar = parseWhole(header).first ?? ParsedCalendar()
         let items = layout.children.filter { $0.name != "VTIMEZONE" }
-        // The batches are independent: parsed on all cores, taken in in order.
-        let parts = ParallelRuns.map(items, runLength: batchSize) { batch in
-            var chunk = begin
-            for child in batch { chunk += child.bytes(of: text) }
-            chunk += end
-            return parseWhole(chunk).map { part in
-                var components = part.components
-                assignLines(batch, of: text, to: &components)
-                return (components, part.problems)
+        // One component per item, at its exact size: the components are most of what a large file's scan holds.
+        calendar.components.reserveCapacity(items.count)
+        // The batches are independent: parsed on all cores, a few at a time (so that only those are held twice),
+        // and taken in in order.
+        let round = batchSize * 2 * ParallelRuns.workers
+        for roundStart in stride(from: 0, to: items.count, by: round) {
+            let roundItems = Array(items[roundStart..<min(roundStart + round, items.count)])
+            let parts = ParallelRuns.map(roundItems, runLength: batchSize) { batch in
+                var chunk = begin
+                for child in batch { chunk += child.bytes(of: text) }
+                chunk += end
+                return parseWhole(chunk).map { part in
+                    var components = part.components
+                    assignLines(batch, of: text, to: &components)
+                    return (components, part.problems)
+                }
             }
-        }
-        for (components, problems) in parts.joined() {
-            calendar.components += components
-            calendar.problems += problems
+            for (components, problems) in parts.joined() {
+                calendar.components += components
+                calendar.problems += problems
+            }
         }
         return calendar
     }
