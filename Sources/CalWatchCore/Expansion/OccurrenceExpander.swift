@@ -61,9 +61,14 @@ public struct OccurrenceExpander {
     // MARK: Grouping
 
     private mutating func run(_ components: [CalendarComponent], item: ([Occurrence]) -> Void) {
-        // Each UID's components by their place in `components`: copies of them would double the calendar held.
-        var groups: [String: [Int]] = [:]
-        var order: [String] = []
+        // Each item (kind and UID) numbered as first written, and each component's item by its place in
+        // `components`: copies of the components would double the calendar held.
+        struct Item: Hashable {
+            var kind: CalendarComponent.Kind
+            var uid: String
+        }
+        var numbers: [Item: Int] = [:]
+        var itemOf = [Int](repeating: -1, count: components.count)
         var uids: [Int: String] = [:]
         var unknown = UnknownProperties()
         for (index, var component) in components.enumerated() {
@@ -85,16 +90,31 @@ public struct OccurrenceExpander {
                 component.uid = "no-uid-\(index + 1)"
                 uids[index] = component.uid
             }
-            let key = "\(component.kind.rawValue)\u{0}\(component.uid)"
-            if groups[key] == nil { order.append(key) }
-            groups[key, default: []].append(index)
+            let item = Item(kind: component.kind, uid: component.uid)
+            if let number = numbers[item] {
+                itemOf[index] = number
+            } else {
+                itemOf[index] = numbers.count
+                numbers[item] = numbers.count
+            }
         }
         if let summary = unknown.summary {
             problems.append(CalendarProblem(severity: .warning, line: unknown.firstLine, message: summary))
         }
+        // Each item's components, in the order written: the places sorted by item (a counting sort).
+        var firstOf = [Int](repeating: 0, count: numbers.count + 1)
+        for number in itemOf where number >= 0 { firstOf[number + 1] += 1 }
+        for number in firstOf.indices.dropFirst() { firstOf[number] += firstOf[number - 1] }
+        numbers = [:]
+        var places = [Int](repeating: 0, count: firstOf.last ?? 0)
+        var filled = firstOf
+        for (index, number) in itemOf.enumerated() where number >= 0 {
+            places[filled[number]] = index
+            filled[number] += 1
+        }
         var occurrences: [Occurrence] = []
-        for key in order {
-            let group = groups.removeValue(forKey: key)!.map { index in
+        for number in firstOf.indices.dropLast() {
+            let group = places[firstOf[number]..<firstOf[number + 1]].map { index in
                 var component = components[index]
                 if let uid = uids[index] { component.uid = uid }
                 return component

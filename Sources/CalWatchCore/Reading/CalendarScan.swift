@@ -51,7 +51,7 @@ public struct CalendarScan: Sendable {
                 severity: .warning, path: $0,
                 message: "no calendar files here (.ics items, Radicale items or a CalDAV .xml export)")
         }
-        var blocks: [[Occurrence]] = []
+        var blocks: [OccurrenceBlock] = []
         var files: [ObjectIdentifier: String] = [:]
         var failed = failures.count
 
@@ -83,7 +83,7 @@ public struct CalendarScan: Sendable {
 
     /// What one run of sources gave.
     private struct RunResult: Sendable {
-        var blocks: [[Occurrence]] = []
+        var blocks: [OccurrenceBlock] = []
         var problems: [CalendarProblem] = []
         var failed = 0
         var files: [ObjectIdentifier: String] = [:]
@@ -93,24 +93,20 @@ public struct CalendarScan: Sendable {
     /// from.
     private func read(
         _ source: CalendarSource, input: [UInt8], failed: inout Int, problems: inout [CalendarProblem],
-        into blocks: inout [[Occurrence]], files: inout [ObjectIdentifier: String]
+        into blocks: inout [OccurrenceBlock], files: inout [ObjectIdentifier: String]
     ) {
         let read = CalendarReader.read(source, standardInput: { input })
         if read.failed { failed += 1 }
         problems += read.problems
         problems += Self.expand(read.calendars, of: source, options: options) { item in
             guard !item.isEmpty else { return }
-            // At its exact size: the blocks are most of what a scan holds.
-            var block: [Occurrence] = []
-            block.reserveCapacity(item.count)
-            block += item
             var previous: ObjectIdentifier?
-            for occurrence in block {
+            for occurrence in item {
                 let id = ObjectIdentifier(occurrence.source)
                 if id != previous { files[id] = source.path }
                 previous = id
             }
-            blocks.append(block)
+            blocks.append(OccurrenceBlock(item))
         }
     }
 

@@ -7,7 +7,7 @@
 /// those are one invitation in two places, shown in both and reminded once (`OccurrenceKey`).
 enum DuplicateItems {
     /// Drops the occurrences of every copy but the newest; `files` gives the file each occurrence source came from.
-    static func resolve(_ blocks: inout [[Occurrence]], files: [ObjectIdentifier: String]) -> [CalendarProblem] {
+    static func resolve(_ blocks: inout [OccurrenceBlock], files: [ObjectIdentifier: String]) -> [CalendarProblem] {
         struct Item: Hashable {
             var calendar: String
             var uid: String

@@ -4,7 +4,7 @@
 /// The order is that of sorting one array of every occurrence, without that array or the keys to sort it: a
 /// year of a large calendar is a quarter of a million occurrences, and `scan` writes them as they are merged.
 public struct OccurrenceMerge: Sendable {
-    private var blocks: [[Occurrence]]
+    private var blocks: [OccurrenceBlock]
     /// The place of each block's next occurrence.
     private var next: [Int]
     /// The blocks not yet used up, a binary min-heap on their next occurrence, whose order keys are kept in the
@@ -17,16 +17,16 @@ public struct OccurrenceMerge: Sendable {
 
     /// Merges `blocks` given in the order their occurrences were made; each block's own order is put right first
     /// (an item's occurrences mostly come out in order already).
-    public init(blocks: [[Occurrence]]) {
+    public init(blocks: [OccurrenceBlock]) {
         self.init(blocks: blocks, ordered: false)
     }
 
     /// Occurrences already in the scan's order, taken as they are.
     public init(inOrder occurrences: [Occurrence]) {
-        self.init(blocks: [occurrences], ordered: true)
+        self.init(blocks: [OccurrenceBlock(occurrences)], ordered: true)
     }
 
-    private init(blocks: [[Occurrence]], ordered: Bool) {
+    private init(blocks: [OccurrenceBlock], ordered: Bool) {
         var sources: [OccurrenceSource] = []
         var rankOf: [ObjectIdentifier: Int32] = [:]
         // One block in order is never compared: no ranks needed.
@@ -57,10 +57,11 @@ public struct OccurrenceMerge: Sendable {
         heap = []
         heap.reserveCapacity(blocks.count)
         for index in self.blocks.indices where !self.blocks[index].isEmpty {
-            if !ordered { putInOrder(index) }
+            if !ordered && !self.blocks[index].isOneSourceInOrder { putInOrder(index) }
             remaining += self.blocks[index].count
             let first = self.blocks[index][0]
-            heap.append(Head(first, rank: rankOf[ObjectIdentifier(first.source)] ?? 0, block: index))
+            heap.append(
+                Head(self.blocks[index].span(at: 0), rank: rankOf[ObjectIdentifier(first.source)] ?? 0, block: index))
         }
         for position in stride(from: heap.count / 2 - 1, through: 0, by: -1) { siftDown(from: position) }
     }
@@ -88,7 +89,7 @@ public struct OccurrenceMerge: Sendable {
                 let end = next[block] + left
                 output += blocks[block][next[block]..<end]
                 next[block] = end
-                if end == blocks[block].count { blocks[block] = [] }
+                if end == blocks[block].count { blocks[block] = OccurrenceBlock([]) }
                 return
             }
             let position = next[block]
@@ -96,14 +97,13 @@ public struct OccurrenceMerge: Sendable {
             next[block] = position + 1
             left -= 1
             if position + 1 == blocks[block].count {
-                blocks[block] = []
+                blocks[block] = OccurrenceBlock([])
                 heap[0] = heap.removeLast()
             } else {
-                let occurrence = blocks[block][position + 1]
                 let rank =
-                    occurrence.source === blocks[block][position].source
-                    ? heap[0].rank : rankOf[ObjectIdentifier(occurrence.source)] ?? 0
-                heap[0] = Head(occurrence, rank: rank, block: block)
+                    blocks[block].sameSource(position, position + 1)
+                    ? heap[0].rank : rankOf[ObjectIdentifier(blocks[block][position + 1].source)] ?? 0
+                heap[0] = Head(blocks[block].span(at: position + 1), rank: rank, block: block)
             }
             siftDown()
         }
@@ -126,9 +126,9 @@ public struct OccurrenceMerge: Sendable {
         var block32: Int32
         var block: Int { Int(block32) }
 
-        init(_ occurrence: Occurrence, rank: Int32, block: Int) {
-            start = occurrence.start.secondsSinceEpoch
-            end = occurrence.end.secondsSinceEpoch
+        init(_ span: (start: Int64, end: Int64), rank: Int32, block: Int) {
+            start = span.start
+            end = span.end
             self.rank = rank
             block32 = Int32(block)
         }
@@ -191,6 +191,6 @@ public struct OccurrenceMerge: Sendable {
             if left.end != right.end { return left.end.secondsSinceEpoch < right.end.secondsSinceEpoch }
             return a < b
         }
-        blocks[index] = order.map { block[$0] }
+        blocks[index] = OccurrenceBlock(order.map { block[$0] })
     }
 }

@@ -75,6 +75,12 @@ public struct JSONLineWriter {
         needsComma = true
     }
 
+    /// Appends bytes in memory that are already JSON.
+    public mutating func append(raw: UnsafeBufferPointer<UInt8>) {
+        bytes.append(contentsOf: raw)
+        needsComma = true
+    }
+
     /// Appends text as it is, unquoted and unescaped: for buffers that are not JSON (`SQLRow`).
     package mutating func append(text: String) {
         var text = text

@@ -16,40 +16,60 @@ public enum OccurrenceJSON {
     ) {
         // Each component's shared fields, classified and rendered once from its first occurrence, on all cores.
         var firsts = merge.firstOfEachSource
+        // What the classifier works out goes into the fragments; its cache of every item need not stay.
         let rendered = ParallelRuns.map(firsts) { run in
-            run.map { Fragments($0, facts: classifier?.facts(for: $0) ?? .event) }
+            run.map { first in
+                defer { classifier?.forget(CollectionOfOne(first.source)) }
+                return Fragments(first, facts: classifier?.facts(for: first) ?? .event)
+            }
         }
         var fragments: [ObjectIdentifier: Fragments] = [:]
         fragments.reserveCapacity(firsts.count)
         for (occurrence, shared) in zip(firsts, rendered.joined()) {
             fragments[ObjectIdentifier(occurrence.source)] = shared
         }
-        // What the classifier worked out is in the fragments now; its cache of every item need not stay.
-        classifier?.forget(firsts.lazy.map(\.source))
         firsts = []
         // Then the records: two stretches per core at a time taken from the merge, rendered at once and written in
         // order (the memory held is a few stretches, whatever the number of occurrences).
-        let stretch = 1_024
+        let stretch = 512
         let round = stretch * 2 * ParallelRuns.workers
         var occurrences: [Occurrence] = []
         occurrences.reserveCapacity(round)
+        // Each stretch's buffer, written into again in every round rather than allocated anew.
+        let buffers = (0..<(round / stretch)).map { _ in StretchBuffer(capacity: stretch * 512) }
         while merge.remaining > 0 {
             occurrences.removeAll(keepingCapacity: true)
             merge.take(round, into: &occurrences)
             let taken = occurrences
-            let buffers = ParallelRuns.map(Array(stride(from: 0, to: taken.count, by: stretch)), runLength: 1) {
-                [fragments] starts in
-                var writer = JSONLineWriter(capacity: stretch * 512)
-                for start in starts {
+            let stretches = Array(zip(stride(from: 0, to: taken.count, by: stretch), buffers))
+            _ = ParallelRuns.map(stretches, runLength: 1) { [fragments] run in
+                for (start, buffer) in run {
+                    var writer = buffer.take()
                     for occurrence in taken[start..<min(start + stretch, taken.count)] {
                         let shared = fragments[ObjectIdentifier(occurrence.source)]!
                         let leaveBy = shared.flight.flatMap { classifier?.leaveBy($0, departure: occurrence.start) }
                         write(occurrence, shared: shared, leaveBy: leaveBy, to: &writer)
                     }
+                    buffer.writer = writer
                 }
-                return writer.bytes
             }
-            for buffer in buffers { flush(buffer) }
+            for (_, buffer) in stretches { flush(buffer.writer.bytes) }
+        }
+    }
+
+    /// One stretch's writer, kept from round to round. Unchecked: in a round only the run given the stretch touches
+    /// it, and the caller reads it after the round has ended.
+    private final class StretchBuffer: @unchecked Sendable {
+        var writer: JSONLineWriter
+
+        init(capacity: Int) { writer = JSONLineWriter(capacity: capacity) }
+
+        /// The writer, emptied, taken out so that its buffer is not shared while it is written into.
+        func take() -> JSONLineWriter {
+            var taken = JSONLineWriter(capacity: 0)
+            swap(&taken, &writer)
+            taken.reset()
+            return taken
         }
     }
 
@@ -64,43 +84,60 @@ public enum OccurrenceJSON {
     }
 
     /// The rendered fields every occurrence of one component shares, in output order around the per-instance ones.
-    /// A class: handed to each of the component's occurrences without copying (and retaining) its four buffers.
+    /// A class: handed to each of the component's occurrences without copying (and retaining) its buffer.
     final class Fragments: Sendable {
-        /// `"uid":…` (then `recurrenceId` follows).
-        let head: [UInt8]
-        /// `"calendar":…,"summary":…` (then the times follow).
-        let middle: [UInt8]
-        /// `"allDay":…` up to `"confidence":…` (then the flight follows).
-        let classified: [UInt8]
+        /// The four parts one after the other, in one buffer (a scan holds one per item of the calendar).
+        private let bytes: [UInt8]
+        private let headEnd: Int
+        private let middleEnd: Int
+        private let classifiedEnd: Int
         /// A flight, written per occurrence: its departure and leave-by are the occurrence's.
         let flight: FlightFacts?
-        /// `"meeting":…,"location":…` (closing the record).
-        let tail: [UInt8]
+
+        /// The parts, in output order around the fields written per occurrence.
+        enum Part {
+            /// `"uid":…` (then `recurrenceId` follows).
+            case head
+            /// `"calendar":…,"summary":…` (then the times follow).
+            case middle
+            /// `"allDay":…` up to `"confidence":…` (then the flight follows).
+            case classified
+            /// `"meeting":…,"location":…` (closing the record).
+            case tail
+        }
+
+        /// Appends one part. Through the buffer's memory, not a slice of it: a slice would take a reference to
+        /// the buffer, and writers on every core share the fragments.
+        func append(_ part: Part, to writer: inout JSONLineWriter) {
+            let range =
+                switch part {
+                case .head: 0..<headEnd
+                case .middle: headEnd..<middleEnd
+                case .classified: middleEnd..<classifiedEnd
+                case .tail: classifiedEnd..<bytes.count
+                }
+            bytes.withUnsafeBufferPointer { writer.append(raw: UnsafeBufferPointer(rebasing: $0[range])) }
+        }
 
         /// `facts` of any occurrence of the component: kind, confidence, flight and meeting are the component's
         /// (`.event`, with no confidence, when it was not classified).
         init(_ occurrence: Occurrence, facts: PlanningFacts) {
+            // Each part after the first begins with its comma, as it follows a field written per occurrence.
             var writer = JSONLineWriter(capacity: 256)
             writer.field("uid", occurrence.uid)
-            head = writer.copiedBytes
-            writer.reset()
-            writer.continueObject()
+            headEnd = writer.bytes.count
             writer.field("calendar", occurrence.calendar)
             writer.field("summary", occurrence.summary)
-            middle = writer.copiedBytes
-            writer.reset()
-            writer.continueObject()
+            middleEnd = writer.bytes.count
             writer.field("allDay", occurrence.allDay)
             writer.field("status", statusText(occurrence.status))
             writer.field("kind", facts.kind.rawValue)
             writer.field("confidence", facts.confidence.map { ($0 * 100).rounded() / 100 })
-            classified = writer.copiedBytes
+            classifiedEnd = writer.bytes.count
             flight = facts.flight
-            writer.reset()
-            writer.continueObject()
             ClassificationJSON.writeMeeting(facts.meeting, to: &writer)
             writer.field("location", occurrence.location)
-            tail = writer.copiedBytes
+            bytes = writer.copiedBytes
         }
     }
 
@@ -140,9 +177,9 @@ public enum OccurrenceJSON {
         newline: Bool = true
     ) {
         writer.beginObject()
-        writer.append(raw: shared.head)
+        shared.append(.head, to: &writer)
         writer.field("recurrenceId", occurrence.recurrenceID)
-        writer.append(raw: shared.middle)
+        shared.append(.middle, to: &writer)
         writer.field("start", occurrence.start)
         writer.field("end", occurrence.end)
         writer.field(
@@ -153,10 +190,10 @@ public enum OccurrenceJSON {
             writer.field(
                 "startHome", local: home.wallClock(at: occurrence.start), offset: home.offset(at: occurrence.start))
         }
-        writer.append(raw: shared.classified)
+        shared.append(.classified, to: &writer)
         ClassificationJSON.writeFlight(
             shared.flight, departure: occurrence.start, arrival: occurrence.end, leaveBy: leaveBy, to: &writer)
-        writer.append(raw: shared.tail)
+        shared.append(.tail, to: &writer)
         writer.endObject(newline: newline)
     }
 
