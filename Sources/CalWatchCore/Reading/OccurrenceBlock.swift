@@ -21,6 +21,11 @@ public struct OccurrenceBlock: RandomAccessCollection, Sendable {
         }
     }
 
+    /// The occurrences exactly as given, in the array given (occurrences already in the scan's order).
+    public init(asGiven occurrences: [Occurrence]) {
+        plain = occurrences
+    }
+
     /// Keeps `occurrences` compact when they allow it; `false` when they do not.
     private mutating func compact(_ occurrences: [Occurrence]) -> Bool {
         guard let first = occurrences.first else { return false }

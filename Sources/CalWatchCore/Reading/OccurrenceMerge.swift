@@ -23,7 +23,7 @@ public struct OccurrenceMerge: Sendable {
 
     /// Occurrences already in the scan's order, taken as they are.
     public init(inOrder occurrences: [Occurrence]) {
-        self.init(blocks: [OccurrenceBlock(occurrences)], ordered: true)
+        self.init(blocks: [OccurrenceBlock(asGiven: occurrences)], ordered: true)
     }
 
     private init(blocks: [OccurrenceBlock], ordered: Bool) {

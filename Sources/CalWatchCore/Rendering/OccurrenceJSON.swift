@@ -10,7 +10,8 @@ public enum OccurrenceJSON {
 
     /// Writes the occurrences `merge` holds as JSON Lines, in its order, as they are merged.
     ///
-    /// The fields that are the same for every occurrence of a component are rendered once per component.
+    /// The fields that are the same for every occurrence of a component are rendered once per component, and what
+    /// `classifier` kept about the component is let go once they are.
     public static func writeLines(
         _ merge: inout OccurrenceMerge, classifier: Classifier? = nil, flush: ([UInt8]) -> Void
     ) {
