@@ -10,52 +10,204 @@ public struct CalendarComponent: Sendable {
         case other
     }
 
-    public var kind: Kind
-    public var uid: String
-    public var summary: String?
-    public var location: String?
-    public var description: String?
-    public var status: Status?
+    /// The fields, held by reference and copied on write: an occurrence's source and the file's parsed calendar
+    /// share one copy of each item (half a kilobyte) instead of holding one each.
+    private var storage: Storage
+
+    /// Unchecked: `fields` is changed only through `mutate`, on a storage no other value holds.
+    private final class Storage: @unchecked Sendable {
+        var fields: Fields
+        init(_ fields: Fields) { self.fields = fields }
+    }
+
+    private struct Fields: Sendable {
+        var kind: Kind
+        var uid: String
+        var summary: String? = nil
+        var location: String? = nil
+        var description: String? = nil
+        var status: Status? = nil
+        var sequence = 0
+        var lastModified: DateValue? = nil
+        var start: DateValue? = nil
+        var end: DateValue? = nil
+        var due: DateValue? = nil
+        var duration: ICalDuration? = nil
+        var recurrenceRules: [String] = []
+        var recurrenceDates: [RecurrenceDate] = []
+        var exceptionDates: [DateValue] = []
+        var exceptionRules: [String] = []
+        var recurrenceID: DateValue? = nil
+        var rangeThisAndFuture = false
+        var todoCompleted = false
+        var alarms: [Alarm] = []
+        var problems: [String] = []
+        var errors: [String] = []
+        var unknownProperties: [String] = []
+        var line: Int? = nil
+        var attendees: [Attendee] = []
+        var organizer: String? = nil
+        var transparent: Bool = false
+        var linkProperties: [NamedText] = []
+        var whereabouts: Whereabouts? = nil
+        var acknowledgedThrough: Instant? = nil
+        var calendarSnoozes: [CalendarSnooze] = []
+    }
+
+    /// Changes the fields, copying them first when another value shares them.
+    private mutating func mutate(_ change: (inout Fields) -> Void) {
+        if !isKnownUniquelyReferenced(&storage) { storage = Storage(storage.fields) }
+        change(&storage.fields)
+    }
+
+    public var kind: Kind {
+        get { storage.fields.kind }
+        set { mutate { $0.kind = newValue } }
+    }
+    public var uid: String {
+        get { storage.fields.uid }
+        set { mutate { $0.uid = newValue } }
+    }
+    public var summary: String? {
+        get { storage.fields.summary }
+        set { mutate { $0.summary = newValue } }
+    }
+    public var location: String? {
+        get { storage.fields.location }
+        set { mutate { $0.location = newValue } }
+    }
+    public var description: String? {
+        get { storage.fields.description }
+        set { mutate { $0.description = newValue } }
+    }
+    public var status: Status? {
+        get { storage.fields.status }
+        set { mutate { $0.status = newValue } }
+    }
     /// `SEQUENCE`, used to choose between duplicate copies of one component.
-    public var sequence: Int
+    public var sequence: Int {
+        get { storage.fields.sequence }
+        set { mutate { $0.sequence = newValue } }
+    }
     /// `LAST-MODIFIED` or `DTSTAMP`, the tie-breaker after `sequence`.
-    public var lastModified: DateValue?
-    public var start: DateValue?
-    public var end: DateValue?
-    public var due: DateValue?
-    public var duration: ICalDuration?
+    public var lastModified: DateValue? {
+        get { storage.fields.lastModified }
+        set { mutate { $0.lastModified = newValue } }
+    }
+    public var start: DateValue? {
+        get { storage.fields.start }
+        set { mutate { $0.start = newValue } }
+    }
+    public var end: DateValue? {
+        get { storage.fields.end }
+        set { mutate { $0.end = newValue } }
+    }
+    public var due: DateValue? {
+        get { storage.fields.due }
+        set { mutate { $0.due = newValue } }
+    }
+    public var duration: ICalDuration? {
+        get { storage.fields.duration }
+        set { mutate { $0.duration = newValue } }
+    }
     /// RRULE texts, after repair where the original did not parse.
-    public var recurrenceRules: [String]
-    public var recurrenceDates: [RecurrenceDate]
-    public var exceptionDates: [DateValue]
+    public var recurrenceRules: [String] {
+        get { storage.fields.recurrenceRules }
+        set { mutate { $0.recurrenceRules = newValue } }
+    }
+    public var recurrenceDates: [RecurrenceDate] {
+        get { storage.fields.recurrenceDates }
+        set { mutate { $0.recurrenceDates = newValue } }
+    }
+    public var exceptionDates: [DateValue] {
+        get { storage.fields.exceptionDates }
+        set { mutate { $0.exceptionDates = newValue } }
+    }
     /// EXRULE texts (RFC 2445; deprecated by RFC 5545 but still written by older producers).
-    public var exceptionRules: [String]
-    public var recurrenceID: DateValue?
+    public var exceptionRules: [String] {
+        get { storage.fields.exceptionRules }
+        set { mutate { $0.exceptionRules = newValue } }
+    }
+    public var recurrenceID: DateValue? {
+        get { storage.fields.recurrenceID }
+        set { mutate { $0.recurrenceID = newValue } }
+    }
     /// `RECURRENCE-ID;RANGE=THISANDFUTURE`: this override also moves every later instance.
-    public var rangeThisAndFuture: Bool
+    public var rangeThisAndFuture: Bool {
+        get { storage.fields.rangeThisAndFuture }
+        set { mutate { $0.rangeThisAndFuture = newValue } }
+    }
     /// Whether a VTODO is finished (`STATUS:COMPLETED` or a `COMPLETED` time).
-    public var todoCompleted: Bool
-    public var alarms: [Alarm]
+    public var todoCompleted: Bool {
+        get { storage.fields.todoCompleted }
+        set { mutate { $0.todoCompleted = newValue } }
+    }
+    public var alarms: [Alarm] {
+        get { storage.fields.alarms }
+        set { mutate { $0.alarms = newValue } }
+    }
     /// Problems libical reported inside this component, already worded for the user.
-    public var problems: [String]
+    public var problems: [String] {
+        get { storage.fields.problems }
+        set { mutate { $0.problems = newValue } }
+    }
     /// Problems that lose part of the item (an RRULE that cannot be read: only its first instance is used).
-    public var errors: [String] = []
+    public var errors: [String] {
+        get { storage.fields.errors }
+        set { mutate { $0.errors = newValue } }
+    }
     /// Property names that are neither iCalendar's nor `X-` (Teamup writes its own): ignored, and reported once per
     /// file rather than once per item.
-    public var unknownProperties: [String] = []
+    public var unknownProperties: [String] {
+        get { storage.fields.unknownProperties }
+        set { mutate { $0.unknownProperties = newValue } }
+    }
     /// The line of the file where the component begins, when known.
-    public var line: Int?
+    public var line: Int? {
+        get { storage.fields.line }
+        set { mutate { $0.line = newValue } }
+    }
     /// `ATTENDEE`s, as the meeting classifier needs them.
-    public var attendees: [Attendee] = []
+    public var attendees: [Attendee] {
+        get { storage.fields.attendees }
+        set { mutate { $0.attendees = newValue } }
+    }
     /// The `ORGANIZER`'s address, without `mailto:`, lower case.
-    public var organizer: String?
+    public var organizer: String? {
+        get { storage.fields.organizer }
+        set { mutate { $0.organizer = newValue } }
+    }
     /// `TRANSP:TRANSPARENT` (or Outlook's `X-MICROSOFT-CDO-BUSYSTATUS:FREE`): the time is shown as free, so the
     /// item never conflicts with another.
-    public var transparent = false
+    public var transparent: Bool {
+        get { storage.fields.transparent }
+        set { mutate { $0.transparent = newValue } }
+    }
     /// The properties join links are read from besides LOCATION and DESCRIPTION, in file order: `CONFERENCE`,
     /// `URL`, `X-GOOGLE-CONFERENCE`, `X-MICROSOFT-SKYPETEAMSMEETINGURL`, `X-MICROSOFT-ONLINEMEETING*`, and
     /// the HTML description `X-ALT-DESC`.
-    public var linkProperties: [NamedText] = []
+    public var linkProperties: [NamedText] {
+        get { storage.fields.linkProperties }
+        set { mutate { $0.linkProperties = newValue } }
+    }
+    /// `geo`, `placeTitle` and `travelDuration` (below), held by reference: most items have none, and each item
+    /// would otherwise carry 64 bytes for them (a megabyte and more on a 10,000-item scan).
+    private var whereabouts: Whereabouts? {
+        get { storage.fields.whereabouts }
+        set { mutate { $0.whereabouts = newValue } }
+    }
+    /// The calendar's own answers, as Thunderbird writes them: `X-MOZ-LASTACK`, the instant up to which its
+    /// alarms were acknowledged (none at or before it comes again).
+    public var acknowledgedThrough: Instant? {
+        get { storage.fields.acknowledgedThrough }
+        set { mutate { $0.acknowledgedThrough = newValue } }
+    }
+    /// `X-MOZ-SNOOZE-TIME` (every instance) and `X-MOZ-SNOOZE-TIME-<start in µs>` (one instance of a series): a
+    /// reminder snoozed until then.
+    public var calendarSnoozes: [CalendarSnooze] {
+        get { storage.fields.calendarSnoozes }
+        set { mutate { $0.calendarSnoozes = newValue } }
+    }
     /// Where the item takes place: its `GEO`, else the point of Apple's `X-APPLE-STRUCTURED-LOCATION`.
     public var geo: GeoPoint? {
         get { whereabouts?.geo }
@@ -71,10 +223,6 @@ public struct CalendarComponent: Sendable {
         get { whereabouts?.travelDuration }
         set { whereabouts = Whereabouts.of(geo, placeTitle, newValue) }
     }
-    /// The three above, held by reference: most items have none, and each item would otherwise carry 64 bytes for
-    /// them (a megabyte and more on a 10,000-item scan).
-    private var whereabouts: Whereabouts?
-
     private final class Whereabouts: Sendable, Hashable {
         let geo: GeoPoint?
         let placeTitle: String?
@@ -101,12 +249,6 @@ public struct CalendarComponent: Sendable {
             hasher.combine(travelDuration)
         }
     }
-    /// The calendar's own answers, as Thunderbird writes them: `X-MOZ-LASTACK`, the instant up to which its
-    /// alarms were acknowledged (none at or before it comes again).
-    public var acknowledgedThrough: Instant?
-    /// `X-MOZ-SNOOZE-TIME` (every instance) and `X-MOZ-SNOOZE-TIME-<start in µs>` (one instance of a series): a
-    /// reminder snoozed until then.
-    public var calendarSnoozes: [CalendarSnooze] = []
 
     /// A snooze written into the calendar.
     public struct CalendarSnooze: Hashable, Sendable {
@@ -117,17 +259,7 @@ public struct CalendarComponent: Sendable {
 
     /// Creates an empty component of a kind; the reader fills it property by property.
     public init(kind: Kind, uid: String = "") {
-        self.kind = kind
-        self.uid = uid
-        self.sequence = 0
-        self.recurrenceRules = []
-        self.recurrenceDates = []
-        self.exceptionDates = []
-        self.exceptionRules = []
-        self.rangeThisAndFuture = false
-        self.todoCompleted = false
-        self.alarms = []
-        self.problems = []
+        storage = Storage(Fields(kind: kind, uid: uid))
     }
 
     /// Whether this component defines a recurring series (RRULE or RDATE).

@@ -52,7 +52,7 @@ public struct CalendarScan: Sendable {
                 message: "no calendar files here (.ics items, Radicale items or a CalDAV .xml export)")
         }
         var blocks: [OccurrenceBlock] = []
-        var files: [ObjectIdentifier: String] = [:]
+        var files: [String] = []
         var failed = failures.count
 
         var runs = ParallelRuns.map(sources) { run in
@@ -72,7 +72,7 @@ public struct CalendarScan: Sendable {
             blocks += result.blocks
             problems += result.problems
             failed += result.failed
-            files.merge(result.files) { first, _ in first }
+            files += result.files
         }
         problems += DuplicateItems.resolve(&blocks, files: files)
         let result = Result(
@@ -86,27 +86,22 @@ public struct CalendarScan: Sendable {
         var blocks: [OccurrenceBlock] = []
         var problems: [CalendarProblem] = []
         var failed = 0
-        var files: [ObjectIdentifier: String] = [:]
+        /// The file each block came from.
+        var files: [String] = []
     }
 
-    /// Reads and expands one source into a block per item; `files` learns which file each occurrence source came
-    /// from.
+    /// Reads and expands one source into a block per item; `files` learns the file of each.
     private func read(
         _ source: CalendarSource, input: [UInt8], failed: inout Int, problems: inout [CalendarProblem],
-        into blocks: inout [OccurrenceBlock], files: inout [ObjectIdentifier: String]
+        into blocks: inout [OccurrenceBlock], files: inout [String]
     ) {
         let read = CalendarReader.read(source, standardInput: { input })
         if read.failed { failed += 1 }
         problems += read.problems
         problems += Self.expand(read.calendars, of: source, options: options) { item in
             guard !item.isEmpty else { return }
-            var previous: ObjectIdentifier?
-            for occurrence in item {
-                let id = ObjectIdentifier(occurrence.source)
-                if id != previous { files[id] = source.path }
-                previous = id
-            }
             blocks.append(OccurrenceBlock(item))
+            files.append(source.path)
         }
     }
 

@@ -6,8 +6,8 @@
 /// other file gets a warning naming the one kept. The same UID in two different calendars is left alone here:
 /// those are one invitation in two places, shown in both and reminded once (`OccurrenceKey`).
 enum DuplicateItems {
-    /// Drops the occurrences of every copy but the newest; `files` gives the file each occurrence source came from.
-    static func resolve(_ blocks: inout [OccurrenceBlock], files: [ObjectIdentifier: String]) -> [CalendarProblem] {
+    /// Drops the occurrences of every copy but the newest; `files` gives the file each block came from.
+    static func resolve(_ blocks: inout [OccurrenceBlock], files: [String]) -> [CalendarProblem] {
         struct Item: Hashable {
             var calendar: String
             var uid: String
@@ -16,11 +16,9 @@ enum DuplicateItems {
         // components would be the largest thing a scan of one big file holds).
         var firstFile: [Item: String] = [:]
         var repeated = Set<Item>()
-        var previous: ObjectIdentifier?
-        for occurrence in blocks.joined() {
-            let id = ObjectIdentifier(occurrence.source)
-            guard id != previous, let file = files[id] else { continue }
-            previous = id
+        for (block, file) in zip(blocks, files) {
+            // Every source of a block is of one item.
+            guard let occurrence = block.first else { continue }
             let item = Item(calendar: occurrence.calendar, uid: occurrence.uid)
             if let first = firstFile[item] {
                 if first != file { repeated.insert(item) }
@@ -32,16 +30,18 @@ enum DuplicateItems {
         guard !repeated.isEmpty else { return [] }
         // The newest master or single component of each file, per item.
         var copies: [Item: [String: CalendarComponent]] = [:]
-        previous = nil
-        for occurrence in blocks.joined() {
-            let id = ObjectIdentifier(occurrence.source)
-            guard id != previous, let file = files[id] else { continue }
-            previous = id
-            let item = Item(calendar: occurrence.calendar, uid: occurrence.uid)
-            guard repeated.contains(item) else { continue }
-            let component = occurrence.source.component
-            if let held = copies[item]?[file], !OccurrenceExpander.isNewer(component, than: held) { continue }
-            copies[item, default: [:]][file] = component
+        for (block, file) in zip(blocks, files) {
+            guard let first = block.first, repeated.contains(Item(calendar: first.calendar, uid: first.uid)) else {
+                continue
+            }
+            let item = Item(calendar: first.calendar, uid: first.uid)
+            var previous: ObjectIdentifier?
+            for occurrence in block where ObjectIdentifier(occurrence.source) != previous {
+                previous = ObjectIdentifier(occurrence.source)
+                let component = occurrence.source.component
+                if let held = copies[item]?[file], !OccurrenceExpander.isNewer(component, than: held) { continue }
+                copies[item, default: [:]][file] = component
+            }
         }
         var problems: [CalendarProblem] = []
         var leftOut: [Item: Set<String>] = [:]
@@ -76,12 +76,10 @@ enum DuplicateItems {
         }
         guard !leftOut.isEmpty else { return [] }
         for index in blocks.indices {
-            blocks[index].removeAll { occurrence in
-                guard let leftOutFiles = leftOut[Item(calendar: occurrence.calendar, uid: occurrence.uid)],
-                    let file = files[ObjectIdentifier(occurrence.source)]
-                else { return false }
-                return leftOutFiles.contains(file)
-            }
+            guard let first = blocks[index].first,
+                leftOut[Item(calendar: first.calendar, uid: first.uid)]?.contains(files[index]) == true
+            else { continue }
+            blocks[index] = OccurrenceBlock([])
         }
         return problems.sorted { ($0.path, $0.line ?? 0) < ($1.path, $1.line ?? 0) }
     }

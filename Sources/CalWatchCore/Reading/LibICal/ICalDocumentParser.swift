@@ -110,7 +110,10 @@ enum ICalDocumentParser {
                 for child in batch { chunk += child.bytes(of: text) }
                 chunk += end
                 return parseWhole(chunk).map { part in
+                    // The part let go of first, so that the components are changed in place, not copied.
+                    var part = part
                     var components = part.components
+                    part.components = []
                     assignLines(batch, of: text, to: &components)
                     return (components, part.problems)
                 }
