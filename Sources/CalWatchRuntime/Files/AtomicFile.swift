@@ -44,23 +44,17 @@ package enum AtomicFile {
         defer { close(descriptor) }
         // The mode asked for, whatever the umask (and whatever a file left there before had).
         guard fchmod(descriptor, mode_t(mode)) == 0 else { throw failure(path) }
-        try data.withUnsafeBytes { buffer in
-            var written = 0
-            while written < buffer.count {
-                let count = Glibc.write(descriptor, buffer.baseAddress! + written, buffer.count - written)
-                if count < 0 {
-                    if errno == EINTR { continue }
-                    throw failure(path)
-                }
-                written += count
-            }
+        do {
+            try data.withUnsafeBytes { try DescriptorWriter(descriptor: descriptor).write($0) }
+        } catch let error as DescriptorWriter.Failure {
+            throw failure(path, code: error.code)
         }
         if durable, fsync(descriptor) != 0 { throw failure(path) }
     }
 
-    private static func failure(_ path: String) -> CocoaError {
+    private static func failure(_ path: String, code: Int32 = errno) -> CocoaError {
         CocoaError(
             .fileWriteUnknown,
-            userInfo: [NSFilePathErrorKey: path, NSLocalizedDescriptionKey: String(cString: strerror(errno))])
+            userInfo: [NSFilePathErrorKey: path, NSLocalizedDescriptionKey: String(cString: strerror(code))])
     }
 }

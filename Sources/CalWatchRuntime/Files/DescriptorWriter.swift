@@ -25,9 +25,14 @@ public struct DescriptorWriter: Sendable {
 
     /// Writes every byte, retrying interrupted and partial writes.
     public func write(_ bytes: [UInt8]) throws {
+        try bytes.withUnsafeBytes { try write($0) }
+    }
+
+    /// Writes every byte in memory, retrying interrupted and partial writes.
+    public func write(_ bytes: UnsafeRawBufferPointer) throws {
         var offset = 0
         while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress! + offset, $0.count - offset) }
+            let written = Glibc.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
             if written < 0 {
                 if errno == EINTR { continue }
                 if errno == EPIPE { throw Closed() }
