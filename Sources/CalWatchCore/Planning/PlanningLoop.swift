@@ -69,6 +69,9 @@ public struct PlanningLoop {
     private var step: [Emitted] = []
     /// Origins removed since the waiting queue last dropped the entries they left behind.
     private var removedSinceSweep = 0
+    /// Origins with entries put in the waiting queue since they were last removed: only their removal leaves
+    /// entries behind (a file new to the loop, removed before it is added, leaves none).
+    private var waitingOrigins = Set<Origin>()
     /// When expired ids were last dropped; `nil` before the first step.
     private var prunedAt: Instant?
     /// Conflicts, overruns and agendas, when `day:` is configured.
@@ -171,6 +174,7 @@ public struct PlanningLoop {
                         copy: copy.group.map { WaitingQueue.CopyName(group: $0, id: copy.id) }))
             }
         }
+        if !later.isEmpty { waitingOrigins.insert(origin) }
         waiting.add(later)
     }
 
@@ -209,11 +213,13 @@ public struct PlanningLoop {
         reinstated += copies.remove(origin: origin)
         // A removed file's occurrences still waiting are skipped when they come up, which for an item days ahead is
         // days later; each holds its component. A daemon whose files change every second would grow by them, so
-        // every 1,024 removals they are swept out.
-        removedSinceSweep += 1
-        if removedSinceSweep >= 1024 {
-            removedSinceSweep = 0
-            waiting.removeAll { generations[$0.origin, default: 0] != $0.generation }
+        // every 1,024 removals that left some they are swept out.
+        if waitingOrigins.remove(origin) != nil {
+            removedSinceSweep += 1
+            if removedSinceSweep >= 1024 {
+                removedSinceSweep = 0
+                waiting.removeAll { generations[$0.origin, default: 0] != $0.generation }
+            }
         }
         for index in slotsOf.removeValue(forKey: origin) ?? [] where slots[index]?.origin == origin {
             slotOf[slots[index]!.subject.key] = nil

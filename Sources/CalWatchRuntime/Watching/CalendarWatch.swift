@@ -262,7 +262,7 @@ public final class CalendarWatch {
         if changed.count >= ParallelRuns.runLength, occurrences.holdNone(of: changed.lazy.map(\.0)) {
             // Files not held before (all of them at start): filing their occurrences forgets nothing and lets no
             // other file take a key over, so they are filed while they are planned; and the loop holds nothing of
-            // them to remove (each removal counts towards a sweep of everything waiting).
+            // them to remove.
             ParallelRuns.both {
                 occurrences.reserve(adding: changed.reduce(0) { $0 + $1.1.count })
                 for (origin, expanded) in changed { _ = occurrences.replace(origin, with: expanded, at: now) }
