@@ -124,7 +124,7 @@ package struct DAVMultistatus: Sendable {
                     found[property] = value
                     gathering = property
                 } else {
-                    let href = value
+                    let href = value  // read before `response` is changed: one access to `self` at a time
                     response?.href = href
                     gathering = nil
                 }

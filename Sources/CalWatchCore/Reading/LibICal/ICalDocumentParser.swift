@@ -89,13 +89,11 @@ enum ICalDocumentParser {
     }
 
     private static func parseInBatches(_ layout: ICalendarLayout.Calendar, of text: [UInt8]) -> ParsedCalendar {
-        let begin = Array("BEGIN:VCALENDAR\r\n".utf8)
-        let end = Array("END:VCALENDAR\r\n".utf8)
         // The header: the calendar's own properties and every VTIMEZONE, read once.
-        var header = begin
+        var header = calendarBegin
         for range in layout.propertyRanges { header += text[range] }
         for child in layout.children where child.name == "VTIMEZONE" { header += child.bytes(of: text) }
-        header += end
+        header += calendarEnd
         var calendar = parseWhole(header).first ?? ParsedCalendar()
         let items = layout.children.filter { $0.name != "VTIMEZONE" }
         // One component per item, at its exact size: the components are most of what a large file's scan holds.
@@ -106,9 +104,9 @@ enum ICalDocumentParser {
         for roundStart in stride(from: 0, to: items.count, by: round) {
             let roundItems = Array(items[roundStart..<min(roundStart + round, items.count)])
             let parts = ParallelRuns.map(roundItems, runLength: batchSize) { batch in
-                var chunk = begin
+                var chunk = calendarBegin
                 for child in batch { chunk += child.bytes(of: text) }
-                chunk += end
+                chunk += calendarEnd
                 return parseWhole(chunk).map { part in
                     // The part let go of first, so that the components are changed in place, not copied.
                     var part = part
@@ -125,6 +123,10 @@ enum ICalDocumentParser {
         }
         return calendar
     }
+
+    /// What encloses components handed to libical apart from their file.
+    private static let calendarBegin = Array("BEGIN:VCALENDAR\r\n".utf8)
+    private static let calendarEnd = Array("END:VCALENDAR\r\n".utf8)
 
     /// The VTIMEZONEs read so far, by their text: a vdir repeats the same few in every item (each item carries the
     /// zones its times name), and they are often more than half of its lines.
@@ -173,7 +175,7 @@ enum ICalDocumentParser {
     private static func definitions(ofZone zone: [UInt8]) -> [String: TimeZoneDefinition] {
         if let known = knownZones.withLock({ $0[zone] }) { return known }
         let definitions =
-            parseWhole(Array("BEGIN:VCALENDAR\r\n".utf8) + zone + Array("END:VCALENDAR\r\n".utf8)).first?.timeZones
+            parseWhole(calendarBegin + zone + calendarEnd).first?.timeZones
             ?? [:]
         knownZones.withLock { known in
             if known.count >= knownZonesLimit { known.removeAll() }
