@@ -36,41 +36,23 @@ public enum OccurrenceJSON {
         let round = stretch * 2 * ParallelRuns.workers
         var occurrences: [Occurrence] = []
         occurrences.reserveCapacity(round)
-        // Each stretch's buffer, written into again in every round rather than allocated anew.
-        let buffers = (0..<(round / stretch)).map { _ in StretchBuffer(capacity: stretch * 512) }
         while merge.remaining > 0 {
             occurrences.removeAll(keepingCapacity: true)
             merge.take(round, into: &occurrences)
             let taken = occurrences
-            let stretches = Array(zip(stride(from: 0, to: taken.count, by: stretch), buffers))
-            _ = ParallelRuns.map(stretches, runLength: 1) { [fragments] run in
-                for (start, buffer) in run {
-                    var writer = buffer.take()
+            let starts = Array(stride(from: 0, to: taken.count, by: stretch))
+            let buffers = ParallelRuns.map(starts, runLength: 1) { [fragments] starts in
+                var writer = JSONLineWriter(capacity: stretch * 512)
+                for start in starts {
                     for occurrence in taken[start..<min(start + stretch, taken.count)] {
                         let shared = fragments[ObjectIdentifier(occurrence.source)]!
                         let leaveBy = shared.flight.flatMap { classifier?.leaveBy($0, departure: occurrence.start) }
                         write(occurrence, shared: shared, leaveBy: leaveBy, to: &writer)
                     }
-                    buffer.writer = writer
                 }
+                return writer.bytes
             }
-            for (_, buffer) in stretches { flush(buffer.writer.bytes) }
-        }
-    }
-
-    /// One stretch's writer, kept from round to round. Unchecked: in a round only the run given the stretch touches
-    /// it, and the caller reads it after the round has ended.
-    private final class StretchBuffer: @unchecked Sendable {
-        var writer: JSONLineWriter
-
-        init(capacity: Int) { writer = JSONLineWriter(capacity: capacity) }
-
-        /// The writer, emptied, taken out so that its buffer is not shared while it is written into.
-        func take() -> JSONLineWriter {
-            var taken = JSONLineWriter(capacity: 0)
-            swap(&taken, &writer)
-            taken.reset()
-            return taken
+            for buffer in buffers { flush(buffer) }
         }
     }
 
