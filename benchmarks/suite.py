@@ -6,12 +6,13 @@
 With --busy, one CPU hog per core runs beside it (scripts/busy.sh), as on a shared laptop. Prints one Markdown row
 for the table in BENCHMARKS.md ("The test suite on a quiet and on a busy machine"): the date, the machine, the wall
 time of the whole run and of `swift test` alone, and the counts that Swift Testing reported. The full output is
-kept in the clone's folder, whose path is printed on standard error.
+kept in a temporary folder, whose path is printed on standard error; the clone itself is removed.
 """
 import argparse
 import datetime as dt
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -48,6 +49,8 @@ def main():
         result = subprocess.run(command, cwd=clone, stdout=log, stderr=subprocess.STDOUT)
     wall = time.monotonic() - started
     output = open(log_path, errors="replace").read()
+    # The clone and its build (about 1 GB) go; the log stays for reading.
+    shutil.rmtree(clone, ignore_errors=True)
 
     # Swift Testing's closing line, and the `swift test` step's own length (its first and last test lines).
     counts = re.findall(r"Test run with (\d+) tests? in \d+ suites? (passed|failed)[^\n]*after ([\d.]+) seconds", output)

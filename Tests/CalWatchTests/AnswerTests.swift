@@ -180,7 +180,7 @@ import Testing
     /// The real daemon: a hook calls `calwatch snooze "$CE_ID" 3s` on the first reminder, and the snoozed reminder
     /// comes through the JSON Lines sink about 3 s later, once.
     @Test func aHookSnoozesTheReminderItRunsFor() async throws {
-        let folder = NSTemporaryDirectory() + "calwatch-snooze-e2e-\(UUID().uuidString)"
+        let folder = TestFolders.path("calwatch-snooze-e2e")
         try FileManager.default.createDirectory(atPath: folder + "/cal/work", withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
         try """
@@ -262,7 +262,7 @@ import Testing
     /// records the link.
     @Test(arguments: ["snooze", "dismiss", "join"])
     func theNotificationsButtonsAnswer(_ button: String) async throws {
-        let folder = NSTemporaryDirectory() + "calwatch-notify-\(UUID().uuidString)"
+        let folder = TestFolders.path("calwatch-notify")
         let bin = folder + "/bin"
         try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }

@@ -144,7 +144,7 @@ import Testing
         #"<D:multistatus xmlns:D="DAV:"><D:href><D:response/>x</D:href></D:multistatus>"# + "\n"
 
     @Test func aHostileCalDAVExportIsAnErrorAndTheOtherFilesAreRead() async throws {
-        let path = NSTemporaryDirectory() + "calwatch-hostile-\(UUID().uuidString).xml"
+        let path = TestFolders.path("calwatch-hostile", suffix: ".xml")
         try Self.hrefHoldingAResponse.write(toFile: path, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(atPath: path) }
         let alone = try await calwatch(["scan", path, "--from", "2025-03-01", "--to", "2025-04-01"])

@@ -80,7 +80,7 @@ import Testing
 
     @Test func killedStoppedAndJoiningWatchersAndADatabaseRestartSendEveryReminderOnce() async throws {
         try await PostgresServer.with { server in
-            let folder = NSTemporaryDirectory() + "calwatch-fleet-run-\(UUID().uuidString)"
+            let folder = TestFolders.path("calwatch-fleet-run")
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
             defer { try? FileManager.default.removeItem(atPath: folder) }
             // The fleet's database named as a sink of config.yml: the watchers hand over by that sink's progress.

@@ -100,7 +100,7 @@ import Testing
 
     @Test func operatorsAddListShowAndRemoveCalendarsWithClearErrors() async throws {
         try await PostgresServer.with { server in
-            let folder = NSTemporaryDirectory() + "calwatch-fleet-\(UUID().uuidString)"
+            let folder = TestFolders.path("calwatch-fleet")
             for person in ["alice", "bob"] {
                 try FileManager.default.createDirectory(
                     atPath: folder + "/" + person, withIntermediateDirectories: true)

@@ -4,7 +4,7 @@ import Testing
 /// Where a command looks when no `--config` is given: `$HOME`, as a shell, a container or a service manager sets it.
 @Suite struct HomeTests {
     @Test func withoutConfigTheFileAndJournalAreUnderHome() async throws {
-        let home = NSTemporaryDirectory() + "calwatch-home-\(UUID().uuidString)"
+        let home = TestFolders.path("calwatch-home")
         try FileManager.default.createDirectory(atPath: home + "/.config/calwatch", withIntermediateDirectories: true)
         try FileManager.default.createDirectory(atPath: home + "/cal", withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: home) }

@@ -7,8 +7,7 @@ import Testing
 /// The journal on real SQLite files: what a restart relies on.
 @Suite struct JournalTests {
     static func temporaryPath() -> String {
-        FileManager.default.temporaryDirectory
-            .appendingPathComponent("calwatch-journal-\(UUID().uuidString)/state/journal.db").path
+        TestFolders.path("calwatch-journal", suffix: "/state/journal.db")
     }
 
     /// The standup's events up to `until`, as the planner makes them.

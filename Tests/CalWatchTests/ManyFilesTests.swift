@@ -66,7 +66,7 @@ import Testing
     /// Two files may give one TZID different rules: each file's times follow its own VTIMEZONE, however many
     /// files named that zone before.
     @Test func aZoneReadBeforeIsTakenByItsTextNotItsName() throws {
-        let folder = NSTemporaryDirectory() + "calwatch-zones-\(UUID().uuidString)"
+        let folder = TestFolders.path("calwatch-zones")
         defer { try? FileManager.default.removeItem(atPath: folder) }
         try FileManager.default.createDirectory(atPath: folder + "/cal", withIntermediateDirectories: true)
         // Many files with the +03:00 rules, then one with -05:00 under the same name, then +03:00 again.
@@ -92,7 +92,7 @@ import Testing
 
     /// A zone too long to keep (years of RDATEs) is read from each file as it comes.
     @Test func aLongZoneIsReadFromEachFile() throws {
-        let folder = NSTemporaryDirectory() + "calwatch-long-zone-\(UUID().uuidString)"
+        let folder = TestFolders.path("calwatch-long-zone")
         defer { try? FileManager.default.removeItem(atPath: folder) }
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let dates = (1971..<2030).map { "RDATE:\($0)0101T000000" }.joined(separator: "\r\n")
@@ -113,7 +113,7 @@ import Testing
 
     /// A problem in an item whose zone was read from an earlier item still names its line.
     @Test func anItemWithAZoneReadBeforeKeepsItsLines() throws {
-        let folder = NSTemporaryDirectory() + "calwatch-zone-lines-\(UUID().uuidString)"
+        let folder = TestFolders.path("calwatch-zone-lines")
         defer { try? FileManager.default.removeItem(atPath: folder) }
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         try Self.item(uid: "first", start: "20270301T090000")

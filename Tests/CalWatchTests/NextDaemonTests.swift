@@ -29,7 +29,7 @@ import Testing
     }
 
     @Test func theRunningDaemonAnswersWithTheLineNextWouldReadItself() async throws {
-        let folder = NSTemporaryDirectory() + "calwatch-next-daemon-\(UUID().uuidString)"
+        let folder = TestFolders.path("calwatch-next-daemon")
         try FileManager.default.createDirectory(atPath: folder + "/cal/work", withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let configuration = """

@@ -13,8 +13,7 @@ import Testing
 
         init() throws {
             path =
-                FileManager.default.temporaryDirectory.appendingPathComponent("calwatch-next-\(UUID().uuidString)")
-                .path
+                TestFolders.path("calwatch-next")
             try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         }
 

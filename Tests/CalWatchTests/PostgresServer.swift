@@ -38,8 +38,7 @@ struct PostgresServer: Sendable {
     /// Starts a new server with `settings` (`-c name=value` each) and creates the `calwatch` database.
     private static func start(settings: [String] = ["fsync=off", "full_page_writes=off"]) async throws -> PostgresServer
     {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("calwatch-pg-\(UUID().uuidString)")
-            .path
+        let folder = TestFolders.path("calwatch-pg")
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         if geteuid() == 0 {
             try FileManager.default.setAttributes([.ownerAccountName: "postgres"], ofItemAtPath: folder)

@@ -8,7 +8,7 @@ import Testing
     static func scanText(_ body: String, from: String = "2027-03-01", to: String = "2027-04-01") throws
         -> CalendarScan.Result
     {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("habit-\(UUID().uuidString).ics").path
+        let path = TestFolders.path("habit", suffix: ".ics")
         defer { try? FileManager.default.removeItem(atPath: path) }
         let text = "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//habits//EN\r\n" + body + "END:VCALENDAR\r\n"
         try text.write(toFile: path, atomically: true, encoding: .utf8)
@@ -148,7 +148,7 @@ import Testing
     /// each day and its alarm fires before each; a dated one (no time) at the start of its day. Without DTSTART or
     /// DUE a to-do has no moment and stays out, without complaint.
     @Test func aToDoWithoutDueHappensAtItsStartAndItsAlarmsFire() throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("todo-\(UUID().uuidString).ics").path
+        let path = TestFolders.path("todo", suffix: ".ics")
         defer { try? FileManager.default.removeItem(atPath: path) }
         try """
         BEGIN:VCALENDAR\r
@@ -239,7 +239,7 @@ import Testing
     /// A recurring to-do expands like an event (`--todos`), each instance at its DUE, and its alarms follow every
     /// instance: `RELATED=START` from its DTSTART, `RELATED=END` from its DUE (RFC 5545 §3.8.6.3).
     @Test func aRecurringToDoExpandsWithItsAlarmsFromDtstartOrDue() throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("todo-\(UUID().uuidString).ics").path
+        let path = TestFolders.path("todo", suffix: ".ics")
         defer { try? FileManager.default.removeItem(atPath: path) }
         try """
         BEGIN:VCALENDAR\r

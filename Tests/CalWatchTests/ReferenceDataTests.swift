@@ -11,7 +11,7 @@ import Testing
 
     /// A copy of the shipped files to change.
     static func copy() throws -> String {
-        let folder = NSTemporaryDirectory() + "calwatch-data-\(UUID().uuidString)"
+        let folder = TestFolders.path("calwatch-data")
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         for name in try FileManager.default.contentsOfDirectory(atPath: shipped) {
             try FileManager.default.copyItem(atPath: shipped + "/" + name, toPath: folder + "/" + name)

@@ -17,7 +17,7 @@ import Testing
     /// whose fourth starts with another item; extra dates listed out of order; two items that start together and
     /// end apart; the same UID in a second calendar.
     static func folder() throws -> String {
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("scan-order-\(UUID().uuidString)")
+        let root = URL(fileURLWithPath: TestFolders.path("scan-order"))
         let work = root.appendingPathComponent("work")
         let team = root.appendingPathComponent("team")
         for folder in [work, team] {

@@ -8,8 +8,7 @@ import Testing
 enum SinkFixtures {
     /// A new empty folder.
     static func folder() -> String {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("calwatch-sink-\(UUID().uuidString)")
-            .path
+        let path = TestFolders.path("calwatch-sink")
         try! FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         return path
     }

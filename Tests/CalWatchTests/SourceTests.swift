@@ -49,7 +49,7 @@ import Testing
               <c:calendar-data>\(item("in-side"))</c:calendar-data></d:prop></d:propstat></d:response>
             </d:multistatus>
             """
-        let path = NSTemporaryDirectory() + "calwatch-displayname-\(UUID().uuidString).xml"
+        let path = TestFolders.path("calwatch-displayname", suffix: ".xml")
         try document.write(toFile: path, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(atPath: path) }
         let result = scan([path], from: "2025-03-01", to: "2025-04-01", zone: "UTC")

@@ -179,3 +179,32 @@ func eventDate(_ line: some StringProtocol, _ field: String) -> Date? {
     if text.contains(".") { formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds] }
     return formatter.date(from: text)
 }
+
+/// Where the tests put their files: one folder per test process, removed when the process exits, so that a run
+/// leaves nothing in the machine's temporary folder (some tests write tens of megabytes, and the suite is run
+/// often). A run that was killed leaves its folder behind; the next run removes the folders of processes gone.
+enum TestFolders {
+    private static let prefix = "calwatch-tests-"
+
+    /// The process's folder, made (and its removal at exit arranged) on first use.
+    static let root: String = {
+        let temporary = NSTemporaryDirectory()
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: temporary)) ?? []
+        where name.hasPrefix(prefix) {
+            if let pid = pid_t(name.dropFirst(prefix.count)), kill(pid, 0) != 0, errno == ESRCH {
+                try? FileManager.default.removeItem(atPath: temporary + "/" + name)
+            }
+        }
+        let root = (temporary as NSString).appendingPathComponent(prefix + "\(getpid())")
+        try! FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        atexit {
+            try? FileManager.default.removeItem(atPath: TestFolders.root)
+        }
+        return root
+    }()
+
+    /// A new path in the process's folder, `name` followed by a unique part and `suffix`; nothing is made there.
+    static func path(_ name: String, suffix: String = "") -> String {
+        root + "/" + name + "-" + UUID().uuidString + suffix
+    }
+}

@@ -18,7 +18,7 @@ import Testing
     }
 
     @Test func eventsArriveAtTheirInstantsAndSignalsAreHandled() async throws {
-        let folder = NSTemporaryDirectory() + "calwatch-watch-e2e-\(UUID().uuidString)"
+        let folder = TestFolders.path("calwatch-watch-e2e")
         try FileManager.default.createDirectory(atPath: folder + "/cal/work", withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let configuration = """
@@ -131,7 +131,7 @@ import Testing
     }
 
     @Test func aReloadWhileAHookRunsDoesNotRunItAgain() async throws {
-        let folder = NSTemporaryDirectory() + "calwatch-watch-reload-\(UUID().uuidString)"
+        let folder = TestFolders.path("calwatch-watch-reload")
         try FileManager.default.createDirectory(atPath: folder + "/cal/work", withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
         // A meeting a minute ahead: its 5-minute reminder is due (late) at once, and the hook takes 3 s.

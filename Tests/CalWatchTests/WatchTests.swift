@@ -24,7 +24,7 @@ import Testing
         var handOver: PlannerState.HandOver?
 
         init(collections: [String] = ["work"]) throws {
-            root = NSTemporaryDirectory() + "calwatch-watch-\(UUID().uuidString)"
+            root = TestFolders.path("calwatch-watch")
             for collection in collections {
                 try FileManager.default.createDirectory(
                     atPath: root + "/" + collection, withIntermediateDirectories: true)
