@@ -154,6 +154,7 @@ import Testing
 
     /// Sends `text` to the socket at `path` and returns the reply.
     static func ask(_ path: String, _ text: String) throws -> String {
+        try #require(path.utf8.count < 108, "\(path) is too long for a socket address")
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(fd) }
         var address = sockaddr_un()

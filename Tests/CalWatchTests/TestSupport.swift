@@ -203,8 +203,11 @@ enum TestFolders {
         return root
     }()
 
-    /// A new path in the process's folder, `name` followed by a unique part and `suffix`; nothing is made there.
+    private static let made = Atomic<Int>(0)
+
+    /// A new path in the process's folder, `name` followed by a number and `suffix`; nothing is made there. Short,
+    /// because a socket's whole path must fit in 107 bytes.
     static func path(_ name: String, suffix: String = "") -> String {
-        root + "/" + name + "-" + UUID().uuidString + suffix
+        root + "/" + name + "-\(made.add(1, ordering: .relaxed).newValue)" + suffix
     }
 }
