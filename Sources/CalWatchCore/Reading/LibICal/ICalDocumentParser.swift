@@ -148,7 +148,9 @@ enum ICalDocumentParser {
             var zones: [String: TimeZoneDefinition] = [:]
             for child in calendar.children where child.name == "VTIMEZONE" {
                 guard child.edits.isEmpty, child.range.count <= knownZoneBytes else { return nil }
-                zones.merge(definitions(ofZone: Array(text[child.range]))) { $1 }
+                let defined = definitions(ofZone: Array(text[child.range]))
+                // One zone (the usual item) shares the cached table rather than copying it into one of its own.
+                if zones.isEmpty { zones = defined } else { zones.merge(defined) { $1 } }
                 cut.append(child.range)
             }
             zonesByCalendar.append(zones)
@@ -165,7 +167,11 @@ enum ICalDocumentParser {
         var calendars = parseWhole(rest)
         guard calendars.count == layout.calendars.count else { return nil }
         for index in calendars.indices {
-            calendars[index].timeZones.merge(zonesByCalendar[index]) { $1 }
+            if calendars[index].timeZones.isEmpty {
+                calendars[index].timeZones = zonesByCalendar[index]
+            } else {
+                calendars[index].timeZones.merge(zonesByCalendar[index]) { $1 }
+            }
             assignLines(layout.calendars[index].children, of: text, to: &calendars[index].components)
         }
         return calendars
