@@ -55,6 +55,24 @@ import Testing
             #expect(error.line == 3)
         }
     }
+
+    /// The record of what was copied is read back as written, whatever a server puts in its hrefs, etags and
+    /// tokens: otherwise the next poll fetches everything again, or never fetches a changed item.
+    @Test func theCopysRecordIsReadBackAsWritten() throws {
+        typealias State = CalDAVClient.State
+        let odd = "quote \" backslash \\ tab \t newline \n bell \u{7} é 日本 🛫 /slash"
+        var state = State(url: "https://dav.example/cal/", home: "https://dav.example/cal/anna/", single: false)
+        state.collections["/cal/anna/work/"] = State.Collection(
+            folder: "work", syncToken: "http://radicale.org/ns/sync/\(odd)", ctag: nil,
+            items: [
+                "/cal/anna/work/a.ics": State.Item(file: "a.ics", etag: "\"e1\""),
+                "/cal/anna/work/\(odd).ics": State.Item(file: "b.ics", etag: nil),
+            ])
+        state.collections["/cal/anna/empty/"] = State.Collection(folder: "empty", syncToken: nil, ctag: "3")
+        let read = try JSONDecoder().decode(State.self, from: Data(state.json()))
+        #expect(read == state)
+        #expect(try JSONDecoder().decode(State.self, from: Data(State(url: "u").json())) == State(url: "u"))
+    }
 }
 
 /// CalDAV against a real Radicale: discovery, sync tokens, changes, deletions, the fallback without sync, and a

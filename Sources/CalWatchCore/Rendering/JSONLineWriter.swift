@@ -104,6 +104,12 @@ public struct JSONLineWriter {
         needsComma = true
     }
 
+    /// `"name":` for a key known only at run time (a dictionary's).
+    public mutating func key(_ name: String) {
+        element(name)
+        bytes.append(UInt8(ascii: ":"))
+    }
+
     /// `"name":"value"` (or `null`).
     public mutating func field(_ name: StaticString, _ value: String?) {
         key(name)
