@@ -31,13 +31,13 @@ public struct CalendarComponent: Sendable {
         var lastModified: DateValue? = nil
         var start: DateValue? = nil
         var end: DateValue? = nil
-        var due: DateValue? = nil
+        var due: RareDate? = nil
         var duration: ICalDuration? = nil
         var recurrenceRules: [String] = []
         var recurrenceDates: [RecurrenceDate] = []
         var exceptionDates: [DateValue] = []
         var exceptionRules: [String] = []
-        var recurrenceID: DateValue? = nil
+        var recurrenceID: RareDate? = nil
         var rangeThisAndFuture = false
         var todoCompleted = false
         var alarms: [Alarm] = []
@@ -103,8 +103,8 @@ public struct CalendarComponent: Sendable {
         set { mutate { $0.end = newValue } }
     }
     public var due: DateValue? {
-        get { storage.fields.due }
-        set { mutate { $0.due = newValue } }
+        get { storage.fields.due?.value }
+        set { mutate { $0.due = newValue.map(RareDate.init) } }
     }
     public var duration: ICalDuration? {
         get { storage.fields.duration }
@@ -129,8 +129,8 @@ public struct CalendarComponent: Sendable {
         set { mutate { $0.exceptionRules = newValue } }
     }
     public var recurrenceID: DateValue? {
-        get { storage.fields.recurrenceID }
-        set { mutate { $0.recurrenceID = newValue } }
+        get { storage.fields.recurrenceID?.value }
+        set { mutate { $0.recurrenceID = newValue.map(RareDate.init) } }
     }
     /// `RECURRENCE-ID;RANGE=THISANDFUTURE`: this override also moves every later instance.
     public var rangeThisAndFuture: Bool {
@@ -222,6 +222,12 @@ public struct CalendarComponent: Sendable {
     public var travelDuration: ICalDuration? {
         get { whereabouts?.travelDuration }
         set { whereabouts = Whereabouts.of(geo, placeTitle, newValue) }
+    }
+    /// A date most items lack (a to-do's `DUE`, an override's `RECURRENCE-ID`), held by reference: inline, each
+    /// would take 72 bytes of every item a daemon keeps.
+    private final class RareDate: Sendable {
+        let value: DateValue
+        init(_ value: DateValue) { self.value = value }
     }
     private final class Whereabouts: Sendable, Hashable {
         let geo: GeoPoint?
