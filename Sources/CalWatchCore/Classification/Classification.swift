@@ -38,11 +38,3 @@ public struct Classification: Sendable, Hashable {
         self.evidence = evidence
     }
 }
-
-/// A value kept behind a reference, compared and hashed as the value.
-private final class Boxed<Value: Hashable & Sendable>: Hashable, Sendable {
-    let value: Value
-    init(_ value: Value) { self.value = value }
-    static func == (left: Boxed, right: Boxed) -> Bool { left === right || left.value == right.value }
-    func hash(into hasher: inout Hasher) { hasher.combine(value) }
-}

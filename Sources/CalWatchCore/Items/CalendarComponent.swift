@@ -31,13 +31,14 @@ public struct CalendarComponent: Sendable {
         var lastModified: DateValue? = nil
         var start: DateValue? = nil
         var end: DateValue? = nil
-        var due: RareDate? = nil
+        /// Boxed, as `recurrenceID`: most items have neither, and inline each took 72 bytes of every item kept.
+        var due: Boxed<DateValue>? = nil
         var duration: ICalDuration? = nil
         var recurrenceRules: [String] = []
         var recurrenceDates: [RecurrenceDate] = []
         var exceptionDates: [DateValue] = []
         var exceptionRules: [String] = []
-        var recurrenceID: RareDate? = nil
+        var recurrenceID: Boxed<DateValue>? = nil
         var rangeThisAndFuture = false
         var todoCompleted = false
         var alarms: [Alarm] = []
@@ -104,7 +105,7 @@ public struct CalendarComponent: Sendable {
     }
     public var due: DateValue? {
         get { storage.fields.due?.value }
-        set { mutate { $0.due = newValue.map(RareDate.init) } }
+        set { mutate { $0.due = newValue.map(Boxed.init) } }
     }
     public var duration: ICalDuration? {
         get { storage.fields.duration }
@@ -130,7 +131,7 @@ public struct CalendarComponent: Sendable {
     }
     public var recurrenceID: DateValue? {
         get { storage.fields.recurrenceID?.value }
-        set { mutate { $0.recurrenceID = newValue.map(RareDate.init) } }
+        set { mutate { $0.recurrenceID = newValue.map(Boxed.init) } }
     }
     /// `RECURRENCE-ID;RANGE=THISANDFUTURE`: this override also moves every later instance.
     public var rangeThisAndFuture: Bool {
@@ -222,12 +223,6 @@ public struct CalendarComponent: Sendable {
     public var travelDuration: ICalDuration? {
         get { whereabouts?.travelDuration }
         set { whereabouts = Whereabouts.of(geo, placeTitle, newValue) }
-    }
-    /// A date most items lack (a to-do's `DUE`, an override's `RECURRENCE-ID`), held by reference: inline, each
-    /// would take 72 bytes of every item a daemon keeps.
-    private final class RareDate: Sendable {
-        let value: DateValue
-        init(_ value: DateValue) { self.value = value }
     }
     private final class Whereabouts: Sendable, Hashable {
         let geo: GeoPoint?

@@ -54,14 +54,6 @@ public final class CalendarFiles {
         var unreadable = false
     }
 
-    /// An entry as the table holds it: boxed, so that the table keeps a word per file rather than the whole entry
-    /// in each of its spare slots and again while it grows (61 MB at the peak of a first sync of 100,000 files;
-    /// boxed, 28).
-    private final class Filed: Sendable {
-        let entry: Entry
-        init(_ entry: Entry) { self.entry = entry }
-    }
-
     /// The configured calendar paths.
     public private(set) var roots: [String]
     /// Whose calendar each root is, in a fleet (`CalendarSource.scope`); roots not named have none.
@@ -70,7 +62,9 @@ public final class CalendarFiles {
     public let settle: Duration
     /// The folders the last full look searched: what a watcher follows.
     public private(set) var directories: [String] = []
-    private var entries: [String: Filed] = [:]
+    /// Boxed, so that the table keeps a word per file rather than the whole entry in each of its spare slots and
+    /// again while it grows (61 MB at the peak of a first sync of 100,000 files; boxed, 28).
+    private var entries: [String: Boxed<Entry>] = [:]
     private var nextOrigin: PlanningLoop.Origin = 1
     /// Path problems (a configured path missing) reported and not yet resolved.
     private var reportedFailures: Set<String> = []
@@ -111,7 +105,7 @@ public final class CalendarFiles {
 
     /// The sources and their calendars in effect, for re-expanding everything (a new window or zone).
     public var all: [(source: CalendarSource, origin: PlanningLoop.Origin, calendars: [CalendarReader.ReadCalendar])] {
-        entries.values.lazy.map(\.entry).sorted { $0.source.path < $1.source.path }.compactMap { entry in
+        entries.values.lazy.map(\.value).sorted { $0.source.path < $1.source.path }.compactMap { entry in
             entry.calendars.map { (entry.source, entry.origin, $0) }
         }
     }
@@ -155,7 +149,7 @@ public final class CalendarFiles {
     }
 
     private func forget(_ path: String, into changes: inout Changes) {
-        guard let entry = entries.removeValue(forKey: path)?.entry else { return }
+        guard let entry = entries.removeValue(forKey: path)?.value else { return }
         if entry.calendars != nil { changes.removed.append((path, entry.origin)) }
     }
 
@@ -164,7 +158,7 @@ public final class CalendarFiles {
     private func look(at sources: [CalendarSource], into changes: inout Changes) {
         let looks = sources.map { source in
             let source = scoped(source)
-            return (source: source, known: entries[source.path]?.entry)
+            return (source: source, known: entries[source.path]?.value)
         }
         let loads = ParallelRuns.map(looks) { run in run.map { Self.load($0.source, known: $0.known) } }
         for (look, loaded) in zip(looks, loads.joined()) {
@@ -223,7 +217,7 @@ public final class CalendarFiles {
     private func take(_ loaded: Loaded, of source: CalendarSource, into changes: inout Changes) {
         let path = source.path
         var entry: Entry
-        if let known = entries[path]?.entry {
+        if let known = entries[path]?.value {
             entry = known
         } else {
             entry = Entry(source: source, origin: nextOrigin)
@@ -243,13 +237,13 @@ public final class CalendarFiles {
                 changes.problems.append(problem)
                 entry.unreadable = true
             }
-            entries[path] = Filed(entry)
+            entries[path] = Boxed(entry)
             return
         case .sameContent(let sameStamp):
             entry.unreadable = false
             entry.stamp = sameStamp
             entry.unsettled = nil
-            entries[path] = Filed(entry)
+            entries[path] = Boxed(entry)
             return
         case .parsed(let version):
             parsed = version
@@ -264,7 +258,7 @@ public final class CalendarFiles {
                 // Perhaps still being written: looked at again once it has had time to settle.
                 entry.unsettled = content
                 entry.stamp = nil
-                entries[path] = Filed(entry)
+                entries[path] = Boxed(entry)
                 changes.unsettled.append(path)
                 return
             }
@@ -279,7 +273,7 @@ public final class CalendarFiles {
                         return kept
                     }
                 }
-                entries[path] = Filed(entry)
+                entries[path] = Boxed(entry)
                 return
             }
         }
@@ -290,7 +284,7 @@ public final class CalendarFiles {
             entry.reported = content
             changes.problems += read.problems
         }
-        entries[path] = Filed(entry)
+        entries[path] = Boxed(entry)
         changes.changed.append((source, entry.origin, read.calendars))
     }
 
