@@ -173,7 +173,7 @@ import Testing
     }
 
     @Test func emptyDirectoryIsExplainedAndExits65() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("calwatch-empty-\(getpid())")
+        let directory = URL(fileURLWithPath: TestFolders.path("calwatch-empty"))
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let run = try await calwatch(["scan", directory.path, "--from", "2025-03-01", "--to", "2025-04-01"])

@@ -152,7 +152,7 @@ func runProgram(_ arguments: [String], in directory: String? = nil, discardOutpu
         if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
         let output = Pipe()
         // Error output to a file, so that neither pipe can fill up and stop the child.
-        let errorPath = NSTemporaryDirectory() + "calwatch-program-\(UUID().uuidString).err"
+        let errorPath = TestFolders.path("program", suffix: ".err")
         _ = FileManager.default.createFile(atPath: errorPath, contents: nil)
         defer { try? FileManager.default.removeItem(atPath: errorPath) }
         process.standardOutput = discardOutput ? FileHandle.nullDevice : output
