@@ -84,6 +84,7 @@ import Testing
 
         var precision: Double { Double(truePositives) / Double(max(1, truePositives + falsePositives)) }
         var recall: Double { Double(truePositives) / Double(max(1, truePositives + falseNegatives)) }
+        var f1: Double { 2 * precision * recall / max(1e-9, precision + recall) }
         var fieldAccuracy: Double { Double(flightFieldsRight) / Double(max(1, flightFields)) }
         var meetingAccuracy: Double { Double(meetingsRight) / Double(max(1, meetings)) }
         var meetingFieldAccuracy: Double { Double(meetingFieldsRight) / Double(max(1, meetingFields)) }
