@@ -12,7 +12,7 @@ DEMO_WINDOW := --from 2027-03-01 --to 2027-03-08 --tz Europe/Berlin
 DEMO_DAY := --from 2027-03-03 --to 2027-03-04
 DEMO_CALENDARS := samples/calendars samples/radicale/family samples/caldav/report.xml
 
-.PHONY: deps test-deps lint build screenshots demo test test-busy corpus corpus-held-back bench bench-replay bench-sinks bench-push bench-postgres bench-feeds bench-hostile bench-package bench-day bench-lateness bench-fleet bench-watch bench-startup bench-first-sync bench-next format clean \
+.PHONY: deps test-deps lint build screenshots demo test test-busy corpus corpus-held-back fit-flights bench bench-replay bench-sinks bench-push bench-postgres bench-feeds bench-hostile bench-package bench-day bench-lateness bench-fleet bench-watch bench-startup bench-first-sync bench-next format clean \
 	release manual install uninstall deb deb-deps test-package fuzz test-asan test-tsan soak
 
 deps:
@@ -123,6 +123,14 @@ test-tsan: test-deps
 # The labelled classification corpus: precision, recall and field accuracy (Tests/CalWatchTests/Fixtures/corpus).
 corpus: test-deps
 	swift test $(SWIFT_BUILD_FLAGS) --filter 'ClassificationCorpusTests|FreshCorpusTests'
+
+# The flight decision's weights: exports each labelled item's evidence, prints the cross-validated figures of
+# each penalty tried, and writes Sources/CalWatchCore/Resources/data/flight-weights.txt and its manifest entry.
+fit-flights: test-deps
+	swift build --build-tests $(SWIFT_BUILD_FLAGS)
+	CALWATCH_WRITE_FEATURES=$(CURDIR)/.build/flight-features.jsonl \
+		swift test --skip-build $(SWIFT_BUILD_FLAGS) --filter FlightFeatureExport
+	python3 scripts/fit-flight-weights.py .build/flight-features.jsonl --write
 
 # The fifth of the fresh corpus no test reads: scored once, when the rules are done.
 corpus-held-back: test-deps

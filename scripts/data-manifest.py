@@ -7,7 +7,8 @@
 
 calwatch reads Sources/CalWatchCore/Resources/data/manifest.json first and refuses a data file whose SHA-256 is
 not the one recorded there (`calwatch check` says which, and what to do). scripts/generate-airports.py writes
-airports.txt and metro-areas.txt and calls this; airlines.txt is edited by hand.
+airports.txt and metro-areas.txt and calls this; airlines.txt is edited by hand;
+scripts/fit-flight-weights.py writes flight-weights.txt and calls this.
 """
 import datetime
 import hashlib
@@ -34,8 +35,20 @@ FILES = {
     },
     "airlines": {
         "file": "airlines.txt",
-        "format": "IATA designator|name[|rail], one carrier per line; rail: a railway selling seats under it",
+        "format": "IATA designator|name[|rail or ICAO designator], one carrier per line; rail: a railway selling seats under it",
         "source": "calwatch's own table: designators airlines print on tickets and timetables, gathered by hand",
+        "licence": "CC0-1.0",
+    },
+    "city-names": {
+        "file": "city-names.txt",
+        "format": "city as written|city as airports.txt names it, one name per line; # comments",
+        "source": "calwatch's own: city names in other languages and scripts, written by hand",
+        "licence": "CC0-1.0",
+    },
+    "flight-weights": {
+        "file": "flight-weights.txt",
+        "format": "feature|weight, one per line (bias|weight first); # comments name the corpus and the fit",
+        "source": "calwatch's own: fitted by scripts/fit-flight-weights.py on the labelled corpus (make fit-flights)",
         "licence": "CC0-1.0",
     },
 }

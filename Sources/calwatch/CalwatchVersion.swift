@@ -14,6 +14,7 @@ enum CalwatchVersion {
         let rows = [
             ("airports", "\(AirportDatabase.dataSource), \(AirportDatabase.shared.count) airports"),
             ("airlines", "\(AirlineTable.dataSource), \(AirlineTable.shared.count) designators"),
+            ("flight decision", "\(FlightWeights.dataSource), \(FlightWeights.shared.count) weights"),
             ("time-zone names", "\(WindowsZones.dataSource), \(WindowsZones.count) Windows names"),
             ("time-zone rules", "tz \(TimeZone.timeZoneDataVersion), from the ICU data Foundation carries"),
             ("libical", LibICal.version),

@@ -43,7 +43,8 @@ import Testing
             "| shape | items | kind right | all fields right |", "|---|---:|---:|---:|",
         ]
         let missed = Set(figures.misses.map { String($0.prefix { $0 != " " }) })
-        for (shape, items) in Dictionary(grouping: cases, by: { shapes[$0.uid] ?? "?" }).sorted(by: { $0.key < $1.key }) {
+        for (shape, items) in Dictionary(grouping: cases, by: { shapes[$0.uid] ?? "?" }).sorted(by: { $0.key < $1.key })
+        {
             let kinds = items.filter { $0.facts.kind.rawValue == $0.expected["kind"] }.count
             let whole = items.filter { !missed.contains($0.uid) }.count
             lines.append("| \(shape) | \(items.count) | \(kinds) | \(whole) |")
@@ -62,5 +63,46 @@ import Testing
     @Test(.enabled(if: ProcessInfo.processInfo.environment["CALWATCH_SCORE_HELD_BACK"] == "1"))
     func theHeldBackFifth() {
         print("calwatch fresh corpus, the fifth held back:\n" + Self.report(["corpus/fresh/held-back.ics"]).text)
+    }
+}
+
+/// The flight decision's features of every labelled item outside the fifth held back, for
+/// `scripts/fit-flight-weights.py` (`make fit-flights` sets `CALWATCH_WRITE_FEATURES` to the file to write).
+@Suite struct FlightFeatureExport {
+    static let files = ClassificationCorpusTests.files + FreshCorpusTests.files
+
+    @Test(.enabled(if: ProcessInfo.processInfo.environment["CALWATCH_WRITE_FEATURES"] != nil))
+    func writeFeatures() throws {
+        let path = ProcessInfo.processInfo.environment["CALWATCH_WRITE_FEATURES"]!
+        let flights = FlightClassifier(me: ["me@example.com"])
+        var lines: [String] = []
+        for file in Self.files {
+            let labels = ClassificationCorpusTests.labels(fixture(file))
+            let result = scan([fixture(file)], from: "2027-01-01", to: "2028-01-01", zone: "UTC")
+            for occurrence in result.occurrences {
+                let expected = labels[occurrence.uid]!.expect
+                let duration =
+                    occurrence.allDay
+                    ? nil : Double(occurrence.end.secondsSinceEpoch - occurrence.start.secondsSinceEpoch)
+                let candidate = flights.candidate(
+                    ClassifierInput(component: occurrence.source.component, duration: duration))
+                var line: [String: Any] = ["uid": occurrence.uid, "file": file, "flight": expected["kind"] == "flight"]
+                if let candidate {
+                    let flight = candidate.flight
+                    let found: [String: String?] = [
+                        "code": flight.code, "origin": flight.origin?.code, "destination": flight.destination?.code,
+                        "terminal": flight.terminal, "gate": flight.gate, "seat": flight.seat,
+                        "booking": flight.bookingReference,
+                    ]
+                    line["features"] = candidate.features.map(\.rawValue).sorted()
+                    line["fieldsRight"] = found.filter { $0.value == expected[$0.key] }.count
+                    line["fields"] = found.count
+                }
+                let data = try JSONSerialization.data(withJSONObject: line, options: [.sortedKeys])
+                lines.append(String(decoding: data, as: UTF8.self))
+            }
+        }
+        try (lines.joined(separator: "\n") + "\n").write(toFile: path, atomically: true, encoding: .utf8)
+        #expect(lines.count >= 1_500)
     }
 }

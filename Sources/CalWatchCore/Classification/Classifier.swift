@@ -32,7 +32,7 @@ public final class Classifier: Sendable {
         me: [String] = [], leads: FlightLeads = FlightLeads(), meetingProviders: [MeetingProvider] = [],
         travel: TravelTimes = TravelTimes(places: []), people: [String: [String]] = [:]
     ) {
-        classifiers = [FlightClassifier(), MeetingClassifier(me: me, providers: meetingProviders)]
+        classifiers = [FlightClassifier(me: me), MeetingClassifier(me: me, providers: meetingProviders)]
         self.leads = leads
         self.travel = travel
         self.people = Locked(people.mapValues(MeetingClassifier.addresses))

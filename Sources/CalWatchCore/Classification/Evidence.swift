@@ -1,3 +1,5 @@
+import Foundation
+
 /// One rule that fired: which, on what text, and what it did to the result.
 public struct Evidence: Sendable, Hashable, CustomStringConvertible {
     /// For a flight or against it, or for a meeting; `fact` records an extracted value.
@@ -14,6 +16,8 @@ public struct Evidence: Sendable, Hashable, CustomStringConvertible {
     public var property: String
     /// The text the rule matched.
     public var text: String
+    /// What the flight decision gave it (`flight-weights.txt`); for the decision itself, the sum.
+    public var weight: Double?
 
     public init(_ effect: Effect, _ rule: String, in property: String, text: String) {
         self.effect = effect
@@ -30,6 +34,14 @@ public struct Evidence: Sendable, Hashable, CustomStringConvertible {
             case .notFlight: "−"
             case .fact: "·"
             }
-        return "\(sign) \(rule): \(property) \"\(text.prefix(120))\""
+        let weighed = weight.map { String(format: " [%+.2f]", $0) } ?? ""
+        return "\(sign) \(rule): \(property) \"\(text.prefix(rule.hasPrefix("decision") ? 600 : 120))\"\(weighed)"
+    }
+
+    /// The same evidence with its weight.
+    func weighing(_ weight: Double) -> Evidence {
+        var weighed = self
+        weighed.weight = weight
+        return weighed
     }
 }

@@ -41,6 +41,9 @@ public final class AirportDatabase: Sendable {
     private let byCode: [String: Airport]
     /// Folded city name (`new york`, `munchen`) to the codes of its airports, metropolitan-area airports included.
     private let byCity: [String: [String]]
+    /// City names as other languages and scripts write them (`münchen`, `ミュンヘン`, `Мюнхен`), folded, to the
+    /// airport table's (`munich`): the data file `city-names.txt`.
+    private let cityAliases: [String: String]
     /// Codes listed in IATA's metropolitan areas (LON, NYC, PAR…): the airports people mean by the city.
     private let metropolitan: Set<String>
 
@@ -76,23 +79,6 @@ public final class AirportDatabase: Sendable {
         "sofia": "SOF", "belgrade": "BEG", "zagreb": "ZAG", "tenerife": "TFS", "gran canaria": "LPA",
     ]
 
-    /// City names as often written in German, French, Spanish or Italian calendars, folded, to the name the
-    /// database uses.
-    static let cityAliases: [String: String] = [
-        "munchen": "munich", "koln": "cologne", "wien": "vienna", "rom": "rome", "roma": "rome",
-        "mailand": "milan", "milano": "milan", "lissabon": "lisbon", "lisboa": "lisbon", "genf": "geneva",
-        "geneve": "geneva", "zurich flughafen": "zurich", "bruxelles": "brussels", "brussel": "brussels",
-        "brussel airport": "brussels", "londres": "london", "londra": "london", "nueva york": "new york",
-        "new york city": "new york", "nyc": "new york", "nizza": "nice", "venedig": "venice", "venezia": "venice",
-        "neapel": "naples", "napoli": "naples", "kopenhagen": "copenhagen", "kopenhamn": "copenhagen",
-        "warszawa": "warsaw", "prag": "prague", "warschau": "warsaw",
-        "athen": "athens", "moskau": "moscow", "peking": "beijing", "tokio": "tokyo", "kairo": "cairo",
-        "sevilla": "seville", "san francisco bay area": "san francisco", "frankfurt/main": "frankfurt",
-        "duesseldorf": "dusseldorf", "muenchen": "munich", "koeln": "cologne", "nurnberg": "nuremberg",
-        "nuernberg": "nuremberg", "washington dc": "washington", "washington d.c.": "washington",
-        "sao paulo": "sao paulo", "mexiko-stadt": "mexico city", "ciudad de mexico": "mexico city",
-    ]
-
     init() {
         var byCode: [String: Airport] = [:]
         var byCity: [String: [String]] = [:]
@@ -117,9 +103,16 @@ public final class AirportDatabase: Sendable {
             metropolitan.insert(code)
             if !(byCity[city]?.contains(code) ?? false) { byCity[city, default: []].append(code) }
         }
+        var cityAliases: [String: String] = [:]
+        for line in (ReferenceData.text("city-names") ?? "").split(separator: "\n") where !line.hasPrefix("#") {
+            let fields = line.split(separator: "|")
+            guard fields.count == 2 else { continue }
+            cityAliases[Self.fold(String(fields[0]))] = Self.fold(String(fields[1]))
+        }
         self.byCode = byCode
         self.byCity = byCity
         self.metropolitan = metropolitan
+        self.cityAliases = cityAliases
     }
 
     /// The airport with this IATA code.
@@ -182,7 +175,7 @@ public final class AirportDatabase: Sendable {
     /// Whether `name` names a city with an airport.
     func isCity(_ name: String) -> Bool {
         var key = Self.fold(name)
-        if let alias = Self.cityAliases[key] { key = alias }
+        if let alias = cityAliases[key] { key = alias }
         return byCity[key] != nil || Self.primary[key] != nil
     }
 
@@ -190,7 +183,7 @@ public final class AirportDatabase: Sendable {
     /// `origin` that takes `duration` seconds; without those, the city's main airport first.
     func airports(inCity name: String, from origin: Airport? = nil, duration: Double? = nil) -> [Airport] {
         var key = Self.fold(name)
-        if let alias = Self.cityAliases[key] { key = alias }
+        if let alias = cityAliases[key] { key = alias }
         // A city the database names otherwise ("Frankfurt am Main", "Bangalore") is known by its main airport.
         // The main airport is a candidate even where the database files it under a suburb (YVR is in Richmond,
         // and Vancouver's own entry is its seaplane harbour).
@@ -251,6 +244,8 @@ public final class AirlineTable: Sendable {
     }
 
     private let carriers: [String: Carrier]
+    /// ICAO designators to IATA ones (`DLH` → `LH`).
+    private let byICAO: [String: String]
     /// Airline names as people write them before a number ("Delta 1234", "Southwest Airlines 88"), folded word
     /// by word, to the designator.
     private let names: [[String]: String]
@@ -285,6 +280,7 @@ public final class AirlineTable: Sendable {
 
     init() {
         var carriers: [String: Carrier] = [:]
+        var byICAO: [String: String] = [:]
         var names: [[String]: String] = [:]
         for (alias, designator) in Self.aliases { names[[alias]] = designator }
         for line in (ReferenceData.text("airlines") ?? "").split(separator: "\n") {
@@ -293,6 +289,9 @@ public final class AirlineTable: Sendable {
             let carrier = Carrier(
                 designator: String(fields[0]), name: String(fields[1]), isRail: fields.count > 2 && fields[2] == "rail")
             carriers[carrier.designator] = carrier
+            if fields.count > 2, fields[2].count == 3, fields[2].allSatisfy(\.isUppercase) {
+                byICAO[String(fields[2])] = carrier.designator
+            }
             let words = AirportDatabase.fold(carrier.name).split(whereSeparator: { !$0.isLetter && !$0.isNumber })
                 .map(String.init)
             // The whole name, and a distinctive first word alone ("Delta"); never a common word ("Spirit 2024"),
@@ -305,10 +304,16 @@ public final class AirlineTable: Sendable {
             }
         }
         self.carriers = carriers
+        self.byICAO = byICAO
         self.names = names
     }
 
     public func carrier(_ designator: some StringProtocol) -> Carrier? { carriers[String(designator)] }
+
+    /// The carrier of an ICAO designator ("EZY" is easyJet, U2), as airline apps and flight trackers write them.
+    func carrier(icao designator: some StringProtocol) -> Carrier? {
+        byICAO[String(designator)].flatMap { carriers[$0] }
+    }
 
     /// How many designators the table holds (`calwatch --version`).
     public var count: Int { carriers.count }

@@ -13,8 +13,20 @@ public struct FlightClassifier: ItemClassifier {
     /// The tables, loaded on first use: most calendars have items that never need the airports.
     var airports: AirportDatabase { .shared }
     var airlines: AirlineTable { .shared }
+    /// The user's own addresses (`me`), lower case: an item with attendees that leave the user out is someone
+    /// else's trip.
+    let me: Set<String>
+    var weights: FlightWeights
 
-    public init() {}
+    public init(me: [String] = []) {
+        self.me = MeetingClassifier.addresses(me)
+        weights = .shared
+    }
+
+    init(me: [String] = [], weights: FlightWeights) {
+        self.me = MeetingClassifier.addresses(me)
+        self.weights = weights
+    }
 
     // MARK: Words
 
@@ -49,15 +61,24 @@ public struct FlightClassifier: ItemClassifier {
         "checkride": "flight lesson", "flugstunde": "flight lesson", "rundflug": "general aviation",
         "balloon": "general aviation",
         "drone": "general aviation", "dron": "general aviation", "drohne": "general aviation",
-        "helicopter": "general aviation", "arrivals": "airport pickup",
+        "arrivals": "airport pickup",
         "golf": "sport", "tournament": "sport", "turnier": "sport", "torneo": "sport", "tournoi": "sport",
         "cargo": "cargo", "shipment": "cargo", "freight": "cargo", "parcel": "cargo", "delivery": "cargo",
+        "deposer": "airport drop-off", "chercher": "airport pickup", "recoger": "airport pickup",
+        "llevar": "airport drop-off", "bringen": "airport drop-off", "drop": "airport drop-off",
+        "claim": "a claim", "claims": "a claim", "eu261": "a claim", "compensation": "a claim",
+        "entschadigung": "a claim", "fluggastrechte": "a claim", "reclamation": "a claim", "reclamacion": "a claim",
+        "indemnizacion": "a claim", "rimborso": "a claim", "airhelp": "a claim", "flightright": "a claim",
+        "sim": "a simulator", "simulator": "a simulator", "ffs": "a simulator", "loft": "a simulator",
+        "simulatortraining": "a simulator", "recurrent": "a simulator", "cae": "a simulator",
+        "vatsim": "a virtual flight", "ivao": "a virtual flight", "virtual": "a virtual flight",
+        "msfs": "a virtual flight", "xplane": "a virtual flight", "pilotedge": "a virtual flight",
     ]
     /// Words that veto only beside a flight word: "Flight lesson", "Scenic flight" (a "training" alone says
     /// nothing about flying).
     static let lessonWords: [String: String] = [
         "lesson": "flight lesson", "lessons": "flight lesson", "school": "flight lesson", "training": "flight lesson",
-        "instructor": "flight lesson", "simulator": "flight lesson", "scenic": "general aviation",
+        "instructor": "flight lesson", "scenic": "general aviation",
     ]
     /// Two-word phrases that veto: `pick up`, `car hire`, `wine flight`.
     static let groundPhrases: [(String, String, String)] = [
@@ -68,12 +89,14 @@ public struct FlightClassifier: ItemClassifier {
         ("flight", "review", "flight lesson"), ("discovery", "flight", "flight lesson"),
         ("test", "flight", "general aviation"), ("flight", "deal", "a price"), ("flight", "deals", "a price"),
         ("flight", "prices", "a price"), ("cheap", "flights", "a price"), ("cheap", "flight", "a price"),
-        ("park", "fly", "parking"), ("flight", "sim", "flight lesson"), ("flights", "of", "not travel"),
+        ("park", "fly", "parking"), ("flight", "sim", "a virtual flight"), ("flights", "of", "not travel"),
         ("online", "check", "a check-in reminder"), ("flight", "booking", "a task about flights"),
         ("flights", "booking", "a task about flights"), ("price", "alert", "a price alert"),
         ("fare", "alert", "a price alert"), ("price", "alerts", "a price alert"), ("model", "aircraft", "a hobby"),
         ("model", "airplane", "a hobby"), ("model", "plane", "a hobby"), ("flight", "risk", "not travel"),
-        ("airport", "run", "airport pickup"),
+        ("airport", "run", "airport pickup"), ("the", "airport", "airport drop-off"),
+        ("zum", "flughafen", "airport drop-off"), ("al", "aeropuerto", "airport drop-off"),
+        ("l", "aeroport", "airport drop-off"), ("type", "rating", "a simulator"),
     ]
     /// Titles before a name: "Dr. Flug" is a person.
     static let titles: Set<String> = ["dr", "herr", "frau", "mr", "mrs", "ms", "prof", "mme", "m", "sr", "sra"]
@@ -82,10 +105,16 @@ public struct FlightClassifier: ItemClassifier {
         "today", "tomorrow", "tonight", "this", "next", "week", "weekend", "day", "morning", "evening", "monday",
         "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "my", "our",
     ]
+    /// Verbs after a person's name that make the flight theirs, arriving to be met: "Ben arrives AF 752".
+    static let arrivalVerbs: Set<String> = [
+        "arrives", "lands", "landet", "kommt", "arrive", "atterrit", "llega", "aterriza", "arriva", "atterra", "chega",
+        "aankomst", "landt",
+    ]
     /// Verbs that make "flights" a task, not a trip: "Book flights to Lisbon".
     static let planningVerbs: Set<String> = [
         "buy", "book", "search", "compare", "find", "research", "look", "price", "buchen", "suchen", "reservar",
-        "reserver", "prenotare", "kaufen", "cancel", "change", "rebook", "umbuchen", "refund",
+        "reserver", "prenotare", "kaufen", "cancel", "change", "rebook", "umbuchen", "refund", "boka", "comprar",
+        "kupic", "acheter", "compra", "kopen", "boeken",
     ]
     /// Words of meetings, work, study and errands: beside an airport code, a route or a number with nothing else
     /// to say "flight" ("SFO team offsite", "SFO-LAX pricing sync", "AI 101 lecture", "Book LH 400 seats"), the
@@ -100,7 +129,9 @@ public struct FlightClassifier: ItemClassifier {
         "book", "buy", "cancel", "rebook", "refund", "check", "track", "status", "email", "pay", "upgrade",
         "points", "miles", "account", "invoice", "order", "concert", "tour", "show", "gig", "festival", "game",
         "match", "movie", "cinema", "screening", "birthday", "wedding", "release", "launch", "sale", "kick",
-        "deadline", "rehearsal", "ops", "operations", "club", "delays", "debrief", "assessment",
+        "deadline", "rehearsal", "ops", "operations", "club", "delays", "debrief", "assessment", "rebooking",
+        "cancellation", "disruption", "delay", "follow", "revue", "reunion", "riunione", "vergadering", "mote",
+        "spotkanie", "toplanti", "board", "readiness",
     ]
     /// Currencies (and `%`): beside a number they make a price ("ab 380 EUR", "€99", "-30%").
     static let currencies: Set<String> = [
@@ -180,6 +211,7 @@ public struct FlightClassifier: ItemClassifier {
         "reference de reservation", "reference", "localizador", "codigo de reserva", "codice di prenotazione",
         "codice prenotazione", "reserveringscode", "airline confirmation", "airline reference",
         "airline record locator", "agency record locator", "airline booking reference", "confirmation number(s)",
+        "airline booking reference (pnr)", "booking reference (pnr)", "pnr code",
         "boekingscode", "reserveringsnummer", "bokningsnummer", "varausnumero", "codigo de reservacion",
         "reservation",
     ]
@@ -191,7 +223,9 @@ public struct FlightClassifier: ItemClassifier {
     ]
     static let terminalLabels: Set<String> = ["terminal", "departure terminal", "abflugterminal"]
     static let gateLabels: Set<String> = ["gate", "flugsteig", "porte", "puerta", "departure gate"]
-    static let seatLabels: Set<String> = ["seat", "seats", "sitz", "sitzplatz", "siege", "asiento", "posto", "stoel"]
+    static let seatLabels: Set<String> = [
+        "seat", "seats", "seat(s)", "sitz", "sitzplatz", "siege", "asiento", "posto", "stoel",
+    ]
     static let airlineLabels: Set<String> = ["airline", "carrier", "fluggesellschaft", "compagnie", "aerolinea"]
 
     // MARK: Classification
@@ -207,6 +241,17 @@ public struct FlightClassifier: ItemClassifier {
         classification.confidence = scan.confidence
         classification.flight = flight
         classification.evidence += scan.evidence
+    }
+
+    /// The decision's features of an item and the facts read were it a flight (`nil`: nothing hints at one): what
+    /// `scripts/fit-flight-weights.py` fits the weights on.
+    func candidate(_ input: ClassifierInput) -> (features: Set<FlightFeature>, flight: FlightFacts)? {
+        var always = self
+        always.weights = FlightWeights(bias: 1, weights: [:])
+        var scan = Scan(input: input, classifier: always)
+        scan.run()
+        guard let flight = scan.result(), let features = scan.weighed else { return nil }
+        return (features, flight)
     }
 
     /// A flight number found in text.
@@ -232,6 +277,10 @@ public struct FlightClassifier: ItemClassifier {
         var destination: Airport?
         var destinationCity: String?
         var veto: String?
+        /// The summary's words that raised the veto.
+        var vetoText: String?
+        /// The features the decision weighed.
+        var weighed: Set<FlightFeature>?
         var confidence = 0.0
         /// The description's first 60 lines, links left out, cut into tokens once, the first time a rule reads
         /// them (only items whose summary or location already hint at a flight get that far).
@@ -410,6 +459,12 @@ public struct FlightClassifier: ItemClassifier {
                     {
                         candidate = (String(designator), digits, String(token.text))
                     }
+                } else if token.kind == .word, token.text.count == 3, token.isUpper, afterKeyword,
+                    let carrier = classifier.airlines.carrier(icao: token.text), let next = tokens.at(index + 1),
+                    next.kind == .digits, next.text.count <= 4
+                {
+                    // "Flight DLH 400": an ICAO designator, after a flight word only ("KLM 2027" is a year).
+                    candidate = (carrier.designator, next.text, "\(token.text) \(next.text)")
                 } else if token.kind == .word || token.kind == .mixed, token.text.count == 2, token.isUpper,
                     let next = tokens.at(index + 1), next.kind == .digits, next.text.count <= 4
                 {
@@ -421,6 +476,13 @@ public struct FlightClassifier: ItemClassifier {
                     let next = tokens.at(index + 2), next.kind == .digits, next.text.count <= 4, !next.spaceBefore
                 {
                     candidate = (String(token.text), next.text, "\(token.text)-\(next.text)")
+                }
+                // "EZY8653", "DLH400": an ICAO designator glued to its number stands for the IATA one.
+                if candidate == nil, token.kind == .mixed, (4...7).contains(token.text.count), token.isUpper,
+                    token.text.prefix(3).allSatisfy(\.isLetter), token.text.dropFirst(3).allSatisfy(\.isNumber),
+                    let carrier = classifier.airlines.carrier(icao: token.text.prefix(3))
+                {
+                    candidate = (carrier.designator, token.text.dropFirst(3), String(token.text))
                 }
                 guard let (designator, digits, text) = candidate, let value = Int(digits), value > 0 else { continue }
                 // "AB-1234" is an issue key, "10 EUR" a price: a number glued to a dash, or followed by a
@@ -462,6 +524,22 @@ public struct FlightClassifier: ItemClassifier {
                             .flight, "route between two airports", in: property,
                             text: "\(found.origin.code) → \(found.destination.code)"))
                     break
+                }
+            }
+            // "LH400 FRAJFK": a reservation system's city pair, six capitals beside a flight number.
+            if route == nil, number != nil {
+                for token in summary.tokens where token.kind == .word && token.text.count == 6 && token.isUpper {
+                    let text = token.text
+                    let middle = text.index(text.startIndex, offsetBy: 3)
+                    if let origin = classifier.airports.airport(text[..<middle]),
+                        let destination = classifier.airports.airport(text[middle...]), origin.code != destination.code
+                    {
+                        route = (origin, destination)
+                        evidence.append(
+                            Evidence(
+                                .flight, "route between two airports (a city pair)", in: "SUMMARY", text: String(text)))
+                        break
+                    }
                 }
             }
             // A route in the description, and the number on its line: "United Airlines UA 1234 ORD → DEN" (also
@@ -750,6 +828,12 @@ public struct FlightClassifier: ItemClassifier {
         private func codeAfter(_ words: Set<String>, in tokens: TextTokens) -> Airport? {
             for index in tokens.tokens.indices where tokens[index].kind == .word && words.contains(tokens[index].folded)
             {
+                // "to London STN": a city, then the code of the airport meant, which decides.
+                if let next = tokens.at(index + 1), next.kind == .word, next.text.count > 3,
+                    let airport = code(after: index, in: tokens), !FlightClassifier.commonCodes.contains(airport.code)
+                {
+                    return airport
+                }
                 guard let next = tokens.at(index + 1), next.kind == .word, next.text.count == 3 else { continue }
                 if next.isUpper, !FlightClassifier.commonCodes.contains(String(next.text)) {
                     return classifier.airports.airport(next.text)
@@ -861,14 +945,21 @@ public struct FlightClassifier: ItemClassifier {
                         return vetoed(
                             "someone else's flight", property: property, text: "\(words[index - 1].text)'s flight")
                     }
+                    // "Ben arrives AF 752 from Paris", "Oma landet LH 400": a person's arrival, to meet.
+                    if folded.count > 2, FlightClassifier.arrivalVerbs.contains(folded[1]),
+                        words[0].text.first?.isUppercase == true,
+                        !words[0].isUpper, !FlightClassifier.flightWords.contains(folded[0]),
+                        classifier.airlines.carrier(named: [folded[0]]) == nil
+                    {
+                        return vetoed(
+                            "someone else's flight", property: property, text: "\(words[0].text) \(words[1].text)")
+                    }
+                    // "Book flights to Lisbon", "Flüge buchen": a verb before the flight word or right after it.
                     for (index, word) in folded.enumerated() where FlightClassifier.planningVerbs.contains(word) {
-                        if folded[(index + 1)...].prefix(3).contains(where: {
-                            $0 == "flight" || $0 == "flights" || $0 == "flug" || $0 == "fluge" || $0 == "vuelos"
-                                || $0 == "vols"
-                        }) {
-                            return vetoed(
-                                "a task about flights, not a flight", property: property,
-                                text: String(words[index].text))
+                        if folded[(index + 1)...].prefix(3).contains(where: FlightClassifier.flightWords.contains)
+                            || (index > 0 && FlightClassifier.flightWords.contains(folded[index - 1]))
+                        {
+                            return vetoed("a task about flights", property: property, text: String(words[index].text))
                         }
                     }
                     if let price = priceText(tokens) { return vetoed("a price", property: property, text: price) }
@@ -878,6 +969,7 @@ public struct FlightClassifier: ItemClassifier {
 
         private mutating func vetoed(_ what: String, property: String, text: String) {
             veto = what
+            vetoText = property == "SUMMARY" ? text : nil
             evidence.append(Evidence(.notFlight, "veto: \(what)", in: property, text: text))
         }
 
@@ -895,22 +987,9 @@ public struct FlightClassifier: ItemClassifier {
 
         // MARK: Decision
 
-        /// The flight, or `nil` with the reason in `evidence`.
-        mutating func result() -> FlightFacts? {
-            let anything = keyword != nil || number != nil || route != nil
-            guard anything else { return nil }
-            if veto != nil { return nil }
-            guard let duration = input.duration else {
-                evidence.append(Evidence(.notFlight, "all-day item: no departure time", in: "DTSTART", text: "all day"))
-                return nil
-            }
-            // The longest scheduled services with a stop (Sydney–London) take about 24 hours.
-            if duration < 15 * 60 || duration > 30 * 3600 {
-                evidence.append(
-                    Evidence(.notFlight, "no flight lasts \(Int(duration / 60)) minutes", in: "DTEND", text: "duration")
-                )
-                return nil
-            }
+        /// The evidence as the decision's features. `nil` when nothing hints at a flight.
+        mutating func features() -> Set<FlightFeature>? {
+            guard keyword != nil || number != nil || route != nil else { return nil }
             // "AS 331" is Alaska, not "as", when a route or a flight word says the item is a flight.
             if var found = number, !found.known, route != nil || keyword != nil,
                 let carrier = classifier.airlines.carrier(found.designator), !carrier.isRail
@@ -919,79 +998,110 @@ public struct FlightClassifier: ItemClassifier {
                 number = found
                 evidence.append(Evidence(.flight, "flight number of \(carrier.name)", in: "SUMMARY", text: found.text))
             }
-            let knownNumber = number?.known == true
-            let inSummary = keyword != nil
-            var tier: Int
-            if let route, inSummary || number != nil {
-                tier = 1
-                confidence = knownNumber ? 0.99 : 0.97
-                // A flight word or number outweighs an odd length (a one-hour placeholder for FRA–JFK), but the
-                // evidence says so and the confidence drops.
-                let distance = route.origin.distance(to: route.destination)
-                if distance / (duration / 3600) > 1100 {
-                    confidence -= 0.15
-                    evidence.append(
-                        Evidence(
-                            .fact, "shorter than any flight over that distance: a placeholder length?",
-                            in: "DTEND", text: "\(Int(distance)) km in \(Int(duration / 60)) min"))
+            var features: Set<FlightFeature> = []
+            if keyword != nil { features.insert(.flightWord) }
+            if let number {
+                features.insert(number.known ? .knownNumber : .unknownNumber)
+                // A one-digit number glued to its designator reads as a product ("PS5") more often than a flight;
+                // "KL 2027 kick-off" is a year.
+                if number.number < 10 && !number.text.contains(" ") { features.insert(.productLikeNumber) }
+                if (1990...2099).contains(number.number) && number.text.contains(" ") {
+                    features.insert(.yearLikeNumber)
                 }
-            } else if let route {
-                // A route alone ("SFO → JFK") must also be flown at a plausible speed.
+            }
+            if route != nil {
+                features.insert(.route)
+            } else if origin != nil || destination != nil {
+                features.insert(.airport)
+            } else if destinationCity != nil {
+                features.insert(.destinationCity)
+            }
+            if fields.value(FlightClassifier.bookingLabels).flatMap(Self.bookingCode) != nil {
+                features.insert(.bookingReference)
+            }
+            let words = summary.tokens.filter { $0.kind == .word || $0.kind == .mixed || $0.kind == .digits }
+            if words.count > 6 { features.insert(.wordy) }
+            if words.count > 10 { features.insert(.veryWordy) }
+            if words.contains(where: { FlightClassifier.meetingWords.contains($0.folded) }) {
+                features.insert(.workWord)
+            }
+            if let leg = laterLeg() {
+                // The ground words are about the way to the airport, not the trip: they no longer count against it.
+                features.insert(.flightAfterGroundLeg)
+                evidence.append(Evidence(.flight, "a flight after the way to the airport", in: "SUMMARY", text: leg))
+            } else if let veto {
+                features.insert(FlightFeature.veto(veto))
+            }
+            let me = input.me ?? classifier.me
+            let attendees = input.component.attendees
+            if !me.isEmpty, !attendees.isEmpty, !attendees.contains(where: { me.contains($0.address) }) {
+                features.insert(.othersInvited)
+                evidence.append(
+                    Evidence(
+                        .notFlight, "attendees, and you are not one of them", in: "ATTENDEE",
+                        text: attendees.prefix(3).map(\.address).joined(separator: ", ")))
+            }
+            guard let duration = input.duration else {
+                features.insert(.allDay)
+                evidence.append(Evidence(.notFlight, "all-day item: no departure time", in: "DTSTART", text: "all day"))
+                return features
+            }
+            // The longest scheduled services with a stop (Sydney–London) take about 24 hours.
+            if duration < 15 * 60 || duration > 30 * 3600 {
+                features.insert(.impossibleDuration)
+                evidence.append(
+                    Evidence(.notFlight, "no flight lasts \(Int(duration / 60)) minutes", in: "DTEND", text: "duration")
+                )
+            }
+            if let route {
                 let distance = route.origin.distance(to: route.destination)
                 let span = "\(Int(distance)) km in \(Int(duration / 60)) min"
-                guard distance / (duration / 3600) <= 1100, distance >= 50 else {
+                if distance / (duration / 3600) > 1100 {
+                    features.insert(.tooFast)
                     evidence.append(
                         Evidence(.notFlight, "no airliner covers that distance in that time", in: "DTEND", text: span))
-                    return nil
-                }
-                guard duration <= 2 * route.origin.typicalFlightSeconds(to: route.destination) + 3600 else {
+                } else if duration > 2 * route.origin.typicalFlightSeconds(to: route.destination) + 3600 {
+                    features.insert(.tooSlow)
                     evidence.append(Evidence(.notFlight, "far too slow for a flight", in: "DTEND", text: span))
-                    return nil
                 }
-                if let work = summary.tokens.first(where: { FlightClassifier.meetingWords.contains($0.folded) }) {
-                    evidence.append(
-                        Evidence(.notFlight, "a route in text about work", in: "SUMMARY", text: String(work.text)))
-                    return nil
+                if distance < 50 {
+                    features.insert(.shortHop)
+                    evidence.append(Evidence(.notFlight, "airports too close for a flight", in: "SUMMARY", text: span))
                 }
-                tier = 1
-                confidence = 0.88
-            } else if inSummary {
-                // "Flight planning for Q3": a flight word about work, with no number or airport, is not a trip.
-                let work = summary.tokens.first { FlightClassifier.meetingWords.contains($0.folded) }
-                // "Q3 flight ops review LH 400 delays": nor with a number, when no place says it is a trip.
-                if origin == nil, destination == nil, destinationCity == nil, let work {
-                    evidence.append(
-                        Evidence(.notFlight, "a flight word in text about work", in: "SUMMARY", text: String(work.text))
-                    )
-                    return nil
-                }
-                tier = 2
-                confidence =
-                    number != nil || destinationCity != nil || destination != nil || origin != nil ? 0.93 : 0.85
-                if origin != nil || destination != nil, number != nil { tier = 1 }
-            } else if let number, number.known {
-                // A flight number alone: the summary must be about little else ("UA 123", "LH400 Denver"), and a
-                // one-digit number glued to its designator reads as a product ("PS5") more often than a flight.
-                let words = summary.tokens.filter { $0.kind == .word || $0.kind == .mixed || $0.kind == .digits }
-                let meeting = words.contains { FlightClassifier.meetingWords.contains($0.folded) }
-                let productLike = number.number < 10 && !number.text.contains(" ")
-                // "KL 2027 kick-off": a year after a designator, with nothing else to say "flight".
-                let yearLike = (1990...2099).contains(number.number) && number.text.contains(" ")
-                // "Air Canada AC 2218 to Seoul Incheon": a named place leaves room for more words.
-                let placed = origin != nil || destination != nil || destinationCity != nil
-                guard words.count <= (placed ? 10 : 6), !meeting, !productLike, !(yearLike && !placed) else {
-                    evidence.append(
-                        Evidence(
-                            .notFlight, "a flight number in text about something else", in: "SUMMARY",
-                            text: number.text))
-                    return nil
-                }
-                tier = (origin != nil || destination != nil) ? 1 : 3
-                confidence = tier == 1 ? 0.95 : 0.75
-            } else {
+            }
+            return features
+        }
+
+        /// The flight, or `nil` with the reason in `evidence`: the features weighed (each weight shown beside its
+        /// evidence), then the sum against zero.
+        mutating func result() -> FlightFacts? {
+            guard let features = features() else { return nil }
+            // No weight can make a flight of what no airliner could fly: a time that cannot cover the distance, or
+            // far more than it needs, or none at all (an all-day item has no departure to plan for).
+            let implausible = features.intersection(FlightFeature.implausible)
+            guard implausible.isEmpty else {
+                evidence.append(
+                    Evidence(
+                        .notFlight, "decision: not a flight", in: "DTEND",
+                        text: implausible.map(\.rawValue).sorted().joined(separator: ", ")))
                 return nil
             }
-            var flight = FlightFacts(tier: tier)
+            weighed = features
+            let weights = classifier.weights
+            let score = weights.score(features)
+            weigh(features, weights)
+            let sum = features.sorted { $0.rawValue < $1.rawValue }.map {
+                String(format: "%@ %+.2f", $0.rawValue, weights.weight($0))
+            }
+            let verdict = Evidence(
+                score > 0 ? .flight : .notFlight, "decision: \(score > 0 ? "a flight" : "not a flight")", in: "weights",
+                text: String(format: "bias %+.2f, ", weights.bias) + sum.joined(separator: ", "))
+            evidence.append(verdict.weighing(score))
+            guard score > 0 else { return nil }
+            confidence = 1 / (1 + exp(-score))
+            let inSummary = keyword != nil
+            let placed = origin != nil || destination != nil
+            var flight = FlightFacts(tier: route != nil || (placed && number != nil) ? 1 : inSummary ? 2 : 3)
             if let number, number.known || inSummary {
                 flight.designator = number.designator
                 flight.number = number.number
@@ -1003,7 +1113,8 @@ public struct FlightClassifier: ItemClassifier {
             flight.origin = route?.origin ?? origin
             flight.destination = route?.destination ?? destination
             if flight.destination == nil, let city = destinationCity {
-                let candidates = classifier.airports.airports(inCity: city, from: flight.origin, duration: duration)
+                let candidates = classifier.airports.airports(
+                    inCity: city, from: flight.origin, duration: input.duration ?? 0)
                 flight.destination = candidates.first { $0.code != flight.origin?.code }
                 if let airport = flight.destination {
                     evidence.append(
@@ -1016,19 +1127,75 @@ public struct FlightClassifier: ItemClassifier {
             return flight
         }
 
+        /// "Rail&Fly ICE to FRA, then LH 400 FRA-JFK": the veto's words come first, then a break (a comma, "then",
+        /// "+"), then the flight number: the train is the way to the flight, not the trip.
+        private func laterLeg() -> String? {
+            guard let vetoText, let number, veto.map(FlightFeature.veto) == .ground else { return nil }
+            let text = input.summary
+            guard let ground = text.range(of: vetoText), let flight = text.range(of: number.text),
+                ground.upperBound <= flight.lowerBound
+            else { return nil }
+            let between = text[ground.upperBound..<flight.lowerBound].lowercased()
+            let breaks = [",", ";", "+", " then ", " dann ", " puis ", " luego ", " poi ", " daarna ", " sedan "]
+            guard breaks.contains(where: between.contains) else { return nil }
+            return String(text[ground.lowerBound..<flight.upperBound])
+        }
+
+        /// Writes each feature's weight beside the evidence that raised it.
+        private mutating func weigh(_ features: Set<FlightFeature>, _ weights: FlightWeights) {
+            for feature in features {
+                let raisedBy: (Evidence) -> Bool =
+                    switch feature {
+                    case .flightWord: { $0.rule == "flight word" }
+                    case .knownNumber: { $0.rule.hasPrefix("flight number") }
+                    case .flightAfterGroundLeg: { $0.rule.hasPrefix("a flight after") }
+                    case .route: { $0.rule.hasPrefix("route") }
+                    case .ground, .errand, .leisureFlying, .notTravel, .price, .task, .someoneElses, .claim,
+                        .simulator, .virtualFlight:
+                        { $0.rule.hasPrefix("veto") }
+                    case .othersInvited: { $0.property == "ATTENDEE" }
+                    case .allDay: { $0.property == "DTSTART" }
+                    case .impossibleDuration: { $0.rule.hasPrefix("no flight lasts") }
+                    case .tooFast: { $0.rule.hasPrefix("no airliner") }
+                    case .tooSlow: { $0.rule.hasPrefix("far too slow") }
+                    case .shortHop: { $0.rule.hasPrefix("airports too close") }
+                    default: { _ in false }
+                    }
+                if let index = evidence.firstIndex(where: raisedBy) {
+                    evidence[index] = evidence[index].weighing(weights.weight(feature))
+                }
+            }
+        }
+
         private mutating func extractDetails(into flight: inout FlightFacts) {
             flight.bookingReference =
                 fields.value(FlightClassifier.bookingLabels).flatMap(Self.bookingCode)
                 ?? bookingWithNamedLabel() ?? bookingAfterWords()
             flight.terminal =
                 fields.value(FlightClassifier.terminalLabels).flatMap(Self.shortCode)
-                ?? afterWord(["terminal"], maxLength: 3)
+                ?? afterWord(["terminal"], maxLength: 3) ?? shortTerminal()
             flight.gate =
                 fields.value(FlightClassifier.gateLabels).flatMap(Self.shortCode)
                 ?? afterWord(["gate", "flugsteig"], maxLength: 4)
             flight.seat =
                 fields.value(FlightClassifier.seatLabels).flatMap(Self.seatCode)
                 ?? afterWord(["seat", "sitzplatz", "sitz"], maxLength: 4).flatMap(Self.seatCode)
+        }
+
+        /// "Frankfurt Airport T1", "LX 75 T5 ZRH-EDI": a terminal written as T and its number, in the location or
+        /// the summary.
+        private func shortTerminal() -> String? {
+            for tokens in [location, summary] {
+                for token in tokens.tokens where token.kind == .mixed && token.text.first == "T" {
+                    let rest = token.text.dropFirst()
+                    if (1...2).contains(rest.count), rest.first?.isNumber == true,
+                        rest.allSatisfy({ $0.isNumber || $0.isUppercase })
+                    {
+                        return String(rest)
+                    }
+                }
+            }
+            return nil
         }
 
         /// A booking code under a label that names its issuer first: "Finnair booking reference: PX4K2M".
