@@ -45,6 +45,12 @@ FILES = {
         "source": "calwatch's own: city names in other languages and scripts, written by hand",
         "licence": "CC0-1.0",
     },
+    "flight-words": {
+        "file": "flight-words.txt",
+        "format": "table|word or phrase[|what it means], one entry per line; # comments",
+        "source": "calwatch's own: the words the flight scan reads (flight words, vetoes, labels), written by hand",
+        "licence": "CC0-1.0",
+    },
     "flight-weights": {
         "file": "flight-weights.txt",
         "format": "feature|weight, one per line (bias|weight first); # comments name the corpus and the fit",

@@ -40,7 +40,10 @@ import Testing
     @Test func theShippedFilesMatchTheirManifestAndFillTheTables() throws {
         let loaded = ReferenceData.load(from: [Self.shipped])
         #expect(loaded.problems.isEmpty)
-        #expect(loaded.files.map(\.name) == ["airlines", "airports", "city-names", "flight-weights", "metro-areas"])
+        #expect(
+            loaded.files.map(\.name) == [
+                "airlines", "airports", "city-names", "flight-weights", "flight-words", "metro-areas",
+            ])
         for file in loaded.files {
             #expect(file.problem == nil, "\(file.file): \(file.problem ?? "")")
             let text = try #require(loaded.texts[file.name])

@@ -31,202 +31,59 @@ public struct FlightClassifier: ItemClassifier {
     // MARK: Words
 
     /// "Flight" in the languages calendars are written in.
-    static let flightWords: Set<String> = [
-        "flight", "flights", "flug", "fluge", "vol", "vols", "vuelo", "vuelos", "volo", "voli", "voo", "voos",
-        "vlucht", "flyg", "flyget", "lento", "lot", "рейс", "перелет", "航班", "フライト", "비행",
-    ]
+    static let flightWords: Set<String> = FlightWords.shared.set("flight-words")
     /// Words that mean the item is on the ground or on rails: a veto, with what it is.
-    static let groundWords: [String: String] = [
-        "train": "train", "trains": "train", "rail": "train", "railway": "train", "railjet": "train",
-        "bahn": "train", "zug": "train", "tgv": "train", "thalys": "train", "eurostar": "train", "amtrak": "train",
-        "sncf": "train", "renfe": "train", "trenitalia": "train", "intercity": "train", "hbf": "train",
-        "hauptbahnhof": "train", "bahnhof": "train", "gleis": "train", "gare": "train", "airail": "train",
-        "tren": "train", "treno": "train", "trein": "train", "ice": "train",
-        "bus": "bus", "coach": "bus", "flixbus": "bus", "greyhound": "bus", "megabus": "bus", "shuttle": "bus",
-        "ferry": "ferry", "ferries": "ferry", "fahre": "ferry", "faehre": "ferry", "cruise": "ferry",
-        "boat": "ferry", "ship": "ferry", "hovercraft": "ferry", "traghetto": "ferry", "ferri": "ferry",
-        "pickup": "airport pickup", "abholen": "airport pickup", "abholung": "airport pickup",
-        "dropoff": "airport drop-off", "collect": "airport pickup", "fetch": "airport pickup",
-        "hotel": "hotel", "inn": "hotel", "hilton": "hotel", "marriott": "hotel", "hyatt": "hotel",
-        "sheraton": "hotel", "westin": "hotel", "ibis": "hotel", "novotel": "hotel", "radisson": "hotel",
-        "motel": "hotel", "hostel": "hotel", "airbnb": "hotel", "hampton": "hotel",
-        "parking": "parking", "parken": "parking", "parkplatz": "parking", "valet": "parking",
-        "rental": "rental car", "mietwagen": "rental car", "hertz": "rental car", "avis": "rental car",
-        "sixt": "rental car", "europcar": "rental car", "alamo": "rental car", "autovermietung": "rental car",
-        "taxi": "taxi", "uber": "taxi", "lyft": "taxi", "cab": "taxi", "car": "car", "drive": "car",
-        "driving": "car", "road": "car", "roadtrip": "car", "autofahrt": "car", "walk": "on foot", "hike": "on foot",
-        "bike": "bicycle", "cycling": "bicycle", "cessna": "general aviation",
-        "piper": "general aviation", "glider": "general aviation", "gliding": "general aviation",
-        "segelflug": "general aviation", "paragliding": "general aviation", "skydiving": "general aviation",
-        "checkride": "flight lesson", "flugstunde": "flight lesson", "rundflug": "general aviation",
-        "balloon": "general aviation",
-        "drone": "general aviation", "dron": "general aviation", "drohne": "general aviation",
-        "arrivals": "airport pickup",
-        "golf": "sport", "tournament": "sport", "turnier": "sport", "torneo": "sport", "tournoi": "sport",
-        "cargo": "cargo", "shipment": "cargo", "freight": "cargo", "parcel": "cargo", "delivery": "cargo",
-        "deposer": "airport drop-off", "chercher": "airport pickup", "recoger": "airport pickup",
-        "llevar": "airport drop-off", "bringen": "airport drop-off", "drop": "airport drop-off",
-        "claim": "a claim", "claims": "a claim", "eu261": "a claim", "compensation": "a claim",
-        "entschadigung": "a claim", "fluggastrechte": "a claim", "reclamation": "a claim", "reclamacion": "a claim",
-        "indemnizacion": "a claim", "rimborso": "a claim", "airhelp": "a claim", "flightright": "a claim",
-        "sim": "a simulator", "simulator": "a simulator", "ffs": "a simulator", "loft": "a simulator",
-        "simulatortraining": "a simulator", "recurrent": "a simulator", "cae": "a simulator",
-        "vatsim": "a virtual flight", "ivao": "a virtual flight", "virtual": "a virtual flight",
-        "msfs": "a virtual flight", "xplane": "a virtual flight", "pilotedge": "a virtual flight",
-    ]
+    static let groundWords: [String: String] = FlightWords.shared.map("ground-words")
     /// Words that veto only beside a flight word: "Flight lesson", "Scenic flight" (a "training" alone says
     /// nothing about flying).
-    static let lessonWords: [String: String] = [
-        "lesson": "flight lesson", "lessons": "flight lesson", "school": "flight lesson", "training": "flight lesson",
-        "instructor": "flight lesson", "scenic": "general aviation",
-    ]
+    static let lessonWords: [String: String] = FlightWords.shared.map("lesson-words")
     /// Two-word phrases that veto: `pick up`, `car hire`, `wine flight`.
-    static let groundPhrases: [(String, String, String)] = [
-        ("pick", "up", "airport pickup"), ("drop", "off", "airport drop-off"), ("car", "hire", "rental car"),
-        ("hire", "car", "rental car"), ("rent", "a", "rental car"), ("express", "rail", "train"),
-        ("wine", "flight", "tasting"), ("beer", "flight", "tasting"), ("tasting", "flight", "tasting"),
-        ("whisky", "flight", "tasting"), ("flight", "of", "not travel"), ("flight", "club", "bar"),
-        ("flight", "review", "flight lesson"), ("discovery", "flight", "flight lesson"),
-        ("test", "flight", "general aviation"), ("flight", "deal", "a price"), ("flight", "deals", "a price"),
-        ("flight", "prices", "a price"), ("cheap", "flights", "a price"), ("cheap", "flight", "a price"),
-        ("park", "fly", "parking"), ("flight", "sim", "a virtual flight"), ("flights", "of", "not travel"),
-        ("online", "check", "a check-in reminder"), ("flight", "booking", "a task about flights"),
-        ("flights", "booking", "a task about flights"), ("price", "alert", "a price alert"),
-        ("fare", "alert", "a price alert"), ("price", "alerts", "a price alert"), ("model", "aircraft", "a hobby"),
-        ("model", "airplane", "a hobby"), ("model", "plane", "a hobby"), ("flight", "risk", "not travel"),
-        ("airport", "run", "airport pickup"), ("the", "airport", "airport drop-off"),
-        ("zum", "flughafen", "airport drop-off"), ("al", "aeropuerto", "airport drop-off"),
-        ("l", "aeroport", "airport drop-off"), ("type", "rating", "a simulator"),
-    ]
+    static let groundPhrases: [(String, String, String)] = FlightWords.shared.phrases("ground-phrases")
     /// Titles before a name: "Dr. Flug" is a person.
-    static let titles: Set<String> = ["dr", "herr", "frau", "mr", "mrs", "ms", "prof", "mme", "m", "sr", "sra"]
+    static let titles: Set<String> = FlightWords.shared.set("titles")
     /// Words before "'s flight" that are times, not people: "Today's flight" is the user's own.
-    static let ownPossessives: Set<String> = [
-        "today", "tomorrow", "tonight", "this", "next", "week", "weekend", "day", "morning", "evening", "monday",
-        "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "my", "our",
-    ]
+    static let ownPossessives: Set<String> = FlightWords.shared.set("own-possessives")
     /// Verbs after a person's name that make the flight theirs, arriving to be met: "Ben arrives AF 752".
-    static let arrivalVerbs: Set<String> = [
-        "arrives", "lands", "landet", "kommt", "arrive", "atterrit", "llega", "aterriza", "arriva", "atterra", "chega",
-        "aankomst", "landt",
-    ]
+    static let arrivalVerbs: Set<String> = FlightWords.shared.set("arrival-verbs")
     /// Verbs that make "flights" a task, not a trip: "Book flights to Lisbon".
-    static let planningVerbs: Set<String> = [
-        "buy", "book", "search", "compare", "find", "research", "look", "price", "buchen", "suchen", "reservar",
-        "reserver", "prenotare", "kaufen", "cancel", "change", "rebook", "umbuchen", "refund", "boka", "comprar",
-        "kupic", "acheter", "compra", "kopen", "boeken",
-    ]
+    static let planningVerbs: Set<String> = FlightWords.shared.set("planning-verbs")
     /// Words of meetings, work, study and errands: beside an airport code, a route or a number with nothing else
     /// to say "flight" ("SFO team offsite", "SFO-LAX pricing sync", "AI 101 lecture", "Book LH 400 seats"), the
     /// item is about something else.
-    static let meetingWords: Set<String> = [
-        "standup", "stand", "sync", "offsite", "onsite", "team", "hands", "review", "retro", "planning",
-        "meeting", "call", "workshop", "office", "interview", "demo", "kickoff", "lunch", "dinner", "breakfast",
-        "coffee", "party", "huddle", "townhall", "meetup", "conference", "summit", "training", "1", "weekly",
-        "daily", "besprechung", "termin", "meet", "analysis", "report", "launch", "strategy", "budget", "project",
-        "roadmap", "update", "visit", "recap", "plan", "roadshow", "pricing", "lecture", "class", "course",
-        "exam", "seminar", "tutorial", "homework", "lab", "quiz", "midterm", "vorlesung", "ubung", "klausur",
-        "book", "buy", "cancel", "rebook", "refund", "check", "track", "status", "email", "pay", "upgrade",
-        "points", "miles", "account", "invoice", "order", "concert", "tour", "show", "gig", "festival", "game",
-        "match", "movie", "cinema", "screening", "birthday", "wedding", "release", "launch", "sale", "kick",
-        "deadline", "rehearsal", "ops", "operations", "club", "delays", "debrief", "assessment", "rebooking",
-        "cancellation", "disruption", "delay", "follow", "revue", "reunion", "riunione", "vergadering", "mote",
-        "spotkanie", "toplanti", "board", "readiness",
-    ]
+    static let meetingWords: Set<String> = FlightWords.shared.set("meeting-words")
     /// Currencies (and `%`): beside a number they make a price ("ab 380 EUR", "€99", "-30%").
-    static let currencies: Set<String> = [
-        "eur", "euro", "euros", "usd", "gbp", "chf", "jpy", "cad", "aud", "sek", "nok", "dkk", "pln", "czk",
-        "dollars", "dollar", "pounds", "€", "$", "£", "¥", "%",
-    ]
+    static let currencies: Set<String> = FlightWords.shared.set("currencies")
     /// Words after a number that make it a count or a quantity, not a flight: "Lufthansa 5 years".
-    static let quantityWords: Set<String> = [
-        "years", "year", "jahre", "jahr", "days", "day", "tage", "hours", "hour", "stunden", "min", "minutes",
-        "pm", "am", "uhr", "people", "pax", "guests", "percent", "star", "stars", "k", "km", "kg", "times", "x",
-        "weeks", "week", "months", "month", "points", "miles", "h", "mph",
-    ]
+    static let quantityWords: Set<String> = FlightWords.shared.set("quantity-words")
     /// Three-letter upper-case words that are also airport codes but usually mean something else; they count
     /// as airports only next to a flight word or number.
-    static let commonCodes: Set<String> = [
-        "THE", "ALL", "AND", "FOR", "NEW", "CAN", "OFF", "BUS", "CAR", "SUN", "MON", "TUE", "WED", "THU", "FRI",
-        "SAT", "JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC", "CEO", "CTO",
-        "CFO", "COO", "API", "MAX", "MIN", "USA", "OUT", "END", "BAD", "FUN", "TBD", "TBA", "ETA", "FYI", "VIP",
-        "DOC", "DEV", "OPS", "APP", "WEB", "WIN", "MAC", "PHP", "SQL", "AWS", "GCP", "CPU", "RAM", "SSD", "LAN",
-        "NET", "ORG", "COM", "BIZ", "ANY", "ONE", "TWO", "SIX", "TEN", "BIG", "HOT", "RED", "JOB", "LAB", "GYM",
-        "SPA", "BAR", "PUB", "ZOO", "ART", "AIR", "SEA", "SKY", "POS", "ROI", "KPI", "OKR", "QBR", "PTO", "OOO",
-        "WFH", "EOD", "EOW", "UTC", "GMT", "CET", "EST", "PST", "CST", "MST", "IST", "BST", "AST", "HST", "AKT",
-        "PDF", "XML", "CSV", "IOS", "GIT", "NAS", "DNS", "VPN", "SSH", "SDK", "CLI", "GUI", "UX", "MBA", "PHD",
-        "RSVP", "LOL", "OMG", "WTF", "BTW", "IMO", "TIL", "ASAP", "ADD", "SUB", "DIV", "MUL", "NOT", "XOR",
-        "BOX", "CUP", "HAM", "EGG", "TEA", "ICE", "GAS", "OIL", "TAX", "LAW", "ERP", "CRM", "HRM", "SAP", "IBM",
-        "CAT", "DOG", "PET", "VET", "MED", "DAD", "MOM", "SON", "KID", "BOY", "MAN", "GUY", "HER", "HIM", "HIS",
-        "OUR", "YOU", "WHO", "WHY", "HOW", "YES", "BUT", "NOR", "YET", "ASK", "GET", "PUT", "RUN", "SET", "USE",
-        "FIX", "MIX", "POP", "TOP", "LOW", "DUE", "PRE", "POST", "QA", "BBQ", "CPR", "DIY", "AGM", "OPEN",
-    ]
+    static let commonCodes: Set<String> = FlightWords.shared.set("common-codes")
     /// Upper-case two-letter words that are also airline designators: a number after them is a flight only
     /// written together (`AS123`) or next to a flight word or route.
-    static let wordLikeDesignators: Set<String> = [
-        "AS", "AT", "AM", "AN", "BE", "DE", "IN", "IT", "ME", "MY", "NO", "OF", "OK", "ON", "OR", "SO", "TO", "UP",
-        "US", "WE", "HA", "PR", "SA", "LA", "CA", "CM", "KM", "MS", "OS", "PC", "TV", "UK", "VA", "IB", "EN",
-        "ID", "EU", "MO", "BY", "DO", "GO", "HE", "IF", "IS", "CL", "EC", "DS", "SC", "TC", "TM", "QA", "PM",
-    ]
+    static let wordLikeDesignators: Set<String> = FlightWords.shared.set("word-like-designators")
     /// Words after which a number is a room, gate, seat or ticket, never a flight.
-    static let numberContexts: Set<String> = [
-        "room", "rm", "raum", "salle", "sala", "zimmer", "floor", "etage", "building", "bldg", "gate", "seat",
-        "terminal", "platform", "gleis", "track", "ticket", "order", "invoice", "ref", "suite", "level", "stock",
-        "haus", "apt", "unit", "bus", "tram", "train", "zug", "line", "linie", "route", "highway", "exit",
-        "pier", "dock", "box", "version", "v", "release", "sprint", "week", "kw", "issue", "bug", "ticket", "pr",
-        "jira", "task", "step", "part", "chapter", "kapitel", "vol", "no", "nr", "nummer", "number",
-    ]
+    static let numberContexts: Set<String> = FlightWords.shared.set("number-contexts")
     /// Words that join a route's two ends: "SFO to EWR", "nach", "à".
-    static let routeWords: Set<String> = ["to", "nach", "a", "à", "para", "naar", "till", "til", "per", "do", "vers"]
+    static let routeWords: Set<String> = FlightWords.shared.set("route-words")
     /// Words that introduce a destination ("Flight to London") or an origin ("from SFO").
-    static let toWords: Set<String> = [
-        "to", "nach", "a", "à", "para", "naar", "till", "til", "vers", "pour", "for", "per",
-    ]
-    static let fromWords: Set<String> = [
-        "from", "von", "ab", "de", "desde", "da", "van", "fran", "departing", "leaving", "departs",
-    ]
+    static let toWords: Set<String> = FlightWords.shared.set("to-words")
+    static let fromWords: Set<String> = FlightWords.shared.set("from-words")
     /// Words in a description line before the airport a flight leaves from or goes to ("Finnair 1323 departing
     /// Geneva (GVA) arriving Lima (LIM)"), and a Sabre itinerary's `LV`/`AR` lines.
-    static let departureMarkers: Set<String> = ["departing", "departs", "departure", "leaving", "depart", "lv"]
-    static let arrivalMarkers: Set<String> = ["arriving", "arrives", "arrival", "arrive", "landing", "lands", "ar"]
+    static let departureMarkers: Set<String> = FlightWords.shared.set("departure-markers")
+    static let arrivalMarkers: Set<String> = FlightWords.shared.set("arrival-markers")
     /// Description labels and what they hold.
-    static let numberLabels: Set<String> = [
-        "flight", "flight number", "flight no", "flight nr", "flight #", "flightnumber", "flug", "flugnummer",
-        "flug nr", "flug-nr", "vol", "numero de vol", "n° de vol", "no de vol", "vuelo", "numero de vuelo",
-        "volo", "numero volo", "voo", "numero do voo", "vluchtnummer", "flight code",
-    ]
-    static let originLabels: Set<String> = [
-        "from", "departure airport", "departs", "departing", "origin", "von", "abflug", "abflughafen", "depart",
-        "departure", "de", "desde", "salida", "origen", "partenza", "da", "vertrek", "aeroport de depart",
-    ]
-    static let destinationLabels: Set<String> = [
-        "to", "arrival airport", "arrives", "arriving", "destination", "nach", "ankunft", "zielflughafen",
-        "arrival", "a", "hasta", "llegada", "destino", "arrivee", "arrivo", "aankomst", "aeroport d'arrivee",
-        "at", "arrive at", "arriving at", "arrives at", "arrival at", "landing at", "arrival airport code",
-    ]
-    static let bookingLabels: Set<String> = [
-        "booking reference", "booking ref", "booking code", "booking number", "confirmation",
-        "confirmation code", "confirmation number", "confirmation #", "confirmation no", "record locator", "pnr",
-        "reservation code", "reservation number", "buchungscode", "buchungsnummer", "buchungsreferenz",
-        "reference de reservation", "reference", "localizador", "codigo de reserva", "codice di prenotazione",
-        "codice prenotazione", "reserveringscode", "airline confirmation", "airline reference",
-        "airline record locator", "agency record locator", "airline booking reference", "confirmation number(s)",
-        "airline booking reference (pnr)", "booking reference (pnr)", "pnr code",
-        "boekingscode", "reserveringsnummer", "bokningsnummer", "varausnumero", "codigo de reservacion",
-        "reservation",
-    ]
+    static let numberLabels: Set<String> = FlightWords.shared.set("number-labels")
+    static let originLabels: Set<String> = FlightWords.shared.set("origin-labels")
+    static let destinationLabels: Set<String> = FlightWords.shared.set("destination-labels")
+    static let bookingLabels: Set<String> = FlightWords.shared.set("booking-labels")
     /// Words before a booking code written without a colon ("Confirmation 4PQDVS", "PNR USVYRL", "AGENCY RECORD
     /// LOCATOR SVVJDX"); a code after the weaker ones must hold a digit ("Confirmation PENDING" is not one).
-    static let bookingWords: [(words: [String], strong: Bool)] = [
-        (["record", "locator"], true), (["pnr"], true), (["booking", "reference"], true), (["booking", "ref"], true),
-        (["confirmation"], false), (["confirmation", "code"], false), (["buchungscode"], true), (["conf"], false),
-    ]
-    static let terminalLabels: Set<String> = ["terminal", "departure terminal", "abflugterminal"]
-    static let gateLabels: Set<String> = ["gate", "flugsteig", "porte", "puerta", "departure gate"]
-    static let seatLabels: Set<String> = [
-        "seat", "seats", "seat(s)", "sitz", "sitzplatz", "siege", "asiento", "posto", "stoel",
-    ]
-    static let airlineLabels: Set<String> = ["airline", "carrier", "fluggesellschaft", "compagnie", "aerolinea"]
+    static let bookingWords: [(words: [String], strong: Bool)] = FlightWords.shared.wordLists("booking-words")
+    static let terminalLabels: Set<String> = FlightWords.shared.set("terminal-labels")
+    static let gateLabels: Set<String> = FlightWords.shared.set("gate-labels")
+    static let seatLabels: Set<String> = FlightWords.shared.set("seat-labels")
+    static let airlineLabels: Set<String> = FlightWords.shared.set("airline-labels")
 
     // MARK: Classification
 
