@@ -71,11 +71,12 @@ struct TextTokens {
             }
             if character.isLetter || character.isNumber {
                 var end = text.index(after: index)
+                // Some ideographs are numbers too (京 is 10¹⁶): they count as letters, so "北京" is a word.
                 var letters = character.isLetter
-                var digits = character.isNumber
+                var digits = character.isNumber && !character.isLetter
                 while end < text.endIndex, text[end].isLetter || text[end].isNumber {
                     letters = letters || text[end].isLetter
-                    digits = digits || text[end].isNumber
+                    digits = digits || (text[end].isNumber && !text[end].isLetter)
                     end = text.index(after: end)
                 }
                 let kind: Token.Kind = letters && digits ? .mixed : letters ? .word : .digits

@@ -32,6 +32,15 @@ public struct FlightClassifier: ItemClassifier {
 
     /// "Flight" in the languages calendars are written in.
     static let flightWords: Set<String> = FlightWords.shared.set("flight-words")
+    /// "Airport" in the languages calendars are written in.
+    static let airportWords: Set<String> = FlightWords.shared.set("airport-words")
+    /// "Flight" where a language writes it without spaces around it (Japanese, Chinese, Korean).
+    static let flightWordsWithin: [String] = FlightWords.shared.list("flight-words-within")
+    /// Counter words after a flight number in Japanese, Korean and Chinese ("LH252便", "A3591편", "OS639航班").
+    static let numberCounters: [String] = FlightWords.shared.list("number-counters")
+    /// Words around a city a flight is bound for, written without spaces: before it (`飞往`) or after it (`行き`).
+    static let boundForBefore: [String] = FlightWords.shared.list("bound-for-before")
+    static let boundForAfter: [String] = FlightWords.shared.list("bound-for-after")
     /// Words that mean the item is on the ground or on rails: a veto, with what it is.
     static let groundWords: [String: String] = FlightWords.shared.map("ground-words")
     /// Words that veto only beside a flight word: "Flight lesson", "Scenic flight" (a "training" alone says
@@ -172,11 +181,22 @@ public struct FlightClassifier: ItemClassifier {
                 for (index, token) in tokens.tokens.enumerated() {
                     if token.isPlane {
                         keyword = String(token.text)
+                    } else if token.kind == .word || token.kind == .mixed,
+                        let word = FlightClassifier.flightWordsWithin.first(where: { token.text.contains($0) })
+                    {
+                        // "ミュンヘン行きフライト", "飞往北京的航班": written without spaces.
+                        keyword = word
                     } else if token.kind == .word, FlightClassifier.flightWords.contains(token.folded) {
                         // "Vol. 3" is a volume; "LOT" shouts, "lot" is Polish for flight only before a number.
                         let next = tokens.at(index + 1)
                         if next?.kind == .punctuation && next?.text == "." { continue }
-                        if token.folded == "lot" && !(next.map { $0.kind == .word && $0.isUpper } ?? false) { continue }
+                        // ("Lot do Pragi", "Lot z Warszawy": Polish for a flight to or from.)
+                        if token.folded == "lot"
+                            && !(next.map { $0.kind == .word && ($0.isUpper || $0.folded == "do" || $0.folded == "z") }
+                                ?? false)
+                        {
+                            continue
+                        }
                         // "Dr. Flug", "Herr Flug": a name.
                         let before = tokens.at(index - 1)?.kind == .punctuation ? index - 2 : index - 1
                         if let title = tokens.at(before), FlightClassifier.titles.contains(title.folded) { continue }
@@ -308,13 +328,21 @@ public struct FlightClassifier: ItemClassifier {
                     labelled
                     || (previous.map { FlightClassifier.flightWords.contains($0.folded) || $0.isPlane } ?? false)
                 var candidate: (String, Substring, String)?
-                if token.kind == .mixed, token.text.count >= 3, token.text.count <= 7, token.isUpper {
-                    let designator = token.text.prefix(2)
-                    let digits = token.text.dropFirst(2)
+                // "LH252便": the number without its counter word.
+                let core =
+                    token.kind == .mixed
+                    ? FlightClassifier.numberCounters.first { token.text.hasSuffix($0) }.map {
+                        token.text.dropLast($0.count)
+                    } ?? token.text : token.text
+                if token.kind == .mixed, core.count >= 3, core.count <= 7,
+                    core.allSatisfy({ !$0.isLetter || $0.isUppercase })
+                {
+                    let designator = core.prefix(2)
+                    let digits = core.dropFirst(2)
                     if designator.contains(where: \.isLetter), digits.allSatisfy(\.isNumber), !digits.isEmpty,
                         digits.count <= 4
                     {
-                        candidate = (String(designator), digits, String(token.text))
+                        candidate = (String(designator), digits, String(core))
                     }
                 } else if token.kind == .word, token.text.count == 3, token.isUpper, afterKeyword,
                     let carrier = classifier.airlines.carrier(icao: token.text), let next = tokens.at(index + 1),
@@ -424,12 +452,24 @@ public struct FlightClassifier: ItemClassifier {
                     }
                 }
             }
+            // "Ryanair FR 169 London to Munich" at "London Stansted Airport": the route named the city, the location
+            // names its airport.
+            if let found = route, !summary.tokens.contains(where: { $0.text == found.origin.code }),
+                let located = namedAirport(location), located.code != found.origin.code,
+                AirportDatabase.fold(located.city) == AirportDatabase.fold(found.origin.city)
+            {
+                route = (located, found.destination)
+            }
             // Origin: the location (Google writes "San Francisco SFO", TripIt "San Francisco (SFO)"), else a
             // labelled field; destination: a labelled field, else "to <city>" in the summary.
             if route == nil {
-                if let airport = labelledAirport(FlightClassifier.originLabels)
-                    ?? airportIn(location, property: "LOCATION") ?? namedAirport(location)
-                {
+                // A labelled city ("Departure: London") gives way to the airport the location names in it ("London
+                // Gatwick Airport"): the airport written beats the city's main one.
+                let labelled = labelledAirport(FlightClassifier.originLabels)
+                let located = airportIn(location, property: "LOCATION") ?? namedAirport(location)
+                if let labelled, let located, AirportDatabase.fold(labelled.city) == AirportDatabase.fold(located.city) {
+                    origin = located
+                } else if let airport = labelled ?? located {
                     origin = airport
                 }
                 if let airport = labelledAirport(FlightClassifier.destinationLabels) {
@@ -437,6 +477,8 @@ public struct FlightClassifier: ItemClassifier {
                 } else if let airport = codeAfter(FlightClassifier.toWords, in: summary) {
                     destination = airport
                 } else if let city = cityAfter(FlightClassifier.toWords, in: summary) {
+                    destinationCity = city
+                } else if let city = boundFor(in: summary) {
                     destinationCity = city
                 } else if origin == nil, let airport = airportIn(summary, property: "SUMMARY") {
                     // "✈ LHR" or "Flight (LHR)": one airport in the summary is where the flight goes.
@@ -471,7 +513,11 @@ public struct FlightClassifier: ItemClassifier {
             guard keyword != nil || number != nil, (1...4).contains(tokens.count),
                 tokens.tokens.allSatisfy({ $0.kind == .word })
             else { return nil }
-            let words = tokens.tokens.map { String($0.text) }
+            var words = tokens.tokens.map { String($0.text) }
+            // "London Gatwick Airport": the airport word says nothing more.
+            if words.count >= 2, FlightClassifier.airportWords.contains(AirportDatabase.fold(words.last!)) {
+                words.removeLast()
+            }
             let whole = words.joined(separator: " ")
             var found = classifier.airports.isCity(whole) ? classifier.airports.airports(inCity: whole).first : nil
             if found == nil, words.count >= 2 {
@@ -540,7 +586,7 @@ public struct FlightClassifier: ItemClassifier {
                         separator.kind == .arrow
                         || (strong
                             && (separator.kind == .dash || separator.kind == .slash
-                                || (separator.kind == .word && separator.folded == "to")))
+                                || (separator.kind == .word && FlightClassifier.routeWords.contains(separator.folded))))
                     let leftCode = code(before: index, in: tokens)
                     let leftCity = leftCode == nil ? originCity(before: index, in: tokens) : nil
                     let glued = separator.kind == .dash && !separator.spaceBefore
@@ -686,7 +732,7 @@ public struct FlightClassifier: ItemClassifier {
             for index in tokens.tokens.indices where tokens[index].kind == .word && words.contains(tokens[index].folded)
             {
                 // "to London STN": a city, then the code of the airport meant, which decides.
-                if let next = tokens.at(index + 1), next.kind == .word, next.text.count > 3,
+                if let next = tokens.at(index + 1), next.kind == .word, !(next.text.count == 3 && next.isUpper),
                     let airport = code(after: index, in: tokens), !FlightClassifier.commonCodes.contains(airport.code)
                 {
                     return airport
@@ -719,10 +765,9 @@ public struct FlightClassifier: ItemClassifier {
         /// An airport named in `tokens` with what confirms it is one: `(SFO)`, or the code after its own city
         /// (`San Francisco SFO`), or a code beside the word "airport".
         private mutating func airportIn(_ tokens: TextTokens, property: String) -> Airport? {
-            let airportWords: Set<String> = [
-                "airport", "flughafen", "aeroport", "aeropuerto", "aeroporto", "luchthaven",
-            ]
-            let airportWord = tokens.tokens.contains { $0.kind == .word && airportWords.contains($0.folded) }
+            let airportWord = tokens.tokens.contains {
+                $0.kind == .word && FlightClassifier.airportWords.contains($0.folded)
+            }
             for index in tokens.tokens.indices {
                 let token = tokens[index]
                 guard token.kind == .word, token.text.count == 3, token.isUpper,
@@ -1037,6 +1082,25 @@ public struct FlightClassifier: ItemClassifier {
             flight.seat =
                 fields.value(FlightClassifier.seatLabels).flatMap(Self.seatCode)
                 ?? afterWord(["seat", "sitzplatz", "sitz"], maxLength: 4).flatMap(Self.seatCode)
+        }
+
+        /// "ミュンヘン行きフライト", "이스탄불행 항공편", "飞往北京的航班": the city a flight is bound for, in text
+        /// written without spaces.
+        private func boundFor(in tokens: TextTokens) -> String? {
+            for token in tokens.tokens where token.kind == .word || token.kind == .mixed {
+                let text = String(token.text)
+                for marker in FlightClassifier.boundForAfter {
+                    if let range = text.range(of: marker), classifier.airports.isCity(String(text[..<range.lowerBound])) {
+                        return String(text[..<range.lowerBound])
+                    }
+                }
+                for marker in FlightClassifier.boundForBefore {
+                    guard let range = text.range(of: marker) else { continue }
+                    let city = String(text[range.upperBound...].prefix { $0 != "的" && $0 != "の" })
+                    if classifier.airports.isCity(city) { return city }
+                }
+            }
+            return nil
         }
 
         /// "Frankfurt Airport T1", "LX 75 T5 ZRH-EDI": a terminal written as T and its number, in the location or

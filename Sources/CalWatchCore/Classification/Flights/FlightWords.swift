@@ -23,6 +23,9 @@ final class FlightWords: Sendable {
     /// `table|word` lines.
     func set(_ table: String) -> Set<String> { Set((tables[table] ?? []).map(\.entry)) }
 
+    /// `table|word` lines, in the file's order.
+    func list(_ table: String) -> [String] { (tables[table] ?? []).map(\.entry) }
+
     /// `table|word|meaning` lines: the word to what it means.
     func map(_ table: String) -> [String: String] {
         Dictionary((tables[table] ?? []).compactMap { row in row.meaning.map { (row.entry, $0) } }) { first, _ in first
