@@ -324,8 +324,10 @@ public struct FlightClassifier: ItemClassifier {
                     continue
                 }
                 if let previous, previous.kind == .other, previous.text == "#" { continue }
+                // "OK 5012편", "CA 41便": a number with a counter word says flight as a flight word would.
+                let counted = tokens.at(index + 1).flatMap(Self.countedNumber)
                 let afterKeyword =
-                    labelled
+                    labelled || counted != nil
                     || (previous.map { FlightClassifier.flightWords.contains($0.folded) || $0.isPlane } ?? false)
                 var candidate: (String, Substring, String)?
                 // "LH252便": the number without its counter word.
@@ -351,10 +353,11 @@ public struct FlightClassifier: ItemClassifier {
                     // "Flight DLH 400": an ICAO designator, after a flight word only ("KLM 2027" is a year).
                     candidate = (carrier.designator, next.text, "\(token.text) \(next.text)")
                 } else if token.kind == .word || token.kind == .mixed, token.text.count == 2, token.isUpper,
-                    let next = tokens.at(index + 1), next.kind == .digits, next.text.count <= 4
+                    let next = tokens.at(index + 1), let digits = next.kind == .digits ? next.text : counted,
+                    digits.count <= 4
                 {
                     if next.spaceBefore || afterKeyword {
-                        candidate = (String(token.text), next.text, "\(token.text) \(next.text)")
+                        candidate = (String(token.text), digits, "\(token.text) \(digits)")
                     }
                 } else if token.kind == .word || token.kind == .mixed, token.text.count == 2, token.isUpper,
                     afterKeyword, let dash = tokens.at(index + 1), dash.kind == .dash, !dash.spaceBefore,
@@ -467,7 +470,8 @@ public struct FlightClassifier: ItemClassifier {
                 // Gatwick Airport"): the airport written beats the city's main one.
                 let labelled = labelledAirport(FlightClassifier.originLabels)
                 let located = airportIn(location, property: "LOCATION") ?? namedAirport(location)
-                if let labelled, let located, AirportDatabase.fold(labelled.city) == AirportDatabase.fold(located.city) {
+                if let labelled, let located, AirportDatabase.fold(labelled.city) == AirportDatabase.fold(located.city)
+                {
                     origin = located
                 } else if let airport = labelled ?? located {
                     origin = airport
@@ -1084,13 +1088,23 @@ public struct FlightClassifier: ItemClassifier {
                 ?? afterWord(["seat", "sitzplatz", "sitz"], maxLength: 4).flatMap(Self.seatCode)
         }
 
+        /// The digits of "5012편", "41便": a number and a counter word of Japanese, Korean or Chinese.
+        static func countedNumber(_ token: TextTokens.Token) -> Substring? {
+            guard token.kind == .mixed,
+                let counter = FlightClassifier.numberCounters.first(where: { token.text.hasSuffix($0) })
+            else { return nil }
+            let digits = token.text.dropLast(counter.count)
+            return !digits.isEmpty && digits.allSatisfy(\.isASCII) && digits.allSatisfy(\.isNumber) ? digits : nil
+        }
+
         /// "ミュンヘン行きフライト", "이스탄불행 항공편", "飞往北京的航班": the city a flight is bound for, in text
         /// written without spaces.
         private func boundFor(in tokens: TextTokens) -> String? {
             for token in tokens.tokens where token.kind == .word || token.kind == .mixed {
                 let text = String(token.text)
                 for marker in FlightClassifier.boundForAfter {
-                    if let range = text.range(of: marker), classifier.airports.isCity(String(text[..<range.lowerBound])) {
+                    if let range = text.range(of: marker), classifier.airports.isCity(String(text[..<range.lowerBound]))
+                    {
                         return String(text[..<range.lowerBound])
                     }
                 }
