@@ -69,14 +69,21 @@ struct TextTokens {
                 index = text.index(after: index)
                 continue
             }
-            if character.isLetter || character.isNumber {
+            let letter = character.isLetter
+            if letter || character.isNumber {
                 var end = text.index(after: index)
                 // Some ideographs are numbers too (京 is 10¹⁶): they count as letters, so "北京" is a word.
-                var letters = character.isLetter
-                var digits = character.isNumber && !character.isLetter
-                while end < text.endIndex, text[end].isLetter || text[end].isNumber {
-                    letters = letters || text[end].isLetter
-                    digits = digits || (text[end].isNumber && !text[end].isLetter)
+                var letters = letter
+                var digits = !letter
+                while end < text.endIndex {
+                    let next = text[end]
+                    if next.isLetter {
+                        letters = true
+                    } else if next.isNumber {
+                        digits = true
+                    } else {
+                        break
+                    }
                     end = text.index(after: end)
                 }
                 let kind: Token.Kind = letters && digits ? .mixed : letters ? .word : .digits

@@ -3,8 +3,9 @@ import Foundation
 /// Finds flights (docs/design.md §4): a flight number of a known airline, a route between two airports of the
 /// database, and flight words in several languages, in the shapes producers write (Google's "Flight to London
 /// (BA 286)" at "San Francisco SFO", TripIt's "UA123 SFO to EWR", airline exports with "Flight number:",
-/// hand-typed "✈️ FRA-JFK"); and vetoes what only looks like one (trains sold with airline numbers, airport
-/// pickups, hotels, parking, rental cars, "book flights", flight lessons, office codes, prices, issue keys).
+/// hand-typed "✈️ FRA-JFK"); and what only looks like one (trains sold with airline numbers, airport pickups,
+/// hotels, parking, rental cars, "book flights", flight lessons, office codes, prices, issue keys). What it finds
+/// is evidence; `FlightDecision.swift` weighs it with fitted weights, and its words are data (`FlightWords`).
 ///
 /// Only the summary and location decide; the description adds labelled facts ("Flight number: LH 400",
 /// "Terminal: 1", "Seat: 14A") and a route, but its free text (booking boilerplate, directions) never makes an
@@ -181,7 +182,7 @@ public struct FlightClassifier: ItemClassifier {
                 for (index, token) in tokens.tokens.enumerated() {
                     if token.isPlane {
                         keyword = String(token.text)
-                    } else if token.kind == .word || token.kind == .mixed,
+                    } else if token.kind == .word || token.kind == .mixed, token.text.utf8.contains(where: { $0 >= 0x80 }),
                         let word = FlightClassifier.flightWordsWithin.first(where: { token.text.contains($0) })
                     {
                         // "ミュンヘン行きフライト", "飞往北京的航班": written without spaces.
@@ -1036,7 +1037,9 @@ public struct FlightClassifier: ItemClassifier {
         /// "Rail&Fly ICE to FRA, then LH 400 FRA-JFK": the veto's words come first, then a break (a comma, "then",
         /// "+"), then the flight number: the train is the way to the flight, not the trip.
         private func laterLeg() -> String? {
-            guard let vetoText, let number, veto.map(FlightFeature.veto) == .ground else { return nil }
+            // A way to travel (not "cargo", also ground): a train, a bus, a ferry, a taxi, a car.
+            let ways: Set<String> = ["bus", "ferry", "taxi", "car"]
+            guard let vetoText, let number, let veto, ways.contains(veto) || veto.hasPrefix("train") else { return nil }
             let text = input.summary
             guard let ground = text.range(of: vetoText), let flight = text.range(of: number.text),
                 ground.upperBound <= flight.lowerBound
