@@ -182,7 +182,8 @@ public struct FlightClassifier: ItemClassifier {
                 for (index, token) in tokens.tokens.enumerated() {
                     if token.isPlane {
                         keyword = String(token.text)
-                    } else if token.kind == .word || token.kind == .mixed, token.text.utf8.contains(where: { $0 >= 0x80 }),
+                    } else if token.kind == .word || token.kind == .mixed,
+                        token.text.utf8.contains(where: { $0 >= 0x80 }),
                         let word = FlightClassifier.flightWordsWithin.first(where: { token.text.contains($0) })
                     {
                         // "ミュンヘン行きフライト", "飞往北京的航班": written without spaces.
