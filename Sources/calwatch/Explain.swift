@@ -92,7 +92,8 @@ extension CalwatchCommand {
                 if let international = flight.international { text += international ? ", international" : ", domestic" }
                 lines.append(text)
                 if let leaveBy = facts.leaveBy {
-                    lines.append("  leave by \(leaveBy) (departure \(occurrence.start) − airport lead − travel time)")
+                    let departure = Classifier.departure(of: flight, on: occurrence)
+                    lines.append("  leave by \(leaveBy) (departure \(departure) − airport lead − travel time)")
                 }
                 let details = [
                     ("terminal", flight.terminal), ("gate", flight.gate), ("seat", flight.seat),

@@ -149,7 +149,7 @@ import Testing
         options.bus.maxRetryDelay = .seconds(10)
         let batches = Mutex(0)
         // The failing sink's failures when the stop came: the run may be slow (a busy machine), so the sink may
-        // have been retried any number of times before it; after it, once at most.
+        // have been retried any number of times before it; after it, the try under way then, and one more at most.
         let failedAtStop = Mutex<Int?>(nil)
         let journal = try ReplayTests.journal()
         let replay = Replay(
@@ -173,7 +173,7 @@ import Testing
         let report = try #require(summary.sinks.first { $0.name == "flaky" })
         let failedBeforeTheStop = try #require(failedAtStop.withLock { $0 })
         #expect(report.undelivered == committed, "\(report)")
-        #expect(report.failures <= failedBeforeTheStop + 1, "\(report), \(failedBeforeTheStop) before the stop")
+        #expect(report.failures <= failedBeforeTheStop + 2, "\(report), \(failedBeforeTheStop) before the stop")
     }
 
     /// A sink that failed (a database restarting, a full disk) gets the event on its retry timer, though nothing

@@ -113,4 +113,36 @@ import Testing
         #expect(doubtful.kind == .event)
         #expect(doubtful.evidence.last?.description.hasPrefix("− decision: not a flight") == true)
     }
+
+    /// An all-day item whose text gives the departure is a flight leaving then, on the origin airport's clock, and
+    /// is reminded before its leave-by; without a time it is no flight.
+    @Test func anAllDayFlightLeavesWhenItsTextSays() throws {
+        let path = TestFolders.path("all-day", suffix: ".ics")
+        try """
+        BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//test//EN\r\nBEGIN:VEVENT\r\nUID:allday-flight\r
+        DTSTAMP:20270101T000000Z\r\nDTSTART;VALUE=DATE:20270315\r\nDTEND;VALUE=DATE:20270316\r
+        SUMMARY:Flight LH 400 FRA-JFK\r\nDESCRIPTION:Lufthansa\\nDeparts 13:25\\, lands 16:10 local\r\nEND:VEVENT\r
+        BEGIN:VEVENT\r\nUID:allday-trip\r\nDTSTAMP:20270101T000000Z\r\nDTSTART;VALUE=DATE:20270316\r
+        DTEND;VALUE=DATE:20270317\r\nSUMMARY:Flight LH 401 JFK-FRA\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n
+        """.write(toFile: path, atomically: true, encoding: .utf8)
+        let result = scan([path], from: "2027-03-01", to: "2027-04-01", zone: "Europe/Berlin")
+        let flight = try #require(result.occurrences.first { $0.uid == "allday-flight" })
+        let facts = classifier.facts(for: flight)
+        #expect(facts.kind == .flight)
+        #expect(facts.flight?.departureMinute == 13 * 60 + 25)
+        // 13:25 in Frankfurt (UTC+1 in March) is 12:25Z; three hours' lead abroad and 45 minutes' way before it.
+        #expect(facts.leaveBy == utc("2027-03-15T08:40:00Z"))
+        let untimed = try #require(result.occurrences.first { $0.uid == "allday-trip" })
+        #expect(classifier.facts(for: untimed).kind == .event)
+        // Reminded like any flight, though all-day items are not by default.
+        let events = PlannerTests.run(
+            from: "2027-03-15T00:00:00Z", to: "2027-03-16T00:00:00Z", facts: { classifier.facts(for: $0) }, [flight])
+        #expect(
+            PlannerTests.lines(events, types: [.reminderDue]) == [
+                "reminderDue 2027-03-15T08:10:00Z 30m before leaveBy",
+                "reminderDue 2027-03-15T08:25:00Z 15m before leaveBy",
+                "reminderDue 2027-03-15T08:35:00Z 5m before leaveBy",
+            ])
+        #expect(PlannerTests.lines(events, types: [.liveActivityStart]).isEmpty)
+    }
 }

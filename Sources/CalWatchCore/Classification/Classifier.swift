@@ -119,7 +119,7 @@ public final class Classifier: Sendable {
             let airport = flight.origin.map {
                 Leave.Place(name: $0.name, at: GeoPoint(latitude: $0.latitude, longitude: $0.longitude))
             }
-            let atAirport = occurrence.start.adding(seconds: -lead(flight))
+            let atAirport = Self.departure(of: flight, on: occurrence).adding(seconds: -lead(flight))
             // The way to the airport from the same machinery as any placed event's, else `flights.travelTime`.
             let way = airport?.at.flatMap {
                 travel.way(to: $0, arrivingBy: atAirport, for: occurrence, at: nil, facts: facts)
@@ -169,6 +169,15 @@ public final class Classifier: Sendable {
 
     /// Departure − airport lead (international when either end is abroad or unknown: better early than late)
     /// − travel time.
+    /// When a flight leaves: its occurrence's start, or for an all-day item the time its text gives, on that day
+    /// and on the origin airport's clock (the user's when the origin is unknown).
+    public static func departure(of flight: FlightFacts, on occurrence: Occurrence) -> Instant {
+        guard occurrence.allDay, let minute = flight.departureMinute else { return occurrence.start }
+        let day = occurrence.displayZone.wallClock(at: occurrence.start).date
+        let zone = flight.origin.flatMap { TimeZoneDatabase.rules(named: $0.zone) } ?? occurrence.displayZone
+        return zone.instant(for: LocalDateTime(date: day, hour: minute / 60, minute: minute % 60))
+    }
+
     public func leaveBy(_ flight: FlightFacts, departure: Instant) -> Instant {
         Instant(secondsSinceEpoch: departure.secondsSinceEpoch - lead(flight) - leads.travelTime)
     }

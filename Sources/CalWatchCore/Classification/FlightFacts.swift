@@ -10,6 +10,9 @@ public struct FlightFacts: Sendable, Hashable {
     public var gate: String?
     public var seat: String?
     public var bookingReference: String?
+    /// An all-day item's departure, in minutes after midnight on the origin airport's clock, read from its text
+    /// ("Departs 13:25"): the time its occurrence does not carry.
+    public var departureMinute: Int?
     /// 1: airports with a flight keyword or number; 2: a flight keyword only; 3: a flight number only.
     public var tier: Int
 

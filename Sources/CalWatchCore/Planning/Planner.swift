@@ -250,6 +250,9 @@ public enum Planner {
         var fingerprint: UInt64 { subject.fingerprint }
         var cancelled: Bool { occurrence.status == .cancelled }
         var eligible: Bool { configuration.includeAllDay || !occurrence.allDay }
+        /// An all-day flight is one whose text gives its departure (else it is no flight): it is reminded before
+        /// its leave-by like any flight.
+        var remindable: Bool { eligible || (occurrence.allDay && subject.facts.kind == .flight) }
 
         // MARK: Flights
 
@@ -274,7 +277,9 @@ public enum Planner {
         /// Every reminder whose time has come and whose anchor has not passed; of several missed ones only the
         /// latest is delivered (marked late), and none once a later one has been delivered.
         func planReminders(state: PlannerState, into due: inout [PlannedEvent], wake: (Instant) -> Void) {
-            guard eligible || subject.rule?.allDay != nil, !cancelled || configuration.includeCancelled else { return }
+            guard remindable || subject.rule?.allDay != nil, !cancelled || configuration.includeCancelled else {
+                return
+            }
             if let attendance = subject.rule?.attendance {
                 // The rule says which of your answers get reminders; one you have not answered always does.
                 if let answer = subject.facts.participation, !attendance.contains(answer) { return }

@@ -46,7 +46,9 @@ public enum OccurrenceJSON {
                 for start in starts {
                     for occurrence in taken[start..<min(start + stretch, taken.count)] {
                         let shared = fragments[ObjectIdentifier(occurrence.source)]!
-                        let leaveBy = shared.flight.flatMap { classifier?.leaveBy($0, departure: occurrence.start) }
+                        let leaveBy = shared.flight.flatMap {
+                            classifier?.leaveBy($0, departure: Classifier.departure(of: $0, on: occurrence))
+                        }
                         write(occurrence, shared: shared, leaveBy: leaveBy, to: &writer)
                     }
                 }
@@ -175,7 +177,9 @@ public enum OccurrenceJSON {
         }
         shared.append(.classified, to: &writer)
         ClassificationJSON.writeFlight(
-            shared.flight, departure: occurrence.start, arrival: occurrence.end, leaveBy: leaveBy, to: &writer)
+            shared.flight,
+            departure: shared.flight.map { Classifier.departure(of: $0, on: occurrence) } ?? occurrence.start,
+            arrival: occurrence.end, leaveBy: leaveBy, to: &writer)
         shared.append(.tail, to: &writer)
         writer.endObject(newline: newline)
     }

@@ -341,7 +341,15 @@ public struct DecisionTrace: Sendable {
     ) -> [Step] {
         var reason: String?
         var activityToo = false
-        if occurrence.allDay && !planner.includeAllDay {
+        if occurrence.allDay && !planner.includeAllDay && facts.kind == .flight {
+            // Reminded before its leave-by like any flight; only its day-long live activity is left out.
+            return [
+                Step(
+                    type: .liveActivityStart, time: anchor.adding(seconds: -planner.liveActivityLead),
+                    what: "live activity", state: .skipped,
+                    reason: "it is an all-day flight: no live activity spans the whole day")
+            ]
+        } else if occurrence.allDay && !planner.includeAllDay {
             reason = "it is an all-day event, and reminders for those are off (reminders.allDay: true turns them on)"
             activityToo = true
         } else if occurrence.status == .cancelled && !planner.includeCancelled {

@@ -33,6 +33,8 @@ public struct FlightClassifier: ItemClassifier {
 
     /// "Flight" in the languages calendars are written in.
     static let flightWords: Set<String> = FlightWords.shared.set("flight-words")
+    /// Words before an all-day item's departure time: "Departs 13:25", "Abflug 7.05".
+    static let departureTimeWords: Set<String> = FlightWords.shared.set("departure-time-words")
     /// "Airport" in the languages calendars are written in.
     static let airportWords: Set<String> = FlightWords.shared.set("airport-words")
     /// "Flight" where a language writes it without spaces around it (Japanese, Chinese, Korean).
@@ -144,6 +146,8 @@ public struct FlightClassifier: ItemClassifier {
         var destination: Airport?
         var destinationCity: String?
         var veto: String?
+        /// An all-day item's departure time from its text, in minutes after midnight.
+        var allDayDeparture: Int?
         /// The summary's words that raised the veto.
         var vetoText: String?
         /// The features the decision weighed.
@@ -950,8 +954,16 @@ public struct FlightClassifier: ItemClassifier {
                         text: attendees.prefix(3).map(\.address).joined(separator: ", ")))
             }
             guard let duration = input.duration else {
-                features.insert(.allDay)
-                evidence.append(Evidence(.notFlight, "all-day item: no departure time", in: "DTSTART", text: "all day"))
+                // "Departs 13:25" in an all-day item: a flight whose time only its text gives.
+                if let (minute, text) = departureInText() {
+                    allDayDeparture = minute
+                    evidence.append(
+                        Evidence(.fact, "departure time of an all-day item", in: "DESCRIPTION", text: text))
+                } else {
+                    features.insert(.allDay)
+                    evidence.append(
+                        Evidence(.notFlight, "all-day item: no departure time", in: "DTSTART", text: "all day"))
+                }
                 return features
             }
             // The longest scheduled services with a stop (Sydney–London) take about 24 hours.
@@ -1031,8 +1043,47 @@ public struct FlightClassifier: ItemClassifier {
                             in: "SUMMARY", text: city))
                 }
             }
+            flight.departureMinute = allDayDeparture
             extractDetails(into: &flight)
             return flight
+        }
+
+        /// "Departs 13:25", "Abflug 7.05", "Departure: 21h40": a departure word, then a time, in the summary or the
+        /// description's lines.
+        private mutating func departureInText() -> (minute: Int, text: String)? {
+            for tokens in [summary] + descriptionLines.map(\.tokens) {
+                for index in tokens.tokens.indices
+                where FlightClassifier.departureTimeWords.contains(tokens[index].folded) {
+                    for at in index + 1...index + 3 {
+                        guard let hour = tokens.at(at),
+                            let time = Self.clockTime(hour, tokens.at(at + 1), tokens.at(at + 2))
+                        else { continue }
+                        return (time, "\(tokens[index].text) \(time / 60):\(String(format: "%02d", time % 60))")
+                    }
+                }
+            }
+            return nil
+        }
+
+        /// `13:25`, `7.05` (three tokens) or `21h40` (one): minutes after midnight.
+        static func clockTime(_ first: TextTokens.Token, _ second: TextTokens.Token?, _ third: TextTokens.Token?)
+            -> Int?
+        {
+            let hourText: Substring
+            let minuteText: Substring
+            if first.kind == .mixed, let h = first.text.firstIndex(where: { $0 == "h" || $0 == "H" }) {
+                (hourText, minuteText) = (first.text[..<h], first.text[first.text.index(after: h)...])
+            } else if first.kind == .digits, let second, second.text == ":" || second.text == ".",
+                let third, third.kind == .digits, !second.spaceBefore, !third.spaceBefore
+            {
+                (hourText, minuteText) = (first.text, third.text)
+            } else {
+                return nil
+            }
+            guard (1...2).contains(hourText.count), minuteText.count == 2, let hour = Int(hourText),
+                let minute = Int(minuteText), hour < 24, minute < 60
+            else { return nil }
+            return hour * 60 + minute
         }
 
         /// "Rail&Fly ICE to FRA, then LH 400 FRA-JFK": the veto's words come first, then a break (a comma, "then",
