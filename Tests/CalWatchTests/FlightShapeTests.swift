@@ -46,6 +46,10 @@ import Testing
         Flight(
             summary: "easyJet U2 8021 London to Geneva", location: "London Luton Airport", hours: 1.8,
             code: "U28021", origin: "LTN", destination: "GVA"),
+        // Airports' whole names before their codes.
+        Flight(
+            summary: "British Airways BA0213 London Heathrow Airport (LHR) to Boston Logan International Airport (BOS)",
+            hours: 7.8, code: "BA213", origin: "LHR", destination: "BOS"),
         // A train to the airport, then the flight.
         Flight(
             summary: "Zug zum Flug: ICE 519 nach FRA, dann LH 598 FRA-LOS", hours: 8.5, code: "LH598", origin: "FRA",

@@ -687,9 +687,10 @@ public struct FlightClassifier: ItemClassifier {
             var at = index + 1
             if tokens.at(at)?.kind == .open { at += 1 }
             if let token = tokens.at(at), let airport = airportCode(token, beside: tokens.at(index)) { return airport }
-            // "Frankfurt (FRA) – New York (JFK)": the code follows the city.
+            // "Frankfurt (FRA) – New York (JFK)": the code follows the city, or an airport's whole name ("to
+            // Licenciado Benito Juarez International Airport (MEX)", as British Airways writes it).
             var look = at
-            while let token = tokens.at(look), token.kind == .word, look - at < 4 {
+            while let token = tokens.at(look), token.kind == .word, look - at < 7 {
                 if token.text.count == 3, token.isUpper, let airport = classifier.airports.airport(token.text) {
                     return airport
                 }
