@@ -81,7 +81,6 @@ import Testing
     @Test(.enabled(if: ProcessInfo.processInfo.environment["CALWATCH_WRITE_FEATURES"] != nil))
     func writeFeatures() throws {
         let path = ProcessInfo.processInfo.environment["CALWATCH_WRITE_FEATURES"]!
-        let flights = FlightClassifier(me: ["me@example.com"])
         var lines: [String] = []
         for file in Self.files {
             let labels = ClassificationCorpusTests.labels(fixture(file))
@@ -91,7 +90,7 @@ import Testing
                 let duration =
                     occurrence.allDay
                     ? nil : Double(occurrence.end.secondsSinceEpoch - occurrence.start.secondsSinceEpoch)
-                let candidate = flights.candidate(
+                let candidate = Self.candidate(
                     ClassifierInput(component: occurrence.source.component, duration: duration))
                 var line: [String: Any] = ["uid": occurrence.uid, "file": file, "flight": expected["kind"] == "flight"]
                 if let candidate {
@@ -111,5 +110,17 @@ import Testing
         }
         try (lines.joined(separator: "\n") + "\n").write(toFile: path, atomically: true, encoding: .utf8)
         #expect(lines.count >= 1_500)
+    }
+}
+
+extension FlightFeatureExport {
+    /// An item's features and the facts read were it a flight (`nil`: nothing hints at one), whatever the weights
+    /// would decide: what `scripts/fit-flight-weights.py` fits them on.
+    static func candidate(_ input: ClassifierInput) -> (features: Set<FlightFeature>, flight: FlightFacts)? {
+        let always = FlightClassifier(me: ["me@example.com"], weights: FlightWeights(bias: 1, weights: [:]))
+        var scan = FlightClassifier.Scan(input: input, classifier: always)
+        scan.run()
+        guard let flight = scan.result(), let features = scan.weighed else { return nil }
+        return (features, flight)
     }
 }

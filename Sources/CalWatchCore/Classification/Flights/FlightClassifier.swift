@@ -17,7 +17,7 @@ public struct FlightClassifier: ItemClassifier {
     /// The user's own addresses (`me`), lower case: an item with attendees that leave the user out is someone
     /// else's trip.
     let me: Set<String>
-    var weights: FlightWeights
+    let weights: FlightWeights
 
     public init(me: [String] = []) {
         self.me = MeetingClassifier.addresses(me)
@@ -112,17 +112,6 @@ public struct FlightClassifier: ItemClassifier {
         classification.evidence += scan.evidence
     }
 
-    /// The decision's features of an item and the facts read were it a flight (`nil`: nothing hints at one): what
-    /// `scripts/fit-flight-weights.py` fits the weights on.
-    func candidate(_ input: ClassifierInput) -> (features: Set<FlightFeature>, flight: FlightFacts)? {
-        var always = self
-        always.weights = FlightWeights(bias: 1, weights: [:])
-        var scan = Scan(input: input, classifier: always)
-        scan.run()
-        guard let flight = scan.result(), let features = scan.weighed else { return nil }
-        return (features, flight)
-    }
-
     /// A flight number found in text.
     struct FlightNumber {
         var designator: String
@@ -146,6 +135,8 @@ public struct FlightClassifier: ItemClassifier {
         var destination: Airport?
         var destinationCity: String?
         var veto: String?
+        /// The booking code under a booking label, read once for the decision and the facts.
+        var labelledBooking: String?
         /// An all-day item's departure time from its text, in minutes after midnight.
         var allDayDeparture: Int?
         /// The summary's words that raised the veto.
@@ -929,7 +920,8 @@ public struct FlightClassifier: ItemClassifier {
             } else if destinationCity != nil {
                 features.insert(.destinationCity)
             }
-            if fields.value(FlightClassifier.bookingLabels).flatMap(Self.bookingCode) != nil {
+            labelledBooking = fields.value(FlightClassifier.bookingLabels).flatMap(Self.bookingCode)
+            if labelledBooking != nil {
                 features.insert(.bookingReference)
             }
             let words = summary.tokens.filter { $0.kind == .word || $0.kind == .mixed || $0.kind == .digits }
@@ -1131,7 +1123,7 @@ public struct FlightClassifier: ItemClassifier {
 
         private mutating func extractDetails(into flight: inout FlightFacts) {
             flight.bookingReference =
-                fields.value(FlightClassifier.bookingLabels).flatMap(Self.bookingCode)
+                labelledBooking
                 ?? bookingWithNamedLabel() ?? bookingAfterWords()
             flight.terminal =
                 fields.value(FlightClassifier.terminalLabels).flatMap(Self.shortCode)
