@@ -292,19 +292,21 @@ public final class CalDAVClient: Sendable {
             let batch = Array(wanted[start..<min(start + 200, wanted.count)])
             let fetched = try await multiget(url, batch)
             for response in fetched {
+                // The listing's own string for the href: one per item is kept, not a second from each answer.
+                let listed = changes.etags.index(forKey: response.href)
+                let href = listed.map { changes.etags.keys[$0] } ?? response.href
                 if response.status == 404 {
-                    gone.insert(response.href)
+                    gone.insert(href)
                     continue
                 }
                 guard let data = response["calendar-data"], !data.isEmpty else { continue }
-                var item =
-                    kept.items[response.href] ?? State.Item(file: Self.fileName(for: response.href, avoiding: taken))
+                var item = kept.items[href] ?? State.Item(file: Self.fileName(for: href, avoiding: taken))
                 taken.insert(item.file)
-                item.etag = response["getetag"] ?? changes.etags[response.href].flatMap { $0 }
+                item.etag = response["getetag"] ?? listed.flatMap { changes.etags.values[$0] }
                 var bytes = Array(data.utf8)
                 if bytes.last != UInt8(ascii: "\n") { bytes.append(UInt8(ascii: "\n")) }
                 try FeedCache.replace(path + "/" + item.file, with: Data(bytes), durable: false)
-                kept.items[response.href] = item
+                kept.items[href] = item
                 written += bytes.count
                 changed = true
             }

@@ -20,6 +20,8 @@ public struct CalendarComponent: Sendable {
         init(_ fields: Fields) { self.fields = fields }
     }
 
+    /// What nearly every item has. The rest (`Rare`) is held by reference and only when set: a plain item's
+    /// fields took 520 bytes inline, and a daemon holds one per calendar item (52 MB for 100,000).
     private struct Fields: Sendable {
         var kind: Kind
         var uid: String
@@ -27,35 +29,68 @@ public struct CalendarComponent: Sendable {
         var location: String? = nil
         var description: String? = nil
         var status: Status? = nil
+        var transparent: Bool = false
         var sequence = 0
+        /// `LAST-MODIFIED`, else `DTSTAMP`, which every item has.
         var lastModified: DateValue? = nil
         var start: DateValue? = nil
         var end: DateValue? = nil
-        /// Boxed, as `recurrenceID`: most items have neither, and inline each took 72 bytes of every item kept.
-        var due: Boxed<DateValue>? = nil
-        var duration: ICalDuration? = nil
         var recurrenceRules: [String] = []
+        var alarms: [Alarm] = []
+        var line: Int? = nil
+        var rare: RareStorage? = nil
+    }
+
+    private final class RareStorage: @unchecked Sendable {
+        var fields: Rare
+        init(_ fields: Rare) { self.fields = fields }
+    }
+
+    /// The fields most items lack (a plain event written by a server has none of them).
+    private struct Rare: Sendable, Equatable {
+        var due: DateValue? = nil
+        var duration: ICalDuration? = nil
         var recurrenceDates: [RecurrenceDate] = []
         var exceptionDates: [DateValue] = []
         var exceptionRules: [String] = []
-        var recurrenceID: Boxed<DateValue>? = nil
+        var recurrenceID: DateValue? = nil
         var rangeThisAndFuture = false
         var todoCompleted = false
-        var alarms: [Alarm] = []
         var problems: [String] = []
         var errors: [String] = []
         var unknownProperties: [String] = []
-        var line: Int? = nil
         var attendees: [Attendee] = []
         var organizer: String? = nil
-        var transparent: Bool = false
         var linkProperties: [NamedText] = []
         var whereabouts: Whereabouts? = nil
         var acknowledgedThrough: Instant? = nil
         var calendarSnoozes: [CalendarSnooze] = []
+
+        static let none = Rare()
     }
 
-    /// Changes the fields, copying them first when another value shares them.
+    /// A rare field's value (its default when none is set).
+    private func rare<Value>(_ field: (Rare) -> Value) -> Value {
+        if let rare = storage.fields.rare { return field(rare.fields) }
+        return field(Rare.none)
+    }
+
+    /// Sets rare fields; nothing is allocated while they keep their defaults.
+    private mutating func mutateRare(_ change: (inout Rare) -> Void) {
+        mutate { fields in
+            guard var box = fields.rare else {
+                var rare = Rare()
+                change(&rare)
+                if rare != Rare.none { fields.rare = RareStorage(rare) }
+                return
+            }
+            fields.rare = nil
+            if !isKnownUniquelyReferenced(&box) { box = RareStorage(box.fields) }
+            change(&box.fields)
+            fields.rare = box
+        }
+    }
+
     private mutating func mutate(_ change: (inout Fields) -> Void) {
         if !isKnownUniquelyReferenced(&storage) { storage = Storage(storage.fields) }
         change(&storage.fields)
@@ -104,12 +139,12 @@ public struct CalendarComponent: Sendable {
         set { mutate { $0.end = newValue } }
     }
     public var due: DateValue? {
-        get { storage.fields.due?.value }
-        set { mutate { $0.due = newValue.map(Boxed.init) } }
+        get { rare { $0.due } }
+        set { mutateRare { $0.due = newValue } }
     }
     public var duration: ICalDuration? {
-        get { storage.fields.duration }
-        set { mutate { $0.duration = newValue } }
+        get { rare { $0.duration } }
+        set { mutateRare { $0.duration = newValue } }
     }
     /// RRULE texts, after repair where the original did not parse.
     public var recurrenceRules: [String] {
@@ -117,31 +152,31 @@ public struct CalendarComponent: Sendable {
         set { mutate { $0.recurrenceRules = newValue } }
     }
     public var recurrenceDates: [RecurrenceDate] {
-        get { storage.fields.recurrenceDates }
-        set { mutate { $0.recurrenceDates = newValue } }
+        get { rare { $0.recurrenceDates } }
+        set { mutateRare { $0.recurrenceDates = newValue } }
     }
     public var exceptionDates: [DateValue] {
-        get { storage.fields.exceptionDates }
-        set { mutate { $0.exceptionDates = newValue } }
+        get { rare { $0.exceptionDates } }
+        set { mutateRare { $0.exceptionDates = newValue } }
     }
     /// EXRULE texts (RFC 2445; deprecated by RFC 5545 but still written by older producers).
     public var exceptionRules: [String] {
-        get { storage.fields.exceptionRules }
-        set { mutate { $0.exceptionRules = newValue } }
+        get { rare { $0.exceptionRules } }
+        set { mutateRare { $0.exceptionRules = newValue } }
     }
     public var recurrenceID: DateValue? {
-        get { storage.fields.recurrenceID?.value }
-        set { mutate { $0.recurrenceID = newValue.map(Boxed.init) } }
+        get { rare { $0.recurrenceID } }
+        set { mutateRare { $0.recurrenceID = newValue } }
     }
     /// `RECURRENCE-ID;RANGE=THISANDFUTURE`: this override also moves every later instance.
     public var rangeThisAndFuture: Bool {
-        get { storage.fields.rangeThisAndFuture }
-        set { mutate { $0.rangeThisAndFuture = newValue } }
+        get { rare { $0.rangeThisAndFuture } }
+        set { mutateRare { $0.rangeThisAndFuture = newValue } }
     }
     /// Whether a VTODO is finished (`STATUS:COMPLETED` or a `COMPLETED` time).
     public var todoCompleted: Bool {
-        get { storage.fields.todoCompleted }
-        set { mutate { $0.todoCompleted = newValue } }
+        get { rare { $0.todoCompleted } }
+        set { mutateRare { $0.todoCompleted = newValue } }
     }
     public var alarms: [Alarm] {
         get { storage.fields.alarms }
@@ -149,19 +184,19 @@ public struct CalendarComponent: Sendable {
     }
     /// Problems libical reported inside this component, already worded for the user.
     public var problems: [String] {
-        get { storage.fields.problems }
-        set { mutate { $0.problems = newValue } }
+        get { rare { $0.problems } }
+        set { mutateRare { $0.problems = newValue } }
     }
     /// Problems that lose part of the item (an RRULE that cannot be read: only its first instance is used).
     public var errors: [String] {
-        get { storage.fields.errors }
-        set { mutate { $0.errors = newValue } }
+        get { rare { $0.errors } }
+        set { mutateRare { $0.errors = newValue } }
     }
     /// Property names that are neither iCalendar's nor `X-` (Teamup writes its own): ignored, and reported once per
     /// file rather than once per item.
     public var unknownProperties: [String] {
-        get { storage.fields.unknownProperties }
-        set { mutate { $0.unknownProperties = newValue } }
+        get { rare { $0.unknownProperties } }
+        set { mutateRare { $0.unknownProperties = newValue } }
     }
     /// The line of the file where the component begins, when known.
     public var line: Int? {
@@ -170,13 +205,13 @@ public struct CalendarComponent: Sendable {
     }
     /// `ATTENDEE`s, as the meeting classifier needs them.
     public var attendees: [Attendee] {
-        get { storage.fields.attendees }
-        set { mutate { $0.attendees = newValue } }
+        get { rare { $0.attendees } }
+        set { mutateRare { $0.attendees = newValue } }
     }
     /// The `ORGANIZER`'s address, without `mailto:`, lower case.
     public var organizer: String? {
-        get { storage.fields.organizer }
-        set { mutate { $0.organizer = newValue } }
+        get { rare { $0.organizer } }
+        set { mutateRare { $0.organizer = newValue } }
     }
     /// `TRANSP:TRANSPARENT` (or Outlook's `X-MICROSOFT-CDO-BUSYSTATUS:FREE`): the time is shown as free, so the
     /// item never conflicts with another.
@@ -188,26 +223,26 @@ public struct CalendarComponent: Sendable {
     /// `URL`, `X-GOOGLE-CONFERENCE`, `X-MICROSOFT-SKYPETEAMSMEETINGURL`, `X-MICROSOFT-ONLINEMEETING*`, and
     /// the HTML description `X-ALT-DESC`.
     public var linkProperties: [NamedText] {
-        get { storage.fields.linkProperties }
-        set { mutate { $0.linkProperties = newValue } }
+        get { rare { $0.linkProperties } }
+        set { mutateRare { $0.linkProperties = newValue } }
     }
     /// `geo`, `placeTitle` and `travelDuration` (below), held by reference: most items have none, and each item
     /// would otherwise carry 64 bytes for them (a megabyte and more on a 10,000-item scan).
     private var whereabouts: Whereabouts? {
-        get { storage.fields.whereabouts }
-        set { mutate { $0.whereabouts = newValue } }
+        get { rare { $0.whereabouts } }
+        set { mutateRare { $0.whereabouts = newValue } }
     }
     /// The calendar's own answers, as Thunderbird writes them: `X-MOZ-LASTACK`, the instant up to which its
     /// alarms were acknowledged (none at or before it comes again).
     public var acknowledgedThrough: Instant? {
-        get { storage.fields.acknowledgedThrough }
-        set { mutate { $0.acknowledgedThrough = newValue } }
+        get { rare { $0.acknowledgedThrough } }
+        set { mutateRare { $0.acknowledgedThrough = newValue } }
     }
     /// `X-MOZ-SNOOZE-TIME` (every instance) and `X-MOZ-SNOOZE-TIME-<start in µs>` (one instance of a series): a
     /// reminder snoozed until then.
     public var calendarSnoozes: [CalendarSnooze] {
-        get { storage.fields.calendarSnoozes }
-        set { mutate { $0.calendarSnoozes = newValue } }
+        get { rare { $0.calendarSnoozes } }
+        set { mutateRare { $0.calendarSnoozes = newValue } }
     }
     /// Where the item takes place: its `GEO`, else the point of Apple's `X-APPLE-STRUCTURED-LOCATION`.
     public var geo: GeoPoint? {

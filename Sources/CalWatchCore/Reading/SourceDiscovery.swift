@@ -158,7 +158,7 @@ public enum SourceDiscovery {
         let fallback = (directory as NSString).lastPathComponent
         var subdirectories: [(path: String, status: FileStatus)] = []
         for entry in entries where !entry.hasPrefix(".") {
-            let full = (directory as NSString).appendingPathComponent(entry)
+            let full = String(path: directory, entry)
             guard let entryStatus = FileStatus(full) else { continue }  // a dangling link, or gone meanwhile
             if entryStatus.isDirectory {
                 subdirectories.append((full, entryStatus))

@@ -154,17 +154,23 @@ public final class CalendarFiles {
     }
 
     /// Looks at files: each is read and parsed on its own, on all cores when there are many (a vdir at start, or
-    /// rewritten whole by a sync), and what they gave is then taken in in order.
+    /// rewritten whole by a sync), and what they gave is then taken in in order. Many files are looked at a batch
+    /// at a time, so that what is read but not yet taken in stays small (a batch, not 100,000 files).
     private func look(at sources: [CalendarSource], into changes: inout Changes) {
-        let looks = sources.map { source in
-            let source = scoped(source)
-            return (source: source, known: entries[source.path]?.value)
-        }
-        let loads = ParallelRuns.map(looks) { run in run.map { Self.load($0.source, known: $0.known) } }
-        for (look, loaded) in zip(looks, loads.joined()) {
-            take(loaded, of: look.source, into: &changes)
+        for batch in stride(from: 0, to: sources.count, by: Self.batch) {
+            let looks = sources[batch..<min(batch + Self.batch, sources.count)].map { source in
+                let source = scoped(source)
+                return (source: source, known: entries[source.path])
+            }
+            let loads = ParallelRuns.map(looks) { run in run.map { Self.load($0.source, known: $0.known?.value) } }
+            for (look, loaded) in zip(looks, loads.joined()) {
+                take(loaded, of: look.source, into: &changes)
+            }
         }
     }
+
+    /// Files read before they are taken in.
+    private static let batch = 4096
 
     /// What looking at one file found.
     private enum Loaded: Sendable {

@@ -185,7 +185,7 @@ public final class DirectoryWatcher: Sendable {
         } else if mask & UInt32(IN_ISDIR) != 0 {
             notices.rescan = true
         } else {
-            let path = directory + "/" + name
+            let path = String(path: directory, name)
             notices.files.insert(path)
             if mask & UInt32(IN_CLOSE_WRITE | IN_CREATE) != 0 {
                 notices.written.insert(path)

@@ -6,12 +6,35 @@ final class WatchedOccurrences: Sendable {
     private struct Held {
         /// The occurrence in effect under each key, with the files that hold the key: one invitation can be in two
         /// calendars (see `OccurrenceKey`).
-        var byKey: [OccurrenceKey: Slot] = [:]
+        var byKey: [Digest: Slot] = [:]
         var byOrigin: [PlanningLoop.Origin: [Occurrence]] = [:]
         /// Occurrences deleted from the calendars before they ended, as last read: the `removed` end of a running
         /// live activity, and any event a lagging sink reads back from the journal afterwards, still say what went
         /// away (summary, place, meeting, flight). Kept a day past their end, as long as the events are of use.
         var departed: [OccurrenceKey: Occurrence] = [:]
+    }
+
+    /// An occurrence's key as 128 bits of the process's keyed hash (two seeds): filed by its whole `OccurrenceKey`
+    /// (64 bytes, the calendar's name that equality ignores among them), the table of a first sync of 100,000 items
+    /// took 33 MB, and twice that while it grew. The hash's key is random per process, so no calendar can be
+    /// written to make two keys collide.
+    private struct Digest: Hashable {
+        let first: Int
+        let second: Int
+
+        init(_ key: OccurrenceKey) {
+            var first = Hasher()
+            first.combine(UInt8(1))
+            key.hash(into: &first)
+            var second = Hasher()
+            second.combine(UInt8(2))
+            key.hash(into: &second)
+            (self.first, self.second) = (first.finalize(), second.finalize())
+        }
+
+        init(_ occurrence: Occurrence) { self.init(OccurrenceKey(occurrence)) }
+
+        func hash(into hasher: inout Hasher) { hasher.combine(first) }
     }
 
     /// One key's occurrence in effect (`nil` only while a file's occurrences are being replaced) and its holders.
@@ -68,44 +91,46 @@ final class WatchedOccurrences: Sendable {
     ) {
         held.withLock { held in
             let old = held.byOrigin.removeValue(forKey: origin) ?? []
-            var orphaned: [OccurrenceKey] = []
+            var orphaned: [Digest] = []
             let staleBefore = now.adding(seconds: -86_400)
             if !held.departed.isEmpty { held.departed = held.departed.filter { $0.value.end >= staleBefore } }
             for occurrence in old {
                 let key = OccurrenceKey(occurrence)
                 if occurrence.end >= staleBefore { held.departed[key] = occurrence }
-                guard var slot = held.byKey.removeValue(forKey: key) else { continue }
+                let digest = Digest(key)
+                guard var slot = held.byKey.removeValue(forKey: digest) else { continue }
                 slot.holders.remove(origin)
                 if !slot.holders.isEmpty {
                     slot.occurrence = nil
-                    held.byKey[key] = slot
-                    orphaned.append(key)
+                    held.byKey[digest] = slot
+                    orphaned.append(digest)
                 }
             }
             for occurrence in occurrences {
                 let key = OccurrenceKey(occurrence)
                 if !held.departed.isEmpty { held.departed[key] = nil }
-                if let index = held.byKey.index(forKey: key) {
+                let digest = Digest(key)
+                if let index = held.byKey.index(forKey: digest) {
                     held.byKey.values[index].occurrence = occurrence
                     if !held.byKey.values[index].holders.contains(origin) {
                         held.byKey.values[index].holders.append(origin)
                     }
                 } else {
-                    held.byKey[key] = Slot(occurrence: occurrence, holders: Holders(origin))
+                    held.byKey[digest] = Slot(occurrence: occurrence, holders: Holders(origin))
                 }
             }
             if !occurrences.isEmpty { held.byOrigin[origin] = occurrences }
             var takenOver: [PlanningLoop.Origin: [Occurrence]] = [:]
-            for key in orphaned where held.byKey[key]?.occurrence == nil {
-                guard let other = held.byKey[key]?.holders.last,
-                    let occurrence = held.byOrigin[other]?.first(where: { OccurrenceKey($0) == key })
+            for digest in orphaned where held.byKey[digest]?.occurrence == nil {
+                guard let other = held.byKey[digest]?.holders.last,
+                    let occurrence = held.byOrigin[other]?.first(where: { Digest($0) == digest })
                 else {
                     // No file holds it after all.
-                    held.byKey[key] = nil
+                    held.byKey[digest] = nil
                     continue
                 }
-                held.byKey[key]?.occurrence = occurrence
-                held.departed[key] = nil
+                held.byKey[digest]?.occurrence = occurrence
+                held.departed[OccurrenceKey(occurrence)] = nil
                 takenOver[other, default: []].append(occurrence)
             }
             var seen = Set<ObjectIdentifier>()
@@ -128,26 +153,29 @@ final class WatchedOccurrences: Sendable {
     var all: [PlanningLoop.Origin: [Occurrence]] {
         held.withLock { held in
             held.byOrigin.mapValues { occurrences in
-                occurrences.filter { held.byKey[OccurrenceKey($0)]?.occurrence?.source === $0.source }
+                occurrences.filter { held.byKey[Digest($0)]?.occurrence?.source === $0.source }
             }
         }
     }
 
     /// The occurrence held under `key`.
-    func occurrence(for key: OccurrenceKey) -> Occurrence? { held.withLock { $0.byKey[key]?.occurrence } }
+    func occurrence(for key: OccurrenceKey) -> Occurrence? { held.withLock { $0.byKey[Digest(key)]?.occurrence } }
 
     /// The key of the occurrence a subject names (`UID/START`, START its RECURRENCE-ID or start in UTC).
     func key(forSubject subject: String) -> OccurrenceKey? {
-        held.withLock { held in held.byKey.first { $0.value.occurrence?.isNamed(bySubject: subject) == true }?.key }
+        held.withLock { held in
+            held.byKey.values.lazy.compactMap(\.occurrence).first { $0.isNamed(bySubject: subject) }.map(
+                OccurrenceKey.init)
+        }
     }
 
     /// The key of a UID's occurrence running at `now`, else its next one.
     func key(forUID uid: String, at now: Instant) -> OccurrenceKey? {
         held.withLock { held in
-            let mine = held.byKey.compactMap { key, slot in
-                slot.occurrence.flatMap { key.uid == uid && $0.end > now ? (key, $0) : nil }
+            let mine = held.byKey.values.compactMap { slot in
+                slot.occurrence.flatMap { $0.uid == uid && $0.end > now ? $0 : nil }
             }
-            return (mine.first { $0.1.start <= now } ?? mine.min { $0.1.start < $1.1.start })?.0
+            return (mine.first { $0.start <= now } ?? mine.min { $0.start < $1.start }).map(OccurrenceKey.init)
         }
     }
 
@@ -155,7 +183,7 @@ final class WatchedOccurrences: Sendable {
         let occurrence = held.withLock { held in
             let key = journaled.event.key
             // A sink that reads an event back after its occurrence was deleted (it lagged behind) still gets its facts.
-            return held.byKey[key]?.occurrence ?? held.departed[key]
+            return held.byKey[Digest(key)]?.occurrence ?? held.departed[key]
         }
         return JournalStore.Entry(journaled, occurrence: occurrence, facts: facts)
     }
