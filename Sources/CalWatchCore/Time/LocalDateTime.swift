@@ -1,14 +1,30 @@
 /// A calendar date without a time or zone (an RFC 5545 `DATE`).
+///
+/// Held in 8 bytes (a daemon keeps three dates in each of its items, 100,000 of them and more): a year beyond
+/// ±2,147,483,647 or a month or day beyond ±32,767 is clamped to it.
 public struct CalendarDate: Hashable, Comparable, Sendable, CustomStringConvertible {
-    public var year: Int
-    public var month: Int
-    public var day: Int
+    private var storedYear: Int32
+    private var storedMonth: Int16
+    private var storedDay: Int16
+
+    public var year: Int {
+        get { Int(storedYear) }
+        set { storedYear = Int32(clamping: newValue) }
+    }
+    public var month: Int {
+        get { Int(storedMonth) }
+        set { storedMonth = Int16(clamping: newValue) }
+    }
+    public var day: Int {
+        get { Int(storedDay) }
+        set { storedDay = Int16(clamping: newValue) }
+    }
 
     /// Creates a date; the fields are not normalised.
     public init(year: Int, month: Int, day: Int) {
-        self.year = year
-        self.month = month
-        self.day = day
+        storedYear = Int32(clamping: year)
+        storedMonth = Int16(clamping: month)
+        storedDay = Int16(clamping: day)
     }
 
     /// Days since 1970-01-01 in the proleptic Gregorian calendar (Howard Hinnant's `days_from_civil`).
@@ -66,18 +82,33 @@ public struct CalendarDate: Hashable, Comparable, Sendable, CustomStringConverti
 }
 
 /// A wall-clock reading: a date and a time of day, in no particular zone.
+///
+/// Held in 14 bytes (a time's fields beyond ±32,767 are clamped to it), as `CalendarDate` is.
 public struct LocalDateTime: Hashable, Comparable, Sendable, CustomStringConvertible {
     public var date: CalendarDate
-    public var hour: Int
-    public var minute: Int
-    public var second: Int
+    private var storedHour: Int16
+    private var storedMinute: Int16
+    private var storedSecond: Int16
+
+    public var hour: Int {
+        get { Int(storedHour) }
+        set { storedHour = Int16(clamping: newValue) }
+    }
+    public var minute: Int {
+        get { Int(storedMinute) }
+        set { storedMinute = Int16(clamping: newValue) }
+    }
+    public var second: Int {
+        get { Int(storedSecond) }
+        set { storedSecond = Int16(clamping: newValue) }
+    }
 
     /// Creates a wall-clock reading; the fields are not normalised.
     public init(date: CalendarDate, hour: Int = 0, minute: Int = 0, second: Int = 0) {
         self.date = date
-        self.hour = hour
-        self.minute = minute
-        self.second = second
+        storedHour = Int16(clamping: hour)
+        storedMinute = Int16(clamping: minute)
+        storedSecond = Int16(clamping: second)
     }
 
     /// Creates a wall-clock reading from its six fields.
