@@ -12,12 +12,12 @@ public struct CalendarComponent: Sendable {
 
     /// The fields, held by reference and copied on write: an occurrence's source and the file's parsed calendar
     /// share one copy of each item (half a kilobyte) instead of holding one each.
-    private var storage: Storage
+    private var storage: Storage<Fields>
 
-    /// Unchecked: `fields` is changed only through `mutate`, on a storage no other value holds.
-    private final class Storage: @unchecked Sendable {
-        var fields: Fields
-        init(_ fields: Fields) { self.fields = fields }
+    /// Unchecked: `fields` is changed only through `mutate` and `mutateRare`, on a storage no other value holds.
+    private final class Storage<Held: Sendable>: @unchecked Sendable {
+        var fields: Held
+        init(_ fields: Held) { self.fields = fields }
     }
 
     /// What nearly every item has. The rest (`Rare`) is held by reference and only when set: a plain item's
@@ -38,12 +38,7 @@ public struct CalendarComponent: Sendable {
         var recurrenceRules: [String] = []
         var alarms: [Alarm] = []
         var line: Int? = nil
-        var rare: RareStorage? = nil
-    }
-
-    private final class RareStorage: @unchecked Sendable {
-        var fields: Rare
-        init(_ fields: Rare) { self.fields = fields }
+        var rare: Storage<Rare>? = nil
     }
 
     /// The fields most items lack (a plain event written by a server has none of them).
@@ -81,11 +76,11 @@ public struct CalendarComponent: Sendable {
             guard var box = fields.rare else {
                 var rare = Rare()
                 change(&rare)
-                if rare != Rare.none { fields.rare = RareStorage(rare) }
+                if rare != Rare.none { fields.rare = Storage(rare) }
                 return
             }
             fields.rare = nil
-            if !isKnownUniquelyReferenced(&box) { box = RareStorage(box.fields) }
+            if !isKnownUniquelyReferenced(&box) { box = Storage(box.fields) }
             change(&box.fields)
             fields.rare = box
         }

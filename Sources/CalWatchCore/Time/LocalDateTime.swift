@@ -3,28 +3,15 @@
 /// Held in 8 bytes (a daemon keeps three dates in each of its items, 100,000 of them and more): a year beyond
 /// ±2,147,483,647 or a month or day beyond ±32,767 is clamped to it.
 public struct CalendarDate: Hashable, Comparable, Sendable, CustomStringConvertible {
-    private var storedYear: Int32
-    private var storedMonth: Int16
-    private var storedDay: Int16
-
-    public var year: Int {
-        get { Int(storedYear) }
-        set { storedYear = Int32(clamping: newValue) }
-    }
-    public var month: Int {
-        get { Int(storedMonth) }
-        set { storedMonth = Int16(clamping: newValue) }
-    }
-    public var day: Int {
-        get { Int(storedDay) }
-        set { storedDay = Int16(clamping: newValue) }
-    }
+    @Clamped<Int32> public var year: Int
+    @Clamped<Int16> public var month: Int
+    @Clamped<Int16> public var day: Int
 
     /// Creates a date; the fields are not normalised.
     public init(year: Int, month: Int, day: Int) {
-        storedYear = Int32(clamping: year)
-        storedMonth = Int16(clamping: month)
-        storedDay = Int16(clamping: day)
+        self.year = year
+        self.month = month
+        self.day = day
     }
 
     /// Days since 1970-01-01 in the proleptic Gregorian calendar (Howard Hinnant's `days_from_civil`).
@@ -86,29 +73,16 @@ public struct CalendarDate: Hashable, Comparable, Sendable, CustomStringConverti
 /// Held in 14 bytes (a time's fields beyond ±32,767 are clamped to it), as `CalendarDate` is.
 public struct LocalDateTime: Hashable, Comparable, Sendable, CustomStringConvertible {
     public var date: CalendarDate
-    private var storedHour: Int16
-    private var storedMinute: Int16
-    private var storedSecond: Int16
-
-    public var hour: Int {
-        get { Int(storedHour) }
-        set { storedHour = Int16(clamping: newValue) }
-    }
-    public var minute: Int {
-        get { Int(storedMinute) }
-        set { storedMinute = Int16(clamping: newValue) }
-    }
-    public var second: Int {
-        get { Int(storedSecond) }
-        set { storedSecond = Int16(clamping: newValue) }
-    }
+    @Clamped<Int16> public var hour: Int
+    @Clamped<Int16> public var minute: Int
+    @Clamped<Int16> public var second: Int
 
     /// Creates a wall-clock reading; the fields are not normalised.
     public init(date: CalendarDate, hour: Int = 0, minute: Int = 0, second: Int = 0) {
         self.date = date
-        storedHour = Int16(clamping: hour)
-        storedMinute = Int16(clamping: minute)
-        storedSecond = Int16(clamping: second)
+        self.hour = hour
+        self.minute = minute
+        self.second = second
     }
 
     /// Creates a wall-clock reading from its six fields.
@@ -181,5 +155,18 @@ enum ISO8601Text {
         appendPadded(value.minute, width: 2, to: &out)
         out.append(":")
         appendPadded(value.second, width: 2, to: &out)
+    }
+}
+
+/// An `Int` kept in the bytes of `Stored`, a value beyond its range clamped to it: the date and time fields above.
+@propertyWrapper
+public struct Clamped<Stored: FixedWidthInteger & Hashable & Sendable>: Hashable, Sendable {
+    private var stored: Stored
+
+    public init(wrappedValue: Int) { stored = Stored(clamping: wrappedValue) }
+
+    public var wrappedValue: Int {
+        get { Int(stored) }
+        set { stored = Stored(clamping: newValue) }
     }
 }
