@@ -1,3 +1,5 @@
+import Synchronization
+
 /// Classifies occurrences (docs/design.md §4): the flight classifier, then the meeting classifier, once per calendar
 /// item however many occurrences it has; then per occurrence the facts planning needs (a flight's leave-by from
 /// its departure).
@@ -6,23 +8,19 @@ public final class Classifier: Sendable {
     let leads: FlightLeads
     /// When to leave for placed events.
     let travel: TravelTimes
-    /// Results by the item's `OccurrenceSource`, which the entry keeps alive so its identifier is never reused.
-    /// What is worked out once per item: its classification, and the place of `places:` it is at.
-    /// A class, so that the cache's table holds a word per item, not the whole classification (half a kilobyte)
-    /// in every slot it reserves.
-    private final class Known: Sendable {
-        let source: OccurrenceSource
+    /// What is worked out once per item: its classification, and the place of `places:` it is at. Kept with the
+    /// item's `OccurrenceSource` (`OccurrenceSource.classified`), so that it goes when the item does; a table of its
+    /// own took 140 bytes per item, a tenth of a daemon's memory.
+    struct Known: Sendable {
+        /// The classifier that worked it out (`identity`): another classifier's configuration may differ.
+        let by: Int
         let result: Classification
         /// Its index in `travel.places`: a word per item rather than a copy of the place.
         let place: Int?
-
-        init(source: OccurrenceSource, result: Classification, place: Int?) {
-            self.source = source
-            self.result = result
-            self.place = place
-        }
     }
-    private let cache = Locked<[ObjectIdentifier: Known]>([:])
+    /// Tells this classifier's results apart from another's, as an object's address, which can be reused, would not.
+    private let identity = Classifier.made.add(1, ordering: .relaxed).newValue
+    private static let made = Atomic<Int>(0)
     /// Whose calendar each scope of a fleet is (`Configuration.people`): their addresses, for `me`.
     private let people: Locked<[String: Set<String>]>
 
@@ -85,25 +83,25 @@ public final class Classifier: Sendable {
     }
 
     private func known(_ occurrence: Occurrence) -> Known {
-        let key = ObjectIdentifier(occurrence.source)
-        if let cached = cache.withLock({ $0[key] }) { return cached }
+        if let known = occurrence.source.classified.withLock({ $0 }), known.by == identity { return known }
         let duration =
             occurrence.allDay ? nil : Double(occurrence.end.secondsSinceEpoch - occurrence.start.secondsSinceEpoch)
         let component = occurrence.source.component
         let known = Known(
-            source: occurrence.source,
+            by: identity,
             result: classify(
                 component, duration: duration,
                 me: occurrence.scope.isEmpty ? nil : people.withLock { $0[occurrence.scope] }),
             place: travel.placeIndex(of: component))
-        cache.withLock { $0[key] = known }
+        occurrence.source.classified.withLock { $0 = known }
         return known
     }
 
-    /// Forgets the results for items no longer read (a daemon re-reads changed files and makes new items).
+    /// Lets go of what was worked out about items whose use is over (their fragments rendered) while their
+    /// occurrences are still held.
     public func forget(_ sources: some Sequence<OccurrenceSource>) {
-        cache.withLock { cache in
-            for source in sources { cache[ObjectIdentifier(source)] = nil }
+        for source in sources {
+            source.classified.withLock { known in if known?.by == identity { known = nil } }
         }
     }
 

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// What the occurrences of one component share, held once by reference.
 ///
 /// A weekly series yields hundreds of occurrences; sharing the component and its resolved zone keeps each
@@ -17,6 +19,8 @@ public final class OccurrenceSource: Sendable {
     public let homeZone: ZoneRules?
     /// Whose calendar it is (`CalendarSource.scope`); empty unless a fleet's watcher holds several people's.
     public let scope: String
+    /// What the classifier worked out about the component, on first use (`Classifier`).
+    let classified = Mutex<Classifier.Known?>(nil)
 
     /// Creates the shared part of a component's occurrences.
     public init(

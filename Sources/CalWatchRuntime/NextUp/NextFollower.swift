@@ -147,8 +147,7 @@ public final class NextFollower<WaitClock: Clock> where WaitClock.Duration == Du
     }
 
     private func forget(_ origin: PlanningLoop.Origin) {
-        guard let old = byOrigin.removeValue(forKey: origin) else { return }
-        classifier.forget(old.map(\.source))
+        guard byOrigin.removeValue(forKey: origin) != nil else { return }
         classifier.noteStops(of: [], origin: origin)
     }
 

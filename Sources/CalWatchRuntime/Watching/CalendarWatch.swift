@@ -290,8 +290,7 @@ public final class CalendarWatch {
     /// Hands one file's occurrences to `occurrences`, and admits again those of other files that now stand alone
     /// for a key this file gave up.
     private func replace(_ origin: PlanningLoop.Origin, with expanded: [Occurrence], at now: Instant) {
-        let (forgotten, takenOver) = occurrences.replace(origin, with: expanded, at: now)
-        classifier.forget(forgotten)
+        let takenOver = occurrences.replace(origin, with: expanded, at: now)
         for (other, occurrences) in takenOver { loop.add(occurrences, origin: other, now: now) }
     }
 

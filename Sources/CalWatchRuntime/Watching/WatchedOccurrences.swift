@@ -4,14 +4,25 @@ import CalWatchCore
 /// occurrence again.
 final class WatchedOccurrences: Sendable {
     private struct Held {
-        /// The occurrence in effect under each key, with the files that hold the key: one invitation can be in two
-        /// calendars (see `OccurrenceKey`).
+        /// Where the occurrence in effect under each key is, with the files that hold the key: one invitation can be
+        /// in two calendars (see `OccurrenceKey`).
         var byKey: [Digest: Slot] = [:]
         var byOrigin: [PlanningLoop.Origin: [Occurrence]] = [:]
+        /// The files after `Slot.firstHolder` that hold a key, in the order they took it (rare: the same invitation
+        /// in several calendars).
+        var otherHolders: [Digest: [PlanningLoop.Origin]] = [:]
         /// Occurrences deleted from the calendars before they ended, as last read: the `removed` end of a running
         /// live activity, and any event a lagging sink reads back from the journal afterwards, still say what went
         /// away (summary, place, meeting, flight). Kept a day past their end, as long as the events are of use.
         var departed: [OccurrenceKey: Occurrence] = [:]
+
+        func occurrence(in slot: Slot) -> Occurrence? {
+            slot.inEffect.flatMap { byOrigin[$0.origin]?[Int($0.index)] }
+        }
+
+        func holds(_ origin: PlanningLoop.Origin, _ digest: Digest, _ slot: Slot) -> Bool {
+            slot.firstHolder == origin || otherHolders[digest]?.contains(origin) == true
+        }
     }
 
     /// An occurrence's key as 128 bits of the process's keyed hash (two seeds): filed by its whole `OccurrenceKey`
@@ -37,31 +48,14 @@ final class WatchedOccurrences: Sendable {
         func hash(into hasher: inout Hasher) { hasher.combine(first) }
     }
 
-    /// One key's occurrence in effect (`nil` only while a file's occurrences are being replaced) and its holders.
+    /// One key: where its occurrence in effect is, and the first file that took it. The occurrence itself stays in
+    /// its file's array (`byOrigin`), so that a slot is 24 bytes, not 72: the table keeps 2.6 slots per key after
+    /// it grows (10 MB rather than 23 for 100,000 keys).
     private struct Slot {
-        var occurrence: Occurrence?
-        var holders: Holders
-    }
-
-    /// The files holding a key, in the order they took it: nearly always one, which is kept without an array.
-    private struct Holders {
-        private var first: PlanningLoop.Origin?
-        private var others: [PlanningLoop.Origin] = []
-
-        init(_ origin: PlanningLoop.Origin) { first = origin }
-
-        var isEmpty: Bool { first == nil }
-        var last: PlanningLoop.Origin? { others.last ?? first }
-        func contains(_ origin: PlanningLoop.Origin) -> Bool { first == origin || others.contains(origin) }
-
-        mutating func append(_ origin: PlanningLoop.Origin) {
-            if first == nil { first = origin } else { others.append(origin) }
-        }
-
-        mutating func remove(_ origin: PlanningLoop.Origin) {
-            others.removeAll { $0 == origin }
-            if first == origin { first = others.isEmpty ? nil : others.removeFirst() }
-        }
+        /// The file whose occurrence is in effect and its index there; `nil` only while a file's occurrences are
+        /// being replaced.
+        var inEffect: (origin: PlanningLoop.Origin, index: Int32)?
+        var firstHolder: PlanningLoop.Origin
     }
 
     private let held = Locked(Held())
@@ -83,12 +77,12 @@ final class WatchedOccurrences: Sendable {
         held.withLock { $0.byKey.reserveCapacity($0.byKey.count + count) }
     }
 
-    /// Replaces one file's occurrences. Returns the items it held before, for the classifier to forget, and the
-    /// occurrences of other files that take over a key this file no longer holds (the same invitation in another
-    /// calendar), for the planning loop to admit again under their own file.
-    func replace(_ origin: PlanningLoop.Origin, with occurrences: [Occurrence], at now: Instant) -> (
-        forgotten: [OccurrenceSource], takenOver: [PlanningLoop.Origin: [Occurrence]]
-    ) {
+    /// Replaces one file's occurrences. Returns the occurrences of other files that take over a key this file no
+    /// longer holds (the same invitation in another calendar), for the planning loop to admit again under their own
+    /// file.
+    func replace(_ origin: PlanningLoop.Origin, with occurrences: [Occurrence], at now: Instant)
+        -> [PlanningLoop.Origin: [Occurrence]]
+    {
         held.withLock { held in
             let old = held.byOrigin.removeValue(forKey: origin) ?? []
             var orphaned: [Digest] = []
@@ -99,42 +93,49 @@ final class WatchedOccurrences: Sendable {
                 if occurrence.end >= staleBefore { held.departed[key] = occurrence }
                 let digest = Digest(key)
                 guard var slot = held.byKey.removeValue(forKey: digest) else { continue }
-                slot.holders.remove(origin)
-                if !slot.holders.isEmpty {
-                    slot.occurrence = nil
-                    held.byKey[digest] = slot
-                    orphaned.append(digest)
+                if var others = held.otherHolders.removeValue(forKey: digest) {
+                    if slot.firstHolder == origin { slot.firstHolder = others.removeFirst() }
+                    others.removeAll { $0 == origin }
+                    if !others.isEmpty { held.otherHolders[digest] = others }
+                } else if slot.firstHolder == origin {
+                    continue
                 }
+                slot.inEffect = nil
+                held.byKey[digest] = slot
+                orphaned.append(digest)
             }
-            for occurrence in occurrences {
+            for (index, occurrence) in occurrences.enumerated() {
                 let key = OccurrenceKey(occurrence)
                 if !held.departed.isEmpty { held.departed[key] = nil }
                 let digest = Digest(key)
-                if let index = held.byKey.index(forKey: digest) {
-                    held.byKey.values[index].occurrence = occurrence
-                    if !held.byKey.values[index].holders.contains(origin) {
-                        held.byKey.values[index].holders.append(origin)
+                let inEffect = (origin, Int32(index))
+                if let slot = held.byKey.index(forKey: digest) {
+                    held.byKey.values[slot].inEffect = inEffect
+                    if !held.holds(origin, digest, held.byKey.values[slot]) {
+                        held.otherHolders[digest, default: []].append(origin)
                     }
                 } else {
-                    held.byKey[digest] = Slot(occurrence: occurrence, holders: Holders(origin))
+                    held.byKey[digest] = Slot(inEffect: inEffect, firstHolder: origin)
                 }
             }
             if !occurrences.isEmpty { held.byOrigin[origin] = occurrences }
             var takenOver: [PlanningLoop.Origin: [Occurrence]] = [:]
-            for digest in orphaned where held.byKey[digest]?.occurrence == nil {
-                guard let other = held.byKey[digest]?.holders.last,
-                    let occurrence = held.byOrigin[other]?.first(where: { Digest($0) == digest })
+            for digest in orphaned {
+                guard let slot = held.byKey[digest], slot.inEffect == nil else { continue }
+                let other = held.otherHolders[digest]?.last ?? slot.firstHolder
+                guard let index = held.byOrigin[other]?.firstIndex(where: { Digest($0) == digest }),
+                    let occurrence = held.byOrigin[other]?[index]
                 else {
                     // No file holds it after all.
                     held.byKey[digest] = nil
+                    held.otherHolders[digest] = nil
                     continue
                 }
-                held.byKey[digest]?.occurrence = occurrence
+                held.byKey[digest]?.inEffect = (other, Int32(index))
                 held.departed[OccurrenceKey(occurrence)] = nil
                 takenOver[other, default: []].append(occurrence)
             }
-            var seen = Set<ObjectIdentifier>()
-            return (old.map(\.source).filter { seen.insert(ObjectIdentifier($0)).inserted }, takenOver)
+            return takenOver
         }
     }
 
@@ -152,19 +153,26 @@ final class WatchedOccurrences: Sendable {
     /// Every file's occurrences, less those of a key another file holds (planned under that file).
     var all: [PlanningLoop.Origin: [Occurrence]] {
         held.withLock { held in
-            held.byOrigin.mapValues { occurrences in
-                occurrences.filter { held.byKey[Digest($0)]?.occurrence?.source === $0.source }
-            }
+            Dictionary(
+                uniqueKeysWithValues: held.byOrigin.map { origin, occurrences in
+                    let inEffect = occurrences.indices.filter { index in
+                        guard let slot = held.byKey[Digest(occurrences[index])]?.inEffect else { return false }
+                        return slot.origin == origin && Int(slot.index) == index
+                    }
+                    return (origin, inEffect.map { occurrences[$0] })
+                })
         }
     }
 
     /// The occurrence held under `key`.
-    func occurrence(for key: OccurrenceKey) -> Occurrence? { held.withLock { $0.byKey[Digest(key)]?.occurrence } }
+    func occurrence(for key: OccurrenceKey) -> Occurrence? {
+        held.withLock { held in held.byKey[Digest(key)].flatMap(held.occurrence(in:)) }
+    }
 
     /// The key of the occurrence a subject names (`UID/START`, START its RECURRENCE-ID or start in UTC).
     func key(forSubject subject: String) -> OccurrenceKey? {
         held.withLock { held in
-            held.byKey.values.lazy.compactMap(\.occurrence).first { $0.isNamed(bySubject: subject) }.map(
+            held.byKey.values.lazy.compactMap(held.occurrence(in:)).first { $0.isNamed(bySubject: subject) }.map(
                 OccurrenceKey.init)
         }
     }
@@ -173,7 +181,7 @@ final class WatchedOccurrences: Sendable {
     func key(forUID uid: String, at now: Instant) -> OccurrenceKey? {
         held.withLock { held in
             let mine = held.byKey.values.compactMap { slot in
-                slot.occurrence.flatMap { $0.uid == uid && $0.end > now ? $0 : nil }
+                held.occurrence(in: slot).flatMap { $0.uid == uid && $0.end > now ? $0 : nil }
             }
             return (mine.first { $0.start <= now } ?? mine.min { $0.start < $1.start }).map(OccurrenceKey.init)
         }
@@ -183,7 +191,7 @@ final class WatchedOccurrences: Sendable {
         let occurrence = held.withLock { held in
             let key = journaled.event.key
             // A sink that reads an event back after its occurrence was deleted (it lagged behind) still gets its facts.
-            return held.byKey[Digest(key)]?.occurrence ?? held.departed[key]
+            return held.byKey[Digest(key)].flatMap(held.occurrence(in:)) ?? held.departed[key]
         }
         return JournalStore.Entry(journaled, occurrence: occurrence, facts: facts)
     }
