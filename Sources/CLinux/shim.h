@@ -1,5 +1,5 @@
 // Linux interfaces Glibc's Swift module leaves out: timerfd, used to hear at once when the wall clock is set,
-// memfd_create, which holds a hook's standard input, thread names, and syncfs.
+// memfd_create, which holds a hook's standard input, thread names, syncfs, and malloc_trim.
 #include <sys/timerfd.h>
 #include <poll.h>
 #include <sys/syscall.h>
@@ -25,4 +25,11 @@ static inline int CLinux_set_thread_name(const char *name) {
 /// declares it only under _GNU_SOURCE.
 static inline int CLinux_syncfs(int fd) {
     return (int)syscall(SYS_syncfs, fd);
+}
+
+#include <malloc.h>
+
+/// malloc_trim(3): gives freed heap pages back to the system. <malloc.h> is not part of Glibc's Swift module.
+static inline int CLinux_malloc_trim(size_t pad) {
+    return malloc_trim(pad);
 }

@@ -56,6 +56,8 @@ public final class CalendarWatch {
     private var loop: PlanningLoop
     private var expansion: ExpansionOptions
     private var rolledAt: Instant
+    /// Files changed or removed since freed memory was last given back (`FreedMemory`).
+    private var churn = 0
     /// What `calwatch next` is answered from while the watch runs (`NextEndpoint`).
     public let nextSource: NextSource
 
@@ -107,6 +109,19 @@ public final class CalendarWatch {
 
     /// Occurrences held in the window.
     public var occurrenceCount: Int { occurrences.count }
+
+    /// Whether so many files changed since `returnFreedMemory` that it is worth calling once they stop changing
+    /// (a first sync, a start, a vdir rewritten whole).
+    public var holdsFreedMemory: Bool { churn >= FreedMemory.largeChange }
+
+    /// Gives the memory that reading and planning those files freed back to the system; returns the resident
+    /// memory before and after, in bytes, where it can be read.
+    @discardableResult public func returnFreedMemory() -> (before: Int, after: Int)? {
+        churn = 0
+        let before = FreedMemory.resident()
+        FreedMemory.returnToSystem()
+        return before.flatMap { before in FreedMemory.resident().map { (before, $0) } }
+    }
 
     /// Reads every file and plans at `now`: what was missed while calwatch was not running comes now, by the
     /// late policy, and activities whose occurrence is gone end.
@@ -305,6 +320,7 @@ public final class CalendarWatch {
         try await bus.publish(due, committingTo: journal, recorded: recorded)
         CalwatchMetrics.emitted(due.lazy.map(\.event), at: recorded, cause: cause)
         if let cutOff = step.pruneBefore { try await journal.prune(expiredBefore: cutOff, sinks: sinkNames) }
+        churn += report.changed + report.removed
         return report
     }
 

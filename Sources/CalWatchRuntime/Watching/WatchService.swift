@@ -28,6 +28,8 @@ public final class WatchService<WaitClock: Clock>: Service where WaitClock.Durat
         public var rescanEvery: Duration = .seconds(600)
         /// The longest single sleep.
         public var chunk: Duration = .seconds(60)
+        /// How long no file must change after many did before the memory reading them freed is given back.
+        public var quiet: Duration = .seconds(1)
         /// Whether SIGHUP reloads (tests call `reload()` instead).
         public var reloadsOnHangup = true
 
@@ -150,7 +152,10 @@ public final class WatchService<WaitClock: Clock>: Service where WaitClock.Durat
         var zone = watch.zone
 
         while true {
-            let turn = await wait.next(untilWall: watch.nextWake.map(Timestamp.init), orUntil: safetyRescanAt)
+            // After many files changed, a quiet moment gives what reading them freed back (`returnFreedMemory`).
+            let quietBy = watch.holdsFreedMemory ? min(clock.now.advanced(by: options.quiet), safetyRescanAt) : nil
+            let turn = await wait.next(
+                untilWall: watch.nextWake.map(Timestamp.init), orUntil: quietBy ?? safetyRescanAt)
             // A graceful shutdown, or the task running the service cancelled.
             if turn.signals.contains(.shutdown) || Task.isCancelled { return }
             if turn.signals.contains(.clockSet) {
@@ -195,6 +200,18 @@ public final class WatchService<WaitClock: Clock>: Service where WaitClock.Durat
             }
             log(try await watch.advance(to: now), "time", in: watch)
             CalwatchMetrics.planned(at: wallClock())
+            if turn.files.isEmpty && !turn.rescan && watch.holdsFreedMemory, let quietBy, clock.now >= quietBy {
+                let started = clock.now
+                if let resident = watch.returnFreedMemory() {
+                    logger.debug(
+                        "freed memory given back",
+                        metadata: [
+                            "memory.resident_before": "\(resident.before >> 20) MB",
+                            "memory.resident_after": "\(resident.after >> 20) MB",
+                            "memory.took": "\(started.duration(to: clock.now))",
+                        ])
+                }
+            }
         }
     }
 
