@@ -130,7 +130,8 @@ public final class CalDAVClient: Sendable {
     }
 
     private func save(_ state: State) throws {
-        try FeedCache.replace(statePath, with: Data(state.json()))
+        // Written from the bytes rendered, not a copy of them (9 MB for 100,000 items, at the sync's peak).
+        try FeedCache.replace(statePath, with: state.json())
     }
 
     /// A failure worded for the user: what happened at which address (never the password), and what to do.
@@ -305,7 +306,7 @@ public final class CalDAVClient: Sendable {
                 item.etag = response["getetag"] ?? listed.flatMap { changes.etags.values[$0] }
                 var bytes = Array(data.utf8)
                 if bytes.last != UInt8(ascii: "\n") { bytes.append(UInt8(ascii: "\n")) }
-                try FeedCache.replace(path + "/" + item.file, with: Data(bytes), durable: false)
+                try FeedCache.replace(path + "/" + item.file, with: bytes, durable: false)
                 kept.items[href] = item
                 written += bytes.count
                 changed = true

@@ -53,7 +53,7 @@ public struct FeedCache: Sendable {
 
     /// Private: only the user reads a calendar's copy. `durable: false` for the many items of a CalDAV copy, made
     /// durable together before the record that names them (`AtomicFile.syncFileSystem`).
-    static func replace(_ path: String, with data: Data, durable: Bool = true) throws {
+    static func replace(_ path: String, with data: some ContiguousBytes, durable: Bool = true) throws {
         try AtomicFile.replace(path, with: data, mode: 0o600, durable: durable)
     }
 }

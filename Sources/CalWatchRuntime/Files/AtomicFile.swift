@@ -13,7 +13,7 @@ package enum AtomicFile {
     /// the new one; without it (many files of a cache, made durable together with `syncFileSystem`) a power cut
     /// can leave an empty file.
     package static func replace(
-        _ path: String, with data: Data, mode: Int, partial: String? = nil, durable: Bool = true
+        _ path: String, with data: some ContiguousBytes, mode: Int, partial: String? = nil, durable: Bool = true
     ) throws {
         let partial = partial ?? path + ".partial"
         do {
@@ -38,7 +38,7 @@ package enum AtomicFile {
         guard CLinux_syncfs(descriptor) == 0 else { throw failure(path) }
     }
 
-    private static func write(_ data: Data, to path: String, mode: Int, durable: Bool) throws {
+    private static func write(_ data: some ContiguousBytes, to path: String, mode: Int, durable: Bool) throws {
         let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode_t(mode))
         guard descriptor >= 0 else { throw failure(path) }
         defer { close(descriptor) }
