@@ -49,8 +49,8 @@ final class WatchedOccurrences: Sendable {
     }
 
     /// One key: where its occurrence in effect is, and the first file that took it. The occurrence itself stays in
-    /// its file's array (`byOrigin`), so that a slot is 24 bytes, not 72: the table keeps 2.6 slots per key after
-    /// it grows (10 MB rather than 23 for 100,000 keys).
+    /// its file's array (`byOrigin`), so that a slot is 16 bytes, not 68: the table keeps 2.6 slots per key after
+    /// it grows (8 MB rather than 22 for 100,000 keys).
     private struct Slot {
         /// The file whose occurrence is in effect and its index there; `nil` only while a file's occurrences are
         /// being replaced.
