@@ -120,7 +120,8 @@ public final class CalendarWatch {
         churn = 0
         let before = FreedMemory.resident()
         FreedMemory.returnToSystem()
-        return before.flatMap { before in FreedMemory.resident().map { (before, $0) } }
+        guard let before, let after = FreedMemory.resident() else { return nil }
+        return (before, after)
     }
 
     /// Reads every file and plans at `now`: what was missed while calwatch was not running comes now, by the

@@ -201,7 +201,7 @@ public final class WatchService<WaitClock: Clock>: Service where WaitClock.Durat
             log(try await watch.advance(to: now), "time", in: watch)
             CalwatchMetrics.planned(at: wallClock())
             // Not just before something is due: giving a large heap back takes a few milliseconds.
-            if turn.files.isEmpty && !turn.rescan && watch.holdsFreedMemory, let quietBy, clock.now >= quietBy,
+            if turn.files.isEmpty && !turn.rescan, let quietBy, clock.now >= quietBy,
                 watch.nextWake.map({ $0 > now.adding(seconds: 1) }) ?? true
             {
                 let started = clock.now

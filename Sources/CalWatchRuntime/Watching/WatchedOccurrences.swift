@@ -123,8 +123,7 @@ final class WatchedOccurrences: Sendable {
             for digest in orphaned {
                 guard let slot = held.byKey[digest], slot.inEffect == nil else { continue }
                 let other = held.otherHolders[digest]?.last ?? slot.firstHolder
-                guard let index = held.byOrigin[other]?.firstIndex(where: { Digest($0) == digest }),
-                    let occurrence = held.byOrigin[other]?[index]
+                guard let theirs = held.byOrigin[other], let index = theirs.firstIndex(where: { Digest($0) == digest })
                 else {
                     // No file holds it after all.
                     held.byKey[digest] = nil
@@ -132,8 +131,8 @@ final class WatchedOccurrences: Sendable {
                     continue
                 }
                 held.byKey[digest]?.inEffect = (other, Int32(index))
-                held.departed[OccurrenceKey(occurrence)] = nil
-                takenOver[other, default: []].append(occurrence)
+                held.departed[OccurrenceKey(theirs[index])] = nil
+                takenOver[other, default: []].append(theirs[index])
             }
             return takenOver
         }
