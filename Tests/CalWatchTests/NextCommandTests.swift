@@ -74,7 +74,8 @@ import Testing
     @Test func anItemWrittenChangesTheLineAtOnceAndAStartFlipsItToLive() async throws {
         let folder = try NextTests.Folder()
         let follower = try Follower([folder.path, "--tz", "UTC", "--format", "waybar"])
-        let first = try await follower.waitFor("the first line") { _ in true }
+        // Two minutes: a process started while the whole suite starts waits its turn for the two cores.
+        let first = try await follower.waitFor("the first line", seconds: 120) { _ in true }
         #expect(first.line.contains(#""class":"none""#))
 
         // A meeting 6 s ahead, renamed into place as vdirsyncer writes, early in a minute: a line that comes at once

@@ -59,6 +59,11 @@ final class ManualClock: Clock, Sendable {
     /// Sleepers waiting now: a test waits for the code under test to reach its sleep before advancing.
     var sleeperCount: Int { state.withLock { $0.sleepers.count } }
 
+    /// How long from now each sleeper sleeps, shortest first: what a test that waits for a particular sleep saw.
+    var sleeps: [Duration] {
+        state.withLock { state in state.sleepers.values.map { state.now.duration(to: $0.deadline) } }.sorted()
+    }
+
     func sleep(until deadline: Instant, tolerance: Duration?) async throws {
         let id = state.withLock { state in
             defer { state.nextID += 1 }

@@ -116,12 +116,11 @@ public final class CalendarWatch {
 
     /// Gives the memory that reading and planning those files freed back to the system; returns the resident
     /// memory before and after, in bytes, where it can be read.
-    @discardableResult public func returnFreedMemory() -> (before: Int, after: Int)? {
+    @discardableResult public func returnFreedMemory() -> (before: Int?, after: Int?) {
         churn = 0
         let before = FreedMemory.resident()
         FreedMemory.returnToSystem()
-        guard let before, let after = FreedMemory.resident() else { return nil }
-        return (before, after)
+        return (before, FreedMemory.resident())
     }
 
     /// Reads every file and plans at `now`: what was missed while calwatch was not running comes now, by the

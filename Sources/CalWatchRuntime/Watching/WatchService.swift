@@ -205,15 +205,15 @@ public final class WatchService<WaitClock: Clock>: Service where WaitClock.Durat
                 watch.nextWake.map({ $0 > now.adding(seconds: 1) }) ?? true
             {
                 let started = clock.now
-                if let resident = watch.returnFreedMemory() {
-                    logger.debug(
-                        "freed memory given back",
-                        metadata: [
-                            "memory.resident_before": "\(resident.before >> 20) MB",
-                            "memory.resident_after": "\(resident.after >> 20) MB",
-                            "memory.took": "\(started.duration(to: clock.now))",
-                        ])
-                }
+                let resident = watch.returnFreedMemory()
+                let megabytes = { (bytes: Int?) in bytes.map { "\($0 >> 20) MB" } ?? "unknown" }
+                logger.debug(
+                    "freed memory given back",
+                    metadata: [
+                        "memory.resident_before": "\(megabytes(resident.before))",
+                        "memory.resident_after": "\(megabytes(resident.after))",
+                        "memory.took": "\(started.duration(to: clock.now))",
+                    ])
             }
         }
     }
