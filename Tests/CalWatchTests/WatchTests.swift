@@ -444,4 +444,43 @@ import Testing
         #expect(reminders.count == 19)
         #expect(reminders.last == "reminderDue 2027-03-19T09:55:00Z 5m")
     }
+
+    /// Between reads an item is held in short (its one event, without the calendar around it), and built again
+    /// when the window rolls: what it gives then has the calendar name, zone and time a fresh read gives.
+    @Test func itemsHeldSinceTheirReadKeepTheirCalendarNameAndZoneWhenTheWindowRolls() async throws {
+        let bench = try Bench(collections: ["work", "family"])
+        bench.configuration.planner.horizon = 86_400
+        try #"{"D:displayname": "Family", "tag": "VCALENDAR"}"#.write(
+            toFile: bench.root + "/family/.Radicale.props", atomically: false, encoding: .utf8)
+        // On 4 March, beyond the first window: only the roll expands them.
+        try bench.writeRenamed(
+            "family/plain.ics", Self.event(uid: "plain", start: "20270304T100000Z", end: "20270304T103000Z"))
+        let berlin = [
+            "BEGIN:VTIMEZONE", "TZID:Office (Berlin)", "BEGIN:STANDARD", "DTSTART:19701025T030000",
+            "RRULE:FREQ=YEARLY;BYMONTH=10;BYDAY=-1SU", "TZOFFSETFROM:+0200", "TZOFFSETTO:+0100", "END:STANDARD",
+            "BEGIN:DAYLIGHT", "DTSTART:19700329T020000", "RRULE:FREQ=YEARLY;BYMONTH=3;BYDAY=-1SU",
+            "TZOFFSETFROM:+0100", "TZOFFSETTO:+0200", "END:DAYLIGHT", "END:VTIMEZONE",
+        ].joined(separator: "\r\n")
+        try bench.writeRenamed(
+            "work/zoned.ics",
+            Self.event(uid: "zoned", start: "20270304T100000", end: "20270304T103000")
+                .replacingOccurrences(of: "DTSTART:", with: "DTSTART;TZID=Office (Berlin):")
+                .replacingOccurrences(of: "DTEND:", with: "DTEND;TZID=Office (Berlin):")
+                .replacingOccurrences(of: "BEGIN:VEVENT", with: berlin + "\r\nBEGIN:VEVENT"))
+        try bench.writeRenamed(
+            "work/named.ics",
+            Self.event(uid: "named", start: "20270304T110000Z", end: "20270304T113000Z").replacingOccurrences(
+                of: "VERSION:2.0", with: "VERSION:2.0\r\nX-WR-CALNAME:Named"))
+        try await bench.start(at: "2027-03-01T00:00:00Z")
+        while let wake = bench.watch.nextWake, wake < utc("2027-03-05T00:00:00Z") {
+            _ = try await bench.watch.advance(to: wake)
+        }
+        _ = await bench.received()
+        let reminders = await bench.sink.events.filter { $0.type == .reminderDue && $0.reminder?.secondsBefore == 300 }
+        #expect(
+            reminders.map { "\($0.key.uid) \($0.key.calendar) \($0.time)" } == [
+                "zoned work 2027-03-04T08:55:00Z", "plain Family 2027-03-04T09:55:00Z",
+                "named Named 2027-03-04T10:55:00Z",
+            ])
+    }
 }

@@ -13,6 +13,13 @@ public enum CalendarReader {
         public var calendar: ParsedCalendar
         /// Where the calendar text came from, for error messages.
         public var origin: String
+
+        package init(name: String, color: String?, calendar: ParsedCalendar, origin: String) {
+            self.name = name
+            self.color = color
+            self.calendar = calendar
+            self.origin = origin
+        }
     }
 
     /// What reading one source gave.

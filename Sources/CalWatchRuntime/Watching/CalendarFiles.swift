@@ -41,17 +41,82 @@ public final class CalendarFiles {
     private struct Entry: Sendable {
         var source: CalendarSource
         var origin: PlanningLoop.Origin
+        /// The file could not be read, and that was reported (it is tried again at every look).
+        var unreadable = false
         /// Of the version in effect (or of the incomplete one last seen, while it settles).
         var stamp: Stamp?
         var content: EventID?
-        /// `nil` while nothing usable has been read.
-        var calendars: [CalendarReader.ReadCalendar]?
+        /// The calendars in effect; `nil` while nothing usable has been read.
+        var held: Held?
+        /// What is known of versions not in effect, which few files have: kept apart, so that the others do not
+        /// carry its room.
+        private var doubts: Boxed<Doubts>?
+
+        private struct Doubts: Sendable {
+            var unsettled: EventID?
+            var reported: EventID?
+        }
+
+        init(source: CalendarSource, origin: PlanningLoop.Origin) {
+            self.source = source
+            self.origin = origin
+        }
+
         /// Content seen incomplete once, waiting to settle.
-        var unsettled: EventID?
-        /// Content whose problems were reported.
-        var reported: EventID?
-        /// The file could not be read, and that was reported (it is tried again at every look).
-        var unreadable = false
+        var unsettled: EventID? {
+            get { doubts?.value.unsettled }
+            set { change { $0.unsettled = newValue } }
+        }
+        /// Content whose problems were reported (`nil` when it had none).
+        var reported: EventID? {
+            get { doubts?.value.reported }
+            set { change { $0.reported = newValue } }
+        }
+
+        private mutating func change(_ body: (inout Doubts) -> Void) {
+            var changed = doubts?.value ?? Doubts()
+            body(&changed)
+            doubts = changed.unsettled == nil && changed.reported == nil ? nil : Boxed(changed)
+        }
+    }
+
+    /// A file's calendars as held between reads. The usual item, one calendar of one component that takes its
+    /// name and colour from its collection, is held without the two arrays around the component (190 bytes an
+    /// item); `calendars(of:)` builds them again for the moment they are needed.
+    private enum Held: Sendable {
+        case item(CalendarComponent, timeZones: [String: TimeZoneDefinition])
+        case calendars([CalendarReader.ReadCalendar])
+
+        init(_ calendars: [CalendarReader.ReadCalendar], of source: CalendarSource) {
+            self = .calendars(calendars)
+            guard source.format == .iCalendar, calendars.count == 1, let only = calendars.first,
+                only.calendar.components.count == 1, only.calendar.name == nil,
+                only.calendar.defaultTimeZone == nil, only.calendar.problems.isEmpty, only.origin == source.path,
+                only.color == source.collectionColor, only.name == Self.name(of: source)
+            else { return }
+            self = .item(only.calendar.components[0], timeZones: only.calendar.timeZones)
+        }
+
+        func calendars(of source: CalendarSource) -> [CalendarReader.ReadCalendar] {
+            switch self {
+            case .calendars(let calendars):
+                return calendars
+            case .item(let component, let timeZones):
+                var calendar = ParsedCalendar()
+                calendar.components = [component]
+                calendar.timeZones = timeZones
+                return [
+                    CalendarReader.ReadCalendar(
+                        name: Self.name(of: source), color: source.collectionColor, calendar: calendar,
+                        origin: source.path)
+                ]
+            }
+        }
+
+        /// The name a calendar without `X-WR-CALNAME` in `source` has.
+        private static func name(of source: CalendarSource) -> String {
+            CalendarReader.calendarName(source.collectionName ?? source.fallbackName)
+        }
     }
 
     /// The configured calendar paths.
@@ -106,7 +171,7 @@ public final class CalendarFiles {
     /// The sources and their calendars in effect, for re-expanding everything (a new window or zone).
     public var all: [(source: CalendarSource, origin: PlanningLoop.Origin, calendars: [CalendarReader.ReadCalendar])] {
         entries.values.lazy.map(\.value).sorted { $0.source.path < $1.source.path }.compactMap { entry in
-            entry.calendars.map { (entry.source, entry.origin, $0) }
+            entry.held.map { (entry.source, entry.origin, $0.calendars(of: entry.source)) }
         }
     }
 
@@ -150,7 +215,7 @@ public final class CalendarFiles {
 
     private func forget(_ path: String, into changes: inout Changes) {
         guard let entry = entries.removeValue(forKey: path)?.value else { return }
-        if entry.calendars != nil { changes.removed.append((path, entry.origin)) }
+        if entry.held != nil { changes.removed.append((path, entry.origin)) }
     }
 
     /// Looks at files: each is read and parsed on its own, on all cores when there are many (a vdir at start, or
@@ -213,7 +278,7 @@ public final class CalendarFiles {
         var hasher = EventID.Hasher()
         hasher.feed(bytes: bytes)
         let content = hasher.id
-        if sameSource && content == known?.content && known?.calendars != nil { return .sameContent(stamp) }
+        if sameSource && content == known?.content && known?.held != nil { return .sameContent(stamp) }
         let read = CalendarReader.read(source, bytes: bytes)
         let complete = !read.failed && (source.format != .iCalendar || endsCalendar(bytes))
         return .parsed(Parsed(stamp: stamp, content: content, read: read, complete: complete))
@@ -239,7 +304,7 @@ public final class CalendarFiles {
         case .unreadable(let reason):
             if !entry.unreadable {
                 var problem = CalendarProblem(severity: .error, path: path, message: "cannot read the file (\(reason))")
-                if entry.calendars != nil { problem.message += "; the version read before stays in effect" }
+                if entry.held != nil { problem.message += "; the version read before stays in effect" }
                 changes.problems.append(problem)
                 entry.unreadable = true
             }
@@ -269,7 +334,7 @@ public final class CalendarFiles {
                 return
             }
             entry.unsettled = nil
-            if entry.calendars != nil {
+            if entry.held != nil {
                 if entry.reported != content {
                     entry.reported = content
                     let problems = read.problems.isEmpty ? [Self.incomplete(path)] : read.problems
@@ -285,9 +350,9 @@ public final class CalendarFiles {
         }
         entry.unsettled = nil
         entry.content = content
-        entry.calendars = read.calendars
+        entry.held = Held(read.calendars, of: source)
         if entry.reported != content {
-            entry.reported = content
+            entry.reported = read.problems.isEmpty ? nil : content
             changes.problems += read.problems
         }
         entries[path] = Boxed(entry)
