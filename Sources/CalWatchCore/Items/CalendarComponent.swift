@@ -22,14 +22,18 @@ public struct CalendarComponent: Sendable {
 
     /// What nearly every item has. The rest (`Rare`) is held by reference and only when set: a plain item's
     /// fields took 520 bytes inline, and a daemon holds one per calendar item (52 MB for 100,000).
+    /// The small fields come first, in one word: stored in declaration order, the storage is then 216 bytes, in
+    /// glibc's 224-byte size class rather than the 256-byte one.
     private struct Fields: Sendable {
         var kind: Kind
+        var status: Status? = nil
+        var transparent: Bool = false
+        /// The line the component begins on, 0 when not known (a file is at most 256 MiB).
+        var line: Int32 = 0
         var uid: String
         var summary: String? = nil
         var location: String? = nil
         var description: String? = nil
-        var status: Status? = nil
-        var transparent: Bool = false
         var sequence = 0
         /// `LAST-MODIFIED`, else `DTSTAMP`, which every item has.
         var lastModified: DateValue? = nil
@@ -37,7 +41,6 @@ public struct CalendarComponent: Sendable {
         var end: DateValue? = nil
         var recurrenceRules: [String] = []
         var alarms: [Alarm] = []
-        var line: Int? = nil
         var rare: Storage<Rare>? = nil
     }
 
@@ -195,8 +198,8 @@ public struct CalendarComponent: Sendable {
     }
     /// The line of the file where the component begins, when known.
     public var line: Int? {
-        get { storage.fields.line }
-        set { mutate { $0.line = newValue } }
+        get { storage.fields.line > 0 ? Int(storage.fields.line) : nil }
+        set { mutate { $0.line = Int32(clamping: max(newValue ?? 0, 0)) } }
     }
     /// `ATTENDEE`s, as the meeting classifier needs them.
     public var attendees: [Attendee] {
