@@ -48,7 +48,7 @@ import Testing
                 if let found = all.first(where: { condition($0.line) }) { return found }
                 try await Task.sleep(for: .milliseconds(10))
             }
-            throw Timeout(what: what)
+            throw Timeout(what: what, seconds: seconds)
         }
 
         func stop() async throws {

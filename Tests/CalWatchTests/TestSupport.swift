@@ -111,7 +111,8 @@ final class ManualClock: Clock, Sendable {
 /// Something a test waited for did not come.
 struct Timeout: Error, CustomStringConvertible {
     var what: String
-    var description: String { "waited two minutes for \(what)" }
+    var seconds: Double = 120
+    var description: String { "waited \(seconds == 120 ? "two minutes" : "\(seconds) s") for \(what)" }
 }
 
 /// Waits (in real time, generously) until `condition` holds: for what the kernel or a child process does.
