@@ -108,14 +108,20 @@ public enum CalendarReader {
         _ bytes: [UInt8], origin: String, source: CalendarSource, into result: inout Result
     ) {
         for calendar in ICalDocumentParser.parse(bytes) {
-            let name = Self.calendarName(source.collectionName ?? calendar.name ?? source.fallbackName)
             result.calendars.append(
-                ReadCalendar(name: name, color: source.collectionColor, calendar: calendar, origin: origin))
+                ReadCalendar(
+                    name: name(of: calendar, in: source), color: source.collectionColor, calendar: calendar,
+                    origin: origin))
             for problem in calendar.problems {
                 result.problems.append(
                     CalendarProblem(severity: .warning, path: origin, line: problem.line, message: problem.message))
             }
         }
+    }
+
+    /// A calendar's name: its collection's, else its own `X-WR-CALNAME`, else the folder's or file's.
+    package static func name(of calendar: ParsedCalendar, in source: CalendarSource) -> String {
+        calendarName(source.collectionName ?? calendar.name ?? source.fallbackName)
     }
 
     /// Why bytes that gave no calendar are not iCalendar, with the line of the first thing that is wrong.

@@ -80,21 +80,20 @@ public final class CalendarFiles {
         }
     }
 
-    /// A file's calendars as held between reads. The usual item, one calendar of one component that takes its
-    /// name and colour from its collection, is held without the two arrays around the component (190 bytes an
-    /// item); `calendars(of:)` builds them again for the moment they are needed.
+    /// A file's calendars as held between reads. The usual item, one calendar of one component without calendar
+    /// properties of its own, is held without the two arrays around the component (190 bytes an item);
+    /// `calendars(of:)` builds them again for the moment they are needed. Of an iCalendar file, `CalendarReader`
+    /// takes the name, colour and origin from the source, so they are built again from it.
     private enum Held: Sendable {
         case item(CalendarComponent, timeZones: [String: TimeZoneDefinition])
         case calendars([CalendarReader.ReadCalendar])
 
         init(_ calendars: [CalendarReader.ReadCalendar], of source: CalendarSource) {
             self = .calendars(calendars)
-            guard source.format == .iCalendar, calendars.count == 1, let only = calendars.first,
-                only.calendar.components.count == 1, only.calendar.name == nil,
-                only.calendar.defaultTimeZone == nil, only.calendar.problems.isEmpty, only.origin == source.path,
-                only.color == source.collectionColor, only.name == Self.name(of: source)
+            guard source.format == .iCalendar, calendars.count == 1, let only = calendars.first?.calendar,
+                only.components.count == 1, only.name == nil, only.defaultTimeZone == nil, only.problems.isEmpty
             else { return }
-            self = .item(only.calendar.components[0], timeZones: only.calendar.timeZones)
+            self = .item(only.components[0], timeZones: only.timeZones)
         }
 
         func calendars(of source: CalendarSource) -> [CalendarReader.ReadCalendar] {
@@ -107,15 +106,10 @@ public final class CalendarFiles {
                 calendar.timeZones = timeZones
                 return [
                     CalendarReader.ReadCalendar(
-                        name: Self.name(of: source), color: source.collectionColor, calendar: calendar,
-                        origin: source.path)
+                        name: CalendarReader.name(of: calendar, in: source), color: source.collectionColor,
+                        calendar: calendar, origin: source.path)
                 ]
             }
-        }
-
-        /// The name a calendar without `X-WR-CALNAME` in `source` has.
-        private static func name(of source: CalendarSource) -> String {
-            CalendarReader.calendarName(source.collectionName ?? source.fallbackName)
         }
     }
 
