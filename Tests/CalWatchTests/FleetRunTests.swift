@@ -173,6 +173,8 @@ import Testing
             // Lateness: a reminder due while its calendar changed hands waited at most a lease and the heartbeat
             // that found it free (with margin for a busy machine); one due before its watcher took the calendar over
             // says it was late. (A watcher's own wake, late by a second or two on a busy machine, is within the grace.)
+            // Instants are whole seconds to the planner: a reminder due in the second the calendar was claimed is
+            // not due before the hand-over, and on a busy machine it can be stored 2 s later without being late.
             let lateness =
                 try await server.psql(
                     """
@@ -184,7 +186,7 @@ import Testing
                                               AND EXISTS (SELECT 1 FROM fleet_handovers h
                                                           WHERE 'fleet:' || h.calendar = e.watcher
                                                             AND h.watcher = e.sender AND h.previous IS NOT NULL
-                                                            AND e.time < h.claimed_at))
+                                                            AND e.time < date_trunc('second', h.claimed_at)))
                     FROM event_log e WHERE type = 'reminderDue'
                     """
                 ).first?.split(separator: "|").map { Double($0) ?? -1 } ?? []
