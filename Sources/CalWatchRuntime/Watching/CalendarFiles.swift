@@ -39,7 +39,8 @@ public final class CalendarFiles {
     }
 
     private struct Entry: Sendable {
-        var source: CalendarSource
+        /// What the file shares with the others of its folder as a source (`CalendarFiles.shared`).
+        var shared: Int32
         var origin: PlanningLoop.Origin
         /// The file could not be read, and that was reported (it is tried again at every look).
         var unreadable = false
@@ -57,8 +58,8 @@ public final class CalendarFiles {
             var reported: EventID?
         }
 
-        init(source: CalendarSource, origin: PlanningLoop.Origin) {
-            self.source = source
+        init(shared: Int32, origin: PlanningLoop.Origin) {
+            self.shared = shared
             self.origin = origin
         }
 
@@ -123,7 +124,14 @@ public final class CalendarFiles {
     public private(set) var directories: [String] = []
     /// Boxed, so that the table keeps a word per file rather than the whole entry in each of its spare slots and
     /// again while it grows (61 MB at the peak of a first sync of 100,000 files; boxed, 28).
-    private var entries: [String: Boxed<Entry>] = [:]
+    private var entries: [FileKey: Boxed<Entry>] = [:]
+    /// The folders files were found in, each path (with its final slash) held once: `FileKey.folder` is its index.
+    private var folders: [String] = []
+    private var folderNumbers: [String: Int32] = [:]
+    /// What the files of a folder have in common as sources (format, collection name and colour, scope), with the
+    /// folder as the path, each held once: `Entry.shared` is its index.
+    private var shared: [CalendarSource] = []
+    private var sharedNumbers: [CalendarSource: Int32] = [:]
     private var nextOrigin: PlanningLoop.Origin = 1
     /// Path problems (a configured path missing) reported and not yet resolved.
     private var reportedFailures: Set<String> = []
@@ -159,14 +167,64 @@ public final class CalendarFiles {
         return scoped
     }
 
+    /// Where a file is: its folder (`folders`) and its name there. Files are filed by it rather than by their path,
+    /// so that the daemon keeps each folder's path once, not once per file (13 MB for a first sync of 100,000
+    /// files), and a name of up to 15 bytes in the key itself.
+    private struct FileKey: Hashable {
+        var folder: Int32
+        var name: String
+    }
+
+    /// The key of the file at `path`, its folder numbered if it is new.
+    private func key(adding path: String) -> FileKey {
+        let (folder, name) = Self.split(path)
+        if let number = folderNumbers[folder] { return FileKey(folder: number, name: name) }
+        let number = Int32(folders.count)
+        folders.append(folder)
+        folderNumbers[folder] = number
+        return FileKey(folder: number, name: name)
+    }
+
+    /// The key of the file at `path`, if its folder is known.
+    private func key(_ path: String) -> FileKey? {
+        let (folder, name) = Self.split(path)
+        return folderNumbers[folder].map { FileKey(folder: $0, name: name) }
+    }
+
+    /// The folder (with its final slash, so that the path is rebuilt exactly) and the name of a path.
+    private static func split(_ path: String) -> (folder: String, name: String) {
+        guard let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) else { return ("", path) }
+        let end = path.utf8.index(after: slash)
+        return (String(path[..<end]), String(path[end...]))
+    }
+
+    private func path(of key: FileKey) -> String { String(path: folders[Int(key.folder)], key.name) }
+
+    /// The number of what `source` shares with the other files of its folder, numbered if it is new.
+    private func sharedNumber(_ source: CalendarSource) -> Int32 {
+        var common = source
+        common.path = Self.split(source.path).folder
+        if let number = sharedNumbers[common] { return number }
+        let number = Int32(shared.count)
+        shared.append(common)
+        sharedNumbers[common] = number
+        return number
+    }
+
+    /// The source of a file held.
+    private func source(of key: FileKey, _ entry: Entry) -> CalendarSource {
+        var source = shared[Int(entry.shared)]
+        source.path = String(path: source.path, key.name)
+        return source
+    }
+
     /// How many files are held.
     public var count: Int { entries.count }
 
     /// The sources and their calendars in effect, for re-expanding everything (a new window or zone).
     public var all: [(source: CalendarSource, origin: PlanningLoop.Origin, calendars: [CalendarReader.ReadCalendar])] {
-        entries.values.lazy.map(\.value).sorted { $0.source.path < $1.source.path }.compactMap { entry in
-            entry.held.map { (entry.source, entry.origin, $0.calendars(of: entry.source)) }
-        }
+        entries.map { (source(of: $0.key, $0.value.value), $0.value.value) }.sorted { $0.0.path < $1.0.path }
+            .compactMap { source, entry in entry.held.map { (source, entry.origin, $0.calendars(of: source)) } }
     }
 
     /// Looks at every file under the roots: at start, after the watcher lost events, and as a safety net.
@@ -185,7 +243,7 @@ public final class CalendarFiles {
         // What lies under a folder that cannot be listed now (or a file that is no longer one) is not known to be
         // gone: the last version read stays in effect, as it does for a file that stops parsing.
         let unreadable = survey.failures.map(\.path)
-        for path in entries.keys.sorted() where !seen.contains(path) {
+        for path in entries.keys.map(path(of:)).sorted() where !seen.contains(path) {
             guard !unreadable.contains(where: { path == $0 || path.hasPrefix($0 + "/") }) else { continue }
             forget(path, into: &changes)
         }
@@ -208,7 +266,7 @@ public final class CalendarFiles {
     }
 
     private func forget(_ path: String, into changes: inout Changes) {
-        guard let entry = entries.removeValue(forKey: path)?.value else { return }
+        guard let key = key(path), let entry = entries.removeValue(forKey: key)?.value else { return }
         if entry.held != nil { changes.removed.append((path, entry.origin)) }
     }
 
@@ -219,11 +277,16 @@ public final class CalendarFiles {
         for batch in stride(from: 0, to: sources.count, by: Self.batch) {
             let looks = sources[batch..<min(batch + Self.batch, sources.count)].map { source in
                 let source = scoped(source)
-                return (source: source, known: entries[source.path])
+                let key = key(adding: source.path)
+                let shared = sharedNumber(source)
+                let known = entries[key]?.value
+                return (source: source, key: key, shared: shared, known: known, same: known?.shared == shared)
             }
-            let loads = ParallelRuns.map(looks) { run in run.map { Self.load($0.source, known: $0.known?.value) } }
+            let loads = ParallelRuns.map(looks) { run in
+                run.map { Self.load($0.source, known: $0.known, sameSource: $0.same) }
+            }
             for (look, loaded) in zip(looks, loads.joined()) {
-                take(loaded, of: look.source, into: &changes)
+                take(loaded, of: look.source, key: look.key, shared: look.shared, into: &changes)
             }
         }
     }
@@ -254,12 +317,11 @@ public final class CalendarFiles {
         var complete: Bool
     }
 
-    /// Reads and parses a file unless `known` says it is the version in effect; touches nothing shared, so that
-    /// many files are loaded at once.
-    private static func load(_ source: CalendarSource, known: Entry?) -> Loaded {
+    /// Reads and parses a file unless `known` says it is the version in effect (`sameSource`: it was held as a
+    /// file of this source); touches nothing shared, so that many files are loaded at once.
+    private static func load(_ source: CalendarSource, known: Entry?, sameSource: Bool) -> Loaded {
         let path = source.path
         guard let stamp = stamp(path) else { return .gone }
-        let sameSource = known?.source == source
         if sameSource && known?.stamp == stamp && known?.unsettled == nil { return .unchanged }
         let bytes: [UInt8]
         do {
@@ -279,13 +341,15 @@ public final class CalendarFiles {
     }
 
     /// Takes in what looking at one file found: its calendars in effect, and its problems once.
-    private func take(_ loaded: Loaded, of source: CalendarSource, into changes: inout Changes) {
+    private func take(
+        _ loaded: Loaded, of source: CalendarSource, key: FileKey, shared: Int32, into changes: inout Changes
+    ) {
         let path = source.path
         var entry: Entry
-        if let known = entries[path]?.value {
+        if let known = entries[key]?.value {
             entry = known
         } else {
-            entry = Entry(source: source, origin: nextOrigin)
+            entry = Entry(shared: shared, origin: nextOrigin)
             nextOrigin += 1
         }
         let parsed: Parsed
@@ -302,13 +366,13 @@ public final class CalendarFiles {
                 changes.problems.append(problem)
                 entry.unreadable = true
             }
-            entries[path] = Boxed(entry)
+            entries[key] = Boxed(entry)
             return
         case .sameContent(let sameStamp):
             entry.unreadable = false
             entry.stamp = sameStamp
             entry.unsettled = nil
-            entries[path] = Boxed(entry)
+            entries[key] = Boxed(entry)
             return
         case .parsed(let version):
             parsed = version
@@ -316,14 +380,14 @@ public final class CalendarFiles {
         let (content, read) = (parsed.content, parsed.read)
         entry.unreadable = false
         entry.stamp = parsed.stamp
-        entry.source = source
+        entry.shared = shared
         changes.parsed += 1
         if !parsed.complete {
             guard entry.unsettled == content else {
                 // Perhaps still being written: looked at again once it has had time to settle.
                 entry.unsettled = content
                 entry.stamp = nil
-                entries[path] = Boxed(entry)
+                entries[key] = Boxed(entry)
                 changes.unsettled.append(path)
                 return
             }
@@ -338,7 +402,7 @@ public final class CalendarFiles {
                         return kept
                     }
                 }
-                entries[path] = Boxed(entry)
+                entries[key] = Boxed(entry)
                 return
             }
         }
@@ -349,7 +413,7 @@ public final class CalendarFiles {
             entry.reported = read.problems.isEmpty ? nil : content
             changes.problems += read.problems
         }
-        entries[path] = Boxed(entry)
+        entries[key] = Boxed(entry)
         changes.changed.append((source, entry.origin, read.calendars))
     }
 
