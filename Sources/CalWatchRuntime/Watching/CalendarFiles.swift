@@ -129,7 +129,8 @@ public final class CalendarFiles {
     private var folders: [String] = []
     private var folderNumbers: [String: Int32] = [:]
     /// What the files of a folder have in common as sources (format, collection name and colour, scope), with the
-    /// folder as the path, each held once: `Entry.shared` is its index.
+    /// folder as the path, each held once: `Entry.shared` is its index. Neither table shrinks: they gain a row per
+    /// folder and per change of a collection's name or colour, a few hundred bytes each.
     private var shared: [CalendarSource] = []
     private var sharedNumbers: [CalendarSource: Int32] = [:]
     private var nextOrigin: PlanningLoop.Origin = 1
