@@ -176,14 +176,25 @@ public final class CalendarFiles {
         var name: String
     }
 
-    /// The key of the file at `path`, its folder numbered if it is new.
-    private func key(adding path: String) -> FileKey {
-        let (folder, name) = Self.split(path)
-        if let number = folderNumbers[folder] { return FileKey(folder: number, name: name) }
-        let number = Int32(folders.count)
-        folders.append(folder)
-        folderNumbers[folder] = number
-        return FileKey(folder: number, name: name)
+    /// Where `source` is filed: its key, and the number of what it shares with the other files of its folder
+    /// (`shared`); the folder and what it shares are numbered if they are new.
+    private func filing(_ source: CalendarSource) -> (key: FileKey, shared: Int32) {
+        let (folder, name) = Self.split(source.path)
+        let number = Self.number(folder, in: &folders, &folderNumbers)
+        var common = source
+        common.path = folders[Int(number)]
+        return (FileKey(folder: number, name: name), Self.number(common, in: &shared, &sharedNumbers))
+    }
+
+    /// `value`'s index in `list`, appended if it is new.
+    private static func number<Value: Hashable>(
+        _ value: Value, in list: inout [Value], _ numbers: inout [Value: Int32]
+    ) -> Int32 {
+        if let number = numbers[value] { return number }
+        let number = Int32(list.count)
+        list.append(value)
+        numbers[value] = number
+        return number
     }
 
     /// The key of the file at `path`, if its folder is known.
@@ -200,17 +211,6 @@ public final class CalendarFiles {
     }
 
     private func path(of key: FileKey) -> String { String(path: folders[Int(key.folder)], key.name) }
-
-    /// The number of what `source` shares with the other files of its folder, numbered if it is new.
-    private func sharedNumber(_ source: CalendarSource) -> Int32 {
-        var common = source
-        common.path = Self.split(source.path).folder
-        if let number = sharedNumbers[common] { return number }
-        let number = Int32(shared.count)
-        shared.append(common)
-        sharedNumbers[common] = number
-        return number
-    }
 
     /// The source of a file held.
     private func source(of key: FileKey, _ entry: Entry) -> CalendarSource {
@@ -278,8 +278,7 @@ public final class CalendarFiles {
         for batch in stride(from: 0, to: sources.count, by: Self.batch) {
             let looks = sources[batch..<min(batch + Self.batch, sources.count)].map { source in
                 let source = scoped(source)
-                let key = key(adding: source.path)
-                let shared = sharedNumber(source)
+                let (key, shared) = filing(source)
                 let known = entries[key]?.value
                 return (source: source, key: key, shared: shared, known: known, same: known?.shared == shared)
             }
