@@ -109,8 +109,8 @@ final class ManualClock: Clock, Sendable {
 /// Something a test waited for did not come.
 struct Timeout: Error, CustomStringConvertible {
     var what: String
-    var seconds: Double = 120
-    var description: String { "waited \(seconds == 120 ? "two minutes" : "\(seconds) s") for \(what)" }
+    var seconds: Double
+    var description: String { "waited \(seconds.formatted()) s for \(what)" }
 }
 
 /// Waits (in real time, generously) until `condition` holds: for what the kernel or a child process does.
@@ -125,7 +125,7 @@ func eventually(_ what: String, _ condition: () async throws -> Bool) async thro
         guard ContinuousClock.now - start < .seconds(120) else {
             try await Task.sleep(for: .seconds(1))
             if try await condition() { return }
-            throw Timeout(what: what)
+            throw Timeout(what: what, seconds: Double((ContinuousClock.now - start).components.seconds))
         }
         try await Task.sleep(for: .milliseconds(5))
     }
