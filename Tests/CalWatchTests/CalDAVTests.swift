@@ -393,7 +393,7 @@ import Testing
             process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: folder + "/log.txt"))
             process.standardOutput = FileHandle.nullDevice
             try process.run()
-            defer { kill(process.processIdentifier, SIGKILL) }
+            defer { process.signalIfRunning(SIGKILL) }
             func log() -> String { (try? String(contentsOfFile: folder + "/log.txt", encoding: .utf8)) ?? "" }
             try await eventually("watching") { log().contains("watching") }
 

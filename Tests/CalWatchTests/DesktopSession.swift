@@ -130,7 +130,7 @@ struct DesktopSession {
         func stop() async {
             // SIGKILL: a child started from a thread of the test runner inherits its blocked signals, SIGTERM
             // among them, and only dunst unblocks it.
-            for process in processes.reversed() where process.isRunning { kill(process.processIdentifier, SIGKILL) }
+            for process in processes.reversed() { process.signalIfRunning(SIGKILL) }
             let all = processes
             _ = try? await offCooperativePool { for process in all { process.waitUntilExit() } }
             try? FileManager.default.removeItem(atPath: folder)

@@ -37,7 +37,7 @@ struct FeedServer: Sendable {
         let server = FeedServer(folder: folder, port: port, process: process)
         defer {
             // SIGKILL: a child of the test process may have SIGTERM ignored, as the runner's signal handling left it.
-            kill(process.processIdentifier, SIGKILL)
+            process.signalIfRunning(SIGKILL)
             try? FileManager.default.removeItem(atPath: folder)
         }
         return try await body(server)

@@ -137,7 +137,7 @@ import Testing
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
             try process.run()
-            defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+            defer { process.signalIfRunning(SIGKILL) }
             try await eventually("the server is asked") { server.log.contains { $0.contains(path) } }
             // Into the transfer: the headers or the body are on their way.
             try await Task.sleep(for: .seconds(1))

@@ -201,7 +201,7 @@ import Testing
               - { type: jsonl, path: events.jsonl }
             """.write(toFile: folder + "/config.yml", atomically: true, encoding: .utf8)
             let process = try WatchCommandTests.watch(in: folder)
-            defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+            defer { process.signalIfRunning(SIGKILL) }
             func lines() -> [String] {
                 ((try? String(contentsOfFile: folder + "/events.jsonl", encoding: .utf8)) ?? "").split(separator: "\n")
                     .map(String.init)

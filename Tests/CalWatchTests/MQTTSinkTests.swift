@@ -61,7 +61,7 @@ import Testing
         let port = try RadicaleServer.freePort()
         let broker = try await startBroker(port: port, folder: folder, extra: try extra(folder))
         defer {
-            kill(broker.process.processIdentifier, SIGKILL)
+            broker.process.signalIfRunning(SIGKILL)
             try? FileManager.default.removeItem(atPath: folder)
         }
         return try await body(port, broker, folder)
@@ -139,7 +139,7 @@ import Testing
     @Test func eachEventIsPublishedAndHomeAssistantFindsTheState() async throws {
         try await Self.withBroker { port, broker, folder in
             let watcher = try Self.subscribe(["calwatch/#", "homeassistant/#"], port: port, into: folder + "/all.txt")
-            defer { kill(watcher.processIdentifier, SIGKILL) }
+            defer { watcher.signalIfRunning(SIGKILL) }
             try await broker.subscriptions(1)
             let work = try await NotifySinkTests.replay(
                 WebhookSinkTests.items,
@@ -216,9 +216,9 @@ import Testing
             await #expect(throws: SinkError.self) { try await sink.deliver(second) }
             // Back on the same port: the same sink reconnects (libmosquitto's backoff) and delivers the batch.
             let broker = try await Self.startBroker(port: port, folder: folder)
-            defer { kill(broker.process.processIdentifier, SIGKILL) }
+            defer { broker.process.signalIfRunning(SIGKILL) }
             let again = try Self.subscribe(["calwatch/down/reminderDue"], port: port, into: folder + "/again.txt")
-            defer { kill(again.processIdentifier, SIGKILL) }
+            defer { again.signalIfRunning(SIGKILL) }
             try await broker.subscriptions(1)
             try await eventually("the batch delivered after the broker came back") {
                 do {
@@ -261,7 +261,7 @@ import Testing
             let received = folder + "/received.txt"
             let watcher = try Self.subscribe(
                 ["calwatch/#"], port: port, into: received, extra: ["-u", "calwatch", "-P", "S3cret-broker"])
-            defer { kill(watcher.processIdentifier, SIGKILL) }
+            defer { watcher.signalIfRunning(SIGKILL) }
             try await broker.subscriptions(1)
             func sink(_ url: String, password: String, instance: String, caFile: String? = folder + "/ca.crt")
                 -> (MQTTSink, LogRecorder)
@@ -321,7 +321,7 @@ import Testing
             let received = folder + "/received.txt"
             let subscriber = ["-c", "-i", "calwatch-outage-subscriber"]
             let watcher = try Self.subscribe(["calwatch/outage/#"], port: port, into: received, extra: subscriber)
-            defer { kill(watcher.processIdentifier, SIGKILL) }
+            defer { watcher.signalIfRunning(SIGKILL) }
             try await broker.subscriptions(1)
             // Forty meetings a day, every weekday for a month, each with reminders and minute updates.
             var items = ""
@@ -362,7 +362,7 @@ import Testing
             _ = FileManager.default.createFile(atPath: work + "/replay.err", contents: nil)
             replay.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: work + "/replay.err"))
             try replay.run()
-            defer { kill(replay.processIdentifier, SIGKILL) }
+            defer { replay.signalIfRunning(SIGKILL) }
             // Once the first events are through, the replay is held while the broker stops, then goes on without it.
             try await eventually("the first events received") { Self.received(received).count >= 100 }
             kill(replay.processIdentifier, SIGSTOP)
@@ -384,7 +384,7 @@ import Testing
             kill(replay.processIdentifier, SIGCONT)
             try await Task.sleep(for: .seconds(20))
             let restarted = try await Self.startBroker(port: port, folder: folder, extra: persistence(folder))
-            defer { kill(restarted.process.processIdentifier, SIGKILL) }
+            defer { restarted.process.signalIfRunning(SIGKILL) }
             try await offCooperativePool { replay.waitUntilExit() }
             let said = (try? String(contentsOfFile: work + "/replay.err", encoding: .utf8)) ?? ""
             #expect(replay.terminationStatus == 0, "\(said)")

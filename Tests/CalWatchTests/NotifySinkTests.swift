@@ -183,7 +183,7 @@ import Testing
               - { type: notify, bus: "\(desktop.bus)", snooze: [6s], liveActivities: false }
             """.write(toFile: folder + "/config.yml", atomically: true, encoding: .utf8)
             let process = try WatchCommandTests.watch(in: folder)
-            defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+            defer { process.signalIfRunning(SIGKILL) }
             func lines() -> [String] { SinkFixtures.lines(folder + "/events.jsonl") }
             try await slowly("the reminder's card") {
                 desktop.shown.contains { $0["summary"]?.hasPrefix("Standup in") == true }
@@ -231,14 +231,14 @@ import Testing
               - { type: notify, bus: "\(desktop.bus)" }
             """.write(toFile: folder + "/config.yml", atomically: true, encoding: .utf8)
             let first = try WatchCommandTests.watch(in: folder)
-            defer { if first.isRunning { kill(first.processIdentifier, SIGKILL) } }
+            defer { first.signalIfRunning(SIGKILL) }
             func live() -> [[String: String]] { desktop.shown.filter { $0["category"] == "x-calwatch.live" } }
             try await slowly("the live card") { live().count >= 2 }
             kill(first.processIdentifier, SIGKILL)
             try await offCooperativePool { first.waitUntilExit() }
             let before = live().count
             let process = try WatchCommandTests.watch(in: folder)
-            defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+            defer { process.signalIfRunning(SIGKILL) }
             try await slowly("closed at the end") { !desktop.closed.isEmpty }
             process.terminate()
             try await offCooperativePool { process.waitUntilExit() }
@@ -469,7 +469,7 @@ import Testing
                 try stand.run()
                 _ = try await offCooperativePool { ready.fileHandleForReading.availableData }
             }
-            defer { if stand.isRunning { kill(stand.processIdentifier, SIGKILL) } }
+            defer { stand.signalIfRunning(SIGKILL) }
             let opener = SinkFixtures.script(
                 #"printf '%s\n' "$@" > "$(dirname "$0")/opened""#, in: folder, name: "open.sh")
             let journal = try JournalStore(path: folder + "/journal.db")

@@ -29,7 +29,7 @@ struct RadicaleServer: Sendable {
         try process.run()
         defer {
             // SIGKILL: a child of the test process may have SIGTERM ignored, as the runner's signal handling left it.
-            kill(process.processIdentifier, SIGKILL)
+            process.signalIfRunning(SIGKILL)
             try? FileManager.default.removeItem(atPath: folder)
         }
         let server = RadicaleServer(folder: folder, port: port)

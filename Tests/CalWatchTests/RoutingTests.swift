@@ -211,7 +211,7 @@ import Testing
               - { type: jsonl, path: events.jsonl }
             """.write(toFile: folder + "/config.yml", atomically: true, encoding: .utf8)
             let process = try WatchCommandTests.watch(in: folder)
-            defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+            defer { process.signalIfRunning(SIGKILL) }
             // 0.1 degrees: 600 s in the stand-in, 900 s with the buffer; the live activity starts an hour before.
             try await eventually("an event with the routed time to leave") {
                 let lines = (try? String(contentsOfFile: folder + "/events.jsonl", encoding: .utf8)) ?? ""

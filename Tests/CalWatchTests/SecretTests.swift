@@ -57,7 +57,7 @@ import Testing
                 process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: folder + "/watch.log"))
                 process.standardOutput = FileHandle.nullDevice
                 try process.run()
-                defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+                defer { process.signalIfRunning(SIGKILL) }
                 try await eventually("both servers polled") {
                     let log = (try? String(contentsOfFile: folder + "/watch.log", encoding: .utf8)) ?? ""
                     return log.components(separatedBy: "polled:").count > 2

@@ -215,3 +215,11 @@ enum TestFolders {
         root + "/" + name + "-\(made.add(1, ordering: .relaxed).newValue)" + suffix
     }
 }
+
+extension Process {
+    /// Sends `signal` to the process unless it has ended: once it is reaped, its pid may be another process's (a
+    /// hook of another test), which a late `kill` would stop.
+    func signalIfRunning(_ signal: Int32) {
+        if isRunning { kill(processIdentifier, signal) }
+    }
+}
