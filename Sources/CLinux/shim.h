@@ -1,5 +1,5 @@
 // Linux interfaces Glibc's Swift module leaves out: timerfd, used to hear at once when the wall clock is set,
-// memfd_create, which holds a hook's standard input, thread names, syncfs, and malloc_trim.
+// memfd_create, which holds a hook's standard input, thread names, syncfs, malloc_trim and mallopt.
 #include <sys/timerfd.h>
 #include <poll.h>
 #include <sys/syscall.h>
@@ -32,4 +32,9 @@ static inline int CLinux_syncfs(int fd) {
 /// malloc_trim(3): gives freed heap pages back to the system. <malloc.h> is not part of Glibc's Swift module.
 static inline int CLinux_malloc_trim(size_t pad) {
     return malloc_trim(pad);
+}
+
+/// mallopt(3) with M_MMAP_THRESHOLD: blocks of at least `bytes` get pages of their own, returned when freed.
+static inline int CLinux_set_mmap_threshold(int bytes) {
+    return mallopt(M_MMAP_THRESHOLD, bytes);
 }

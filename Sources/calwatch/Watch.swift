@@ -142,6 +142,8 @@ extension CalwatchCommand {
         }
 
         func run() async throws {
+            // A daemon keeps what it reads for weeks: large blocks it frees must not leave holes among that.
+            FreedMemory.keepLargeBlocksApart()
             let level = Logger.Level(rawValue: logLevel) ?? .info
             LoggingSystem.bootstrap { label in
                 var handler = TerminalSafeLogHandler(inner: StreamLogHandler.standardError(label: label))

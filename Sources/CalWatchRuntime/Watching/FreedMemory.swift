@@ -6,10 +6,25 @@ import Foundation
 /// glibc's allocator keeps what is freed for the process's next allocations: after a first sync of 100,000 items,
 /// 25-35 MB that held the sync's listing, the watcher's notices and the parsed batches stayed resident although
 /// nothing used them. A daemon that then runs for weeks need not hold its busiest minute's memory.
-enum FreedMemory {
+public enum FreedMemory {
     /// Changed or removed files after which freed memory is given back (a sync writes its items a few dozen at a
     /// time, so they are counted over many changes).
     static let largeChange = 256
+
+    /// The size from which a block gets pages of its own rather than a place among the small ones.
+    static let largeBlock: Int32 = 128 * 1024
+
+    /// Keeps large blocks (a sync's listing and answers, a batch of parsed files) out of the heap for good; the
+    /// daemon calls it once, at start.
+    ///
+    /// glibc starts with this threshold but raises it to the size of each large block freed, up to 32 MB, so
+    /// that after a sync's multi-megabyte listing the answers and batches that follow were placed among the
+    /// items held; once freed, they left holes in the threads' heaps that could not be given back. A first
+    /// sync of 100,000 items settled at 161-178 MB; with the threshold fixed, at 145-147 in most runs
+    /// (BENCHMARKS.md). It costs a mapping per large block, a few hundred per sync: no slower, measured.
+    public static func keepLargeBlocksApart() {
+        _ = CLinux_set_mmap_threshold(largeBlock)
+    }
 
     static func returnToSystem() {
         _ = CLinux_malloc_trim(0)
