@@ -81,6 +81,7 @@ public struct FeedPoller<WaitClock: Clock>: Service where WaitClock.Duration == 
                 if failing != nil { logger.notice("\(remote.shownURL): fetched again") }
                 failing = nil
                 logger.info("feed changed", metadata: ["feed.url": "\(remote.shownURL)", "feed.bytes": "\(bytes)"])
+                if bytes >= FreedMemory.largeFetch { FreedMemory.giveBack(logger: logger) }
             case .unchanged:
                 if failing != nil { logger.notice("\(remote.shownURL): fetched again") }
                 failing = nil

@@ -114,13 +114,10 @@ public final class CalendarWatch {
     /// (a first sync, a start, a vdir rewritten whole).
     public var holdsFreedMemory: Bool { churn >= FreedMemory.largeChange }
 
-    /// Gives the memory that reading and planning those files freed back to the system; returns the resident
-    /// memory before and after, in bytes, where it can be read.
-    @discardableResult public func returnFreedMemory() -> (before: Int?, after: Int?) {
+    /// Gives the memory that reading and planning those files freed back to the system (`FreedMemory`).
+    public func returnFreedMemory(logger: Logger) {
         churn = 0
-        let before = FreedMemory.resident()
-        FreedMemory.returnToSystem()
-        return (before, FreedMemory.resident())
+        FreedMemory.giveBack(logger: logger)
     }
 
     /// Reads every file and plans at `now`: what was missed while calwatch was not running comes now, by the

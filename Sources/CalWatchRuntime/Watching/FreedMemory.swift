@@ -1,5 +1,6 @@
 import CLinux
 import Foundation
+public import Logging
 
 /// Gives the pages of memory freed by a large change back to the system.
 ///
@@ -26,8 +27,24 @@ public enum FreedMemory {
         _ = CLinux_set_mmap_threshold(largeBlock)
     }
 
-    static func returnToSystem() {
+    /// Bytes fetched from a server after which what the fetch freed is given back: a CalDAV sync holds its
+    /// listing (every item's address and tag) until it ends, which may come after the daemon has read the items
+    /// and given back what reading them freed.
+    public static let largeFetch = 1 << 20
+
+    /// Gives freed memory back, and logs at debug level how much the process held either side and how long it took.
+    public static func giveBack(logger: Logger) {
+        let started = ContinuousClock.now
+        let before = resident()
         _ = CLinux_malloc_trim(0)
+        let after = resident()
+        let megabytes = { (bytes: Int?) in bytes.map { "\($0 >> 20) MB" } ?? "unknown" }
+        logger.debug(
+            "freed memory given back",
+            metadata: [
+                "memory.resident_before": "\(megabytes(before))", "memory.resident_after": "\(megabytes(after))",
+                "memory.took": "\(started.duration(to: .now))",
+            ])
     }
 
     /// The process's resident memory in bytes (`/proc/self/statm`), for the log; `nil` where it cannot be read.

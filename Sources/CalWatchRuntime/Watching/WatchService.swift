@@ -204,16 +204,7 @@ public final class WatchService<WaitClock: Clock>: Service where WaitClock.Durat
             if turn.files.isEmpty && !turn.rescan, let quietBy, clock.now >= quietBy,
                 watch.nextWake.map({ $0 > now.adding(seconds: 1) }) ?? true
             {
-                let started = clock.now
-                let resident = watch.returnFreedMemory()
-                let megabytes = { (bytes: Int?) in bytes.map { "\($0 >> 20) MB" } ?? "unknown" }
-                logger.debug(
-                    "freed memory given back",
-                    metadata: [
-                        "memory.resident_before": "\(megabytes(resident.before))",
-                        "memory.resident_after": "\(megabytes(resident.after))",
-                        "memory.took": "\(started.duration(to: clock.now))",
-                    ])
+                watch.returnFreedMemory(logger: logger)
             }
         }
     }
