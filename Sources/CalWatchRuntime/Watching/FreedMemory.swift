@@ -21,7 +21,7 @@ public enum FreedMemory {
     /// glibc starts with this threshold but raises it to the size of each large block freed, up to 32 MB, so
     /// that after a sync's multi-megabyte listing the answers and batches that follow were placed among the
     /// items held; once freed, they left holes in the threads' heaps that could not be given back. A first
-    /// sync of 100,000 items settled at 161-178 MB; with the threshold fixed, at 145-147 in most runs
+    /// sync of 100,000 items settled at 161-178 MB; with the threshold fixed, at 145-146 in nearly every run
     /// (BENCHMARKS.md). It costs a mapping per large block, a few hundred per sync: no slower, measured.
     public static func keepLargeBlocksApart() {
         _ = CLinux_set_mmap_threshold(largeBlock)
