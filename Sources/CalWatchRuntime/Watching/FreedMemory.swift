@@ -2,7 +2,8 @@ import CLinux
 import Foundation
 public import Logging
 
-/// Gives the pages of memory freed by a large change back to the system.
+/// Keeps the daemon's memory to what it holds: large blocks in pages of their own, and the pages freed by a large
+/// change given back to the system.
 ///
 /// glibc's allocator keeps what is freed for the process's next allocations: after a first sync of 100,000 items,
 /// 25-35 MB that held the sync's listing, the watcher's notices and the parsed batches stayed resident although
