@@ -28,6 +28,10 @@ let package = Package(
         .executableTarget(
             name: "FuzzStatusBar",
             dependencies: ["FuzzSupport"]),
+        /// A fleet's `calendars` row as anyone who can write the table might: every column's checks and bounds.
+        .executableTarget(
+            name: "FuzzFleetRow",
+            dependencies: ["FuzzSupport", .product(name: "CalWatchPostgres", package: "calwatch")]),
         /// config.yml: Yams, then every key's checks and bounds.
         .executableTarget(
             name: "FuzzConfiguration",

@@ -1,13 +1,13 @@
 #!/bin/sh
 # Fuzzes calwatch's readers of untrusted input with libFuzzer under AddressSanitizer (the package in Fuzz/).
 #
-#   scripts/fuzz.sh [TARGET...]     targets: FuzzCalendar FuzzCalDAV FuzzConfiguration FuzzStatusBar (default: all)
+#   scripts/fuzz.sh [TARGET...]     targets: FuzzCalendar FuzzCalDAV FuzzConfiguration FuzzStatusBar FuzzFleetRow (default: all)
 #
 # FUZZ_SECONDS (default 300) and FUZZ_RUNS (default unlimited) bound each target's run; FUZZ_JOBS (default 1) runs
 # that many targets at once. Each target's corpus grows in .build/fuzz/corpus/TARGET across runs, seeded from
 # samples/ and the test fixtures. An input that crashes, times out (10 s) or runs out of memory is kept in
 # fuzz-failures/ and the script exits 1: once fixed, copy it into Tests/CalWatchTests/Fixtures/fuzz/calendar,
-# caldav or configuration, where FuzzFixtureTests reads every file as its fuzz target does.
+# caldav, configuration or fleet-row, where FuzzFixtureTests reads every file as its fuzz target does.
 # Leaks are left to a final pass over each corpus (libFuzzer's leak check on every input is ten times slower).
 set -eu
 cd "$(dirname "$0")/.."
@@ -15,7 +15,7 @@ root=$(pwd)
 seconds=${FUZZ_SECONDS:-300}
 runs=${FUZZ_RUNS:--1}
 jobs=${FUZZ_JOBS:-1}
-targets=${*:-FuzzCalendar FuzzCalDAV FuzzConfiguration FuzzStatusBar}
+targets=${*:-FuzzCalendar FuzzCalDAV FuzzConfiguration FuzzStatusBar FuzzFleetRow}
 build="$root/.build/fuzz"
 
 echo "== building the fuzz targets (release, -sanitize=fuzzer,address) =="
@@ -36,6 +36,8 @@ seed() {
     FuzzConfiguration)
         cp config.yml "$corpus/"
         find Tests/CalWatchTests/Fixtures/fuzz -type f -name '*.yml' -exec cp {} "$corpus/" \; ;;
+    FuzzFleetRow)
+        cp Tests/CalWatchTests/Fixtures/fuzz/fleet-row/* "$corpus/" ;;
     FuzzStatusBar)
         # Summary, NUL, location, NUL, calendar name: the tricks that reached the bars before, and plain text.
         printf 'Standup\0https://zoom.us/j/1\0Work' >"$corpus/plain"

@@ -526,6 +526,16 @@ public actor PostgresSink: EventSink {
         );
         CREATE INDEX fleet_handovers_by_time ON fleet_handovers (claimed_at);
         """,
+        // 4: a fleet's CalDAV passwords by a credential's name, never a program; each watcher's clock as seen.
+        """
+        -- caldav: the name of a credential each watcher resolves on its own machine (fleet.credentials in its
+        -- config.yml, or a systemd credential). password_command is no longer run: a row holding one is reported
+        -- in last_problem and not read.
+        ALTER TABLE calendars ADD COLUMN credential text;
+        -- How far the watcher's clock was from the database's at its last heartbeat (ms, ahead positive); one
+        -- off by more than a quarter of its lease claims and renews nothing.
+        ALTER TABLE fleet_watchers ADD COLUMN clock_skew_ms bigint;
+        """,
     ]
 
     /// The views consumers read, made by layout 2 and made again by `migrate` when one is gone (dropped by hand,

@@ -68,7 +68,16 @@ public actor AnswerEndpoint: Service {
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(settings.port).bigEndian)
-        inet_pton(AF_INET, settings.host, &address.sin_addr)
+        // An address inet_pton does not read would leave 0.0.0.0, every interface: refused, as is any not loopback.
+        guard inet_pton(AF_INET, settings.host, &address.sin_addr) == 1,
+            UInt32(bigEndian: address.sin_addr.s_addr) >> 24 == 127
+        else {
+            close(fd)
+            throw SinkError(
+                sink: "answers",
+                reason: "\(settings.host) is not a loopback IPv4 address; answers are taken on "
+                    + "127.0.0.1 only, behind a reverse proxy", lasting: true)
+        }
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                 bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))

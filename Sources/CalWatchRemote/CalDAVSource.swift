@@ -12,6 +12,8 @@ public struct CalDAVAccount: Sendable, Hashable {
     /// A password written in the address (`https://user:secret@…`), taken out of it: `url` never holds one.
     var password: String?
     public var passwordCommand: [String]?
+    /// A file whose first line is the password (`FeedSettings.passwordFile`).
+    public var passwordFile: String?
     /// The calendar's name when the account holds one collection; otherwise each collection's `displayname`.
     public var name: String?
     public var every: Duration
@@ -25,6 +27,7 @@ public struct CalDAVAccount: Sendable, Hashable {
         self.username = username ?? url.user(percentEncoded: false)
         password = url.password(percentEncoded: false)
         passwordCommand = command
+        passwordFile = settings.passwordFile
         name = settings.name
         every = .seconds(settings.every)
     }
@@ -427,9 +430,13 @@ public final class CalDAVClient: Sendable {
     private func credentials() async throws -> HTTPClient.Credentials? {
         guard let user = account.username else { return nil }
         var secret = password.withLock { $0 } ?? account.password
-        if secret == nil, let command = account.passwordCommand {
+        if secret == nil, account.passwordCommand != nil || account.passwordFile != nil {
             do {
-                secret = try await PasswordCommand.run(command)
+                if let command = account.passwordCommand {
+                    secret = try await PasswordCommand.run(command)
+                } else if let file = account.passwordFile {
+                    secret = try await PasswordCommand.firstLine(ofFile: file)
+                }
             } catch {
                 throw Failure(reason: "\(account.shownURL): \(error.description)")
             }

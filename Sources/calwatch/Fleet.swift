@@ -24,7 +24,7 @@ extension CalwatchCommand {
                   calwatch fleet add --database postgres:///calwatch /srv/calendars/alice --person alice@example.org
                   calwatch fleet add --database postgres:///calwatch --feed https://example.org/team.ics --name team
                   calwatch fleet add --database postgres:///calwatch --caldav https://dav.example.org/ \\
-                      --user bob --password-command pass show dav/bob --name bob
+                      --user bob --credential dav-bob --name bob
                   calwatch fleet list --database postgres:///calwatch
                   calwatch fleet status --database postgres:///calwatch
                 """,
@@ -85,8 +85,11 @@ extension CalwatchCommand.Fleet {
                 watcher finds it (shared storage); it is kept absolute. Its name is --name, else the last part of \
                 the path. Names are what rules and filters match, and each calendar's events are kept under it.
 
-                A CalDAV account's password is never stored: --password-command names a program that prints it, \
-                run on the watcher that holds the calendar.
+                A CalDAV account's password is never stored, nor a program to run: --credential names it, and each \
+                watcher resolves the name on its own machine, from `fleet: credentials:` in its config.yml (a \
+                program that prints the password) or from a systemd credential of that name \
+                ($CREDENTIALS_DIRECTORY). A path is read only by watchers whose config.yml lists a folder above it \
+                under `fleet: roots:`. Watchers check every row as this command does, whoever wrote it.
                 """)
 
         @OptionGroup var database: FleetDatabaseOption
@@ -104,8 +107,14 @@ extension CalwatchCommand.Fleet {
         var user: String?
 
         @Option(
+            help: ArgumentHelp(
+                "The name of the CalDAV password's credential, which each watcher resolves on its own machine.",
+                valueName: "name"))
+        var credential: String?
+
+        @Option(
             parsing: .upToNextOption,
-            help: ArgumentHelp("A program and its arguments that print the CalDAV password.", valueName: "command"))
+            help: ArgumentHelp("No longer kept: give --credential instead.", valueName: "command", visibility: .hidden))
         var passwordCommand: [String] = []
 
         @Option(help: ArgumentHelp("The calendar's name in the fleet (one calendar at a time).", valueName: "name"))
@@ -131,10 +140,19 @@ extension CalwatchCommand.Fleet {
             if (feed != nil || caldav != nil) && name == nil {
                 throw ValidationError("a calendar on a server needs --name.")
             }
-            if caldav == nil && (user != nil || !passwordCommand.isEmpty) {
-                throw ValidationError("--user and --password-command go with --caldav.")
+            if !passwordCommand.isEmpty {
+                throw ValidationError(
+                    "the fleet's table keeps no program to run (whoever can write it would run programs on every "
+                        + "watcher); give --credential NAME, and on each watcher define NAME under fleet: credentials: "
+                        + "in its config.yml (such as NAME: [pass, show, dav/carol]) or as a systemd credential.")
             }
-            guard let seconds = DurationText.seconds(every), (60...86_400).contains(seconds) else {
+            if caldav == nil && (user != nil || credential != nil) {
+                throw ValidationError("--user and --credential go with --caldav.")
+            }
+            if let credential, let problem = FleetAccess.problem(withCredentialName: credential) {
+                throw ValidationError("--credential: \(problem).")
+            }
+            guard let seconds = DurationText.seconds(every), FleetCalendar.every.contains(seconds) else {
                 throw ValidationError("--every '\(every)' is not a duration from 1m to 1d; write it like 10m.")
             }
             for url in [feed, caldav].compactMap({ $0 }) where ConnectionString(url).redacted != url {
@@ -144,6 +162,13 @@ extension CalwatchCommand.Fleet {
             }
             for name in names {
                 if let problem = FleetCalendar.problem(withName: name) { throw ValidationError("\(problem).") }
+            }
+            // What a watcher checks on every row it reads, said before anything is written.
+            let server: FleetCalendar.Source? =
+                feed.map { .feed(url: $0, every: seconds) }
+                ?? caldav.map { .caldav(url: $0, username: user, credential: credential, every: seconds) }
+            if let server, let name, let problem = FleetCalendar(name: name, source: server, person: person).problem {
+                throw ValidationError("\(problem).")
             }
         }
 
@@ -176,9 +201,7 @@ extension CalwatchCommand.Fleet {
                 calendars.append(
                     FleetCalendar(
                         name: name,
-                        source: .caldav(
-                            url: caldav, username: user,
-                            passwordCommand: passwordCommand.isEmpty ? nil : passwordCommand, every: seconds),
+                        source: .caldav(url: caldav, username: user, credential: credential, every: seconds),
                         person: person))
             }
             let added = calendars
@@ -229,12 +252,13 @@ extension CalwatchCommand.Fleet {
                 for row in rows {
                     var writer = JSONLineWriter(capacity: 256)
                     writer.beginObject()
-                    writer.field("name", row.calendar.name)
-                    writer.field("kind", row.calendar.source.kind)
-                    writer.field("address", row.calendar.source.address)
-                    writer.field("person", row.calendar.person)
+                    writer.field("name", row.fields.name)
+                    writer.field("kind", row.fields.kind)
+                    writer.field("address", row.fields.address)
+                    writer.field("person", row.fields.person)
                     writer.field("watcher", row.watcher)
                     writer.field("leaseUntil", row.leaseUntil?.instant)
+                    if case .failure(let refusal) = row.calendar { writer.field("refused", refusal.description) }
                     writer.endObject()
                     StandardStreams.report(String(decoding: writer.bytes, as: UTF8.self) + "\n")
                 }
@@ -242,9 +266,11 @@ extension CalwatchCommand.Fleet {
             }
             var lines = [["NAME", "KIND", "ADDRESS", "WATCHER", "LEASE"]]
             for row in rows {
+                var watcher = row.watcher ?? "-"
+                if case .failure = row.calendar { watcher += " (not read: calwatch fleet show)" }
                 lines.append([
-                    row.calendar.name, row.calendar.source.kind, row.calendar.source.address,
-                    row.watcher ?? "-", FleetText.lease(row.leaseUntil, now: now),
+                    row.fields.name ?? "", row.fields.kind ?? "", row.fields.address ?? "", watcher,
+                    FleetText.lease(row.leaseUntil, now: now),
                 ])
             }
             StandardStreams.report(FleetText.table(lines.map { $0.map(FleetText.cell) }))
@@ -271,12 +297,17 @@ extension CalwatchCommand.Fleet {
                 throw ExitCode.dataError
             }
             let now = CommandSupport.timestamp
-            var text = "\(FleetText.cell(row.calendar.name))\n"
-            text += "  source:   \(row.calendar.source.kind) \(FleetText.cell(row.calendar.source.address))\n"
-            if case .caldav(_, let user, let command, _) = row.calendar.source {
-                text += "  account:  \(user ?? "-"), password from \(command?.first ?? "the URL's settings")\n"
+            let fields = row.fields
+            var text = "\(FleetText.cell(fields.name ?? ""))\n"
+            text += "  source:   \(FleetText.cell(fields.kind ?? "")) \(FleetText.cell(fields.address ?? ""))\n"
+            if fields.kind == "caldav" {
+                let credential = fields.credential.map { "the credential \(FleetText.cell($0))" } ?? "none"
+                text += "  account:  \(FleetText.cell(fields.username ?? "-")), password from \(credential)\n"
             }
-            if let person = row.calendar.person { text += "  person:   \(FleetText.cell(person))\n" }
+            if let person = fields.person { text += "  person:   \(FleetText.cell(person))\n" }
+            if case .failure(let refusal) = row.calendar {
+                text += "  refused:  \(FleetText.cell(refusal.description))\n"
+            }
             text += "  watcher:  \(row.watcher.map(FleetText.cell) ?? "none")"
             text += row.watcher == nil ? "\n" : ", lease \(FleetText.lease(row.leaseUntil, now: now))\n"
             if let claimed = row.claimedAt { text += "  claimed:  \(claimed.instant)\n" }
@@ -294,7 +325,9 @@ extension CalwatchCommand.Fleet {
         static let configuration = CommandConfiguration(
             abstract: "The fleet at a glance: its watchers, what each holds, its backlog and lateness, hand-overs.",
             discussion: """
-                A watcher is alive when it was seen within its lease. Lateness is how long after its time each \
+                A watcher is alive when it was seen within its lease and its clock agrees with the database's \
+                within a quarter of its lease (CLOCK: how far ahead or behind it was at its last heartbeat; one \
+                further off claims and renews nothing). Lateness is how long after its time each \
                 reminder of the last hour was committed, as the fleet's database has it; a hand-over's gap is how \
                 long a calendar was free (released, or its lease expired) before another watcher took it.
                 """)
@@ -339,13 +372,21 @@ enum FleetText {
         var text = "\(status.calendars) calendar(s), \(status.watchers.filter(\.alive).count) watcher(s) alive; "
         text += "\(status.free) without a watcher, \(status.expired) whose lease expired\n\n"
         var rows = [
-            ["WATCHER", "HOST", "PID", "STATE", "SEEN", "CALENDARS", "BACKLOG", "REMINDERS 1H", "LATE P50", "LATE MAX"]
+            [
+                "WATCHER", "HOST", "PID", "STATE", "SEEN", "CLOCK", "CALENDARS", "BACKLOG", "REMINDERS 1H", "LATE P50",
+                "LATE MAX",
+            ]
         ]
         for watcher in status.watchers {
             let seen = (now.millisecondsSinceEpoch - watcher.seen.millisecondsSinceEpoch) / 1000
+            let state =
+                watcher.stopped
+                ? "stopped"
+                : watcher.clockRefused ? "clock off" : watcher.alive ? "alive" : seen < 0 ? "clock off" : "gone"
             rows.append([
-                watcher.name, watcher.host, String(watcher.pid),
-                watcher.stopped ? "stopped" : watcher.alive ? "alive" : "gone", "\(seen)s ago",
+                watcher.name, watcher.host, String(watcher.pid), state,
+                seen < 0 ? "in \(-seen)s (its clock is ahead)" : "\(seen)s ago",
+                watcher.clockSkew.map { String(format: "%+.1fs", Double($0) / 1000) } ?? "-",
                 String(watcher.calendars),
                 String(watcher.backlog), String(watcher.reminders),
                 watcher.lateness.map { String(format: "%.1fs", $0.p50) } ?? "-",

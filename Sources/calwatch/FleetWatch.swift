@@ -30,6 +30,8 @@ final class FleetWatch: Sendable {
         self.instance = configuration.instance
         var options = FleetMember.Options()
         options.lease = lease
+        options.access = configuration.fleetAccess
+        options.credentialsDirectory = ProcessInfo.processInfo.environment["CREDENTIALS_DIRECTORY"]
         let reload = reload
         let journal = journal
         let named = Self.sink(into: url, of: configuration)

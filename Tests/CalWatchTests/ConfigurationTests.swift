@@ -210,12 +210,19 @@ import Testing
               - { type: webhook, url: "https://example.org/x", mode: batch, batchSize: 0, name: f }
               - { type: webhook, url: "https://gotify.example.org", preset: gotify, answers: { listen: ":1" }, name: g }
               - { type: webhook, url: "https://ntfy.sh/t", preset: ntfy, answers: { listen: "[::1]:80" }, name: h }
+              - { type: webhook, url: "https://ntfy.sh/t", preset: ntfy, answers: { listen: "0.0.0.0:8788" }, name: i }
+              - { type: webhook, url: "https://ntfy.sh/t", preset: ntfy, answers: { listen: "127.0.0.01:8788" }, name: j }
+              - { type: webhook, url: "https://ntfy.sh/t", preset: ntfy, answers: { listen: "192.168.1.2:8788" }, name: k }
+              - { type: webhook, url: "https://ntfy.sh/t", preset: ntfy, answers: { listen: "+127.0.0.1:8788" }, name: l }
             """)
+        // Anything but loopback, written as inet_pton reads it, is refused: a misread address binds every interface.
         #expect(
             problems.map { "\($0.line ?? 0) \($0.key ?? "")" } == [
                 "2 sinks[0].url", "3 sinks[1].secret", "4 sinks[2].mode", "5 sinks[3]", "6 sinks[4].mode",
-                "7 sinks[5].batchSize", "8 sinks[6].answers", "9 sinks[7].answers.listen",
+                "7 sinks[5].batchSize", "8 sinks[6].answers", "9 sinks[7].answers.listen", "10 sinks[8].answers.listen",
+                "11 sinks[9].answers.listen", "12 sinks[10].answers.listen", "13 sinks[11].answers.listen",
             ])
+        #expect(problems.last?.message.contains("reverse proxy") == true)
         let answered = try Self.parse(
             """
             sinks:
@@ -454,5 +461,30 @@ import Testing
         }
         #expect(DurationText.text(5400) == "1h30m")
         #expect(DurationText.text(5_184_000) == "60d")
+    }
+
+    /// `fleet:`: the folders a fleet's path rows may name and the credentials its CalDAV rows may name; a
+    /// credential's name that could leave `$CREDENTIALS_DIRECTORY` is refused with its line.
+    @Test func aFleetWatchersAccessIsReadAndBadCredentialNamesAreRefused() throws {
+        let configuration = try Self.parse(
+            """
+            fleet:
+              roots: [/srv/calendars, /mnt/team]
+              credentials:
+                dav-carol: [pass, show, dav/carol]
+            """)
+        #expect(configuration.fleetAccess.roots == ["/srv/calendars", "/mnt/team"])
+        #expect(configuration.fleetAccess.credentials == ["dav-carol": ["pass", "show", "dav/carol"]])
+        let problems = Self.problems(
+            """
+            fleet:
+              credentials:
+                ../shadow: [cat]
+                empty: []
+            """)
+        #expect(
+            problems.map { "\($0.line ?? 0) \($0.key ?? "")" } == [
+                "3 fleet.credentials.../shadow", "4 fleet.credentials.empty",
+            ])
     }
 }

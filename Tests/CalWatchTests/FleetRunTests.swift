@@ -91,6 +91,8 @@ import Testing
               - type: postgres
                 name: fleet-database
                 url: "\(server.url)"
+            fleet:
+              roots: ["\(folder)/calendars"]
 
             """.write(toFile: folder + "/config.yml", atomically: true, encoding: .utf8)
             // Reminders due from 40 s from now, one every 70 ms, for 140 s.
@@ -231,21 +233,21 @@ import Testing
         ].joined(separator: "\r\n")
     }
 
-    @Test func aCalDAVAccountInTheFleetSignsInWithItsPasswordCommandAndKeepsTheSecretOut() async throws {
+    @Test func aCalDAVAccountInTheFleetSignsInWithItsCredentialAndKeepsTheSecretOut() async throws {
         try await RadicaleServer.with { radicale in
             try await PostgresServer.with { server in
                 let folder = SinkFixtures.folder()
                 defer { try? FileManager.default.removeItem(atPath: folder) }
-                try "reminders:\n  offsets: [5m]\n".write(
-                    toFile: folder + "/config.yml", atomically: true, encoding: .utf8)
+                // The password lives on the watcher's machine, named in the fleet by its credential's name.
+                try RadicaleServer.password.write(toFile: folder + "/secret", atomically: true, encoding: .utf8)
+                try "reminders:\n  offsets: [5m]\nfleet:\n  credentials:\n    dav-anna: [cat, \(folder)/secret]\n"
+                    .write(
+                        toFile: folder + "/config.yml", atomically: true, encoding: .utf8)
                 try await radicale.makeCalendar("/anna/work/", name: "Work")
                 try await radicale.put("/anna/work/sync.ics", Self.meetingSoon("anna-sync"))
-                // The password lives on the watcher's machine; the fleet keeps the command that reads it.
-                try RadicaleServer.password.write(toFile: folder + "/secret", atomically: true, encoding: .utf8)
                 let added = try await CommandLineTests().calwatch([
                     "fleet", "add", "--database", server.url, "--caldav", radicale.url("/anna/"), "--user",
-                    RadicaleServer.user, "--name", "anna", "--person", "anna@example.org", "--password-command",
-                    "cat", folder + "/secret",
+                    RadicaleServer.user, "--name", "anna", "--person", "anna@example.org", "--credential", "dav-anna",
                 ])
                 #expect(added.status == 0, "\(added.errors)")
                 let watcher = try Watcher(

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import Testing
 
 @testable import CalWatchCore
@@ -117,9 +118,23 @@ import Testing
             let caldav = try await cli.calwatch(
                 ["fleet", "add"] + database + [
                     "--caldav", "https://dav.example.org/", "--user", "carol", "--name", "carol",
-                    "--password-command", "pass", "show", "dav/carol",
+                    "--credential", "dav-carol",
                 ])
             #expect(caldav.status == 0, "\(caldav.errors)")
+            // A program to run is no longer kept: the row would run it on every watcher.
+            let command = try await cli.calwatch(
+                ["fleet", "add"] + database + [
+                    "--caldav", "https://dav.example.org/", "--user", "dan", "--name", "dan",
+                    "--password-command", "pass", "show", "dav/dan",
+                ])
+            #expect(command.status == 64 && command.errors.contains("--credential"), "\(command.errors)")
+            // Out of bounds as a watcher would find it: refused before it is written.
+            let often = try await cli.calwatch(
+                ["fleet", "add"] + database + ["--feed", "https://example.org/x.ics", "--name", "x", "--every", "0s"])
+            #expect(often.status == 64 && often.errors.contains("--every"), "\(often.errors)")
+            let gopher = try await cli.calwatch(
+                ["fleet", "add"] + database + ["--feed", "gopher://example.org/x", "--name", "x"])
+            #expect(gopher.status == 64 && gopher.errors.contains("https, http, webcal URL"), "\(gopher.errors)")
 
             // A name taken, a password in a URL, a path that is not there: refused, nothing added.
             let twice = try await cli.calwatch(["fleet", "add"] + database + [folder + "/alice"])
@@ -139,7 +154,7 @@ import Testing
             #expect(json.output.contains(#""name":"bob","kind":"path""#), "\(json.output)")
             // The password command is a reference: the secret itself is nowhere in the database.
             let show = try await cli.calwatch(["fleet", "show", "carol"] + database)
-            #expect(show.output.contains("account:  carol, password from pass"), "\(show.output)")
+            #expect(show.output.contains("account:  carol, password from the credential dav-carol"), "\(show.output)")
             #expect(show.output.contains("watcher:  none") && show.output.contains("no events stored yet"))
 
             let removed = try await cli.calwatch(["fleet", "remove", "team", "nobody"] + database)
@@ -152,6 +167,139 @@ import Testing
             // No database named: said how to name one.
             let none = try await cli.calwatch(["fleet", "list"])
             #expect(none.status == 64 && none.errors.contains("--database"))
+        }
+    }
+
+    /// A watcher of the fleet as `watch --fleet` makes it, with `access` and a clock `ahead` of the real one.
+    static func member(
+        _ name: String, server: PostgresServer, access: FleetAccess = FleetAccess(), credentials: String? = nil,
+        ahead: Int64 = 0
+    ) -> FleetMember {
+        var options = FleetMember.Options()
+        options.lease = 30
+        options.access = access
+        options.credentialsDirectory = credentials
+        return FleetMember(
+            url: server.url, watcher: name, options: options,
+            wallClock: { Timestamp(millisecondsSinceEpoch: Timestamp.now.millisecondsSinceEpoch + ahead) },
+            backlog: { 0 }, changed: {}, logger: Logger(label: "test"))
+    }
+
+    /// Rows written by whoever can write the table, not by `fleet add`: none runs a program, reads a file outside
+    /// the watcher's roots, polls out of bounds or stops the watcher; each is reported in `last_problem` and
+    /// skipped, and the good rows beside them are read.
+    @Test func hostileRowsAreReportedAndSkippedAndNothingInThemRunsOrLeaks() async throws {
+        try await PostgresServer.with { server in
+            let folder = SinkFixtures.folder()
+            defer { try? FileManager.default.removeItem(atPath: folder) }
+            let root = folder + "/calendars"
+            try FileManager.default.createDirectory(atPath: root + "/alice", withIntermediateDirectories: true)
+            try "top secret: hunter2\n".write(toFile: folder + "/secret.txt", atomically: true, encoding: .utf8)
+            try "dav-secret\n".write(toFile: folder + "/dav-file", atomically: true, encoding: .utf8)
+            let marker = folder + "/ran"
+            _ = try await Self.database(server)
+            let rows: [(String, String, String, String, String, String)] = [
+                // name, kind, address, credential, password_command, every
+                ("alice", "path", root + "/alice", "NULL", "NULL", "600"),
+                ("empty-command", "caldav", "https://dav.example.org/", "NULL", "'[]'", "600"),
+                (
+                    "shell", "caldav", "https://dav.example.org/", "NULL", "'[\"/bin/sh\",\"-c\",\"touch \(marker)\"]'",
+                    "600"
+                ),
+                ("outside", "path", folder + "/secret.txt", "NULL", "NULL", "600"),
+                ("climbing", "path", root + "/../secret.txt", "NULL", "NULL", "600"),
+                ("tight-loop", "feed", "http://127.0.0.1:9/x.ics", "NULL", "NULL", "0"),
+                ("negative", "feed", "http://127.0.0.1:9/x.ics", "NULL", "NULL", "-5"),
+                ("gopher", "feed", "gopher://127.0.0.1:9/x", "NULL", "NULL", "600"),
+                ("file-scheme", "feed", "file:///etc/passwd", "NULL", "NULL", "600"),
+                ("unknown-credential", "caldav", "https://dav.example.org/", "'nobody'", "NULL", "600"),
+                ("sneaky-credential", "caldav", "https://dav.example.org/", "'../../secret.txt'", "NULL", "600"),
+                ("carol", "caldav", "https://dav.example.org/", "'dav-carol'", "NULL", "600"),
+                ("from-systemd", "caldav", "https://dav.example.org/other/", "'dav-file'", "NULL", "600"),
+            ]
+            for (name, kind, address, credential, command, every) in rows {
+                _ = try await server.psql(
+                    """
+                    INSERT INTO calendars (name, kind, address, username, credential, password_command, every)
+                    VALUES ('\(name)', '\(kind)', '\(address)', 'u', \(credential), \(command), \(every))
+                    """)
+            }
+            // An address of a megabyte.
+            _ = try await server.psql(
+                "INSERT INTO calendars (name, kind, address) VALUES ('huge', 'feed', 'https://example.org/' || repeat('a', 1000000))"
+            )
+            let member = Self.member(
+                "w", server: server,
+                access: FleetAccess(roots: [root], credentials: ["dav-carol": ["/bin/echo", "x"]]),
+                credentials: folder)
+            try await member.start()
+            // It holds every row (no other watcher takes them in a loop) and reads only the good ones.
+            #expect(try await server.value("SELECT count(*) FROM calendars WHERE watcher = 'w'") == "\(rows.count + 1)")
+            let configuration = member.configuration(from: Configuration(home: folder)) { feeds in
+                feeds.map { folder + "/cache/" + $0.address.replacingOccurrences(of: "/", with: "_") }
+            }
+            #expect(configuration.calendars.first == root + "/alice", "\(configuration.calendars)")
+            #expect(configuration.scopes.values.sorted() == ["alice", "carol", "from-systemd"])
+            #expect(
+                configuration.feeds.contains { $0.kind == .caldav(username: "u", passwordCommand: ["/bin/echo", "x"]) })
+            #expect(configuration.feeds.contains { $0.passwordFile == folder + "/dav-file" })
+            #expect(!FileManager.default.fileExists(atPath: marker), "a row ran a program")
+            let problems = Dictionary(
+                uniqueKeysWithValues: try await server.psql(
+                    "SELECT name || '|' || coalesce(last_problem, '') FROM calendars"
+                ).map { line in
+                    let parts = line.split(separator: "|", maxSplits: 1).map(String.init)
+                    return (parts[0], parts.count > 1 ? parts[1] : "")
+                })
+            #expect(problems["alice"] == "" && problems["carol"] == "" && problems["from-systemd"] == "")
+            for name in ["empty-command", "shell"] {
+                #expect(problems[name]?.contains("credential") == true, "\(name)")
+            }
+            for name in ["outside", "climbing"] {
+                #expect(problems[name]?.contains("outside the folders") == true, "\(name): \(problems[name] ?? "")")
+            }
+            for name in ["tight-loop", "negative"] {
+                #expect(problems[name]?.contains("every 60 s") == true, "\(name)")
+            }
+            for name in ["gopher", "file-scheme"] { #expect(problems[name]?.contains("URL with a host") == true) }
+            #expect(problems["huge"]?.contains("at most 2048 bytes") == true)
+            #expect(problems["unknown-credential"]?.contains("no credential named nobody") == true)
+            #expect(problems["sneaky-credential"]?.contains("letters, digits") == true)
+            #expect(!problems.values.contains { $0.contains("hunter2") })
+
+            // A file under the roots that is not a calendar: its problem reaches the row without its text.
+            member.noted(
+                [
+                    CalendarProblem(
+                        severity: .error, path: root + "/alice/notes.ics", line: 1, uid: "hunter2",
+                        message: "not iCalendar data: expected BEGIN:VCALENDAR, found 'top secret: hunter2'")
+                ], roots: [root + "/alice": "alice"])
+            await member.beat()
+            let noted = try await server.value("SELECT last_problem FROM calendars WHERE name = 'alice'")
+            #expect(noted.hasPrefix(root + "/alice/notes.ics:1: error: not iCalendar data"), "\(noted)")
+            #expect(!noted.contains("hunter2"), "\(noted)")
+        }
+    }
+
+    /// A watcher whose clock is a day ahead claims and renews nothing, and `fleet status` shows it, with its
+    /// skew, as not alive; a watcher whose clock agrees takes the calendars.
+    @Test func aWatcherWhoseClockIsOffClaimsNothingAndStatusSaysSo() async throws {
+        try await PostgresServer.with { server in
+            let fleet = try await Self.database(server)
+            try await offCooperativePool { try fleet.add(Self.calendars(3)) }
+            let access = FleetAccess(roots: ["/srv/calendars"])
+            let ahead = Self.member("ahead", server: server, access: access, ahead: 86_400_000)
+            try await ahead.start()
+            #expect(try await server.value("SELECT count(*) FROM calendars WHERE watcher IS NOT NULL") == "0")
+            #expect(!(await ahead.beat()))
+            let status = try await CommandLineTests().calwatch(["fleet", "status", "--database", server.url])
+            #expect(status.output.hasPrefix("3 calendar(s), 0 watcher(s) alive"), "\(status.output)")
+            let line = status.output.split(separator: "\n").first { $0.hasPrefix("ahead") } ?? ""
+            let skew = try Regex(#"\+86(399|400)\.\ds"#)
+            #expect(line.contains("clock off") && line.contains(skew), "\(status.output)")
+            let onTime = Self.member("on-time", server: server, access: access)
+            try await onTime.start()
+            #expect(try await server.value("SELECT count(*) FROM calendars WHERE watcher = 'on-time'") == "3")
         }
     }
 }

@@ -1,3 +1,4 @@
+import CalWatchPostgres
 import Foundation
 import Testing
 
@@ -844,6 +845,24 @@ func strangersCalendar(uid: String = "stranger", _ lines: [String], summary: Str
         }
         let hostile = scan([fixture("fuzz/caldav/hostile.xml")], from: "2026-01-01", to: "2027-01-01", zone: "UTC")
         #expect(hostile.occurrences.map { "\($0.calendar) \($0.summary ?? "")" } == ["hostile &e;", "☃ "])
+    }
+
+    /// A fleet's rows as anyone who can write the table might write them: the good ones read, every other one
+    /// refused with a reason, none of them stopping the watcher.
+    @Test func everyFleetRowIsReadOrRefusedWithAReason() throws {
+        var read: [String] = []
+        for path in try Self.files("fleet-row") {
+            let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
+            let row = FleetDatabase.row(FleetDatabase.columns(fromFuzzInput: bytes))
+            switch row.calendar {
+            case .success:
+                read.append(URL(fileURLWithPath: path).lastPathComponent)
+                // Instants no clock has are no instants.
+                #expect(row.leaseUntil.map { abs($0.millisecondsSinceEpoch) < 1 << 50 } ?? true, "\(path)")
+            case .failure(let refusal): #expect(!refusal.description.isEmpty, "\(path)")
+            }
+        }
+        #expect(read == ["good-caldav", "good-despite-odd-times", "good-path"])
     }
 
     @Test func everyConfigurationIsAcceptedOrRefusedWithLines() throws {

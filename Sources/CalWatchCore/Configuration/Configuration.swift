@@ -18,6 +18,8 @@ public struct Configuration: Sendable {
     /// Whose calendar each scope is, in a fleet (scope → the person's addresses): their own attendee entries, as
     /// `me` tells the user's apart (whether they declined, answered, organise).
     public var people: [String: [String]] = [:]
+    /// What the rows of a fleet's database may name on this machine (`fleet:`): folders, credentials.
+    public var fleetAccess = FleetAccess()
     /// The zone for floating and all-day values; `nil` means the system zone.
     public var timeZone: String?
     /// The user's own addresses (lowercased, without `mailto:`).

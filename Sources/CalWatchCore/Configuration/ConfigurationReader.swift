@@ -38,6 +38,7 @@ struct ConfigurationReader {
                 known: [
                     "calendars", "timezone", "me", "horizon", "reminders", "liveActivity", "flights", "state", "sinks",
                     "rules", "quietHours", "meetings", "instance", "metrics", "places", "travel", "todos", "day",
+                    "fleet",
                 ])
         else { return }
         // Before `rules:`, whose `services:` may name them.
@@ -94,6 +95,7 @@ struct ConfigurationReader {
             case "places": configuration.places = readPlaces(value)
             case "travel": readTravel(value, into: &configuration.travel)
             case "day": configuration.planner.day = readDay(value)
+            case "fleet": configuration.fleetAccess = readFleetAccess(value)
             default: note(keyNode, key, "is not a configuration key")
             }
         }
@@ -980,12 +982,21 @@ struct ConfigurationReader {
             return nil
         }
         let parts = listen.split(separator: ":", omittingEmptySubsequences: false)
-        guard parts.count == 2, let port = Int(parts[1]), (1...65_535).contains(port),
+        // Dotted decimal as inet_pton reads it (no sign, no leading zero), on loopback: the endpoint has no
+        // defence against a network (one connection at a time), so a phone reaches it through a reverse proxy.
+        let octets = parts[0].split(separator: ".", omittingEmptySubsequences: false)
+        let loopback =
             parts[0] == "localhost"
-                || parts[0].split(separator: ".").count == 4
-                    && parts[0].split(separator: ".").allSatisfy({ UInt8($0) != nil })
-        else {
-            note(listenNode, path + ".listen", "'\(listen)' is not an IPv4 address and port, such as 127.0.0.1:8788")
+            || octets.count == 4 && octets[0] == "127"
+                && octets.allSatisfy { octet in
+                    !octet.isEmpty && octet.allSatisfy { $0.isASCII && $0.isNumber }
+                        && (octet == "0" || !octet.hasPrefix("0")) && UInt8(octet) != nil
+                }
+        guard parts.count == 2, let port = Int(parts[1]), (1...65_535).contains(port), loopback else {
+            note(
+                listenNode, path + ".listen",
+                "'\(listen)' is not a loopback address and port, such as 127.0.0.1:8788: answers are taken on this "
+                    + "machine only; let a reverse proxy (nginx, Caddy) with TLS reach it from the phone")
             return nil
         }
         let host = parts[0] == "localhost" ? "127.0.0.1" : String(parts[0])
@@ -1074,6 +1085,30 @@ struct ConfigurationReader {
         }
         if program.contains("/"), let resolved = path(node, at: key + "[0]", text: program) { argv[0] = resolved }
         return argv
+    }
+
+    /// `fleet:`: the folders a fleet's `path` rows may name, and the credentials its CalDAV rows may name.
+    private mutating func readFleetAccess(_ node: Node) -> FleetAccess {
+        var access = FleetAccess()
+        guard let keys = mapping(node, at: "fleet", known: ["roots", "credentials"]) else { return access }
+        if let (_, value) = keys["roots"] {
+            access.roots = list(value, at: "fleet.roots").compactMap { path($0.node, at: $0.key) }
+        }
+        if let (_, value) = keys["credentials"], let entries = mapping(value, at: "fleet.credentials", known: nil) {
+            for (name, entry) in entries.sorted(by: { $0.key < $1.key }) {
+                let key = "fleet.credentials." + name
+                if let problem = FleetAccess.problem(withCredentialName: name) {
+                    note(entry.key, key, problem)
+                } else if let argv = readArgv(
+                    entry.value, at: key, example: "[pass, show, dav/carol]",
+                    empty:
+                        "write the program that prints the password and its arguments, such as [pass, show, dav/carol]"
+                ) {
+                    access.credentials[name] = argv
+                }
+            }
+        }
+        return access
     }
 
     private mutating func readHook(

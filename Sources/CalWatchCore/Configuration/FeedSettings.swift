@@ -17,6 +17,9 @@ public struct FeedSettings: Sendable, Hashable {
     public var name: String?
     /// Seconds between polls.
     public var every: Int64 = 600
+    /// A file whose first line is the CalDAV password (a systemd credential a fleet's row names), read when
+    /// signing in, where no `passwordCommand` is given.
+    public var passwordFile: String?
 
     public init(address: String, kind: Kind = .ics, name: String? = nil, every: Int64 = 600) {
         self.address = address

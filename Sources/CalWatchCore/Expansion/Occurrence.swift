@@ -123,6 +123,26 @@ public struct CalendarProblem: Sendable, Hashable, CustomStringConvertible {
         self.message = message
     }
 
+    /// `path:line: error: message`, with every excerpt of the file the message quotes ('…') and the UID left
+    /// out: for places that others read (a fleet's `last_problem`), where the file's text must not show.
+    public var withoutQuotedText: String {
+        var message = ""
+        var quoting = false
+        for character in self.message {
+            if quoting {
+                quoting = character != "'"
+            } else if character == "'", message.last.map({ $0.isWhitespace || "(:[".contains($0) }) ?? true {
+                message += "'…'"
+                quoting = true
+            } else {
+                message.append(character)
+            }
+        }
+        var text = path
+        if let line { text += ":\(line)" }
+        return text + ": \(severity.rawValue): \(message)"
+    }
+
     /// `path:line: warning: message (UID uid)`, the shape compilers use so editors can jump to it.
     public var description: String {
         var text = path

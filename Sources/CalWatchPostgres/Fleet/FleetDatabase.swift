@@ -26,9 +26,12 @@ public struct FleetDatabase: Sendable {
         public var description: String
         /// What was asked contradicts what the fleet holds (a name taken), rather than the database failing.
         public var isRefusal = false
-        public init(description: String, isRefusal: Bool = false) {
+        /// The watcher's clock differs from the database's by this many milliseconds, more than it may.
+        public var clockSkew: Int64?
+        public init(description: String, isRefusal: Bool = false, clockSkew: Int64? = nil) {
             self.description = description
             self.isRefusal = isRefusal
+            self.clockSkew = clockSkew
         }
     }
 
@@ -64,26 +67,25 @@ public struct FleetDatabase: Sendable {
         do {
             try transaction {
                 for calendar in calendars {
+                    if let problem = calendar.problem {
+                        throw Failure(description: "\(calendar.name): \(problem)", isRefusal: true)
+                    }
                     var username: String?
-                    var command: String?
+                    var credential: String?
                     var every = "600"
                     switch calendar.source {
                     case .path: break
                     case .feed(_, let seconds): every = String(seconds)
-                    case .caldav(_, let user, let passwordCommand, let seconds):
-                        username = user
-                        command = try passwordCommand.map {
-                            String(decoding: try JSONEncoder().encode($0), as: UTF8.self)
-                        }
-                        every = String(seconds)
+                    case .caldav(_, let user, let name, let seconds):
+                        (username, credential, every) = (user, name, String(seconds))
                     }
                     let added = try connection.execute(
                         """
-                        INSERT INTO calendars (name, kind, address, username, password_command, every, person)
-                        VALUES ($1, $2, $3, $4, $5::jsonb, $6::integer, $7) ON CONFLICT (name) DO NOTHING RETURNING name
+                        INSERT INTO calendars (name, kind, address, username, credential, every, person)
+                        VALUES ($1, $2, $3, $4, $5, $6::integer, $7) ON CONFLICT (name) DO NOTHING RETURNING name
                         """,
                         [
-                            calendar.name, calendar.source.kind, calendar.source.address, username, command, every,
+                            calendar.name, calendar.source.kind, calendar.source.address, username, credential, every,
                             calendar.person,
                         ])
                     if added.isEmpty {
@@ -113,9 +115,11 @@ public struct FleetDatabase: Sendable {
         }
     }
 
-    /// A calendar's row as `list` and `show` print it.
+    /// A calendar's row as `list` and `show` print it: its columns as written, and the calendar they describe
+    /// or why a watcher does not read it.
     public struct Row: Sendable {
-        public var calendar: FleetCalendar
+        public var fields: FleetCalendar.Fields
+        public var calendar: Result<FleetCalendar, FleetCalendar.Refusal>
         public var watcher: String?
         public var leaseUntil: Timestamp?
         public var claimedAt: Timestamp?
@@ -123,39 +127,49 @@ public struct FleetDatabase: Sendable {
         public var lastProblem: String?
     }
 
+    /// The columns a row is read from, in the order `row` takes them.
+    private static let rowColumns = """
+        name, kind, address, username, credential, password_command::text, every::text, person, watcher,
+        extract(epoch FROM lease_until) * 1000, extract(epoch FROM claimed_at) * 1000,
+        extract(epoch FROM synced_at) * 1000, last_problem
+        """
+
     /// Every calendar, by name; or those named.
     public func calendars(named names: [String]? = nil) throws -> [Row] {
         do {
             let rows = try connection.execute(
                 """
-                SELECT name, kind, address, username, password_command::text, every, person, watcher,
-                       extract(epoch FROM lease_until) * 1000, extract(epoch FROM claimed_at) * 1000,
-                       extract(epoch FROM synced_at) * 1000, last_problem
+                SELECT \(Self.rowColumns)
                 FROM calendars WHERE $1::text[] IS NULL OR name = ANY($1::text[]) ORDER BY name
                 """, [names.map(Self.array)])
-            return rows.compactMap(Self.row)
+            return rows.map(Self.row)
         } catch let error as PostgresError {
             throw failure(error)
         }
     }
 
-    private static func row(_ values: [String?]) -> Row? {
-        guard let name = values[0], let kind = values[1], let address = values[2] else { return nil }
-        let every = values[5].flatMap { Int64($0) } ?? 600
-        let source: FleetCalendar.Source
-        switch kind {
-        case "path": source = .path(address)
-        case "feed": source = .feed(url: address, every: every)
-        default:
-            let command = values[4].flatMap { try? JSONDecoder().decode([String].self, from: Data($0.utf8)) }
-            source = .caldav(url: address, username: values[3], passwordCommand: command, every: every)
+    /// A row's columns from a fuzzer's bytes (and the fixtures it found): the columns of `row` separated by NUL,
+    /// a column of the one byte 0x01 standing for NULL, missing ones NULL.
+    public static func columns(fromFuzzInput bytes: [UInt8]) -> [String?] {
+        let given = bytes.split(separator: 0, omittingEmptySubsequences: false).map { column in
+            Array(column) == [1] ? nil : String(decoding: column, as: UTF8.self)
         }
+        return (0..<13).map { $0 < given.count ? given[$0] : nil }
+    }
+
+    /// A row read back, checked as `fleet add` checks what it writes: the table is anyone's who can write it.
+    public static func row(_ values: [String?]) -> Row {
+        let fields = FleetCalendar.Fields(
+            name: values[0], kind: values[1], address: values[2], username: values[3], credential: values[4],
+            passwordCommand: values[5], every: values[6], person: values[7])
         func time(_ index: Int) -> Timestamp? {
-            values[index].flatMap(Double.init).map { Timestamp(millisecondsSinceEpoch: Int64($0.rounded())) }
+            values[index].flatMap(Double.init).flatMap { $0.isFinite && abs($0) < 1e15 ? $0 : nil }
+                .map { Timestamp(millisecondsSinceEpoch: Int64($0.rounded())) }
         }
         return Row(
-            calendar: FleetCalendar(name: name, source: source, person: values[6]), watcher: values[7],
-            leaseUntil: time(8), claimedAt: time(9), syncedAt: time(10), lastProblem: values[11])
+            fields: fields,
+            calendar: Result { () throws(FleetCalendar.Refusal) in try FleetCalendar(checking: fields) },
+            watcher: values[8], leaseUntil: time(9), claimedAt: time(10), syncedAt: time(11), lastProblem: values[12])
     }
 
     /// A text array literal for `$n::text[]`.
@@ -170,9 +184,56 @@ public struct FleetDatabase: Sendable {
 
     // MARK: Watchers and leases
 
-    /// Enters `watcher` in the fleet at `at`. Refuses when a watcher of that name on another host or process was
+    /// How far the watcher's clock (`at`) is ahead of the database's, in milliseconds (behind: negative).
+    public func clockSkew(at: Timestamp) throws -> Int64 {
+        do {
+            let now = try connection.execute("SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint")
+            return at.millisecondsSinceEpoch - (now.first?[0].flatMap { Int64($0) } ?? at.millisecondsSinceEpoch)
+        } catch let error as PostgresError {
+            throw failure(error)
+        }
+    }
+
+    /// How far a watcher's clock may be from the database's: a quarter of its lease (at least a second). Leases
+    /// are written with the watcher's clock, so one a day ahead would keep its calendars for a day.
+    public static func clockTolerance(lease: Int64) -> Int64 { max(1000, lease * 250) }
+
+    /// The SQL condition on a `fleet_watchers` row that it is alive at the instant parameter `at` ("$2"): seen
+    /// within its lease, and its clock within the tolerance (one seen in the future, or off by a day, is not).
+    private static func alive(at: String) -> String {
+        """
+        seen > to_timestamp(\(at)::double precision) - make_interval(secs => lease_seconds)
+        AND seen <= to_timestamp(\(at)::double precision) + make_interval(secs => lease_seconds)
+        AND abs(coalesce(clock_skew_ms, 0)) <= greatest(1000, lease_seconds * 250)
+        """
+    }
+
+    /// Throws when `at` is further from the database's clock than `tolerance` allows; records the skew on the
+    /// watcher's row either way, for `fleet status`.
+    private func checkClock(watcher: String, at: Timestamp, tolerance: Int64?) throws {
+        guard let tolerance else { return }
+        let skew = try clockSkew(at: at)
+        do {
+            try connection.execute(
+                "UPDATE fleet_watchers SET clock_skew_ms = $2::bigint WHERE watcher = $1", [watcher, String(skew)])
+        } catch let error as PostgresError {
+            throw failure(error)
+        }
+        guard abs(skew) > tolerance else { return }
+        throw Failure(
+            description: String(
+                format: "this watcher's clock is %.1f s %@ the fleet database's (more than the %.1f s allowed, a "
+                    + "quarter of the lease): it claims and renews nothing until they agree; keep its clock "
+                    + "synchronised (NTP)", Double(abs(skew)) / 1000, skew > 0 ? "ahead of" : "behind",
+                Double(tolerance) / 1000), clockSkew: skew)
+    }
+
+    /// Enters `watcher` in the fleet at `at`; throws a `clockSkew` failure (after entering it) when `at` is further
+    /// from the database's clock than `clockTolerance` (ms). Refuses when a watcher of that name on another host or process was
     /// seen within its lease: two watchers of one name would renew each other's leases.
-    public func join(watcher: String, host: String, pid: Int32, lease: Int64, at: Timestamp) throws {
+    public func join(
+        watcher: String, host: String, pid: Int32, lease: Int64, clockTolerance: Int64? = nil, at: Timestamp
+    ) throws {
         do {
             try transaction {
                 let other = try connection.execute(
@@ -202,12 +263,18 @@ public struct FleetDatabase: Sendable {
         } catch let error as PostgresError {
             throw failure(error)
         }
+        // After the row is there, so that `fleet status` shows a watcher whose clock is off, and by how much.
+        try checkClock(watcher: watcher, at: at, tolerance: clockTolerance)
     }
 
     /// What a heartbeat found: the calendars the watcher holds now (its leases renewed), those it took, and how
     /// many it holds above its fair share.
     public struct Heartbeat: Sendable {
         public var held: [FleetCalendar]
+        /// Rows held that a watcher does not read, by name, with why (written to their `last_problem`).
+        public var refused: [String: FleetCalendar.Refusal] = [:]
+        /// How the watcher reads each calendar of `held` it admitted (`FleetCalendar.admitted(by:)`).
+        public var admitted: [String: FleetCalendar.Admitted] = [:]
         /// Taken at this heartbeat (free, or their lease expired), with how each came.
         public var claimed: [String]
         /// Held above the fair share: this many should be given back.
@@ -220,9 +287,13 @@ public struct FleetDatabase: Sendable {
     /// over the watchers alive, rounded up), in one transaction. `backlog`: events its journal holds that are not
     /// stored here yet. `takingExpired: false` takes only calendars no watcher holds, none whose lease
     /// expired (a watcher just back from being cut off: the others may be about to renew what looks expired).
+    /// `clockTolerance` (milliseconds): refuse, renewing and taking nothing, when `at` is further than this from
+    /// the database's clock.
     public func heartbeat(
-        watcher: String, lease: Int64, backlog: Int64, takingExpired: Bool = true, at: Timestamp
+        watcher: String, lease: Int64, backlog: Int64, takingExpired: Bool = true, clockTolerance: Int64? = nil,
+        at: Timestamp
     ) throws -> Heartbeat {
+        try checkClock(watcher: watcher, at: at, tolerance: clockTolerance)
         let now = Self.seconds(at)
         do {
             return try transaction {
@@ -237,7 +308,7 @@ public struct FleetDatabase: Sendable {
                     """
                     SELECT (SELECT count(*) FROM calendars),
                            (SELECT count(*) FROM fleet_watchers WHERE stopped IS NULL AND (watcher = $1
-                                OR seen > to_timestamp($2::double precision) - make_interval(secs => lease_seconds)))
+                                OR \(Self.alive(at: "$2"))))
                     """, [watcher, now])
                 let total = Int(counts.first?[0] ?? "0") ?? 0
                 let alive = max(1, Int(counts.first?[1] ?? "1") ?? 1)
@@ -277,14 +348,23 @@ public struct FleetDatabase: Sendable {
                     WHERE watcher = $1
                     """, [watcher, now, String(held), String(backlog)])
                 let rows = try connection.execute(
-                    """
-                    SELECT name, kind, address, username, password_command::text, every, person, watcher,
-                           NULL, NULL, NULL, NULL
-                    FROM calendars WHERE watcher = $1 ORDER BY name
-                    """, [watcher])
-                return Heartbeat(
-                    held: rows.compactMap(Self.row).map(\.calendar), claimed: claimed, excess: max(0, held - share),
-                    watchers: alive)
+                    "SELECT \(Self.rowColumns) FROM calendars WHERE watcher = $1 ORDER BY name", [watcher]
+                ).map(Self.row)
+                var beat = Heartbeat(
+                    held: [], claimed: claimed, excess: max(0, held - share), watchers: alive)
+                for row in rows {
+                    switch row.calendar {
+                    case .success(let calendar): beat.held.append(calendar)
+                    case .failure(let refusal):
+                        beat.refused[row.fields.name ?? ""] = refusal
+                        if row.lastProblem != refusal.description {
+                            try connection.execute(
+                                "UPDATE calendars SET last_problem = $2 WHERE name = $1",
+                                [row.fields.name, refusal.description])
+                        }
+                    }
+                }
+                return beat
             }
         } catch let error as PostgresError {
             throw failure(error)
@@ -413,6 +493,10 @@ public struct FleetDatabase: Sendable {
             /// Reminders it sent in the last hour, and how late they were committed (seconds).
             public var reminders: Int
             public var lateness: (p50: Double, max: Double)?
+            /// How far its clock was from the database's at its last heartbeat (milliseconds, ahead positive).
+            public var clockSkew: Int64?
+            /// Whether that is more than a watcher may be off (it then claims and renews nothing).
+            public var clockRefused: Bool
         }
         public var calendars: Int
         /// Calendars no watcher holds, and those whose lease has expired.
@@ -439,9 +523,9 @@ public struct FleetDatabase: Sendable {
             let watchers = try connection.execute(
                 """
                 SELECT w.watcher, w.host, w.pid, extract(epoch FROM w.seen) * 1000,
-                       w.stopped IS NULL AND w.seen > to_timestamp($1::double precision)
-                           - make_interval(secs => w.lease_seconds),
-                       w.stopped IS NOT NULL, w.calendars, w.backlog, late.reminders, late.p50, late.max
+                       w.stopped IS NULL AND \(Self.alive(at: "$1")),
+                       w.stopped IS NOT NULL, w.calendars, w.backlog, late.reminders, late.p50, late.max,
+                       w.clock_skew_ms, abs(coalesce(w.clock_skew_ms, 0)) > greatest(1000, w.lease_seconds * 250)
                 FROM fleet_watchers AS w
                 LEFT JOIN LATERAL (
                     SELECT count(*) AS reminders,
@@ -473,7 +557,8 @@ public struct FleetDatabase: Sendable {
                         name: row[0] ?? "", host: row[1] ?? "", pid: int(row[2]),
                         seen: Timestamp(millisecondsSinceEpoch: Int64(double(row[3]))), alive: row[4] == "t",
                         stopped: row[5] == "t", calendars: int(row[6]), backlog: Int64(int(row[7])),
-                        reminders: reminders, lateness: reminders > 0 ? (double(row[9]), double(row[10])) : nil)
+                        reminders: reminders, lateness: reminders > 0 ? (double(row[9]), double(row[10])) : nil,
+                        clockSkew: row[11].flatMap { Int64($0) }, clockRefused: row[12] == "t")
                 },
                 handovers: (
                     int(handovers.first), int(handovers.dropFirst().first), int(handovers.dropFirst(2).first),

@@ -17,12 +17,22 @@ public final class FleetMember: Service, Sendable {
     public struct Options: Sendable {
         /// How long a lease runs; renewed every third of it.
         public var lease: Int64 = 30
+        /// What the rows may name on this machine (`fleet:` in config.yml).
+        public var access = FleetAccess()
+        /// systemd's `$CREDENTIALS_DIRECTORY`: credentials not in `access` are looked for there.
+        public var credentialsDirectory: String?
         public init() {}
     }
 
     private struct State {
         /// The calendars held, by name, as the last heartbeat found them.
         var held: [String: FleetCalendar] = [:]
+        /// What this watcher reads for each held calendar it admitted; a held calendar missing here is not read.
+        var admitted: [String: FleetCalendar.Admitted] = [:]
+        /// Held calendars not read, with why, as last written to their rows.
+        var refused: [String: String] = [:]
+        /// Whether the last heartbeat was refused for a clock too far from the database's.
+        var clockRefused = false
         /// Held calendars being given back: out of the watch's configuration, released once it no longer has them.
         var leaving: Set<String> = []
         /// The calendars of the watch last opened.
@@ -60,7 +70,7 @@ public final class FleetMember: Service, Sendable {
     ) {
         self.watcher = watcher
         self.options = options
-        self.link = FleetLink(url: url, passwordCommand: password, watcher: watcher)
+        self.link = FleetLink(url: url, passwordCommand: password, watcher: watcher, options: options)
         self.listener = FleetListener(url: url, passwordCommand: password, watcher: watcher)
         self.wallClock = wallClock
         self.backlog = backlog
@@ -80,23 +90,29 @@ public final class FleetMember: Service, Sendable {
         return configuration
     }
 
-    /// The roots of the calendars held (and not being given back), whose calendar each is, and the feeds to poll.
+    /// The roots of the calendars held (and not being given back) that this watcher admitted, whose calendar each
+    /// is, and the feeds to poll.
     private func held(folder: ([FeedSettings]) -> [String]) -> ([String], [String: String], [FeedSettings]) {
         var roots: [String] = []
         var scopes: [String: String] = [:]
         var feeds: [FeedSettings] = []
-        let held = state.withLock { state in state.held.values.filter { !state.leaving.contains($0.name) } }
-        for calendar in held.sorted(by: { $0.name < $1.name }) {
+        let held = state.withLock { state in
+            state.held.keys.filter { !state.leaving.contains($0) }.compactMap { name in
+                state.admitted[name].map { (name, $0) }
+            }
+        }
+        for (name, admitted) in held.sorted(by: { $0.0 < $1.0 }) {
             let root: String
-            if let feed = calendar.source.feed(named: calendar.name) {
+            switch admitted {
+            case .server(let feed):
                 guard let cache = folder([feed]).first else { continue }
                 feeds.append(feed)
                 root = cache
-            } else {
-                root = calendar.source.address
+            case .path(let path):
+                root = path
             }
             roots.append(root)
-            scopes[root] = calendar.name
+            scopes[root] = name
         }
         return (roots, scopes, feeds)
     }
@@ -187,7 +203,7 @@ public final class FleetMember: Service, Sendable {
             guard problem.severity == .error,
                 let name = roots.first(where: { problem.path == $0.key || problem.path.hasPrefix($0.key + "/") })?.value
             else { return nil }
-            return (name, problem.description)
+            return (name, problem.withoutQuotedText)
         }
         guard !found.isEmpty else { return }
         state.withLock { state in for (name, text) in found { state.problems[name] = text } }
@@ -270,6 +286,20 @@ public final class FleetMember: Service, Sendable {
             heartbeat = try await link.heartbeat(
                 lease: options.lease, backlog: backlog, takingExpired: takingExpired, at: now)
             state.withLock { $0.lastBeat = now }
+        } catch let failure as FleetDatabase.Failure where failure.clockSkew != nil {
+            CalwatchMetrics.fleetHeartbeatFailed()
+            // Whatever it holds expires on the others' clocks; reading on would send twice what they take.
+            let (first, dropped) = state.withLock { state in
+                defer { state.clockRefused = true }
+                let dropped = !state.held.isEmpty
+                state.held = [:]
+                state.admitted = [:]
+                state.leaving = []
+                return (!state.clockRefused, dropped)
+            }
+            if first { logger.error("\(failure)") }
+            if dropped { changed() }
+            return dropped
         } catch {
             CalwatchMetrics.fleetHeartbeatFailed()
             let first = state.withLock { state in
@@ -295,7 +325,10 @@ public final class FleetMember: Service, Sendable {
         }
         let (taken, lost, giving, holding) = state.withLock { state in
             if state.failing { logger.notice("the fleet's database answers again") }
+            if state.clockRefused { logger.notice("this watcher's clock agrees with the fleet database's again") }
             state.failing = false
+            state.clockRefused = false
+            state.admitted = heartbeat.admitted
             let now = Dictionary(heartbeat.held.map { ($0.name, $0) }, uniquingKeysWith: { $1 })
             let lost = Set(state.held.keys).subtracting(now.keys)
             let taken = Set(now.keys).subtracting(state.held.keys)
@@ -306,6 +339,14 @@ public final class FleetMember: Service, Sendable {
             let giving = staying.suffix(max(0, heartbeat.excess - state.leaving.count))
             state.leaving.formUnion(giving)
             return (taken, lost, giving.count, now.count - state.leaving.count)
+        }
+        let newlyRefused = state.withLock { state in
+            let refused = heartbeat.refused.mapValues(\.description)
+            defer { state.refused = refused }
+            return refused.filter { state.refused[$0.key] != $0.value }
+        }
+        for (name, why) in newlyRefused.sorted(by: { $0.key < $1.key }) {
+            logger.error("not reading a calendar of the fleet: \(why)", metadata: ["fleet.calendar": "\(name)"])
         }
         if !lost.isEmpty {
             logger.warning(
@@ -364,12 +405,14 @@ actor FleetLink {
     private let url: String
     private let passwordCommand: [String]?
     private let watcher: String
+    private let options: FleetMember.Options
     private var database: FleetDatabase?
 
-    init(url: String, passwordCommand: [String]?, watcher: String) {
+    init(url: String, passwordCommand: [String]?, watcher: String, options: FleetMember.Options) {
         self.url = url
         self.passwordCommand = passwordCommand
         self.watcher = watcher
+        self.options = options
     }
 
     private func connected() async throws -> FleetDatabase {
@@ -399,16 +442,32 @@ actor FleetLink {
     func join(lease: Int64, at: Timestamp) async throws {
         try await using {
             try $0.join(
-                watcher: watcher, host: ProcessInfo.processInfo.hostName, pid: getpid(), lease: lease, at: at)
+                watcher: watcher, host: ProcessInfo.processInfo.hostName, pid: getpid(), lease: lease,
+                clockTolerance: FleetDatabase.clockTolerance(lease: lease), at: at)
         }
     }
 
+    /// A heartbeat, and how this watcher reads each calendar held (on this actor's thread: it looks at files);
+    /// one it does not admit is refused like a bad row.
     func heartbeat(
         lease: Int64, backlog: Int64, takingExpired: Bool, at: Timestamp
     ) async throws -> FleetDatabase.Heartbeat {
-        try await using {
-            try $0.heartbeat(watcher: watcher, lease: lease, backlog: backlog, takingExpired: takingExpired, at: at)
+        var beat = try await using {
+            try $0.heartbeat(
+                watcher: watcher, lease: lease, backlog: backlog, takingExpired: takingExpired,
+                clockTolerance: FleetDatabase.clockTolerance(lease: lease), at: at)
         }
+        var refusedNow: [String: String] = [:]
+        for calendar in beat.held {
+            switch calendar.admitted(by: options.access, credentialsDirectory: options.credentialsDirectory) {
+            case .success(let admitted): beat.admitted[calendar.name] = admitted
+            case .failure(let refusal):
+                beat.refused[calendar.name] = refusal
+                refusedNow[calendar.name] = refusal.description
+            }
+        }
+        if !refusedNow.isEmpty { try? await using { try $0.noteProblems(refusedNow, watcher: watcher) } }
+        return beat
     }
 
     func release(_ names: [String], at: Timestamp) async throws -> [String] {

@@ -13,7 +13,9 @@ package enum PasswordCommand {
     }
 
     package static func run(_ command: [String], timeout: Duration = .seconds(30)) async throws(Failure) -> String {
-        let program = command[0]
+        guard let program = command.first, !program.isEmpty else {
+            throw Failure(description: "passwordCommand is empty; write the program that prints the password")
+        }
         let executable: Executable = program.contains("/") ? .path(FilePath(program)) : .name(program)
         var options = PlatformOptions()
         options.createSession = true
@@ -50,5 +52,25 @@ package enum PasswordCommand {
             throw Failure(description: "passwordCommand \(program) printed no password")
         }
         return String(line)
+    }
+
+    /// The first line of a password file (a systemd credential, `$CREDENTIALS_DIRECTORY/<name>`): at most 4 KiB
+    /// read, on a thread of its own (the file may sit on slow storage); never what it holds in an error.
+    package static func firstLine(ofFile path: String) async throws(Failure) -> String {
+        let read: Result<String, Failure> = await withCheckedContinuation { continuation in
+            Thread {
+                guard let handle = FileHandle(forReadingAtPath: path) else {
+                    return continuation.resume(returning: .failure(Failure(description: "cannot read \(path)")))
+                }
+                defer { try? handle.close() }
+                let bytes = (try? handle.read(upToCount: 4096)) ?? nil
+                let text = String(decoding: bytes ?? Data(), as: UTF8.self)
+                guard let line = text.split(whereSeparator: \.isNewline).first, !line.isEmpty else {
+                    return continuation.resume(returning: .failure(Failure(description: "\(path) holds no password")))
+                }
+                continuation.resume(returning: .success(String(line)))
+            }.start()
+        }
+        return try read.get()
     }
 }
