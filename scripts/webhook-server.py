@@ -6,8 +6,8 @@
 
 SECRET is the signing secret (`whsec_` and base64, or plain text); without it signatures are not checked.
 FOLDER/answers, when present, holds one answer a line, used in order and then 200 for the rest: a status, and
-for a retry its Retry-After seconds ("503 2"), or `hang` (no answer for 30 s) or `reset` (the connection closed
-without an answer). Prints its port on the first line; logs each request to
+for a retry its Retry-After seconds ("503 2") or, for a 2xx, `big` for a body of 1 MiB ("200 big"), or `hang` (no
+answer for 30 s) or `reset` (the connection closed without an answer). Prints its port on the first line; logs each request to
 FOLDER/requests.jsonl as {"status", "path", "verified", "headers" (lower-case names), "body"}.
 
 It also stands in for ntfy and Gotify (neither is in Debian): the tests read the JSON they were sent and compare it
@@ -78,6 +78,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
                                   "headers": headers,
                                   "body": body.decode("utf-8", "replace")}) + "\n")
         answer = b"ok\n" if status < 300 else b"bad event: no\nsecond line\n"
+        if retry_after == "big":
+            answer, retry_after = b"x" * (1 << 20), None
         self.send_response(status)
         if retry_after:
             self.send_header("Retry-After", retry_after)

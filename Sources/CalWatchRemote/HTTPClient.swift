@@ -52,6 +52,9 @@ enum HTTPClient {
         var deadline: Duration = .seconds(30)
         /// The most bytes a body may have, counted decoded.
         var largest = 32 << 20
+        /// Whether a body past `largest` ends the reading rather than the answer: the first `largest` bytes are
+        /// kept, the connection is dropped, and the status stands (a webhook's 2xx is a delivery whatever it says).
+        var truncating = false
         /// How many times its received size a body may grow when decoded (an ICS feed gzips about 8:1; a bomb of
         /// zeros, 1000:1). Checked once the body has reached a mebibyte.
         var expansion = 100
@@ -71,6 +74,8 @@ enum HTTPClient {
         var url: URL
         /// The body's bytes as they came over the wire (before decoding).
         var received: Int
+        /// The body was cut at `Limits.largest` (`truncating`).
+        var truncated = false
     }
 
     /// Why no answer came, worded for the user without the address (the caller adds it, shown without secrets).
@@ -170,6 +175,11 @@ enum HTTPClient {
         }
     }
 
+    /// A byte count as limits are written: `64 KiB`, `32 MiB`.
+    static func size(_ bytes: Int) -> String {
+        bytes >= 1 << 20 && bytes % (1 << 20) == 0 ? "\(bytes >> 20) MiB" : "\(bytes >> 10) KiB"
+    }
+
     /// libcurl's global set-up, once, before the first handle (not thread-safe in every build).
     fileprivate static let initialised: Bool = curl_global_init(Int(CURL_GLOBAL_DEFAULT)) == CURLE_OK
 }
@@ -208,6 +218,8 @@ private final class Transfer: @unchecked Sendable {
     private var headerBytes = 0
     /// Why a callback stopped the transfer.
     private var stop: String?
+    /// The body reached `limits.largest` and was cut there (`truncating`).
+    private var truncated = false
     private var handle: UnsafeMutableRawPointer?
 
     init(request: HTTPClient.Request, limits: HTTPClient.Limits) {
@@ -248,7 +260,8 @@ private final class Transfer: @unchecked Sendable {
                 CCurl_setopt_long(handle, CURLOPT_FOLLOWLOCATION, 0),
                 CCurl_setopt_long(handle, CURLOPT_TIMEOUT_MS, milliseconds),
                 CCurl_setopt_long(handle, CURLOPT_CONNECTTIMEOUT_MS, min(milliseconds, 15_000)),
-                CCurl_setopt_offset(handle, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(limits.largest)),
+                CCurl_setopt_offset(
+                    handle, CURLOPT_MAXFILESIZE_LARGE, limits.truncating ? 0 : curl_off_t(limits.largest)),
                 // Every encoding this libcurl decodes; the callbacks count what it gives.
                 CCurl_setopt_pointer(handle, CURLOPT_ACCEPT_ENCODING, ""),
                 CCurl_setopt_pointer(handle, CURLOPT_USERAGENT, "calwatch"),
@@ -277,13 +290,15 @@ private final class Transfer: @unchecked Sendable {
             _ = CCurl_setopt_long(handle, CURLOPT_HTTPGET, 1)
         }
         let code = curl_easy_perform(handle)
-        if code != CURLE_OK {
+        if code != CURLE_OK && !truncated {
             return .failure(HTTPClient.Failure(reason: failure(code, total: total)))
         }
         var status = 0
         _ = CCurl_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status)
         return .success(
-            HTTPClient.Answer(status: status, headers: headers, body: body, url: request.url, received: received))
+            HTTPClient.Answer(
+                status: status, headers: headers, body: body, url: request.url, received: received,
+                truncated: truncated))
     }
 
     /// The body's bytes before decoding, so far.
@@ -301,7 +316,7 @@ private final class Transfer: @unchecked Sendable {
         case CURLE_COULDNT_CONNECT: return "cannot connect (is the server up?)"
         case CURLE_COULDNT_RESOLVE_HOST: return "unknown host"
         case CURLE_FILESIZE_EXCEEDED:
-            return "an answer larger than \(limits.largest >> 20) MiB (by its Content-Length); not read"
+            return "an answer larger than \(HTTPClient.size(limits.largest)) (by its Content-Length); not read"
         case CURLE_PARTIAL_FILE: return "the answer was cut off (shorter than its Content-Length)"
         case CURLE_GOT_NOTHING: return "the server closed the connection without an answer"
         case CURLE_RECV_ERROR, CURLE_SEND_ERROR: return "the connection was cut"
@@ -319,7 +334,12 @@ private final class Transfer: @unchecked Sendable {
     /// A body's bytes, decoded; `nil` (stop) past the limits.
     fileprivate func wrote(_ bytes: UnsafeRawBufferPointer) -> Bool {
         if body.count + bytes.count > limits.largest {
-            stop = "an answer larger than \(limits.largest >> 20) MiB; not read"
+            if limits.truncating {
+                body.append(contentsOf: bytes.prefix(limits.largest - body.count))
+                truncated = true
+                return false
+            }
+            stop = "an answer larger than \(HTTPClient.size(limits.largest)); not read"
             return false
         }
         body.append(contentsOf: bytes)

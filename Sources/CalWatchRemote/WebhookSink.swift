@@ -56,7 +56,10 @@ public actor WebhookSink: EventSink {
 
     public func deliver(_ batch: [JournalStore.Entry]) async throws {
         if let notBefore, now() < notBefore {
-            throw SinkError(sink: name, reason: "the receiver asked to wait until \(notBefore) (Retry-After)")
+            let left = notBefore.millisecondsSinceEpoch - now().millisecondsSinceEpoch
+            throw SinkError(
+                sink: name, reason: "the receiver asked to wait until \(notBefore) (Retry-After)",
+                retryAfter: .milliseconds(left))
         }
         notBefore = nil
         let key = try await signingKey()
@@ -234,6 +237,8 @@ public actor WebhookSink: EventSink {
         var limits = HTTPClient.Limits()
         limits.deadline = .seconds(settings.timeout)
         limits.largest = 64 << 10
+        // A 2xx delivers whatever its body: past 64 KiB the rest is not read and the connection is dropped.
+        limits.truncating = true
         limits.redirects = nil
         switch await HTTPClient.send(request, limits: limits) {
         case .failure(let failure):
@@ -241,10 +246,13 @@ public actor WebhookSink: EventSink {
         case .success(let answer) where (200..<300).contains(answer.status):
             return
         case .success(let answer) where answer.status == 408 || answer.status == 429 || answer.status >= 500:
-            if let wait = answer.headers["retry-after"].flatMap(Self.seconds(retryAfter:)) {
-                notBefore = Timestamp(millisecondsSinceEpoch: now().millisecondsSinceEpoch + min(wait, 3600) * 1000)
+            let wait = answer.headers["retry-after"].flatMap(Self.seconds(retryAfter:)).map { min($0, 3600) }
+            if let wait {
+                notBefore = Timestamp(millisecondsSinceEpoch: now().millisecondsSinceEpoch + wait * 1000)
             }
-            throw SinkError(sink: name, reason: "\(url.origin) answered \(answer.status); tried again")
+            throw SinkError(
+                sink: name, reason: "\(url.origin) answered \(answer.status); tried again",
+                retryAfter: wait.map { .seconds($0) })
         case .success(let answer):
             let first = String(decoding: answer.body.prefix(200), as: UTF8.self).split(separator: "\n").first ?? ""
             logger.error(
@@ -335,6 +343,8 @@ public actor WebhookSink: EventSink {
         return format.date(from: retryAfter).map { max(0, Int64($0.timeIntervalSinceNow.rounded(.up))) }
     }
 
+    /// What a `ce-` header value keeps as it is: printable ASCII but `"` and `%` (the CloudEvents HTTP binding,
+    /// 3.1.3.2: space, double quote, percent and anything outside U+0021 to U+007E are percent-encoded).
     private static let headerSafe = CharacterSet(
-        charactersIn: " !#$&'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[]^_`abcdefghijklmnopqrstuvwxyz{|}~")
+        charactersIn: "!#$&'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_`abcdefghijklmnopqrstuvwxyz{|}~")
 }

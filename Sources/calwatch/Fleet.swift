@@ -158,7 +158,7 @@ extension CalwatchCommand.Fleet {
             for url in [feed, caldav].compactMap({ $0 }) where ConnectionString(url).redacted != url {
                 throw ValidationError(
                     "the URL holds a password, which the fleet's table would keep for anyone who reads it; give "
-                        + "it through --password-command instead.")
+                        + "it through --credential instead (each watcher resolves the name).")
             }
             for name in names {
                 if let problem = FleetCalendar.problem(withName: name) { throw ValidationError("\(problem).") }

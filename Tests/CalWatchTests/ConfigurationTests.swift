@@ -487,4 +487,20 @@ import Testing
                 "3 fleet.credentials.../shadow", "4 fleet.credentials.empty",
             ])
     }
+
+    /// Two unnamed webhooks on one host get names of their own (a short hash of each address, never its path),
+    /// and a named one keeps its name.
+    @Test func twoWebhooksOnOneHostGetDistinctDefaultNames() throws {
+        let configuration = try Self.parse(
+            """
+            sinks:
+              - { type: webhook, url: "https://hooks.example.org/T000/B111/secret-one" }
+              - { type: webhook, url: "https://hooks.example.org/T000/B222/secret-two" }
+              - { type: webhook, url: "https://hooks.example.org/T000/B333/secret-three", name: team }
+            """)
+        let names = configuration.sinks.map(\.name)
+        #expect(Set(names).count == 3, "\(names)")
+        #expect(names[0].hasPrefix("webhook:https://hooks.example.org/… #") && names[2] == "team", "\(names)")
+        #expect(!names.contains { $0.contains("secret") || $0.contains("B111") })
+    }
 }

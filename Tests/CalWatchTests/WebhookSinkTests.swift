@@ -25,7 +25,8 @@ import Testing
     /// Replays the morning through a JSON Lines sink and a webhook to `server`; returns the JSON lines, the requests
     /// the receiver logged, and what the replay said on standard error.
     static func replay(
-        to server: FeedServer, mode: String = "structured", timeout: String = "10s", sink: String? = nil
+        to server: FeedServer, mode: String = "structured", timeout: String = "10s", sink: String? = nil,
+        items: String = items
     ) async throws -> (
         lines: [String], requests: [[String: Any]], errors: String
     ) {
@@ -135,6 +136,41 @@ import Testing
             #expect(headers["content-type"] == "application/json")
             let data = try JSONSerialization.jsonObject(with: Data(((first["body"] as? String) ?? "").utf8))
             #expect((data as? [String: Any])?["specversion"] == nil, "the body is the data, not the event")
+        }
+    }
+
+    /// The CloudEvents HTTP binding (3.1.3.2): in a `ce-` header, space, double quote, percent and anything outside
+    /// printable ASCII are percent-encoded, and a receiver decoding them gets the attribute back.
+    @Test func binaryModePercentEncodesWhatTheBindingSays() async throws {
+        try await FeedServer.with(script: "webhook-server.py", arguments: [Self.secret]) { server in
+            let uid = #"stand up "50%" café"#
+            let (lines, requests, _) = try await Self.replay(
+                to: server, mode: "binary",
+                items: Self.items.replacingOccurrences(of: "UID:standup", with: "UID:" + uid))
+            let first = try #require(requests.first)
+            let subject = try #require(Self.headers(first)["ce-subject"])
+            #expect(subject.hasPrefix("stand%20up%20%2250%25%22%20caf%C3%A9/"), "\(subject)")
+            #expect(subject.unicodeScalars.allSatisfy { (0x21...0x7E).contains($0.value) && $0 != "\"" })
+            let line = try #require(lines.first)
+            let event = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+            #expect(subject.removingPercentEncoding == event?["subject"] as? String)
+        }
+    }
+
+    /// A receiver that asks to be left alone (503 with `Retry-After: 1`, three times) is waited for as it asks,
+    /// within --wait-for-sinks, and a 2xx is a delivery whatever its body (1 MiB here: 64 KiB read, the rest not):
+    /// the event is posted four times in all, nothing after it twice, and the replay ends well.
+    @Test func aReceiverThatAsksToWaitIsWaitedForAndA2xxWithALargeBodyDelivers() async throws {
+        try await FeedServer.with(script: "webhook-server.py", arguments: [Self.secret]) { server in
+            try "503 1\n503 1\n503 1\n200 big\n200 big\n".write(
+                toFile: server.folder + "/answers", atomically: true, encoding: .utf8)
+            let (lines, requests, errors) = try await Self.replay(to: server)
+            let statuses = requests.map { $0["status"] as? Int ?? 0 }
+            let ids = requests.map { Self.headers($0)["webhook-id"] ?? "" }
+            #expect(statuses.prefix(5) == [503, 503, 503, 200, 200], "\(statuses)")
+            #expect(Set(ids.prefix(4)).count == 1 && ids[4] != ids[0], "\(ids)")
+            #expect(requests.count == lines.count + 3, "\(statuses)")
+            #expect(!errors.contains("larger than"), "\(errors)")
         }
     }
 

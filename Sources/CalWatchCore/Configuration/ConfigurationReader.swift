@@ -608,8 +608,17 @@ struct ConfigurationReader {
             note(node, "sinks", "lists \(items.count) sinks; calwatch runs at most \(Limits.sinks)")
             return []
         }
-        for item in items {
-            guard let sink = readSink(item.node, at: item.key) else { continue }
+        // Unnamed webhooks whose default names (scheme, host, port) would be the same: each named with a short hash
+        // of its whole address as well, which tells them apart without showing a path that may be a secret.
+        var read = items.compactMap { item in readSink(item.node, at: item.key).map { (item, $0) } }
+        let defaults = Dictionary(grouping: read.indices) { read[$0].1.name }
+        for (_, indices) in defaults where indices.count > 1 {
+            for index in indices where read[index].0.node["name"] == nil {
+                guard case .webhook(let webhook) = read[index].1.output else { continue }
+                read[index].1.name += " #" + String(SHA256.hex(Array(webhook.url.utf8)).prefix(6))
+            }
+        }
+        for (item, sink) in read {
             if let line = names[sink.name] {
                 note(
                     item.node, item.key,

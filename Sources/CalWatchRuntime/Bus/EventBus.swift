@@ -235,6 +235,8 @@ public final class EventBus: Service {
         var waited: Duration = .zero
         /// The last failure is one that waiting does not mend (`SinkError.lasting`).
         var lasting = false
+        /// How long the sink's receiver last asked to be left alone (`SinkError.retryAfter`), while it fails.
+        var askedToWait: Duration?
         var report: SinkReport
 
         init(sink: any EventSink, lane: Int, bus: EventBus) {
@@ -274,9 +276,11 @@ public final class EventBus: Service {
             var attempts = 0
             while !report.closed, await !catchUp(through: nil) {
                 attempts += 1
-                // Only a sink that worked in this run is waited for (a broker restarting); one that never did has
-                // a wrong address or password, and waiting would only delay saying so.
-                let waitedEnough = lasting || report.delivered == 0 || waited >= policy.finalWait
+                // Only a sink that worked in this run, or whose receiver asked to be tried later (Retry-After), is
+                // waited for (a broker restarting); one that never did has a wrong address or password, and
+                // waiting would only delay saying so.
+                let waitedEnough =
+                    lasting || (report.delivered == 0 && askedToWait == nil) || waited >= policy.finalWait
                 if bus.stopping.isSet || (attempts >= policy.finalAttempts && waitedEnough) { break }
             }
             if !report.closed, let last = try? await journal.lastSequence() {
@@ -326,10 +330,12 @@ public final class EventBus: Service {
                 return false
             } catch {
                 lasting = (error as? SinkError)?.lasting ?? false
+                askedToWait = (error as? SinkError)?.retryAfter
                 failed((error as? SinkError)?.reason ?? "\(error)")
                 await pause()
                 return false
             }
+            askedToWait = nil
             if streak > 0 {
                 bus.logger.notice(
                     "\(sink.name): delivering again after \(streak) failed attempts",
@@ -368,9 +374,14 @@ public final class EventBus: Service {
             streak += 1
         }
 
-        /// Waits before the next try, on the bus's clock; a stop ends the wait at once.
+        /// Waits before the next try, on the bus's clock, at least as long as the receiver asked; a stop ends the
+        /// wait at once. Once the input has closed (a replay finishing), no longer than `finalWait` is left.
         mutating func pause() async {
-            let (clock, delay, stopping) = (bus.clock, delay, bus.stopping)
+            var wanted = max(delay, askedToWait ?? .zero)
+            if bus.inputClosed.isSet, askedToWait != nil {
+                wanted = min(wanted, max(policy.finalWait - waited, .milliseconds(1)))
+            }
+            let (clock, delay, stopping) = (bus.clock, wanted, bus.stopping)
             await withTaskGroup(of: Void.self) { group in
                 group.addTask { try? await clock.sleep(for: delay) }
                 group.addTask { _ = await stopping.wait() }
@@ -378,7 +389,7 @@ public final class EventBus: Service {
                 group.cancelAll()
             }
             waited += delay
-            self.delay = min(delay * 2, policy.maxRetryDelay)
+            self.delay = min(self.delay * 2, policy.maxRetryDelay)
         }
     }
 }
