@@ -20,7 +20,14 @@ typedef struct {
     long connections; /* connections accepted so far: a new one is announced again */
     int refused; /* the last CONNACK's code when not 0 (bad credentials, not authorised) */
     char last_error[256]; /* libmosquitto's last error message (a TLS certificate not trusted, say) */
+    char *status_topic; /* where `online` is said on every connection and `offline` is the will; NULL: neither */
+    int leaving; /* `offline` is being said on purpose: not answered with `online` */
 } cw_mqtt;
+
+/* Says `online`, retained, on the status topic. */
+static void cw_mqtt_say_online(struct mosquitto *m, cw_mqtt *c) {
+    mosquitto_publish(m, NULL, c->status_topic, 6, "online", 1, true);
+}
 
 static void cw_mqtt_on_log(struct mosquitto *m, void *obj, int level, const char *text) {
     (void)m;
@@ -40,13 +47,34 @@ static inline void cw_mqtt_last_error(cw_mqtt *c, char *out, size_t size) {
     pthread_mutex_unlock(&c->lock);
 }
 
+/* On every connection (the first, and each after a broker restart or a takeover that sent the will): `online`,
+ * and a subscription to the status topic, so that an `offline` anyone else retains there is answered at once. */
 static void cw_mqtt_on_connect(struct mosquitto *m, void *obj, int rc) {
-    (void)m;
     cw_mqtt *c = obj;
     pthread_mutex_lock(&c->lock);
     c->connected = rc == 0;
     if (rc == 0) c->connections += 1;
     c->refused = rc;
+    pthread_mutex_unlock(&c->lock);
+    if (rc == 0 && c->status_topic) {
+        cw_mqtt_say_online(m, c);
+        mosquitto_subscribe(m, NULL, c->status_topic, 1);
+    }
+}
+
+static void cw_mqtt_on_message(struct mosquitto *m, void *obj, const struct mosquitto_message *message) {
+    cw_mqtt *c = obj;
+    if (!c->status_topic || !message->topic || strcmp(message->topic, c->status_topic) != 0) return;
+    pthread_mutex_lock(&c->lock);
+    int leaving = c->leaving;
+    pthread_mutex_unlock(&c->lock);
+    if (!leaving && message->payloadlen == 7 && memcmp(message->payload, "offline", 7) == 0) cw_mqtt_say_online(m, c);
+}
+
+/* The next `offline` on the status topic is this client's own goodbye: left as it is. */
+static inline void cw_mqtt_set_leaving(cw_mqtt *c) {
+    pthread_mutex_lock(&c->lock);
+    c->leaving = 1;
     pthread_mutex_unlock(&c->lock);
 }
 
@@ -76,10 +104,11 @@ static void cw_mqtt_on_publish(struct mosquitto *m, void *obj, int mid) {
     pthread_mutex_unlock(&c->lock);
 }
 
-/* A client with a will (retained `offline` on `will_topic`), credentials when given, TLS (the system's
- * authorities, or `ca_file`) when `tls`; connected asynchronously by its own thread, which reconnects. */
+/* A client with credentials when given, TLS (the system's authorities, or `ca_file`) when `tls`, and with a
+ * `status_topic` a will (retained `offline`) and `online` said on every connection; connected asynchronously by
+ * its own thread, which reconnects. */
 static inline cw_mqtt *cw_mqtt_new(const char *client_id, const char *user, const char *password, int tls,
-                                   const char *ca_file, const char *will_topic, int *error) {
+                                   const char *ca_file, const char *status_topic, int *error) {
     mosquitto_lib_init();
     cw_mqtt *c = calloc(1, sizeof(cw_mqtt));
     if (!c) { *error = MOSQ_ERR_NOMEM; return NULL; }
@@ -91,12 +120,18 @@ static inline cw_mqtt *cw_mqtt_new(const char *client_id, const char *user, cons
     mosquitto_disconnect_callback_set(c->mosq, cw_mqtt_on_disconnect);
     mosquitto_publish_callback_set(c->mosq, cw_mqtt_on_publish);
     mosquitto_log_callback_set(c->mosq, cw_mqtt_on_log);
+    mosquitto_message_callback_set(c->mosq, cw_mqtt_on_message);
     int rc = MOSQ_ERR_SUCCESS;
     if (user) rc = mosquitto_username_pw_set(c->mosq, user, password);
     if (rc == MOSQ_ERR_SUCCESS && tls) rc = mosquitto_tls_set(c->mosq, ca_file, ca_file ? NULL : "/etc/ssl/certs", NULL, NULL, NULL);
-    if (rc == MOSQ_ERR_SUCCESS && will_topic) rc = mosquitto_will_set(c->mosq, will_topic, 7, "offline", 1, 1);
+    if (rc == MOSQ_ERR_SUCCESS && status_topic) {
+        rc = mosquitto_will_set(c->mosq, status_topic, 7, "offline", 1, 1);
+        c->status_topic = strdup(status_topic);
+        if (!c->status_topic) rc = MOSQ_ERR_NOMEM;
+    }
     if (rc != MOSQ_ERR_SUCCESS) {
         mosquitto_destroy(c->mosq);
+        free(c->status_topic);
         free(c);
         *error = rc;
         return NULL;
@@ -143,6 +178,7 @@ static inline void cw_mqtt_free(cw_mqtt *c) {
     mosquitto_destroy(c->mosq);
     pthread_mutex_destroy(&c->lock);
     free(c->acks);
+    free(c->status_topic);
     free(c);
 }
 

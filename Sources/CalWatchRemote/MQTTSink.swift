@@ -20,25 +20,105 @@ public actor MQTTSink: EventSink {
     public nonisolated let name: String
     private let settings: MQTTSettings
     private let logger: Logger
+    /// calwatch's release, in the discovery documents (`origin`, and the device's `sw_version`).
+    private let version: String
+    /// `check`'s probe: a client id of its own (a broker drops an older client of the same id, which would send the
+    /// daemon's will) and no will or status, so that it says nothing a dashboard reads.
+    private let probing: Bool
+    private let now: @Sendable () -> Timestamp
     private var client: UnsafeMutablePointer<cw_mqtt>?
     /// Live activities in progress, by subject: a meeting among them is "in a meeting".
     private var live: [String: PlanningFacts.Kind] = [:]
     /// The connection (libmosquitto's count) on which the availability, discovery and state were last published:
     /// a broker restarted, or one that sent the last will when the connection dropped, hears them again.
     private var announcedOn = 0
+    /// When the retained states stop being true: the end of the occurrence `next` names, and the start of the one
+    /// `leave_by` is for (leaving after it has started is no longer the question).
+    private var nextEnds: Instant?
+    private var leaveByUntil: Instant?
 
-    public init(settings: MQTTSettings, name: String, logger: Logger) {
+    public init(
+        settings: MQTTSettings, name: String, logger: Logger, version: String = "unknown",
+        now: @escaping @Sendable () -> Timestamp = { .now }
+    ) {
+        self.init(settings: settings, name: name, logger: logger, version: version, probing: false, now: now)
+    }
+
+    private init(
+        settings: MQTTSettings, name: String, logger: Logger, version: String, probing: Bool,
+        now: @escaping @Sendable () -> Timestamp
+    ) {
         self.settings = settings
         self.name = name
         self.logger = logger
+        self.version = version
+        self.probing = probing
+        self.now = now
     }
 
     /// Says `offline` (a clean disconnect sends no last will), waiting up to a second for the broker to take it.
     isolated deinit {
         guard let client else { return }
-        if announcedOn > 0 { try? publish([(base + "/status", "offline", true)], on: client, within: .seconds(1)) }
+        if announcedOn > 0 {
+            cw_mqtt_set_leaving(client)
+            try? publish([(base + "/status", "offline", true)], on: client, within: .seconds(1))
+        }
         cw_mqtt_free(client)
     }
+
+    /// Connects at start, so that a dashboard sees the daemon available (and its discovery) before anything is due,
+    /// then clears each retained state once it has passed, until the bus stops. A broker that cannot be reached now
+    /// is left to the deliveries' retries.
+    public func run(_ context: SinkContext) async {
+        if !probing, !context.isStopped, let (client, connection) = try? await connected(), connection != announcedOn {
+            var messages = announcements()
+            messages.append((base + "/live", live.values.contains(.meeting) ? "ON" : "OFF", true))
+            if (try? publish(messages, on: client)) != nil { announcedOn = connection }
+        }
+        while !context.isStopped {
+            let wake = [nextEnds, leaveByUntil].compactMap { $0 }.min()
+            let left = wake.map { $0.secondsSinceEpoch - now().instant.secondsSinceEpoch } ?? 60
+            await withTaskGroup(of: Void.self) { race in
+                race.addTask { try? await Task.sleep(for: .seconds(min(60, max(1, left)))) }
+                race.addTask { await context.stopped() }
+                await race.next()
+                race.cancelAll()
+            }
+            let passed = passedStates()
+            if !passed.isEmpty, let client, (try? publish(passed, on: client)) == nil {
+                // Not taken now: said again at the next wake.
+                restore(passed)
+            }
+        }
+    }
+
+    /// The retained states that have passed by now, as the messages that clear them (Home Assistant shows a state
+    /// whose value renders `None` as unknown); each is forgotten once cleared.
+    private func passedStates() -> [(topic: String, payload: String, retain: Bool)] {
+        let instant = now().instant
+        var messages: [(topic: String, payload: String, retain: Bool)] = []
+        if let ends = nextEnds, ends <= instant {
+            messages.append((base + "/next", Self.nothingNext, true))
+            nextEnds = nil
+        }
+        if let until = leaveByUntil, until <= instant {
+            messages.append((base + "/leave_by", "None", true))
+            leaveByUntil = nil
+        }
+        return messages
+    }
+
+    /// Puts back the instants of states whose clearing the broker did not take.
+    private func restore(_ messages: [(topic: String, payload: String, retain: Bool)]) {
+        let instant = now().instant
+        for message in messages {
+            if message.topic.hasSuffix("/next") { nextEnds = instant }
+            if message.topic.hasSuffix("/leave_by") { leaveByUntil = instant }
+        }
+    }
+
+    /// The `next` state when nothing is next: JSON, as the entity's template reads it, whose summary is null.
+    static let nothingNext = #"{"summary":null}"#
 
     private var base: String { "calwatch/" + MQTTSettings.level(settings.instance) }
 
@@ -62,7 +142,11 @@ public actor MQTTSink: EventSink {
                 live[entry.event.subject] = nil
             case .reminderDue:
                 messages.append((base + "/next", Self.next(entry), true))
-                if let leave = entry.facts.leave { messages.append((base + "/leave_by", "\(leave.by)", true)) }
+                nextEnds = entry.occurrence?.end
+                if let leave = entry.facts.leave {
+                    messages.append((base + "/leave_by", "\(leave.by)", true))
+                    leaveByUntil = entry.occurrence?.start ?? leave.by
+                }
             default:
                 break
             }
@@ -71,6 +155,8 @@ public actor MQTTSink: EventSink {
                 messages.append((base + "/live", inMeeting ? "ON" : "OFF", true))
             }
         }
+        // A replay of days gone by leaves no state standing that has passed.
+        messages += passedStates()
         do {
             try publish(messages, on: client)
         } catch {
@@ -96,11 +182,12 @@ public actor MQTTSink: EventSink {
                 }
             }
             var error: Int32 = 0
-            let identifier = "calwatch-" + MQTTSettings.level(settings.instance)
+            let identifier =
+                "calwatch-" + MQTTSettings.level(settings.instance) + (probing ? "-check-\(getpid())" : "")
             guard
                 let made = cw_mqtt_new(
-                    identifier, settings.username, password, endpoint.tls ? 1 : 0, settings.caFile, base + "/status",
-                    &error)
+                    identifier, settings.username, password, endpoint.tls ? 1 : 0, settings.caFile,
+                    probing ? nil : base + "/status", &error)
             else {
                 throw SinkError(sink: name, reason: "cannot make an MQTT client: \(Self.words(error))")
             }
@@ -196,9 +283,11 @@ public actor MQTTSink: EventSink {
     }
 
     /// What `check` says of the broker: connected (with the credentials configured), refused, or not reached within
-    /// five seconds. Nothing is published.
+    /// five seconds. Nothing is published, not even a will: its client has an id of its own.
     public static func probe(_ settings: MQTTSettings) async -> Result<String, SinkError> {
-        let sink = MQTTSink(settings: settings, name: "mqtt", logger: Logger(label: "calwatch.check"))
+        let sink = MQTTSink(
+            settings: settings, name: "mqtt", logger: Logger(label: "calwatch.check"), version: "", probing: true,
+            now: { .now })
         return await sink.probeConnection()
     }
 
@@ -220,11 +309,13 @@ public actor MQTTSink: EventSink {
         let id = "calwatch_" + MQTTSettings.level(settings.instance).replacingOccurrences(of: "-", with: "_")
         let device: [String: Any] = [
             "identifiers": [id], "name": "calwatch \(settings.instance)", "manufacturer": "calwatch",
+            "sw_version": version,
         ]
         func document(_ fields: [String: Any]) -> String {
             var all = fields
             all["availability_topic"] = base + "/status"
             all["device"] = device
+            all["origin"] = ["name": "calwatch", "sw_version": version]
             let data = (try? JSONSerialization.data(withJSONObject: all, options: [.sortedKeys])) ?? Data()
             return String(decoding: data, as: UTF8.self)
         }

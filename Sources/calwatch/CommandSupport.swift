@@ -94,7 +94,9 @@ enum CommandSupport {
                         try WebhookSink(
                             settings: settings, name: name, logger: logger, answerKey: state + ".answers-key")
                     },
-                    mqtt: { settings, name in MQTTSink(settings: settings, name: name, logger: logger) })
+                    mqtt: { settings, name in
+                        MQTTSink(settings: settings, name: name, logger: logger, version: CalwatchVersion.release)
+                    })
                 if let file = opened as? JSONLinesSink, file.repairedBytes > 0 {
                     logger.warning(
                         """

@@ -130,6 +130,10 @@ import Testing
         let device = try #require(document["device"] as? [String: Any])
         #expect(Set(device.keys).isSubset(of: keys("device")) && !((device["identifiers"] as? [String]) ?? []).isEmpty)
         #expect(document["unique_id"] is String, "a device needs a unique_id")
+        // Where the entity comes from, as Home Assistant logs it: calwatch and its release.
+        let origin = try #require(document["origin"] as? [String: Any], "\(topic): no origin")
+        #expect(Set(origin.keys).isSubset(of: keys("origin")) && origin["name"] as? String == "calwatch")
+        #expect((origin["sw_version"] as? String)?.isEmpty == false && device["sw_version"] != nil)
         if let deviceClass = document["device_class"] as? String {
             let known = keys(component == "sensor" ? "sensorDeviceClasses" : "binarySensorDeviceClasses")
             #expect(known.contains(deviceClass), "\(topic): \(deviceClass)")
@@ -195,6 +199,91 @@ import Testing
             #expect((next as? [String: Any])?["summary"] as? String == "Standup «Café» ; done", "\(retained)")
             // What the entities read is what their documents promise: ON/OFF, and JSON with the templated key.
             #expect(["ON", "OFF"].contains(retained["calwatch/test/live"]?[3] ?? ""))
+        }
+    }
+
+    /// Home Assistant's view of a daemon: available from its start with nothing due, still available after
+    /// `calwatch check` (which says nothing on the broker) and after anyone else retains `offline` there, and
+    /// unavailable once it stops.
+    @Test func homeAssistantSeesTheDaemonAvailableFromItsStartThroughCheckUntilItStops() async throws {
+        try await Self.withBroker { port, broker, folder in
+            // The standup is in March 2027: nothing is due while the test runs.
+            let work = try NotifySinkTests.prepare(
+                WebhookSinkTests.items, "instance: ha\nsinks:\n  - { type: mqtt, url: \"mqtt://127.0.0.1:\(port)\" }\n")
+            defer { try? FileManager.default.removeItem(atPath: work) }
+            let file = folder + "/status.txt"
+            let watcher = try Self.subscribe(["calwatch/ha/status", "homeassistant/#"], port: port, into: file)
+            defer { watcher.signalIfRunning(SIGKILL) }
+            try await broker.subscriptions(1)
+            let daemon = try WatchCommandTests.watch(in: work)
+            defer { daemon.signalIfRunning(SIGKILL) }
+            func statuses() -> [String] { Self.received(file).filter { $0[0] == "calwatch/ha/status" }.map { $0[3] } }
+            try await slowly("online and discovered with nothing due") {
+                statuses().last == "online" && Self.received(file).contains { $0[0].hasPrefix("homeassistant/") }
+            }
+            let before = statuses().count
+            let check = try await CommandLineTests().calwatch(["check", "--config", work + "/config.yml"])
+            #expect(check.output.contains("connected to 127.0.0.1:\(port)"), "\(check.output) \(check.errors)")
+            try await Task.sleep(for: .seconds(1))
+            #expect(statuses().count == before, "check said something on the status topic: \(statuses())")
+            // Anyone else retaining `offline` (a takeover's will, an old calwatch's check) is answered at once.
+            let publisher = Process()
+            publisher.executableURL = URL(fileURLWithPath: "/usr/bin/mosquitto_pub")
+            publisher.arguments = [
+                "-h", "127.0.0.1", "-p", "\(port)", "-r", "-t", "calwatch/ha/status", "-m", "offline",
+            ]
+            try publisher.run()
+            try await offCooperativePool { publisher.waitUntilExit() }
+            try await slowly("online again") { statuses().count >= before + 2 && statuses().last == "online" }
+            kill(daemon.processIdentifier, SIGTERM)
+            try await offCooperativePool { daemon.waitUntilExit() }
+            #expect(daemon.terminationStatus == 0)
+            try await slowly("offline once stopped") { statuses().last == "offline" }
+        }
+    }
+
+    /// Retained states stop once they have passed: after a replay of a day gone by, "Next event" and "Leave by"
+    /// read as nothing (Home Assistant's unknown) rather than a flight long gone.
+    @Test func retainedStatesAreClearedOnceTheyHavePassed() async throws {
+        try await Self.withBroker { port, broker, folder in
+            let watcher = try Self.subscribe(["calwatch/past/#"], port: port, into: folder + "/all.txt")
+            defer { watcher.signalIfRunning(SIGKILL) }
+            try await broker.subscriptions(1)
+            let work = try await NotifySinkTests.replay(
+                """
+                BEGIN:VEVENT\r
+                UID:flight-past@tripit.com\r
+                DTSTAMP:20260201T100000Z\r
+                DTSTART:20260303T061000Z\r
+                DTEND:20260303T080500Z\r
+                SUMMARY:BA987 BER to LHR\r
+                LOCATION:Berlin (BER)\r
+                DESCRIPTION:[Flight] 3/3/2026 British Airways(BA) #987 dep BER 7:10am CET arr LHR 8:05am GMT\r
+                END:VEVENT\r
+
+                """,
+                """
+                instance: past
+                reminders: { offsets: [15m] }
+                flights: { travelTime: 45m }
+                sinks:
+                  - { type: jsonl, path: events.jsonl }
+                  - { type: mqtt, url: "mqtt://127.0.0.1:\(port)", discovery: false }
+                """, from: "2026-03-02T00:00:00Z", to: "2026-03-03T13:00:00Z")
+            defer { try? FileManager.default.removeItem(atPath: work) }
+            let all = { Self.received(folder + "/all.txt") }
+            try await slowly("the states set, then cleared") {
+                all().contains { $0[0] == "calwatch/past/leave_by" && $0[3] == "None" }
+                    && all().contains { $0[0] == "calwatch/past/next" && $0[3] == MQTTSink.nothingNext }
+            }
+            #expect(all().contains { $0[0] == "calwatch/past/next" && $0[3].contains("BA987") }, "\(all())")
+            #expect(all().contains { $0[0] == "calwatch/past/leave_by" && $0[3].hasPrefix("2026-03-03T") })
+            let late = try Self.subscribe(
+                ["calwatch/past/next", "calwatch/past/leave_by"], port: port, into: folder + "/late.txt",
+                extra: ["-C", "2", "-W", "20"])
+            try await offCooperativePool { late.waitUntilExit() }
+            let retained = Dictionary(Self.received(folder + "/late.txt").map { ($0[0], $0[3]) }) { first, _ in first }
+            #expect(retained == ["calwatch/past/next": MQTTSink.nothingNext, "calwatch/past/leave_by": "None"])
         }
     }
 
