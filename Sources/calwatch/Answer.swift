@@ -59,6 +59,13 @@ extension CalwatchCommand {
                 throw ExitCode.noInput
             }
             let journal = try CommandSupport.openJournalOrExit(path)
+            // An event id the journal never held names nothing the daemon could apply: refused now, not kept.
+            if let id = EventID(hex: target), target.count == 32, try await journal.event(id: id) == nil {
+                StandardStreams.error(
+                    "calwatch: no event \(target) in \(path): give the id a hook got in CE_ID, from this daemon's "
+                        + "journal (--state)\n")
+                throw ExitCode.dataError
+            }
             let answer = try await journal.recordAnswer(
                 kind, target: target, seconds: seconds, given: CommandSupport.timestamp)
             if let outcome = answer.outcome {

@@ -62,8 +62,8 @@ extension CalwatchCommand {
                 configuration = fallback
             }
             let source = file ?? "defaults"
-            for problem in Self.sinkProblems(configuration) {
-                StandardStreams.error("\(source): error: \(problem)\n")
+            for (line, problem) in Self.sinkProblems(configuration) {
+                StandardStreams.error("\(source)\(line.map { ":\($0)" } ?? ""): error: \(problem)\n")
                 configurationErrors += 1
             }
             // Each database once: its server's version and calwatch's layout in it.
@@ -198,13 +198,16 @@ extension CalwatchCommand {
         static func count(_ number: Int, _ noun: String) -> String { "\(number) \(noun)" + (number == 1 ? "" : "s") }
 
         /// What would keep a sink (or the journal) from working: folders that cannot be written, hook programs
-        /// that are missing or not executable.
-        static func sinkProblems(_ configuration: Configuration) -> [String] {
-            var problems: [String] = []
+        /// that are missing or not executable; each with the line of config.yml it comes from, where known.
+        static func sinkProblems(_ configuration: Configuration) -> [(line: Int?, problem: String)] {
+            var problems: [(line: Int?, problem: String)] = []
+            var line: Int?
             func writable(_ path: String, for what: String) {
                 let manager = FileManager.default
                 if manager.fileExists(atPath: path) {
-                    if !manager.isWritableFile(atPath: path) { problems.append("\(what): \(path) is not writable") }
+                    if !manager.isWritableFile(atPath: path) {
+                        problems.append((line, "\(what): \(path) is not writable"))
+                    }
                     return
                 }
                 // The nearest folder that exists must let calwatch create the rest.
@@ -213,12 +216,13 @@ extension CalwatchCommand {
                     folder = (folder as NSString).deletingLastPathComponent
                 }
                 if !manager.isWritableFile(atPath: folder.isEmpty ? "." : folder) {
-                    problems.append("\(what): cannot create \(path): the folder \(folder) is not writable")
+                    problems.append((line, "\(what): cannot create \(path): the folder \(folder) is not writable"))
                 }
             }
             writable(configuration.statePath, for: "state")
             if let textfile = configuration.metrics.textfile { writable(textfile, for: "metrics.textfile") }
             for sink in configuration.sinks {
+                line = configuration.sinkLines[sink.name]
                 switch sink.output {
                 case .jsonLines(path: nil), .postgres, .notify, .webhook, .mqtt: break
                 case .jsonLines(path: let path?), .sqlite(let path, _): writable(path, for: sink.name)
@@ -231,10 +235,16 @@ extension CalwatchCommand {
                             .map { "\($0)/\(program)" }
                     if !candidates.contains(where: { FileManager.default.isExecutableFile(atPath: $0) }) {
                         let found = candidates.first { FileManager.default.fileExists(atPath: $0) }
+                        let missing =
+                            program.contains("/")
+                            ? "; a relative path is read from the configuration's folder: put the program there, or "
+                                + "give its full path" : " in PATH; install it or give its full path"
                         problems.append(
-                            found.map { "\(sink.name): \($0) is not executable (chmod +x \($0))" }
-                                ?? "\(sink.name): \(program) is not found"
-                                + (program.contains("/") ? "" : " in PATH; install it or give its full path"))
+                            (
+                                line,
+                                found.map { "\(sink.name): \($0) is not executable (chmod +x \($0))" }
+                                    ?? "\(sink.name): \(program) is not found" + missing
+                            ))
                     }
                 }
             }

@@ -9,6 +9,18 @@ import Logging
 
 /// What `scan` and `replay` share: the zone, the time arguments, the clock and problem reports.
 enum CommandSupport {
+    /// Refuses (exit 72) when calwatch's data files are missing or damaged: every flight would be a plain event,
+    /// and its reminders at a plain event's times, with nothing to say why. `watch` logs instead and goes on.
+    static func requireReferenceData() throws {
+        let problems = ReferenceData.problems
+        guard !problems.isEmpty else { return }
+        for problem in problems { StandardStreams.error("calwatch: error: \(problem)\n") }
+        StandardStreams.error(
+            "calwatch: not classifying without them: flights would be taken for plain events; `calwatch check` "
+                + "says the same\n")
+        throw ExitCode.dataFilesMissing
+    }
+
     /// The real clock, to the second.
     static var now: Instant { timestamp.instant }
 

@@ -9,6 +9,8 @@ extension ExitCode {
     static let dataError = ExitCode(65)
     /// 66, `EX_NOINPUT`: the journal named does not exist.
     static let noInput = ExitCode(66)
+    /// 72, `EX_OSFILE`: calwatch's own data files (airports, airlines) are missing or damaged.
+    static let dataFilesMissing = ExitCode(72)
     /// 74, `EX_IOERR`: a sink, the journal or standard output could not be written.
     static let ioError = ExitCode(74)
     /// 75, `EX_TEMPFAIL`: another calwatch holds the journal; try again when it has stopped.

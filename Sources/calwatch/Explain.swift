@@ -36,6 +36,7 @@ extension CalwatchCommand {
         }
 
         func run() async throws {
+            try CommandSupport.requireReferenceData()
             let configuration = await CommandSupport.fetchingFeeds(
                 try settings.loadOrExit(calendars: calendars, useDefaultFile: true))
             let zone = try CommandSupport.zone(configuration.timeZone)

@@ -135,6 +135,7 @@ extension CalwatchCommand {
                 StandardStreams.Output().write(Array((line + "\n").utf8))
                 return
             }
+            try CommandSupport.requireReferenceData()
             let configuration = await CommandSupport.fetchingFeeds(loaded)
             let zone = try CommandSupport.zone(configuration.timeZone)
             var options = NextUp.Options(

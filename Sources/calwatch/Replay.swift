@@ -81,6 +81,7 @@ extension CalwatchCommand {
         }
 
         func run() async throws {
+            try CommandSupport.requireReferenceData()
             let started = Date()
             let settings = await CommandSupport.fetchingFeeds(
                 try settings.loadOrExit(calendars: calendars, useDefaultFile: false))

@@ -20,6 +20,10 @@ extension CalwatchCommand {
                   calwatch scan webcal://example.com/team.ics
                   calwatch scan --config ~/.config/calwatch/config.yml   # its calendars, feeds and CalDAV accounts
 
+                Without --config, ~/.config/calwatch/config.yml is read when it exists, as next, explain and check \
+                read it: its zone (unless --tz), its rules and meeting services, and its calendars when none are \
+                named here.
+
                 Problems in a calendar go to standard error as FILE:LINE: warning|error: REASON; every other file \
                 is still read. The exit code is 65 only when no calendar data could be read at all.
                 """
@@ -52,7 +56,7 @@ extension CalwatchCommand {
         }
 
         func validate() throws {
-            if calendars.paths.isEmpty && configurationOptions.config == nil {
+            if calendars.paths.isEmpty && configurationOptions.file(useDefaultFile: true) == nil {
                 throw ValidationError(
                     "Name at least one calendar (a .ics file, a vdir folder, a CalDAV .xml export, - or a feed's "
                         + "address), or --config for the configuration's calendars.")
@@ -60,12 +64,11 @@ extension CalwatchCommand {
             if alarms && format == .table {
                 throw ValidationError("--alarms prints JSON Lines only; leave out --format table.")
             }
-            _ = try window()
+            _ = try window(zone: calendars.zone())
         }
 
-        /// The zone and window the options name.
-        func window() throws -> (zone: ZoneRules, window: InstantWindow) {
-            let zone = try calendars.zone()
+        /// The window the options name, in `zone`.
+        func window(zone: ZoneRules) throws -> (zone: ZoneRules, window: InstantWindow) {
             let start = try CommandSupport.instant(from ?? "today", zone: zone)
             let end =
                 try to.map { try CommandSupport.instant($0, zone: zone) }
@@ -74,21 +77,19 @@ extension CalwatchCommand {
         }
 
         func run() async throws {
-            let (zone, window) = try window()
+            try CommandSupport.requireReferenceData()
+            // The configuration (--config, or the default file), with the calendars and zone named here over its
+            // own; calendars on servers are fetched into the cache and read from there.
+            let configuration = await CommandSupport.fetchingFeeds(
+                try configurationOptions.loadOrExit(calendars: calendars, useDefaultFile: true))
+            let (zone, window) = try window(zone: CommandSupport.zone(configuration.timeZone))
             var options = ExpansionOptions(window: window, defaultZone: zone, includeTodos: todos)
             if alarms {
                 options.lookBehind = AlarmExpander.reach
                 options.lookAhead = AlarmExpander.reach
             }
-            var paths = calendars.paths
-            var classifier = Classifier()
-            // A configuration or a feed: calendars on servers are fetched into the cache and read from there.
-            if configurationOptions.config != nil || !calendars.feeds.isEmpty {
-                let configuration = await CommandSupport.fetchingFeeds(
-                    try configurationOptions.loadOrExit(calendars: calendars, useDefaultFile: false))
-                paths = configuration.calendars
-                classifier = Classifier(configuration)
-            }
+            let paths = configuration.calendars
+            let classifier = Classifier(configuration)
             let scan = CalendarScan(paths: paths, options: options)
             // JSON Lines are written as the occurrences are merged into order; a table or the alarms need them all.
             let streamed = !alarms && format != .table

@@ -58,6 +58,7 @@ extension CalwatchCommand {
         enum Format: String, ExpressibleByArgument, CaseIterable { case text, json }
 
         func run() async throws {
+            try CommandSupport.requireReferenceData()
             let configuration = await CommandSupport.fetchingFeeds(
                 try settings.loadOrExit(calendars: nil, useDefaultFile: true))
             let zone = try CommandSupport.zone(tz ?? configuration.timeZone)

@@ -276,9 +276,16 @@ import Testing
         for tool in ["notify-send", "xdg-open"] { chmod(bin + "/" + tool, 0o755) }
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().path
-        let id = "0123456789abcdef0123456789abcdef"
-        // The daemon's journal, as the daemon that runs the hook has made it.
-        _ = try JournalStore(path: folder + "/journal.db")
+        // The daemon's journal, as the daemon that runs the hook has made it, with the reminder the hook is for.
+        let calendars = try NotifySinkTests.prepare(WebhookSinkTests.items, "reminders: { offsets: [5m] }\n")
+        defer { try? FileManager.default.removeItem(atPath: calendars) }
+        let replay = try await CommandLineTests().calwatch([
+            "replay", "--config", calendars + "/config.yml", "--from", "2027-03-03T09:00:00Z", "--to",
+            "2027-03-03T11:00:00Z", "--state", folder + "/journal.db",
+        ])
+        let reminder = try #require(replay.output.split(separator: "\n").first { $0.contains("calwatch.reminderDue") })
+        let id = try #require(
+            (try JSONSerialization.jsonObject(with: Data(reminder.utf8)) as? [String: Any])?["id"] as? String)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: root + "/samples/hooks/notify-actions.sh")
         process.currentDirectoryURL = URL(fileURLWithPath: folder)

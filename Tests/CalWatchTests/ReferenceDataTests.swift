@@ -99,4 +99,27 @@ import Testing
         try await CommandLineTests().calwatch(
             ["check", calendars, "--tz", "UTC"], environment: ["CALWATCH_DATA": data])
     }
+
+    /// Without its data files (a binary copied elsewhere, a broken install) no command that classifies goes on as
+    /// if every flight were a plain event: scan, explain, replay, why and next refuse with exit 72 and say why;
+    /// watch says so in its log at start.
+    @Test func everyCommandThatClassifiesRefusesWithoutItsDataFiles() async throws {
+        let calendars = ConfigurationTests.repository + "/samples/calendars/travel"
+        let missing = ["CALWATCH_DATA": "/nonexistent/calwatch-data"]
+        let cli = CommandLineTests()
+        for arguments in [
+            ["scan", calendars, "--from", "2027-03-01", "--to", "2027-03-08"], ["explain", calendars],
+            ["replay", calendars, "--from", "2027-03-01", "--to", "2027-03-08"],
+            ["next", calendars, "--at", "2027-03-03T03:00", "--no-daemon"],
+        ] {
+            let run = try await cli.calwatch(arguments, environment: missing)
+            #expect(run.status == 72, "\(arguments[0]): \(run.status) \(run.errors)")
+            #expect(run.errors.contains("data files (airports, airlines) were not found"), "\(run.errors)")
+            #expect(run.output.isEmpty, "\(arguments[0]) printed as if nothing were wrong: \(run.output)")
+        }
+        let shipped = try await cli.calwatch(
+            ["scan", calendars, "--from", "2027-03-01", "--to", "2027-03-08"],
+            environment: ["CALWATCH_DATA": Self.shipped])
+        #expect(shipped.status == 0 && shipped.output.contains("flight"), "\(shipped.errors)")
+    }
 }

@@ -16,9 +16,12 @@
 # libnotify-bin 0.8 or later (--action, --wait).
 set -eu
 command -v notify-send >/dev/null || { echo "notify-send is not installed (apt-get install libnotify-bin)" >&2; exit 1; }
+# The body is markup on servers that announce body-markup (dunst, GNOME, KDE): calendar text is escaped, so that a
+# LOCATION of <a href=…> or <img> shows as written.
+markup_escaped() { printf '%s' "$1" | sed -e 's/&/\&amp;/g' -e 's/</\&lt;/g' -e 's/>/\&gt;/g'; }
 title="${CALWATCH_SUMMARY:-Calendar event}"
 body="in ${CALWATCH_MINUTES_BEFORE:-?} min"
-[ -n "${CALWATCH_LOCATION:-}" ] && body="$body · $CALWATCH_LOCATION"
+[ -n "${CALWATCH_LOCATION:-}" ] && body="$body · $(markup_escaped "$CALWATCH_LOCATION")"
 set -- --app-name=calwatch --wait --action=snooze="Snooze 5 min" --action=dismiss=Dismiss
 [ -n "${CALWATCH_JOIN_URL:-}" ] && set -- "$@" --action=join=Join
 HOOKS=$(dirname "$0") EVENT_ID="$CE_ID" JOIN_URL="${CALWATCH_JOIN_URL:-}" setsid sh -c '

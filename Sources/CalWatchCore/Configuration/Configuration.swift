@@ -42,6 +42,8 @@ public struct Configuration: Sendable {
     public var instance: String
     /// Where events go; standard output as JSON Lines when the file names none.
     public var sinks: [SinkSettings] = [SinkSettings(name: "jsonl:-", output: .jsonLines(path: nil))]
+    /// The line of config.yml each sink's entry starts on, by the sink's name, for problems found later (`check`).
+    public var sinkLines: [String: Int] = [:]
     /// The file the configuration was read from, when there was one.
     public var file: String?
     /// What the configuration was read from: the file's text, then (`ConfigurationOptions`) the calendars and zone

@@ -23,6 +23,9 @@ struct ConfigurationReader {
     let paths: PathExpander
     private(set) var problems: [ConfigurationProblem] = []
 
+    /// The line each sink's entry starts on, by name (`Configuration.sinkLines`).
+    private var sinkLines: [String: Int] = [:]
+
     /// What `meetings.providers:` declared, for `rules:` to accept their names.
     private var configuredProviders: [MeetingProvider] = []
 
@@ -81,7 +84,9 @@ struct ConfigurationReader {
             case "flights": readFlights(value, into: &configuration.flights)
             case "state":
                 if let path = path(value, at: key) { configuration.statePath = path }
-            case "sinks": configuration.sinks = readSinks(value)
+            case "sinks":
+                configuration.sinks = readSinks(value)
+                configuration.sinkLines = sinkLines
             case "metrics": readMetrics(value, into: &configuration.metrics)
             case "instance":
                 guard let name = string(value, at: key) else { break }
@@ -626,6 +631,7 @@ struct ConfigurationReader {
                 continue
             }
             names[sink.name] = item.node.mark?.line ?? 0
+            sinkLines[sink.name] = item.node.mark?.line
             sinks.append(sink)
         }
         return sinks

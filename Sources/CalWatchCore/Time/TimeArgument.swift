@@ -1,7 +1,8 @@
 /// Parses the time arguments of the command line (`--from`, `--to`): ISO 8601 or a few words.
 ///
 /// `2027-03-01` and `2027-03-01T09:30` are wall time in the given zone; `2027-03-01T09:30:00Z` and
-/// `2027-03-01T09:30:00+01:00` are absolute. `now`, `today` and `tomorrow` are read against `now`.
+/// `2027-03-01T09:30:00+01:00` are absolute. Fractions of a second (`…T10:00:00.000Z`, as JavaScript and most
+/// JSON write instants) are read and dropped: calwatch's instants are whole seconds. `now`, `today` and `tomorrow` are read against `now`.
 public enum TimeArgument {
     /// Why an argument was refused, worded for `--help` readers.
     public struct Invalid: Error, CustomStringConvertible, Sendable {
@@ -36,6 +37,16 @@ public enum TimeArgument {
             guard hours <= 14, minutes < 60 else { throw Invalid(text: text) }
             offset = sign * (hours * 3600 + minutes * 60)
             body = body[..<signIndex]
+        }
+        // Fractions of a second, after the seconds only (`09:30:00.250`, or with a comma as ISO 8601 allows).
+        if let dot = body.lastIndex(where: { $0 == "." || $0 == "," }),
+            body.distance(from: body.startIndex, to: dot) >= 19 || body.distance(from: body.startIndex, to: dot) == 15
+        {
+            let fraction = body[body.index(after: dot)...]
+            guard !fraction.isEmpty, fraction.count <= 9, fraction.allSatisfy({ $0.isASCII && $0.isNumber }) else {
+                throw Invalid(text: text)
+            }
+            body = body[..<dot]
         }
         let compact = body.filter { $0 != "-" && $0 != ":" }
         var padded = compact

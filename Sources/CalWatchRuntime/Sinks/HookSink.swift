@@ -323,14 +323,26 @@ struct HookFields {
         return values[String(argument.dropFirst().dropLast())] ?? argument
     }
 
-    /// Without NUL (which would cut a C string short) and at most `valueLimit` bytes, cut at a character boundary.
-    private static func clean(_ text: String) -> String {
-        let text = text.contains("\0") ? text.replacingOccurrences(of: "\0", with: "") : text
+    /// Without NUL (which would cut a C string short), on one line (a line break would let calendar text forge a
+    /// line for a hook that reads `env` or its arguments line by line: each becomes a space), and at most
+    /// `valueLimit` bytes, cut at a character boundary.
+    static func clean(_ text: String) -> String {
+        var text = text.contains("\0") ? text.replacingOccurrences(of: "\0", with: "") : text
+        if text.unicodeScalars.contains(where: Self.breaksLine) {
+            var scalars = String.UnicodeScalarView()
+            for scalar in text.unicodeScalars { scalars.append(Self.breaksLine(scalar) ? " " : scalar) }
+            text = String(scalars)
+        }
         guard text.utf8.count > valueLimit else { return text }
         let bytes = Array(text.utf8.prefix(valueLimit + 1))
         // Cut where a character starts (a byte that is not 10xxxxxx), at or before the limit.
         var cut = valueLimit
         while cut > 0 && bytes[cut] & 0xC0 == 0x80 { cut -= 1 }
         return String(decoding: bytes[..<cut], as: UTF8.self)
+    }
+
+    /// LF, VT, FF, CR, NEL and the Unicode line and paragraph separators.
+    private static func breaksLine(_ scalar: Unicode.Scalar) -> Bool {
+        (0x0A...0x0D).contains(scalar.value) || scalar.value == 0x85 || scalar.value == 0x2028 || scalar.value == 0x2029
     }
 }
