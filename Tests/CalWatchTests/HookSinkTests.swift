@@ -99,6 +99,62 @@ import Testing
         return entries
     }
 
+    /// A crowded day's conflicts and overruns (198 events) through a hook that takes half a second each, four at a
+    /// time, with no filter: the reminder delivered just after them runs before all but the first few of them, not
+    /// 25 s later behind them all (counted, not timed, so a busy machine changes nothing); every day event still
+    /// runs once, and none is left kept in the journal.
+    @Test func aCrowdedDayThroughASlowHookKeepsRemindersOnTime() async throws {
+        let meetings = (0..<DaySettings.crowdedDay).map { index in
+            let start = utc("2026-12-02T08:00:00Z").adding(seconds: Int64(index) * 60)
+            return DayTests.item(
+                "meeting-\(index)", NextCommandTests.stamp(Int(start.secondsSinceEpoch)),
+                NextCommandTests.stamp(Int(start.secondsSinceEpoch) + 3 * 3600))
+        }
+        let (events, _) = try DayTests.run(
+            DayTests.calendar(meetings), from: "2026-12-01T00:00:00Z", to: "2026-12-03T00:00:00Z")
+        let bulk = events.filter { HookSink.canWait($0.type) }.enumerated().map { index, event in
+            JournalStore.Entry(
+                sequence: Int64(index + 1), event: event, occurrence: nil, facts: .event,
+                recorded: Timestamp(event.time))
+        }
+        #expect(bulk.count >= 2 * (DaySettings.crowdedDay - 1))
+        let planned = try #require(try Self.reminders(summary: "Standup", location: "").first)
+        let reminder = JournalStore.Entry(
+            sequence: Int64(bulk.count + 1), event: planned.event, occurrence: planned.occurrence, facts: planned.facts,
+            recorded: planned.recorded)
+        let folder = SinkFixtures.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let script = SinkFixtures.script(
+            """
+            case "$CE_TYPE" in
+                calwatch.reminderDue) cat "$(dirname "$0")/day" 2>/dev/null | wc -l > "$(dirname "$0")/reminder" ;;
+                *) sleep 0.5; echo "$CE_ID" >> "$(dirname "$0")/day" ;;
+            esac
+            """, in: folder)
+        var settings = Self.unhurried([script])
+        settings.concurrency = 4
+        let sink = Self.sink(settings, log: Log())
+        let journal = try JournalStore(path: folder + "/journal.db")
+        try await Self.running(sink, journal: journal, entries: bulk + [reminder]) {
+            try await eventually("the sink to have its journal") { await sink.setsDayEventsAside }
+            await sink.deliver(bulk)
+            await sink.deliver([reminder])
+            try await eventually("the reminder's run") { FileManager.default.fileExists(atPath: folder + "/reminder") }
+            let before = Int(
+                try String(contentsOfFile: folder + "/reminder", encoding: .utf8).trimmingCharacters(
+                    in: .whitespacesAndNewlines))
+            // At most the runs already going and the next few: four at a time, so a handful, never the 198.
+            #expect((before ?? .max) <= 16, "the reminder ran after \(before ?? -1) of the \(bulk.count) day events")
+            try await slowly("every day event run") {
+                ((try? String(contentsOfFile: folder + "/day", encoding: .utf8)) ?? "").split(separator: "\n").count
+                    >= bulk.count
+            }
+        }
+        let ran = try String(contentsOfFile: folder + "/day", encoding: .utf8).split(separator: "\n")
+        #expect(ran.count == bulk.count && Set(ran).count == bulk.count)
+        #expect(try await journal.heldRetries(for: sink.name).isEmpty)
+    }
+
     @Test func calendarTextNeverRunsAndReachesTheHookIntact() async throws {
         let hostile =
             "$(touch pwned) `touch pwned2`; touch pwned3 | cat && echo ${HOME}\nsecond line\t'quoted' \"double\""

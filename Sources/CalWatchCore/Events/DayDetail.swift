@@ -22,21 +22,62 @@ public struct OtherOccurrence: Hashable, Sendable, Codable {
     }
 }
 
-/// `conflictDetected`: the event's occurrence overlaps `with` from `overlapStart` to `overlapEnd`. Reported `ahead`
-/// of the first start, or when the overlap appears (never late: it is news whenever it comes).
+/// `conflictDetected`: the event's occurrence overlaps `with` from `overlapStart` to `overlapEnd`, and each of
+/// `alsoWith`. One event per occurrence, naming every occurrence that starts after it and overlaps it (`with` the
+/// first of them), so a crowded day's conflicts grow with the day, not with its square. Reported `ahead` of its
+/// start, or when the overlap appears (never late: it is news whenever it comes).
 public struct ConflictDetail: Hashable, Sendable, Codable {
     public var with: OtherOccurrence
     public var overlapStart: Instant
     public var overlapEnd: Instant
+    /// The other occurrences after `with` that it overlaps too, by start; empty for two meetings.
+    public var alsoWith: [OtherOccurrence] = []
 
     public var overlapSeconds: Int64 { overlapEnd.secondsSinceEpoch - overlapStart.secondsSinceEpoch }
+
+    package init(with: OtherOccurrence, overlapStart: Instant, overlapEnd: Instant, alsoWith: [OtherOccurrence] = []) {
+        self.with = with
+        self.overlapStart = overlapStart
+        self.overlapEnd = overlapEnd
+        self.alsoWith = alsoWith
+    }
+
+    private enum CodingKeys: String, CodingKey { case with, overlapStart, overlapEnd, alsoWith }
+
+    /// Journals written before `alsoWith` lack it.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        with = try container.decode(OtherOccurrence.self, forKey: .with)
+        overlapStart = try container.decode(Instant.self, forKey: .overlapStart)
+        overlapEnd = try container.decode(Instant.self, forKey: .overlapEnd)
+        alsoWith = try container.decodeIfPresent([OtherOccurrence].self, forKey: .alsoWith) ?? []
+    }
 }
 
-/// `overrunDetected`: the event's occurrence is still running and `next` has started.
+/// `overrunDetected`: the event's occurrence is still running and `next` has started; so are `alsoRunning`. One
+/// event per occurrence that starts, on the one still running that started last.
 public struct OverrunDetail: Hashable, Sendable, Codable {
     public var next: OtherOccurrence
     /// Reported after its instant (calwatch was not running then), in seconds; 0 when on time.
     public var lateness: Int64
+    /// The other occurrences still running when `next` started, by start.
+    public var alsoRunning: [OtherOccurrence] = []
+
+    package init(next: OtherOccurrence, lateness: Int64, alsoRunning: [OtherOccurrence] = []) {
+        self.next = next
+        self.lateness = lateness
+        self.alsoRunning = alsoRunning
+    }
+
+    private enum CodingKeys: String, CodingKey { case next, lateness, alsoRunning }
+
+    /// Journals written before `alsoRunning` lack it.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        next = try container.decode(OtherOccurrence.self, forKey: .next)
+        lateness = try container.decode(Int64.self, forKey: .lateness)
+        alsoRunning = try container.decodeIfPresent([OtherOccurrence].self, forKey: .alsoRunning) ?? []
+    }
 }
 
 /// `invitationPending`: the user has not answered the occurrence's invitation (`PARTSTAT=NEEDS-ACTION`).

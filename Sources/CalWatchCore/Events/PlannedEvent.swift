@@ -101,6 +101,15 @@ public struct PlannedEvent: Hashable, Sendable {
         }
     }
 
+    /// Every other occurrence a conflict or an overrun names: `other` first, then the rest of a crowded day's.
+    public var others: [OtherOccurrence] {
+        switch payload {
+        case .conflictDetected(let conflict): [conflict.with] + conflict.alsoWith
+        case .overrunDetected(let overrun): [overrun.next] + overrun.alsoRunning
+        default: []
+        }
+    }
+
     /// CloudEvents `subject`: `<uid>/<occurrence start, UTC>`.
     public var subject: String { key.uid + "/" + (key.recurrenceID?.description ?? occurrenceStart.description) }
 }

@@ -4,9 +4,12 @@
 ///
 /// It holds the occurrences by the UTC day they start on, a whole day at once two days before it (the loop is given
 /// occurrences up to the flight horizon ahead), so a changed occurrence is compared with those of its own and the
-/// neighbouring days only, and a day too crowded to be one person's is known before any of its pairs is proposed. The events it can propose wait in a heap by instant; one whose occurrences
-/// changed before it came up is dropped, and the new pair proposed again under a new id, so a conflict is reported
-/// once per pair and again when either side changes.
+/// neighbouring days only, and a day too crowded to be one person's is known before any of its pairs is proposed.
+/// Conflicts and overruns are one event per occurrence, not per pair, so their number grows with the day and not
+/// with its square: a conflict on each occurrence naming every later one it overlaps, an overrun on each start
+/// naming every occurrence still running. The events it can propose wait in a heap by instant; one whose
+/// occurrences changed before it came up is dropped, and proposed again under a new id, so a conflict is reported
+/// once and again when any occurrence it names changes.
 struct DayPlanner {
     let settings: DaySettings
     let configuration: PlannerConfiguration
@@ -31,14 +34,20 @@ struct DayPlanner {
         }
     }
 
-    /// A pair's event, waiting for its instant.
+    /// A conflict or an overrun, waiting for its instant. A conflict is about `first` and names `second` and `also`,
+    /// which start after it; an overrun is about `first`, still running when `second` started, as `also` are.
     private struct Candidate {
         enum Kind { case conflict, overrun }
         var kind: Kind
         var first: OccurrenceKey
         var second: OccurrenceKey
+        var also: [OccurrenceKey] = []
         var time: Instant
         var expiry: Instant
+
+        /// The occurrence whose changes propose it again: a conflict's own, an overrun's starting one.
+        var owner: OccurrenceKey { kind == .conflict ? first : second }
+        var keys: [OccurrenceKey] { [first, second] + also }
     }
 
     /// A daily agenda: the global one (`rule` nil) or a rule's own.
@@ -57,6 +66,10 @@ struct DayPlanner {
     private var changed: Set<OccurrenceKey> = []
     private var candidates: [EventID: Candidate] = [:]
     private var candidatesOf: [OccurrenceKey: [EventID]] = [:]
+    /// The conflict and the overrun each occurrence owns (`Candidate.owner`), as last proposed.
+    private var owned: [OccurrenceKey: (conflict: EventID?, overrun: EventID?)] = [:]
+    /// Occurrences whose events named one that changed or went: proposed again at the next plan.
+    private var stale: Set<OccurrenceKey> = []
     private var queue = WakeHeap<EventID>()
     private var schedules: [Schedule]
     /// Occurrences not yet indexed, by when they are (`lead` before their day begins).
@@ -157,7 +170,11 @@ struct DayPlanner {
         startingOn[item.startDay]?.remove(item.key)
         if startingOn[item.startDay]?.isEmpty == true { startingOn[item.startDay] = nil }
         if item.busy { busyOn[item.startDay, default: 1] -= 1 }
-        for id in candidatesOf.removeValue(forKey: item.key) ?? [] { candidates[id] = nil }
+        for id in candidatesOf.removeValue(forKey: item.key) ?? [] {
+            guard let candidate = candidates.removeValue(forKey: id) else { continue }
+            if candidate.owner != item.key { stale.insert(candidate.owner) }
+        }
+        owned[item.key] = nil
         changed.insert(item.key)
     }
 
@@ -213,7 +230,11 @@ struct DayPlanner {
             guard let candidate = candidates.removeValue(forKey: id), !state.hasEmitted(id), now <= candidate.expiry,
                 let first = items[candidate.first], let second = items[candidate.second]
             else { continue }
-            if let event = event(candidate, id: id, first: first, second: second, now: now, state: state) {
+            let also = candidate.also.compactMap { items[$0] }
+            guard also.count == candidate.also.count else { continue }
+            if let event = event(
+                candidate, id: id, first: first, second: second, also: also, now: now, state: state)
+            {
                 due.append(PlanningLoop.Emitted(event: event, occurrence: first.occurrence, facts: first.facts))
             }
         }
@@ -227,64 +248,122 @@ struct DayPlanner {
         return due
     }
 
-    /// Compares each occurrence that changed with those that may overlap it, and queues the pairs' events.
+    /// Proposes again the conflicts and overruns of each occurrence that changed, of those whose events named one
+    /// that changed, and of those it overlaps now (they may name it now, or no longer).
     private mutating func proposePairs() {
-        guard !changed.isEmpty else { return }
-        defer { changed.removeAll(keepingCapacity: true) }
+        guard !changed.isEmpty || !stale.isEmpty else { return }
+        var owners = stale
         for key in changed {
-            guard let item = items[key], takesPart(item) else { continue }
+            guard let item = items[key] else { continue }
+            owners.insert(key)
+            guard takesPart(item) else { continue }
             let days = (item.startDay - 1)...Item.day(item.occurrence.end)
-            for other in items(startingOn: days) where other.key != key && takesPart(other) {
-                let (first, second) =
-                    (item.occurrence.start, item.key) < (other.occurrence.start, other.key)
-                    ? (item, other) : (other, item)
-                propose(first, second)
+            for other in items(startingOn: days)
+            where other.key != key && takesPart(other) && Self.overlap(item, other) {
+                owners.insert(other.key)
             }
+        }
+        changed.removeAll(keepingCapacity: true)
+        stale.removeAll(keepingCapacity: true)
+        for key in owners {
+            guard let item = items[key] else { continue }
+            proposeConflict(for: item)
+            proposeOverrun(startingWith: item)
         }
     }
 
-    private mutating func propose(_ first: Item, _ second: Item) {
-        let overlapStart = second.occurrence.start
-        let overlapEnd = min(first.occurrence.end, second.occurrence.end)
-        guard overlapEnd > overlapStart else { return }
-        let seed = EventID.seed(first.key)
-        let with = "with:" + second.key.uid + "/" + (second.key.recurrenceID?.description ?? "")
-        if let conflicts = settings.conflicts, settings.conflict(first.occurrence, second.occurrence) {
-            let id = EventID.make(
-                seed, .conflictDetected, with, Int64(bitPattern: first.fingerprint),
-                Int64(bitPattern: second.fingerprint))
-            queue(
-                Candidate(
-                    kind: .conflict, first: first.key, second: second.key,
-                    time: first.occurrence.start.adding(seconds: -conflicts.ahead), expiry: second.occurrence.start),
-                id: id)
+    /// Whether two occurrences share any time.
+    private static func overlap(_ one: Item, _ other: Item) -> Bool {
+        max(one.occurrence.start, other.occurrence.start) < min(one.occurrence.end, other.occurrence.end)
+    }
+
+    /// `item`'s conflict: every occurrence that starts after it (or with it, later by key) and overlaps it enough,
+    /// the first as `with`. Two meetings keep the id a pair had, so a journal from before counts it as sent.
+    private mutating func proposeConflict(for item: Item) {
+        var proposed: EventID?
+        defer { replace(\.conflict, of: item.key, with: proposed) }
+        guard let conflicts = settings.conflicts, takesPart(item) else { return }
+        let later = items(startingOn: item.startDay...Item.day(item.occurrence.end)).filter { other in
+            other.key != item.key && takesPart(other)
+                && (item.occurrence.start, item.key) < (other.occurrence.start, other.key)
+                && other.occurrence.start < item.occurrence.end && settings.conflict(item.occurrence, other.occurrence)
+        }.sorted { ($0.occurrence.start, $0.key) < ($1.occurrence.start, $1.key) }
+        guard let first = later.first, let last = later.last else { return }
+        var tag = Self.tag(first)
+        var fingerprints = Int64(bitPattern: first.fingerprint)
+        for other in later.dropFirst() {
+            tag += "," + Self.tag(other).dropFirst(5)
+            fingerprints = fingerprints &* 31 &+ Int64(bitPattern: other.fingerprint)
         }
-        if settings.overruns && first.occurrence.start < second.occurrence.start {
-            let id = EventID.make(
-                seed, .overrunDetected, with, second.occurrence.start.secondsSinceEpoch,
-                first.occurrence.end.secondsSinceEpoch)
-            queue(
-                Candidate(
-                    kind: .overrun, first: first.key, second: second.key, time: second.occurrence.start,
-                    expiry: overlapEnd),
-                id: id)
-        }
+        let id = EventID.make(
+            EventID.seed(item.key), .conflictDetected, tag, Int64(bitPattern: item.fingerprint), fingerprints)
+        queue(
+            Candidate(
+                kind: .conflict, first: item.key, second: first.key, also: later.dropFirst().map(\.key),
+                time: item.occurrence.start.adding(seconds: -conflicts.ahead), expiry: last.occurrence.start),
+            id: id)
+        proposed = id
+    }
+
+    /// The overrun when `item` starts: every occurrence still running then, on the one that started last. One
+    /// still running keeps the id a pair had.
+    private mutating func proposeOverrun(startingWith item: Item) {
+        var proposed: EventID?
+        defer { replace(\.overrun, of: item.key, with: proposed) }
+        guard settings.overruns, takesPart(item) else { return }
+        let running = items(startingOn: (item.startDay - 1)...item.startDay).filter { other in
+            other.key != item.key && takesPart(other) && other.occurrence.start < item.occurrence.start
+                && other.occurrence.end > item.occurrence.start
+        }.sorted { ($0.occurrence.start, $0.key) < ($1.occurrence.start, $1.key) }
+        guard let latest = running.last else { return }
+        let also = running.dropLast()
+        let tag =
+            Self.tag(item)
+            + also.map { ",running:" + $0.key.uid + "/" + ($0.key.recurrenceID?.description ?? "") }
+            .joined()
+        let id = EventID.make(
+            EventID.seed(latest.key), .overrunDetected, tag, item.occurrence.start.secondsSinceEpoch,
+            latest.occurrence.end.secondsSinceEpoch)
+        queue(
+            Candidate(
+                kind: .overrun, first: latest.key, second: item.key, also: also.map(\.key),
+                time: item.occurrence.start, expiry: min(latest.occurrence.end, item.occurrence.end)),
+            id: id)
+        proposed = id
+    }
+
+    /// `with:<uid>/<recurrence id>`: how an event's id names another occurrence.
+    private static func tag(_ other: Item) -> String {
+        "with:" + other.key.uid + "/" + (other.key.recurrenceID?.description ?? "")
+    }
+
+    /// Keeps `id` as the conflict or the overrun `owner` has, dropping the one it had when that differs.
+    private mutating func replace(
+        _ kind: WritableKeyPath<(conflict: EventID?, overrun: EventID?), EventID?>, of owner: OccurrenceKey,
+        with id: EventID?
+    ) {
+        var entry = owned[owner] ?? (nil, nil)
+        if let old = entry[keyPath: kind], old != id { candidates[old] = nil }
+        entry[keyPath: kind] = id
+        owned[owner] = entry.conflict == nil && entry.overrun == nil ? nil : entry
     }
 
     private mutating func queue(_ candidate: Candidate, id: EventID) {
         guard candidates[id] == nil else { return }
         candidates[id] = candidate
-        candidatesOf[candidate.first, default: []].append(id)
-        candidatesOf[candidate.second, default: []].append(id)
+        for key in candidate.keys { candidatesOf[key, default: []].append(id) }
         queue.push(candidate.time, slot: id)
     }
 
-    /// A pair's event at `now`. A conflict found after its instant (an invitation that arrived later) is reported
-    /// when found; an overrun keeps its instant and says how late it is. None for a meeting the user dismissed.
+    /// A conflict's or an overrun's event at `now`. A conflict found after its instant (an invitation that arrived
+    /// later) is reported when found; an overrun keeps its instant and says how late it is. None for a meeting the
+    /// user dismissed.
     private func event(
-        _ candidate: Candidate, id: EventID, first: Item, second: Item, now: Instant, state: PlannerState
+        _ candidate: Candidate, id: EventID, first: Item, second: Item, also: [Item], now: Instant,
+        state: PlannerState
     ) -> PlannedEvent? {
         let other = OtherOccurrence(second.occurrence, facts: second.facts)
+        let rest = also.map { OtherOccurrence($0.occurrence, facts: $0.facts) }
         let payload: PlannedEvent.Payload
         var time = candidate.time
         switch candidate.kind {
@@ -293,10 +372,11 @@ struct DayPlanner {
             payload = .conflictDetected(
                 ConflictDetail(
                     with: other, overlapStart: second.occurrence.start,
-                    overlapEnd: min(first.occurrence.end, second.occurrence.end)))
+                    overlapEnd: min(first.occurrence.end, second.occurrence.end), alsoWith: rest))
         case .overrun:
             if !state.answers.isEmpty, state.answers[first.key]?.dismissed == true { return nil }
-            payload = .overrunDetected(OverrunDetail(next: other, lateness: lateness(since: time, now: now)))
+            payload = .overrunDetected(
+                OverrunDetail(next: other, lateness: lateness(since: time, now: now), alsoRunning: rest))
         }
         return PlannedEvent(
             payload, id: id, key: first.key, occurrenceStart: first.occurrence.start,

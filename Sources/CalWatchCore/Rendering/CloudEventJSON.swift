@@ -77,12 +77,18 @@ public enum CloudEventJSON {
             writer.field("overlapStart", conflict.overlapStart)
             writer.field("overlapEnd", conflict.overlapEnd)
             writer.field("overlapSeconds", Int(conflict.overlapSeconds))
+            writer.beginArray(field: "alsoWith")
+            for other in conflict.alsoWith { element(other, to: &writer) }
+            writer.endArray()
             writer.endObject()
         case .overrunDetected(let overrun):
             writer.beginObject(field: "overrun")
             writer.key("next")
             write(overrun.next, to: &writer)
             late(overrun.lateness)
+            writer.beginArray(field: "alsoRunning")
+            for other in overrun.alsoRunning { element(other, to: &writer) }
+            writer.endArray()
             writer.endObject()
         case .invitationPending(let invitation):
             writer.beginObject(field: "invitation")
@@ -120,6 +126,13 @@ public enum CloudEventJSON {
     /// Another occurrence a day's event names, as an object.
     private static func write(_ other: OtherOccurrence, to writer: inout JSONLineWriter) {
         writer.beginObject()
+        writeFields(of: other, to: &writer)
+        writer.endObject()
+    }
+
+    /// Another occurrence as the next element of an array.
+    private static func element(_ other: OtherOccurrence, to writer: inout JSONLineWriter) {
+        writer.beginElement()
         writeFields(of: other, to: &writer)
         writer.endObject()
     }

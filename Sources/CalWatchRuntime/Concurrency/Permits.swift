@@ -6,6 +6,8 @@ final class Permits: Sendable {
         var available: Int
         var waiting: [CheckedContinuation<Void, Never>] = []
         var first = 0
+        /// Waiters served before every one of `waiting` (a reminder before a day's conflicts), in their order.
+        var urgent: [CheckedContinuation<Void, Never>] = []
     }
     private let state: Locked<State>
 
@@ -13,24 +15,26 @@ final class Permits: Sendable {
         state = Locked(State(available: max(1, limit)))
     }
 
-    /// Waits until a permit is free and takes it; `release` gives it back.
-    func acquire() async {
+    /// Waits until a permit is free and takes it; `release` gives it back. An `urgent` waiter goes before every
+    /// waiter that is not.
+    func acquire(urgent: Bool = false) async {
         await withCheckedContinuation { continuation in
             let granted = state.withLock { state in
                 if state.available > 0 {
                     state.available -= 1
                     return true
                 }
-                state.waiting.append(continuation)
+                if urgent { state.urgent.append(continuation) } else { state.waiting.append(continuation) }
                 return false
             }
             if granted { continuation.resume() }
         }
     }
 
-    /// Gives a permit back: to the longest waiter, if any.
+    /// Gives a permit back: to the longest urgent waiter, else the longest waiter, if any.
     func release() {
         let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            if !state.urgent.isEmpty { return state.urgent.removeFirst() }
             guard state.first < state.waiting.count else {
                 state.available += 1
                 return nil

@@ -669,13 +669,15 @@ public actor JournalStore {
         return rows
     }
 
-    /// The conflicts and overruns journaled about another occurrence that name `uid`'s as the other one.
+    /// The conflicts and overruns journaled about another occurrence that name `uid`'s among the others.
     public func events(namingOther uid: String) throws -> [Journaled] {
         let statement = try connection.prepare(
             "SELECT \(EventColumn.list) FROM events WHERE type IN ('conflictDetected', 'overrunDetected') ORDER BY seq")
         var rows: [Journaled] = []
         while try statement.step() {
-            if let journaled = Self.journaled(statement), journaled.event.other?.uid == uid { rows.append(journaled) }
+            if let journaled = Self.journaled(statement), journaled.event.others.contains(where: { $0.uid == uid }) {
+                rows.append(journaled)
+            }
         }
         return rows
     }
@@ -764,6 +766,18 @@ public actor JournalStore {
     }
 
     /// Records that `sink` will try the event `sequence` again later.
+    /// Keeps the events `sequences` for `sink` in one transaction, as `holdRetry` keeps one (a hook's day events set
+    /// aside behind its reminders).
+    public func holdRetries(_ sequences: [Int64], for sink: String) throws {
+        try connection.transaction {
+            for sequence in sequences {
+                let statement = try connection.prepare("INSERT OR IGNORE INTO sink_retries (sink, seq) VALUES (?1, ?2)")
+                try statement.bind([.text(sink), .integer(sequence)])
+                try statement.step()
+            }
+        }
+    }
+
     public func holdRetry(_ sequence: Int64, for sink: String) throws {
         let statement = try connection.prepare("INSERT OR IGNORE INTO sink_retries (sink, seq) VALUES (?1, ?2)")
         try statement.bind([.text(sink), .integer(sequence)])

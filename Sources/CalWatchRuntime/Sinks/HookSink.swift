@@ -16,9 +16,12 @@ public import Logging
 ///
 /// Exit 75 (EX_TEMPFAIL), or a program that cannot start, asks for a retry: the event is recorded in the journal
 /// and tried again after a growing delay, until it expires, while the hook's later events go on meanwhile. So a
-/// hook sees events in journal order, except that an event it asked to retry comes again after later ones. A
-/// retry still waiting when the bus stops the sink is kept in the journal and tried first at the next start. Up to
-/// `concurrency` runs go at once, first runs and retries together.
+/// hook sees events in journal order, except that an event it asked to retry comes again after later ones, and
+/// that reminders and live activities overtake the day's events (conflicts, overruns, agendas, invitations): those
+/// are kept in the journal as retries are and run beside later batches, so a slow hook with a crowded day never
+/// holds a reminder back; a reminder also takes the next free run before them. A retry still waiting when the bus
+/// stops the sink is kept in the journal and tried first at the next start. Up to `concurrency` runs go at once,
+/// first runs and retries together.
 public actor HookSink: EventSink {
     /// How runs that ask for a retry (exit 75), or that cannot start, are retried.
     public struct RetryPolicy: Sendable {
@@ -40,11 +43,12 @@ public actor HookSink: EventSink {
         public var skipped = 0
     }
 
-    /// An event to run again once `delay` has passed.
+    /// An event to run again once `delay` has passed; `held`: kept in the journal (a day's event set aside).
     private struct Retry: Sendable {
         var entry: JournalStore.Entry
         var attempt: Int
         var delay: Duration
+        var held = false
     }
 
     public nonisolated let name: String
@@ -92,15 +96,40 @@ public actor HookSink: EventSink {
     public func deliver(_ batch: [JournalStore.Entry]) async {
         let wanted = batch.filter { settings.accepts($0) }
         counts.skipped += batch.count - wanted.count
+        // The day's events go aside (kept in the journal) once `run` has the journal; reminders run now, first.
+        var urgent: [JournalStore.Entry] = []
+        var aside: [JournalStore.Entry] = []
+        for entry in wanted {
+            if Self.canWait(entry.event.type) { aside.append(entry) } else { urgent.append(entry) }
+        }
+        if let context = context.value, !aside.isEmpty {
+            do {
+                try await context.journal.holdRetries(aside.map(\.sequence), for: name)
+                for entry in aside { retryInput.yield(Retry(entry: entry, attempt: 1, delay: .zero, held: true)) }
+                aside = []
+            } catch {
+                logger.error(
+                    "\(name): cannot set the day's events aside in the journal (\(error)); running them in turn",
+                    metadata: ["sink.name": "\(name)"])
+            }
+        }
         await withDiscardingTaskGroup { group in
-            for entry in wanted {
-                await permits.acquire()
+            for entry in urgent + aside {
+                await permits.acquire(urgent: !Self.canWait(entry.event.type))
                 group.addTask {
                     await self.attempt(entry, number: 1, delay: self.retry.firstDelay)
                     self.permits.release()
                 }
             }
         }
+    }
+
+    /// Whether the day's events are set aside in the journal (once `run` has lent it), rather than run in turn.
+    var setsDayEventsAside: Bool { context.value != nil }
+
+    /// The day's events, which lose nothing by coming after a reminder due now.
+    static func canWait(_ type: EventType) -> Bool {
+        [.conflictDetected, .overrunDetected, .agendaDue, .invitationPending].contains(type)
     }
 
     /// Runs the retries: first those an earlier run left in the journal, then each as its delay passes, until the
@@ -143,11 +172,14 @@ public actor HookSink: EventSink {
         guard due, !context.isStopped else { return }
         // A retry left from the last run comes at once, then waits the first delay again if it must.
         let next = waiting.delay == .zero ? retry.firstDelay : min(waiting.delay * 2, retry.maxDelay)
-        await permits.withPermit { await attempt(waiting.entry, number: waiting.attempt, delay: next) }
+        await permits.withPermit {
+            await attempt(waiting.entry, number: waiting.attempt, delay: next, held: waiting.held)
+        }
     }
 
     /// Runs the hook once for an event and settles what follows: done, failed, or a retry scheduled after `delay`.
-    private func attempt(_ entry: JournalStore.Entry, number: Int, delay: Duration) async {
+    /// `held`: the event is already kept in the journal (set aside), and let go of once settled.
+    private func attempt(_ entry: JournalStore.Entry, number: Int, delay: Duration, held: Bool = false) async {
         let fields = HookFields(entry)
         let process = HookProcess(
             arguments: settings.run.map { fields.substitute($0) },
@@ -169,7 +201,7 @@ public actor HookSink: EventSink {
         switch result.outcome {
         case .exited(0):
             counts.succeeded += 1
-            return await settled(entry, number: number)
+            return await settled(entry, number: number, held: held)
         case .exited(HookOutcome.retryStatus):
             metadata["hook.exit_code"] = "\(HookOutcome.retryStatus)"
             reason = "asked to be retried (exit \(HookOutcome.retryStatus))"
@@ -179,19 +211,19 @@ public actor HookSink: EventSink {
             counts.failed += 1
             metadata["hook.exit_code"] = "\(status)"
             logger.warning("\(what) failed with exit status \(status)\(detail)", metadata: metadata)
-            return await settled(entry, number: number)
+            return await settled(entry, number: number, held: held)
         case .signaled(let signal):
             counts.failed += 1
             metadata["hook.signal"] = "\(signal)"
             logger.warning("\(what) was killed by signal \(signal)\(detail)", metadata: metadata)
-            return await settled(entry, number: number)
+            return await settled(entry, number: number, held: held)
         case .timedOut:
             counts.failed += 1
             counts.timedOut += 1
             logger.warning(
                 "\(what) took longer than its timeout of \(settings.timeout); stopped it and its children\(detail)",
                 metadata: metadata)
-            return await settled(entry, number: number)
+            return await settled(entry, number: number, held: held)
         }
         let seconds = delay.components.seconds
         guard now().adding(seconds: seconds) < entry.event.expiry || number < retry.minimumAttempts else {
@@ -199,14 +231,14 @@ public actor HookSink: EventSink {
             logger.warning(
                 "\(what) \(reason) after \(number) attempts; giving up as the event has expired\(detail)",
                 metadata: metadata)
-            return await settled(entry, number: number)
+            return await settled(entry, number: number, held: held)
         }
-        if number == 1 {
+        if number == 1 && !held {
             logger.warning("\(what) \(reason); retrying\(detail)", metadata: metadata)
             await journal { try await $0.holdRetry(entry.sequence, for: name) }
         }
         counts.retried += 1
-        retryInput.yield(Retry(entry: entry, attempt: number + 1, delay: delay))
+        retryInput.yield(Retry(entry: entry, attempt: number + 1, delay: delay, held: true))
     }
 
     /// Records in the journal how the finished runs ended, for `calwatch why`, once the journal is known.
@@ -222,9 +254,9 @@ public actor HookSink: EventSink {
         }
     }
 
-    /// An event is done with: a retry waiting for it is no longer kept.
-    private func settled(_ entry: JournalStore.Entry, number: Int) async {
-        guard number > 1 else { return }
+    /// An event is done with: a retry waiting for it, or the event set aside, is no longer kept.
+    private func settled(_ entry: JournalStore.Entry, number: Int, held: Bool = false) async {
+        guard number > 1 || held else { return }
         await journal { try await $0.releaseRetry(entry.sequence, for: name) }
     }
 

@@ -95,8 +95,9 @@ extension ReminderText {
         switch entry.event.payload {
         case .conflictDetected(let conflict):
             let minutes = conflict.overlapSeconds / 60
+            let more = conflict.alsoWith.isEmpty ? "" : " and \(conflict.alsoWith.count) more"
             return (
-                "Conflict: \(title(entry)) and \(safe(conflict.with.summary))",
+                "Conflict: \(title(entry)) and \(safe(conflict.with.summary))\(more)",
                 [
                     "\(clock(entry.event.occurrenceStart))–\(clock(entry.event.occurrenceEnd)) overlaps "
                         + "\(clock(conflict.with.start))–\(clock(conflict.with.end)) by \(minutes) min"
@@ -104,9 +105,10 @@ extension ReminderText {
                 conflict.with.joinUrl
             )
         case .overrunDetected(let overrun):
+            let more = overrun.alsoRunning.isEmpty ? "" : " and \(overrun.alsoRunning.count) more"
             return (
                 "\(safe(overrun.next.summary)) has started",
-                ["\(title(entry)) runs until \(clock(entry.event.occurrenceEnd))"],
+                ["\(title(entry))\(more) runs until \(clock(entry.event.occurrenceEnd))"],
                 overrun.next.joinUrl
             )
         case .invitationPending(let invitation):
