@@ -536,6 +536,8 @@ public actor PostgresSink: EventSink {
         -- off by more than a quarter of its lease claims and renews nothing.
         ALTER TABLE fleet_watchers ADD COLUMN clock_skew_ms bigint;
         """,
+        // 5: the conflicts view reads every occurrence a conflict names (conflicts became one event per occurrence).
+        views,
     ]
 
     /// The views consumers read, made by layout 2 and made again by `migrate` when one is gone (dropped by hand,
@@ -612,21 +614,26 @@ public actor PostgresSink: EventSink {
                                 AND ended.type = 'liveActivityEnd' AND ended.time >= started.time)
             ORDER BY o.start;
 
-        -- Each pair of overlapping occurrences as last reported (a pair is reported again when either changes).
+        -- Each pair of overlapping occurrences as last reported: a conflict names every occurrence that starts after
+        -- its own and overlaps it (`with`, then `alsoWith`), and is reported again when any of them changes.
         CREATE OR REPLACE VIEW conflicts AS
             SELECT * FROM (
-                SELECT DISTINCT ON (e.watcher, e.subject, e.details #>> '{conflict,with,uid}')
+                SELECT DISTINCT ON (e.watcher, e.subject, other.value ->> 'uid')
                        o.start, o."end", o.summary, o.calendar, o.subject,
-                       e.details #>> '{conflict,with,uid}' AS with_uid,
-                       e.details #>> '{conflict,with,summary}' AS with_summary,
-                       (e.details #>> '{conflict,with,start}')::timestamptz AS with_start,
-                       (e.details #>> '{conflict,with,end}')::timestamptz AS with_end,
-                       (e.details #>> '{conflict,overlapSeconds}')::bigint / 60 AS overlap_minutes,
+                       other.value ->> 'uid' AS with_uid,
+                       other.value ->> 'summary' AS with_summary,
+                       (other.value ->> 'start')::timestamptz AS with_start,
+                       (other.value ->> 'end')::timestamptz AS with_end,
+                       extract(epoch FROM least(o."end", (other.value ->> 'end')::timestamptz)
+                           - (other.value ->> 'start')::timestamptz)::bigint / 60 AS overlap_minutes,
                        e.time AS detected_at, e.id, e.watcher
                 FROM event_log AS e
                 JOIN occurrences AS o ON o.watcher = e.watcher AND o.subject = e.subject AND o.version = e.version
+                CROSS JOIN LATERAL jsonb_array_elements(
+                    jsonb_build_array(e.details #> '{conflict,with}')
+                        || coalesce(e.details #> '{conflict,alsoWith}', '[]'::jsonb)) AS other(value)
                 WHERE e.type = 'conflictDetected' AND e.type <> 'liveActivityUpdate'
-                ORDER BY e.watcher, e.subject, e.details #>> '{conflict,with,uid}', e.seq DESC
+                ORDER BY e.watcher, e.subject, other.value ->> 'uid', e.seq DESC
             ) AS latest
             ORDER BY start;
 

@@ -83,6 +83,40 @@ import Testing
             "\(check.output)")
     }
 
+    /// Three meetings that all overlap make two conflict events (one on each of the first two), and the
+    /// `conflicts` views of both databases still list all three pairs, with their overlaps.
+    @Test func theConflictsViewsListEveryPairAConflictNames() async throws {
+        try await PostgresServer.with { server in
+            let folder = try Self.folder(
+                url: server.url,
+                extra: """
+                      - type: sqlite
+                        path: events.db
+                    timezone: UTC
+                    me: [me@example.org]
+                    day: { conflicts: { minOverlap: 5m } }
+                    calendars: [cal]
+
+                    """)
+            defer { try? FileManager.default.removeItem(atPath: folder) }
+            try FileManager.default.createDirectory(atPath: folder + "/cal", withIntermediateDirectories: true)
+            try DayTests.calendar([
+                DayTests.item("a", "20270303T090000Z", "20270303T110000Z", summary: "A"),
+                DayTests.item("b", "20270303T093000Z", "20270303T103000Z", summary: "B"),
+                DayTests.item("c", "20270303T100000Z", "20270303T120000Z", summary: "C"),
+            ]).write(toFile: folder + "/cal/day.ics", atomically: true, encoding: .utf8)
+            let run = try await cli.calwatch([
+                "replay", "--config", folder + "/config.yml", "--state", folder + "/journal.db", "--from",
+                "2027-03-01", "--to", "2027-03-04",
+            ])
+            #expect(run.status == 0 && run.errors.contains("conflictDetected 2"), "\(run.errors)")
+            let query = "SELECT summary || '+' || with_summary || '|' || overlap_minutes FROM conflicts ORDER BY 1"
+            let sqlite = try SinkFixtures.rows(folder + "/events.db", query)
+            #expect(sqlite == ["A+B|60", "A+C|60", "B+C|30"])
+            #expect(try await server.psql(query) == sqlite)
+        }
+    }
+
     @Test func theDaysConflictsAndAgendaReadTheSameInPostgreSQLAsInSQLite() async throws {
         try await PostgresServer.with { server in
             let folder = try Self.folder(

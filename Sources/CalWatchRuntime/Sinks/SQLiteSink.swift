@@ -41,12 +41,13 @@ public actor SQLiteSink: EventSink {
     }
 
     /// The layout of the tables and views; a database of another layout is refused rather than misread, except
-    /// layouts 1 and 2 (one wide `events` table), which are kept as `events_before_layout3` beside the new tables.
-    static let schemaVersion: Int64 = 3
+    /// layouts 1 and 2 (one wide `events` table), which are kept as `events_before_layout3` beside the new tables,
+    /// and layout 3, whose `conflicts` view read only the first occurrence a conflict names.
+    static let schemaVersion: Int64 = 4
 
     /// What turns an older layout into this one, by the layout it starts from.
     static let migrations: [Int64: String] = [
-        1: keepOldEvents, 2: keepOldEvents,
+        1: keepOldEvents, 2: keepOldEvents, 3: "DROP VIEW IF EXISTS conflicts;",
     ]
     private static let keepOldEvents = """
         DROP VIEW IF EXISTS upcoming_reminders; DROP VIEW IF EXISTS flights; DROP VIEW IF EXISTS current_live_activities;
@@ -203,23 +204,29 @@ public actor SQLiteSink: EventSink {
                                 AND ended.type = 'liveActivityEnd' AND ended.type <> 'liveActivityUpdate')
             ORDER BY o.start;
 
-        -- Each pair of overlapping occurrences as last reported (a pair is reported again when either changes).
+        -- Each pair of overlapping occurrences as last reported: a conflict names every occurrence that starts after
+        -- its own and overlaps it (`with`, then `alsoWith`), and is reported again when any of them changes.
         CREATE VIEW IF NOT EXISTS conflicts AS
             SELECT o.start, o."end", o.summary, o.calendar, o.subject,
-                   json_extract(e.details, '$.conflict.with.uid') AS with_uid,
-                   json_extract(e.details, '$.conflict.with.summary') AS with_summary,
-                   json_extract(e.details, '$.conflict.with.start') AS with_start,
-                   json_extract(e.details, '$.conflict.with.end') AS with_end,
-                   json_extract(e.details, '$.conflict.overlapSeconds') / 60 AS overlap_minutes,
+                   json_extract(other.value, '$.uid') AS with_uid,
+                   json_extract(other.value, '$.summary') AS with_summary,
+                   json_extract(other.value, '$.start') AS with_start,
+                   json_extract(other.value, '$.end') AS with_end,
+                   (strftime('%s', min(o."end", json_extract(other.value, '$.end')))
+                       - strftime('%s', json_extract(other.value, '$.start'))) / 60 AS overlap_minutes,
                    e.time AS detected_at, e.id
-            FROM event_log AS e JOIN occurrences AS o ON o.id = e.occurrence
+            FROM event_log AS e JOIN occurrences AS o ON o.id = e.occurrence,
+                 json_each(json_insert(coalesce(json_extract(e.details, '$.conflict.alsoWith'), json('[]')), '$[#]',
+                                       json(json_extract(e.details, '$.conflict.with')))) AS other
             WHERE e.type = 'conflictDetected' AND e.type <> 'liveActivityUpdate'
               AND NOT EXISTS (SELECT 1 FROM event_log AS later JOIN occurrences AS version
-                                ON version.id = later.occurrence
+                                ON version.id = later.occurrence,
+                              json_each(json_insert(
+                                  coalesce(json_extract(later.details, '$.conflict.alsoWith'), json('[]')), '$[#]',
+                                  json(json_extract(later.details, '$.conflict.with')))) AS named
                               WHERE later.type = 'conflictDetected' AND later.type <> 'liveActivityUpdate'
                                 AND version.subject = o.subject AND later.seq > e.seq
-                                AND json_extract(later.details, '$.conflict.with.uid')
-                                    = json_extract(e.details, '$.conflict.with.uid'))
+                                AND json_extract(named.value, '$.uid') = json_extract(other.value, '$.uid'))
             ORDER BY o.start;
 
         -- Each agenda sent, one row per item in its order.
