@@ -13,11 +13,12 @@ import Testing
         let process: Process
         let log: String
 
-        /// Waits until the broker has taken `count` subscriptions in all.
+        /// Waits until the broker has taken `count` subscriptions in all from the test's own subscribers (the sink
+        /// subscribes to its status topic too, and must not count for them).
         func subscriptions(_ count: Int) async throws {
             try await eventually("\(count) subscriptions") {
                 ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").components(
-                    separatedBy: "Received SUBSCRIBE"
+                    separatedBy: "Received SUBSCRIBE from calwatch-test-"
                 )
                 .count - 1 >= count
             }
@@ -408,7 +409,7 @@ import Testing
         let persistence = { (folder: String) in "persistence_location \(folder)/\nautosave_interval 1\n" }
         try await Self.withBroker(extra: persistence) { port, broker, folder in
             let received = folder + "/received.txt"
-            let subscriber = ["-c", "-i", "calwatch-outage-subscriber"]
+            let subscriber = ["-c", "-i", "calwatch-test-outage-subscriber"]
             let watcher = try Self.subscribe(["calwatch/outage/#"], port: port, into: received, extra: subscriber)
             defer { watcher.signalIfRunning(SIGKILL) }
             try await broker.subscriptions(1)

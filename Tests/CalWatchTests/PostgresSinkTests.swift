@@ -19,6 +19,11 @@ import Testing
         return folder
     }
 
+    /// `folder(url:)` with an SQLite sink beside the PostgreSQL one, then `settings`: the views compared.
+    static func folderWithSQLite(url: String, settings: String) throws -> String {
+        try folder(url: url, extra: "  - type: sqlite\n    path: events.db\n" + settings)
+    }
+
     func replay(_ folder: String, window: [String] = ["--from", "2027-03-01", "--to", "2027-03-15"]) async throws
         -> CommandLineTests.Run
     {
@@ -87,11 +92,9 @@ import Testing
     /// `conflicts` views of both databases still list all three pairs, with their overlaps.
     @Test func theConflictsViewsListEveryPairAConflictNames() async throws {
         try await PostgresServer.with { server in
-            let folder = try Self.folder(
+            let folder = try Self.folderWithSQLite(
                 url: server.url,
-                extra: """
-                      - type: sqlite
-                        path: events.db
+                settings: """
                     timezone: UTC
                     me: [me@example.org]
                     day: { conflicts: { minOverlap: 5m } }
@@ -119,11 +122,9 @@ import Testing
 
     @Test func theDaysConflictsAndAgendaReadTheSameInPostgreSQLAsInSQLite() async throws {
         try await PostgresServer.with { server in
-            let folder = try Self.folder(
+            let folder = try Self.folderWithSQLite(
                 url: server.url,
-                extra: """
-                      - type: sqlite
-                        path: events.db
+                settings: """
                     timezone: Europe/Berlin
                     me: [ada@example.org]
                     day: { agendaAt: "08:00", pendingInvitations: [1d], travelZone: true }
