@@ -94,7 +94,8 @@ public struct FleetCalendar: Sendable, Hashable {
         guard let parts = URLComponents(string: url), let scheme = parts.scheme?.lowercased(),
             schemes.contains(scheme), let host = parts.host, !host.isEmpty
         else {
-            return "an address is a \(schemes.joined(separator: ", ")) URL with a host, not '\(url.prefix(80))'"
+            return "an address is a \(schemes.joined(separator: ", ")) URL with a host, not "
+                + "'\(ConnectionString(url).redacted.prefix(80))'"
         }
         if parts.password != nil {
             return "an address holds no password; name a credential that each watcher resolves instead"
