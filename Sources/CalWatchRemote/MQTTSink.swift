@@ -84,37 +84,28 @@ public actor MQTTSink: EventSink {
                 await race.next()
                 race.cancelAll()
             }
-            let passed = passedStates()
-            if !passed.isEmpty, let client, (try? publish(passed, on: client)) == nil {
-                // Not taken now: said again at the next wake.
-                restore(passed)
+            let instant = now().instant
+            let passed = passedStates(at: instant)
+            // Not taken now: said again at the next wake.
+            if !passed.isEmpty, let client, (try? publish(passed, on: client)) != nil {
+                forgetStates(passedBy: instant)
             }
         }
     }
 
-    /// The retained states that have passed by now, as the messages that clear them (Home Assistant shows a state
-    /// whose value renders `None` as unknown); each is forgotten once cleared.
-    private func passedStates() -> [(topic: String, payload: String, retain: Bool)] {
-        let instant = now().instant
+    /// The retained states that have passed by `instant`, as the messages that clear them (Home Assistant shows a
+    /// state whose value renders `None` as unknown).
+    private func passedStates(at instant: Instant) -> [(topic: String, payload: String, retain: Bool)] {
         var messages: [(topic: String, payload: String, retain: Bool)] = []
-        if let ends = nextEnds, ends <= instant {
-            messages.append((base + "/next", Self.nothingNext, true))
-            nextEnds = nil
-        }
-        if let until = leaveByUntil, until <= instant {
-            messages.append((base + "/leave_by", "None", true))
-            leaveByUntil = nil
-        }
+        if let ends = nextEnds, ends <= instant { messages.append((base + "/next", Self.nothingNext, true)) }
+        if let until = leaveByUntil, until <= instant { messages.append((base + "/leave_by", "None", true)) }
         return messages
     }
 
-    /// Puts back the instants of states whose clearing the broker did not take.
-    private func restore(_ messages: [(topic: String, payload: String, retain: Bool)]) {
-        let instant = now().instant
-        for message in messages {
-            if message.topic.hasSuffix("/next") { nextEnds = instant }
-            if message.topic.hasSuffix("/leave_by") { leaveByUntil = instant }
-        }
+    /// Forgets the states cleared once the broker took what cleared them.
+    private func forgetStates(passedBy instant: Instant) {
+        if let ends = nextEnds, ends <= instant { nextEnds = nil }
+        if let until = leaveByUntil, until <= instant { leaveByUntil = nil }
     }
 
     /// The `next` state when nothing is next: JSON, as the entity's template reads it, whose summary is null.
@@ -156,7 +147,8 @@ public actor MQTTSink: EventSink {
             }
         }
         // A replay of days gone by leaves no state standing that has passed.
-        messages += passedStates()
+        let instant = now().instant
+        messages += passedStates(at: instant)
         do {
             try publish(messages, on: client)
         } catch {
@@ -166,6 +158,7 @@ public actor MQTTSink: EventSink {
             throw error
         }
         announcedOn = connection
+        forgetStates(passedBy: instant)
     }
 
     /// The client, opened on first use, and which connection of it is up; throws while the broker has not

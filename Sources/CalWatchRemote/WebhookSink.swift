@@ -263,8 +263,8 @@ public actor WebhookSink: EventSink {
 
     /// The signing key (a CloudEvents webhook), read once, and for a preset the service's token instead, from
     /// `secretCommand` or `secretFile`; `nil` when neither is configured. A `whsec_` secret is its base64 bytes (the
-    /// Standard Webhooks form), any other its UTF-8 bytes. Isolated to the sink, so the file is read on the sink's
-    /// own thread, never the cooperative pool. Errors never hold the secret.
+    /// Standard Webhooks form), any other its UTF-8 bytes. The file's first line is read as a password file is
+    /// (`PasswordCommand.firstLine`: at most 4 KiB, never on the cooperative pool). Errors never hold the secret.
     private func signingKey() async throws(SinkError) -> SymmetricKey? {
         if keyRead { return key }
         var secret: String?
@@ -275,10 +275,14 @@ public actor WebhookSink: EventSink {
                 throw SinkError(sink: name, reason: "no secret: \(error)")
             }
         } else if let file = settings.secretFile {
-            guard let text = try? String(contentsOfFile: file, encoding: .utf8) else {
+            guard FileManager.default.isReadableFile(atPath: file) else {
                 throw SinkError(sink: name, reason: "cannot read the secret from \(file)")
             }
-            secret = text.split(whereSeparator: \.isNewline).first.map(String.init)
+            do {
+                secret = try await PasswordCommand.firstLine(ofFile: file)
+            } catch {
+                throw SinkError(sink: name, reason: "the secret is empty")
+            }
         }
         if let secret = secret?.trimmingCharacters(in: .whitespaces) {
             guard !secret.isEmpty else { throw SinkError(sink: name, reason: "the secret is empty") }

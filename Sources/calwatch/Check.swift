@@ -201,8 +201,7 @@ extension CalwatchCommand {
         /// that are missing or not executable; each with the line of config.yml it comes from, where known.
         static func sinkProblems(_ configuration: Configuration) -> [(line: Int?, problem: String)] {
             var problems: [(line: Int?, problem: String)] = []
-            var line: Int?
-            func writable(_ path: String, for what: String) {
+            func writable(_ path: String, for what: String, line: Int? = nil) {
                 let manager = FileManager.default
                 if manager.fileExists(atPath: path) {
                     if !manager.isWritableFile(atPath: path) {
@@ -222,10 +221,10 @@ extension CalwatchCommand {
             writable(configuration.statePath, for: "state")
             if let textfile = configuration.metrics.textfile { writable(textfile, for: "metrics.textfile") }
             for sink in configuration.sinks {
-                line = configuration.sinkLines[sink.name]
+                let line = configuration.sinkLines[sink.name]
                 switch sink.output {
                 case .jsonLines(path: nil), .postgres, .notify, .webhook, .mqtt: break
-                case .jsonLines(path: let path?), .sqlite(let path, _): writable(path, for: sink.name)
+                case .jsonLines(path: let path?), .sqlite(let path, _): writable(path, for: sink.name, line: line)
                 case .hook(let hook):
                     let program = hook.run[0]
                     let candidates =

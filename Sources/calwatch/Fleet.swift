@@ -149,21 +149,14 @@ extension CalwatchCommand.Fleet {
             if caldav == nil && (user != nil || credential != nil) {
                 throw ValidationError("--user and --credential go with --caldav.")
             }
-            if let credential, let problem = FleetAccess.problem(withCredentialName: credential) {
-                throw ValidationError("--credential: \(problem).")
-            }
             guard let seconds = DurationText.seconds(every), FleetCalendar.every.contains(seconds) else {
                 throw ValidationError("--every '\(every)' is not a duration from 1m to 1d; write it like 10m.")
-            }
-            for url in [feed, caldav].compactMap({ $0 }) where ConnectionString(url).redacted != url {
-                throw ValidationError(
-                    "the URL holds a password, which the fleet's table would keep for anyone who reads it; give "
-                        + "it through --credential instead (each watcher resolves the name).")
             }
             for name in names {
                 if let problem = FleetCalendar.problem(withName: name) { throw ValidationError("\(problem).") }
             }
-            // What a watcher checks on every row it reads, said before anything is written.
+            // What a watcher checks on every row it reads (address, password in it, credential's name), said
+            // before anything is written.
             let server: FleetCalendar.Source? =
                 feed.map { .feed(url: $0, every: seconds) }
                 ?? caldav.map { .caldav(url: $0, username: user, credential: credential, every: seconds) }

@@ -23,9 +23,6 @@ struct ConfigurationReader {
     let paths: PathExpander
     private(set) var problems: [ConfigurationProblem] = []
 
-    /// The line each sink's entry starts on, by name (`Configuration.sinkLines`).
-    private var sinkLines: [String: Int] = [:]
-
     /// What `meetings.providers:` declared, for `rules:` to accept their names.
     private var configuredProviders: [MeetingProvider] = []
 
@@ -84,9 +81,7 @@ struct ConfigurationReader {
             case "flights": readFlights(value, into: &configuration.flights)
             case "state":
                 if let path = path(value, at: key) { configuration.statePath = path }
-            case "sinks":
-                configuration.sinks = readSinks(value)
-                configuration.sinkLines = sinkLines
+            case "sinks": (configuration.sinks, configuration.sinkLines) = readSinks(value)
             case "metrics": readMetrics(value, into: &configuration.metrics)
             case "instance":
                 guard let name = string(value, at: key) else { break }
@@ -605,13 +600,14 @@ struct ConfigurationReader {
         }
     }
 
-    private mutating func readSinks(_ node: Node) -> [SinkSettings] {
+    /// The sinks, and the line each one's entry starts on, by name.
+    private mutating func readSinks(_ node: Node) -> ([SinkSettings], [String: Int]) {
         var sinks: [SinkSettings] = []
         var names: [String: Int] = [:]
         let items = list(node, at: "sinks", single: false)
         if items.count > Limits.sinks {
             note(node, "sinks", "lists \(items.count) sinks; calwatch runs at most \(Limits.sinks)")
-            return []
+            return ([], [:])
         }
         // Unnamed webhooks whose default names (scheme, host, port) would be the same: each named with a short hash
         // of its whole address as well, which tells them apart without showing a path that may be a secret.
@@ -631,10 +627,9 @@ struct ConfigurationReader {
                 continue
             }
             names[sink.name] = item.node.mark?.line ?? 0
-            sinkLines[sink.name] = item.node.mark?.line
             sinks.append(sink)
         }
-        return sinks
+        return (sinks, names)
     }
 
     /// The keys each type of sink takes besides `type` and `name`.

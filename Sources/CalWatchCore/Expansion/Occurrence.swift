@@ -138,17 +138,16 @@ public struct CalendarProblem: Sendable, Hashable, CustomStringConvertible {
                 message.append(character)
             }
         }
-        var text = path
-        if let line { text += ":\(line)" }
-        return text + ": \(severity.rawValue): \(message)"
+        return located(message)
+    }
+
+    /// `path:line: severity: message`.
+    private func located(_ message: String) -> String {
+        path + (line.map { ":\($0)" } ?? "") + ": \(severity.rawValue): \(message)"
     }
 
     /// `path:line: warning: message (UID uid)`, the shape compilers use so editors can jump to it.
     public var description: String {
-        var text = path
-        if let line { text += ":\(line)" }
-        text += ": \(severity.rawValue): \(message)"
-        if let uid, !uid.isEmpty { text += " (UID \(uid))" }
-        return text
+        located(message) + (uid.map { $0.isEmpty ? "" : " (UID \($0))" } ?? "")
     }
 }

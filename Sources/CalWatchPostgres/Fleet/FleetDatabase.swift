@@ -208,18 +208,14 @@ public struct FleetDatabase: Sendable {
         """
     }
 
-    /// Throws when `at` is further from the database's clock than `tolerance` allows; records the skew on the
-    /// watcher's row either way, for `fleet status`.
-    private func checkClock(watcher: String, at: Timestamp, tolerance: Int64?) throws {
-        guard let tolerance else { return }
-        let skew = try clockSkew(at: at)
-        do {
-            try connection.execute(
-                "UPDATE fleet_watchers SET clock_skew_ms = $2::bigint WHERE watcher = $1", [watcher, String(skew)])
-        } catch let error as PostgresError {
-            throw failure(error)
-        }
-        guard abs(skew) > tolerance else { return }
+    /// The watcher's clock skew at `at` when `tolerance` asks for a check (one query), else `nil`.
+    private func skew(at: Timestamp, checking tolerance: Int64?) throws -> Int64? {
+        try tolerance.map { _ in try clockSkew(at: at) }
+    }
+
+    /// Throws a `clockSkew` failure when `skew` is more than `tolerance` allows.
+    private static func refuse(skew: Int64?, tolerance: Int64?) throws {
+        guard let skew, let tolerance, abs(skew) > tolerance else { return }
         throw Failure(
             description: String(
                 format: "this watcher's clock is %.1f s %@ the fleet database's (more than the %.1f s allowed, a "
@@ -234,6 +230,7 @@ public struct FleetDatabase: Sendable {
     public func join(
         watcher: String, host: String, pid: Int32, lease: Int64, clockTolerance: Int64? = nil, at: Timestamp
     ) throws {
+        let skew = try skew(at: at, checking: clockTolerance)
         do {
             try transaction {
                 let other = try connection.execute(
@@ -251,20 +248,20 @@ public struct FleetDatabase: Sendable {
                 }
                 try connection.execute(
                     """
-                    INSERT INTO fleet_watchers (watcher, host, pid, started, seen, lease_seconds)
+                    INSERT INTO fleet_watchers (watcher, host, pid, started, seen, lease_seconds, clock_skew_ms)
                     VALUES ($1, $2, $3::integer, to_timestamp($4::double precision), to_timestamp($4::double precision),
-                            $5::integer)
+                            $5::integer, $6::bigint)
                     ON CONFLICT (watcher) DO UPDATE SET host = excluded.host, pid = excluded.pid,
                         started = excluded.started, seen = excluded.seen, stopped = NULL, calendars = 0,
-                        lease_seconds = excluded.lease_seconds
-                    """, [watcher, host, String(pid), Self.seconds(at), String(lease)])
+                        lease_seconds = excluded.lease_seconds, clock_skew_ms = excluded.clock_skew_ms
+                    """, [watcher, host, String(pid), Self.seconds(at), String(lease), skew.map(String.init)])
                 try connection.execute("NOTIFY \(Self.channel)")
             }
         } catch let error as PostgresError {
             throw failure(error)
         }
         // After the row is there, so that `fleet status` shows a watcher whose clock is off, and by how much.
-        try checkClock(watcher: watcher, at: at, tolerance: clockTolerance)
+        try Self.refuse(skew: skew, tolerance: clockTolerance)
     }
 
     /// What a heartbeat found: the calendars the watcher holds now (its leases renewed), those it took, and how
@@ -293,7 +290,16 @@ public struct FleetDatabase: Sendable {
         watcher: String, lease: Int64, backlog: Int64, takingExpired: Bool = true, clockTolerance: Int64? = nil,
         at: Timestamp
     ) throws -> Heartbeat {
-        try checkClock(watcher: watcher, at: at, tolerance: clockTolerance)
+        let skew = try skew(at: at, checking: clockTolerance)
+        do {
+            // Off: nothing renewed or taken; only the skew is written, for `fleet status`.
+            try Self.refuse(skew: skew, tolerance: clockTolerance)
+        } catch {
+            _ = try? connection.execute(
+                "UPDATE fleet_watchers SET clock_skew_ms = $2::bigint WHERE watcher = $1",
+                [watcher, skew.map(String.init)])
+            throw error
+        }
         let now = Self.seconds(at)
         do {
             return try transaction {
@@ -344,9 +350,9 @@ public struct FleetDatabase: Sendable {
                 try connection.execute(
                     """
                     UPDATE fleet_watchers SET seen = to_timestamp($2::double precision), calendars = $3::integer,
-                        backlog = $4::bigint, stopped = NULL
+                        backlog = $4::bigint, stopped = NULL, clock_skew_ms = $5::bigint
                     WHERE watcher = $1
-                    """, [watcher, now, String(held), String(backlog)])
+                    """, [watcher, now, String(held), String(backlog), skew.map(String.init)])
                 let rows = try connection.execute(
                     "SELECT \(Self.rowColumns) FROM calendars WHERE watcher = $1 ORDER BY name", [watcher]
                 ).map(Self.row)

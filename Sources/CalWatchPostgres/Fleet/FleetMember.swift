@@ -447,8 +447,12 @@ actor FleetLink {
         }
     }
 
+    /// How each calendar held was admitted, kept while its row is unchanged: resolving paths and credentials anew
+    /// at every heartbeat would look at the file system for every calendar every third of a lease.
+    private var admissions: [FleetCalendar: Result<FleetCalendar.Admitted, FleetCalendar.Refusal>] = [:]
+
     /// A heartbeat, and how this watcher reads each calendar held (on this actor's thread: it looks at files);
-    /// one it does not admit is refused like a bad row.
+    /// one it does not admit is refused like a bad row, and its row says why once.
     func heartbeat(
         lease: Int64, backlog: Int64, takingExpired: Bool, at: Timestamp
     ) async throws -> FleetDatabase.Heartbeat {
@@ -457,16 +461,26 @@ actor FleetLink {
                 watcher: watcher, lease: lease, backlog: backlog, takingExpired: takingExpired,
                 clockTolerance: FleetDatabase.clockTolerance(lease: lease), at: at)
         }
-        var refusedNow: [String: String] = [:]
+        var kept: [FleetCalendar: Result<FleetCalendar.Admitted, FleetCalendar.Refusal>] = [:]
+        var newlyRefused: [String: String] = [:]
         for calendar in beat.held {
-            switch calendar.admitted(by: options.access, credentialsDirectory: options.credentialsDirectory) {
+            let admission =
+                admissions[calendar]
+                ?? calendar.admitted(by: options.access, credentialsDirectory: options.credentialsDirectory)
+            if admissions[calendar] == nil, case .failure(let refusal) = admission {
+                newlyRefused[calendar.name] = refusal.description
+            }
+            kept[calendar] = admission
+            switch admission {
             case .success(let admitted): beat.admitted[calendar.name] = admitted
-            case .failure(let refusal):
-                beat.refused[calendar.name] = refusal
-                refusedNow[calendar.name] = refusal.description
+            case .failure(let refusal): beat.refused[calendar.name] = refusal
             }
         }
-        if !refusedNow.isEmpty { try? await using { try $0.noteProblems(refusedNow, watcher: watcher) } }
+        // A refusal the database did not take is worked out and written again at the next heartbeat.
+        if !newlyRefused.isEmpty, (try? await using { try $0.noteProblems(newlyRefused, watcher: watcher) }) == nil {
+            kept = kept.filter { newlyRefused[$0.key.name] == nil }
+        }
+        admissions = kept
         return beat
     }
 

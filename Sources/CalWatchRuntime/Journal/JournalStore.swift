@@ -779,9 +779,7 @@ public actor JournalStore {
     }
 
     public func holdRetry(_ sequence: Int64, for sink: String) throws {
-        let statement = try connection.prepare("INSERT OR IGNORE INTO sink_retries (sink, seq) VALUES (?1, ?2)")
-        try statement.bind([.text(sink), .integer(sequence)])
-        try statement.step()
+        try holdRetries([sequence], for: sink)
     }
 
     /// Records that `sink` is done with the event `sequence` (it worked, failed for good, or expired).

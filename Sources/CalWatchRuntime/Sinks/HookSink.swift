@@ -129,7 +129,10 @@ public actor HookSink: EventSink {
 
     /// The day's events, which lose nothing by coming after a reminder due now.
     static func canWait(_ type: EventType) -> Bool {
-        [.conflictDetected, .overrunDetected, .agendaDue, .invitationPending].contains(type)
+        switch type {
+        case .conflictDetected, .overrunDetected, .agendaDue, .invitationPending: true
+        default: false
+        }
     }
 
     /// Runs the retries: first those an earlier run left in the journal, then each as its delay passes, until the
