@@ -96,6 +96,40 @@ import Testing
         #expect(result.meeting?.meetingID == id)
     }
 
+    /// Services people run on their own domains, known by their join links' shapes, and links that mail gateways
+    /// wrapped: unwrapped where the original is in the link, the service named where it is not (Mimecast).
+    @Test(
+        arguments: [
+            ("https://bbb.uni-example.de/b/ann-k7q-3xz-p2m", "bigbluebutton"),
+            ("https://video.example.org/rooms/x7k-2mq-9pz/join", "bigbluebutton"),
+            ("https://vc.example.net/webapp/#/?conference=sales&role=guest", "pexip"),
+            ("https://portal.example.com/flex.html?roomdirect.html&key=Xk29QmZp", "vidyo"),
+            ("https://cloud.example.org/index.php/call/k3x9q2mz", "nextcloud"),
+            ("https://galene.example.org:8443/group/standup/", "galene"),
+            ("https://meet.example.org/WeeklyPlanning", "jitsi"),
+            (
+                "https://imsva91-ctp.trendmicro.com:443/wis/clicktime/v1/query?url=https%3a%2f%2fzoom.us%2fj%2f8123"
+                    + "4567890&umid=1c2d", "zoom"
+            ),
+            ("https://eu.protection.sophos.com/?d=zoom.us&u=aHR0cHM6Ly96b29tLnVzL2ovODEyMzQ1Njc4OTA&i=1", "zoom"),
+            ("https://protect-eu.mimecast.com/s/Xk29QmZpAbCd?domain=teams.microsoft.com", "teams"),
+        ] as [(String, String)])
+    func selfHostedAndWrappedLinksAreRead(link: String, service: String) {
+        let result = Classifier().classify(Self.item(description: "Join: \(link)\nThanks"), duration: 1800)
+        #expect(result.kind == .meeting)
+        #expect(result.meeting?.service == service, "\(link)")
+        if service == "zoom" { #expect(result.meeting?.joinURL == "https://zoom.us/j/81234567890") }
+    }
+
+    /// A site's own pages on a `meet.` host, and a known service's other pages, are no one's meeting room.
+    @Test(arguments: [
+        "https://meet.example.org/about", "https://meet.goto.com/install", "https://example.org/group/x/",
+    ])
+    func pagesOnMeetingHostsAreNotRooms(link: String) {
+        let result = Classifier().classify(Self.item(description: "See \(link)"), duration: 1800)
+        #expect(result.meeting == nil, "\(link) read as \(String(describing: result.meeting))")
+    }
+
     /// Outlook: LOCATION says "Microsoft Teams Meeting" and the link is only in the HTML body.
     @Test func aTeamsLinkOnlyInTheHTMLBodyIsFound() {
         let html =

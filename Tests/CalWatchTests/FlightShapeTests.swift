@@ -12,6 +12,7 @@ import Testing
     struct Flight: CustomTestStringConvertible, Sendable {
         var summary: String
         var location: String? = nil
+        var description: String? = nil
         var hours: Double
         var code: String?
         var origin: String?
@@ -56,10 +57,41 @@ import Testing
             destination: "LOS"),
         // A helicopter between two airports, no number.
         Flight(summary: "Helicopter NCE → CEQ", hours: 0.4, code: nil, origin: "NCE", destination: "CEQ"),
+        // Under a title that names a trip, the flight only in the description, as long as the item; several legs
+        // chained into one journey.
+        Flight(
+            summary: "Lisbon long weekend", description: "TAP Air Portugal\nTP 1351 LHR 09.30 → LIS 12:05\nSeat 14C",
+            hours: 2.6, code: "TP1351", origin: "LHR", destination: "LIS"),
+        Flight(
+            summary: "Urlaub Bali", description: "SQ 325 FRA 21:55 → SIN 16:00\nSQ 938 SIN 18:30 → DPS 21:15",
+            hours: 21, code: "SQ325", origin: "FRA", destination: "DPS"),
+        // A code glued to a name in another script; an emoji arrow.
+        Flight(summary: "羽田HND→伊丹ITM JL 113", hours: 1.2, code: "JL113", origin: "HND", destination: "ITM"),
+        Flight(summary: "Flight AY 1331 HEL ➡️ CPH", hours: 1.7, code: "AY1331", origin: "HEL", destination: "CPH"),
+        // A reservation's title, a bare code as the location, the route in the description.
+        Flight(
+            summary: "Reservation: Delta 1234", location: "ATL", description: "Atlanta ATL 08:00 - Boston BOS 10:35",
+            hours: 2.6, code: "DL1234", origin: "ATL", destination: "BOS"),
+        // Departure and arrival labels in Danish and Indonesian; a city the airport table files under a district.
+        Flight(
+            summary: "Fly SK 1425", description: "Afgang: København (CPH)\nAnkomst: Oslo (OSL)", hours: 1.2,
+            code: "SK1425", origin: "CPH", destination: "OSL"),
+        Flight(
+            summary: "Penerbangan GA 410",
+            description: "Keberangkatan: Jakarta (CGK) 09.30\nKedatangan: Denpasar (DPS)",
+            hours: 1.8, code: "GA410", origin: "CGK", destination: "DPS"),
+        Flight(
+            summary: "Flug LH 2218", description: "Von: MUNICH DE\nNach: TOULOUSE FR BLAGNAC", hours: 1.8,
+            code: "LH2218", origin: "MUC", destination: "TLS"),
+        // Named outright, though its times are an export's placeholder: the times are wrong, not the flight.
+        Flight(
+            summary: "Canceled: Flight LH 123 from FRA to EWR", hours: 2.6, code: "LH123", origin: "FRA",
+            destination: "EWR"),
     ]
 
     @Test(arguments: flights) func isAFlightReadRight(_ shape: Flight) throws {
-        let component = ClassifierTests.item(summary: shape.summary, location: shape.location)
+        let component = ClassifierTests.item(
+            summary: shape.summary, location: shape.location, description: shape.description)
         let result = classifier.classify(component, duration: shape.hours * 3600)
         let flight = try #require(result.flight, "\(result.evidence)")
         #expect(flight.code == shape.code)
@@ -81,6 +113,13 @@ import Testing
 
     static let lookAlikes: [LookAlike] = [
         LookAlike(summary: "Submit EU261 claim for KL 1778 (5 h late)", minutes: 30, against: "veto: a claim"),
+        LookAlike(summary: "Klacht indienen KL 1778", minutes: 30, against: "veto: a claim"),
+        // Pick-ups in Dutch and in Japanese (written without spaces).
+        LookAlike(summary: "Oma ophalen Schiphol KL 1234", minutes: 60, against: "veto: airport pickup"),
+        LookAlike(summary: "空港へお迎え JL 123", minutes: 60, against: "veto: airport pickup"),
+        // A high-speed train whose code looks like an airline's.
+        LookAlike(summary: "Frecciarossa FR 9612 Milano → Roma", minutes: 180, against: "veto: train"),
+        LookAlike(summary: "新幹線 のぞみ NH 21 東京→新大阪", minutes: 150, against: "veto: train"),
         LookAlike(
             summary: "Flight sim session A320 at FRA training centre", minutes: 240, against: "veto: a simulator"),
         LookAlike(summary: "IVAO group flight LOWW → LIRF", minutes: 100, against: "veto: a virtual flight"),
@@ -102,6 +141,21 @@ import Testing
         #expect(result.evidence.contains { $0.rule == shape.against }, "\(result.evidence)")
     }
 
+    /// A flight quoted in the description of an item that does not last what it takes is not the item's: a call
+    /// about a booking, a note. A British postcode is not a flight number.
+    @Test func aQuotedFlightAndAPostcodeAreNotFlights() {
+        let call = ClassifierTests.item(
+            summary: "Call with the travel agent", description: "About TP 1351 LHR 09:30 → LIS 12:05")
+        let result = classifier.classify(call, duration: 30 * 60)
+        #expect(result.kind != .flight)
+        #expect(result.evidence.contains { $0.rule.hasPrefix("a flight in the description, but") })
+        let trip = classifier.classify(call, duration: 2.6 * 3600)
+        #expect(trip.kind == .flight, "\(trip.evidence)")
+        let flat = classifier.classify(ClassifierTests.item(summary: "Flat viewing BA1 1LN"), duration: 3600)
+        #expect(flat.kind != .flight)
+        #expect(!flat.evidence.contains { $0.rule.hasPrefix("flight number") }, "\(flat.evidence)")
+    }
+
     /// The weights are data: a decision with other weights decides otherwise, and says so.
     @Test func theDecisionIsTheWeightsSum() {
         let component = ClassifierTests.item(summary: "LH 400 FRA-JFK")
@@ -119,7 +173,8 @@ import Testing
     }
 
     /// An all-day item whose text gives the departure is a flight leaving then, on the origin airport's clock, and
-    /// is reminded before its leave-by; without a time it is no flight.
+    /// is reminded before its leave-by; one that names its flight outright but gives no time (a travel day) is a
+    /// flight detected, with nothing to leave by and no reminder in the night.
     @Test func anAllDayFlightLeavesWhenItsTextSays() throws {
         let path = TestFolders.path("all-day", suffix: ".ics")
         try """
@@ -137,7 +192,14 @@ import Testing
         // 13:25 in Frankfurt (UTC+1 in March) is 12:25Z; three hours' lead abroad and 45 minutes' way before it.
         #expect(facts.leaveBy == utc("2027-03-15T08:40:00Z"))
         let untimed = try #require(result.occurrences.first { $0.uid == "allday-trip" })
-        #expect(classifier.facts(for: untimed).kind == .event)
+        let travelDay = classifier.facts(for: untimed)
+        #expect(travelDay.kind == .flight)
+        #expect(travelDay.flight?.code == "LH401")
+        #expect(travelDay.leaveBy == nil)
+        let quiet = PlannerTests.run(
+            from: "2027-03-15T00:00:00Z", to: "2027-03-17T00:00:00Z", facts: { classifier.facts(for: $0) }, [untimed])
+        #expect(PlannerTests.lines(quiet, types: [.flightDetected]).count == 1)
+        #expect(PlannerTests.lines(quiet, types: [.reminderDue]).isEmpty)
         // Reminded like any flight, though all-day items are not by default.
         let events = PlannerTests.run(
             from: "2027-03-15T00:00:00Z", to: "2027-03-16T00:00:00Z", facts: { classifier.facts(for: $0) }, [flight])

@@ -123,20 +123,23 @@ public final class Classifier: Sendable {
             meeting: classification.meeting, confidence: classification.confidence)
         facts.participation = classification.participation
         if let flight = classification.flight {
-            let airport = flight.origin.map {
-                Leave.Place(name: $0.name, at: GeoPoint(latitude: $0.latitude, longitude: $0.longitude))
+            // An all-day flight whose text gives no departure time (a travel day) has nothing to leave by.
+            if !occurrence.allDay || flight.departureMinute != nil {
+                let airport = flight.origin.map {
+                    Leave.Place(name: $0.name, at: GeoPoint(latitude: $0.latitude, longitude: $0.longitude))
+                }
+                let atAirport = Self.departure(of: flight, on: occurrence).adding(seconds: -lead(flight))
+                // The way to the airport from the same machinery as any placed event's, else `flights.travelTime`.
+                let way = airport?.at.flatMap {
+                    travel.way(to: $0, arrivingBy: atAirport, for: occurrence, at: nil, facts: facts)
+                }
+                let seconds = way?.seconds ?? leads.travelTime
+                var leave = Leave(
+                    by: atAirport.adding(seconds: -seconds), travelSeconds: seconds, source: .flightRule,
+                    mode: way?.mode, origin: way?.origin.place, destination: airport)
+                leave.originBasis = way?.origin.basis
+                facts.leave = leave
             }
-            let atAirport = Self.departure(of: flight, on: occurrence).adding(seconds: -lead(flight))
-            // The way to the airport from the same machinery as any placed event's, else `flights.travelTime`.
-            let way = airport?.at.flatMap {
-                travel.way(to: $0, arrivingBy: atAirport, for: occurrence, at: nil, facts: facts)
-            }
-            let seconds = way?.seconds ?? leads.travelTime
-            var leave = Leave(
-                by: atAirport.adding(seconds: -seconds), travelSeconds: seconds, source: .flightRule, mode: way?.mode,
-                origin: way?.origin.place, destination: airport)
-            leave.originBasis = way?.origin.basis
-            facts.leave = leave
             // What makes the flight detected again when it changes (docs/design.md §5).
             facts.flightIdentity = [
                 flight.code ?? "", flight.origin?.code ?? "", flight.destination?.code ?? "",

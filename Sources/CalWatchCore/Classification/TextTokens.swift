@@ -38,7 +38,7 @@ struct TextTokens {
         var isUpper: Bool { text.allSatisfy { !$0.isLetter || $0.isUppercase } }
         var isPlane: Bool { text.first.map { Self.planes.contains($0) } ?? false }
 
-        static let planes: Set<Character> = ["✈", "✈️", "🛫", "🛬", "🛩", "🛩️"]
+        static let planes: Set<Character> = ["✈", "✈️", "✈︎", "🛫", "🛬", "🛩", "🛩️"]
     }
 
     let tokens: [Token]
@@ -75,9 +75,14 @@ struct TextTokens {
                 // Some ideographs are numbers too (京 is 10¹⁶): they count as letters, so "北京" is a word.
                 var letters = letter
                 var digits = !letter
+                var ideographic = letter && Self.isIdeographic(character)
                 while end < text.endIndex {
                     let next = text[end]
                     if next.isLetter {
+                        // "羽田HND", "東京(HND)行き": a code glued to a name in another script is a word of its own.
+                        let nextIdeographic = Self.isIdeographic(next)
+                        if letters && nextIdeographic != ideographic { break }
+                        ideographic = nextIdeographic
                         letters = true
                     } else if next.isNumber {
                         digits = true
@@ -95,8 +100,11 @@ struct TextTokens {
             let next = text.index(after: index)
             var kind: Token.Kind
             switch character {
-            case "-", "‐", "‑", "‒", "–", "—", "―", "−": kind = .dash
-            case "→", "⟶", "➔", "➜", "➝", "➞", "➙", "⇒", "⇨", "↦", ">", "»", "›", "⟹": kind = .arrow
+            // `〜` and `～` join a route's two ends in Japanese and Chinese ("羽田〜伊丹").
+            case "-", "‐", "‑", "‒", "–", "—", "―", "−", "~", "〜", "～", "⁓": kind = .dash
+            case "→", "⟶", "➔", "➜", "➝", "➞", "➙", "➛", "➟", "➠", "➡", "➡️", "⮕", "⇒", "⇨", "⇾", "⇢", "↦", "↠", "⭢",
+                "🡒", "🡆", "🠖", "▶", "▶️", "►", ">", "＞", "»", "›", "》", "〉", "⟹":
+                kind = .arrow
             case "/": kind = .slash
             case "(", "[", "{": kind = .open
             case ")", "]", "}": kind = .close
@@ -117,6 +125,14 @@ struct TextTokens {
             space = false
         }
         self.tokens = tokens
+    }
+
+    /// Han, kana and hangul: scripts written without spaces, so a Latin code beside them is glued to the name.
+    static func isIdeographic(_ character: Character) -> Bool {
+        guard let scalar = character.unicodeScalars.first?.value, scalar >= 0x1100 else { return false }
+        return (0x3040...0x30FF).contains(scalar) || (0x3400...0x9FFF).contains(scalar)
+            || (0xAC00...0xD7AF).contains(scalar) || (0xF900...0xFAFF).contains(scalar)
+            || (0xFF66...0xFF9F).contains(scalar) || (0x1100...0x11FF).contains(scalar)
     }
 
     var count: Int { tokens.count }

@@ -250,9 +250,11 @@ public enum Planner {
         var fingerprint: UInt64 { subject.fingerprint }
         var cancelled: Bool { occurrence.status == .cancelled }
         var eligible: Bool { configuration.includeAllDay || !occurrence.allDay }
-        /// An all-day flight is one whose text gives its departure (else it is no flight): it is reminded before
-        /// its leave-by like any flight.
-        var remindable: Bool { eligible || (occurrence.allDay && subject.facts.kind == .flight) }
+        /// An all-day flight whose text gives its departure is reminded before its leave-by like any flight; one
+        /// whose text does not (a travel day) is detected, with no time to remind of.
+        var remindable: Bool {
+            eligible || (occurrence.allDay && subject.facts.kind == .flight && subject.facts.leaveBy != nil)
+        }
 
         // MARK: Flights
 

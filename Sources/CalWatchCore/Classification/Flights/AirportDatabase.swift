@@ -93,6 +93,10 @@ public final class AirportDatabase: Sendable {
                 latitude: latitude, longitude: longitude, zone: String(fields[6]))
             byCode[airport.code] = airport
             byCity[Self.fold(airport.city), default: []].append(airport.code)
+            // "Toulouse/Blagnac", "Agen/La Garenne": the city, then the district the airport is in.
+            if let slash = airport.city.firstIndex(of: "/") {
+                byCity[Self.fold(String(airport.city[..<slash])), default: []].append(airport.code)
+            }
         }
         var metropolitan: Set<String> = []
         for line in (ReferenceData.text("metro-areas") ?? "").split(separator: "\n") {

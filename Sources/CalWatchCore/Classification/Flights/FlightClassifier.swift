@@ -46,6 +46,10 @@ public struct FlightClassifier: ItemClassifier {
     static let boundForAfter: [String] = FlightWords.shared.list("bound-for-after")
     /// Words that mean the item is on the ground or on rails: a veto, with what it is.
     static let groundWords: [String: String] = FlightWords.shared.map("ground-words")
+    /// Words that veto inside text written without spaces: "空港へお迎え" (a pickup), "新幹線" (a train), "投诉".
+    static let groundWordsWithin: [(String, String)] = FlightWords.shared.list("ground-words-within").compactMap {
+        word in FlightWords.shared.map("ground-words-within")[word].map { (word, $0) }
+    }
     /// Words that veto only beside a flight word: "Flight lesson", "Scenic flight" (a "training" alone says
     /// nothing about flying).
     static let lessonWords: [String: String] = FlightWords.shared.map("lesson-words")
@@ -165,7 +169,10 @@ public struct FlightClassifier: ItemClassifier {
             let couldRoute = [summary, location].contains { tokens in
                 tokens.tokens.contains { $0.kind == .arrow || ($0.kind == .word && $0.text.count == 3 && $0.isUpper) }
             }
-            guard keyword != nil || number != nil || couldRoute else { return }
+            guard keyword != nil || number != nil || couldRoute else {
+                findLegsInDescription()
+                return
+            }
             findRoute()
             if keyword != nil || number != nil || route != nil { findVetoes() }
         }
@@ -223,6 +230,41 @@ public struct FlightClassifier: ItemClassifier {
                 return
             }
             if let found = flightNumber(in: location, property: "LOCATION") { number = found }
+        }
+
+        /// Under a title that names a trip ("Lisbon", "Urlaub", "出張"), the flight only in the description: a line
+        /// with a known airline's number and a route between two airport codes ("TP 1351 LHR 09.30 → LIS 12:05"),
+        /// several such lines chained into one journey. Only when the item lasts what that journey takes: a note
+        /// or a call that quotes a flight does not.
+        private mutating func findLegsInDescription() {
+            guard let duration = input.duration, !input.description.isEmpty else { return }
+            var legs: [(number: FlightNumber, route: (origin: Airport, destination: Airport))] = []
+            for (_, tokens) in descriptionLines {
+                guard let found = route(in: tokens, strong: true),
+                    let leg = flightNumber(in: tokens, property: "DESCRIPTION"), leg.known
+                else { continue }
+                if let last = legs.last, last.route.destination.code != found.origin.code { break }
+                legs.append((leg, found))
+                if legs.count == 4 { break }
+            }
+            guard let first = legs.first, let last = legs.last else { return }
+            let typical = legs.map { $0.route.origin.typicalFlightSeconds(to: $0.route.destination) }
+            let longest = typical.reduce(0, +) * 1.5 + Double(legs.count - 1) * 4 * 3600 + 3600
+            guard duration >= typical[0] * 0.6, duration <= longest else {
+                evidence.append(
+                    Evidence(
+                        .notFlight, "a flight in the description, but the item does not last what it takes",
+                        in: "DTEND",
+                        text: "\(first.number.text) \(first.route.origin.code) → \(last.route.destination.code)"))
+                return
+            }
+            number = first.number
+            route = (first.route.origin, last.route.destination)
+            evidence.append(
+                Evidence(
+                    .flight, "flight in the description, as long as the item", in: "DESCRIPTION",
+                    text: "\(first.number.text) \(first.route.origin.code) → \(last.route.destination.code)"))
+            findVetoes()
         }
 
         /// A flight number in an agency itinerary: Sabre's `AIR LUFTHANSA   FLT:0400   ECONOMY` (the airline by
@@ -376,6 +418,13 @@ public struct FlightClassifier: ItemClassifier {
                 if let after, !after.spaceBefore, after.kind == .dash, !afterKeyword { continue }
                 if let after, FlightClassifier.currencies.contains(after.folded) { continue }
                 if let after, FlightClassifier.quantityWords.contains(after.folded) { continue }
+                // "BA1 1LN", "CR2 6XH": a British postcode's two halves, not flight BA 1.
+                if !afterKeyword, !text.contains(" "), let after, after.spaceBefore, after.kind == .mixed,
+                    after.text.count == 3, after.text.first?.isNumber == true,
+                    after.text.dropFirst().allSatisfy({ $0.isUppercase })
+                {
+                    continue
+                }
                 if !afterKeyword, text.contains(" "), FlightClassifier.wordLikeDesignators.contains(designator) {
                     // "AT 10", "DE 2024": a word and a number, unless a flight word or a route says otherwise.
                     if unknown == nil {
@@ -401,8 +450,15 @@ public struct FlightClassifier: ItemClassifier {
         }
 
         private mutating func findRoute() {
-            for (property, tokens) in [("SUMMARY", summary), ("LOCATION", location)] {
-                if let found = route(in: tokens) {
+            // "Rail&Fly: ICE 513 Köln → FRA, dann LH 402 FRA → EWR": of a summary's routes, the one after the
+            // flight number is the flight's.
+            let afterNumber = number.flatMap { number in
+                input.summary.range(of: number.text).map {
+                    TextTokens(TextTokens.withoutLinks(String(input.summary[$0.upperBound...])))
+                }
+            }
+            for (property, tokens) in [("SUMMARY", afterNumber), ("SUMMARY", summary), ("LOCATION", location)] {
+                if let tokens, let found = route(in: tokens) {
                     route = found
                     evidence.append(
                         Evidence(
@@ -567,8 +623,8 @@ public struct FlightClassifier: ItemClassifier {
         }
 
         /// `FRA-JFK`, `SFO to EWR`, `MUC → LIS`, `Frankfurt (FRA) – New York (JFK)`, `London ✈ Paris`.
-        private func route(in tokens: TextTokens) -> (origin: Airport, destination: Airport)? {
-            let strong = keyword != nil || number != nil
+        private func route(in tokens: TextTokens, strong: Bool = false) -> (origin: Airport, destination: Airport)? {
+            let strong = strong || keyword != nil || number != nil
             for index in tokens.tokens.indices {
                 let separator = tokens[index]
                 let joins =
@@ -655,8 +711,13 @@ public struct FlightClassifier: ItemClassifier {
         private func code(before index: Int, in tokens: TextTokens) -> Airport? {
             var at = index - 1
             if tokens.at(at)?.kind == .word, ["am", "pm", "h", "uhr"].contains(tokens[at].folded) { at -= 1 }
-            if tokens.at(at)?.kind == .digits, tokens.at(at - 1)?.kind == .colon, tokens.at(at - 2)?.kind == .digits {
+            // "CDG 10:30 →", "CDG 10.30 →", "CDG 10h30 →".
+            if tokens.at(at)?.kind == .digits, tokens.at(at - 1)?.kind == .colon || tokens.at(at - 1)?.text == ".",
+                tokens.at(at - 2)?.kind == .digits
+            {
                 at -= 3
+            } else if let time = tokens.at(at), time.kind == .mixed, Self.clockTime(time, nil, nil) != nil {
+                at -= 1
             }
             if tokens.at(at)?.kind == .close { at -= 1 }
             guard let token = tokens.at(at) else { return nil }
@@ -833,6 +894,13 @@ public struct FlightClassifier: ItemClassifier {
                     {
                         return vetoed(what, property: property, text: String(words[index].text))
                     }
+                    if words[index].text.utf8.contains(where: { $0 >= 0x80 }),
+                        let (within, what) = FlightClassifier.groundWordsWithin.first(where: {
+                            words[index].text.contains($0.0)
+                        })
+                    {
+                        return vetoed(what, property: property, text: within)
+                    }
                 }
                 for (first, second, what) in FlightClassifier.groundPhrases {
                     for index in folded.indices.dropLast() where folded[index] == first && folded[index + 1] == second {
@@ -988,16 +1056,22 @@ public struct FlightClassifier: ItemClassifier {
         /// The flight, or `nil` with the reason in `evidence`: the features weighed (each weight shown beside its
         /// evidence), then the sum against zero.
         mutating func result() -> FlightFacts? {
-            guard let features = features() else { return nil }
+            guard var features = features() else { return nil }
             // No weight can make a flight of what no airliner could fly: a time that cannot cover the distance, or
-            // far more than it needs, or none at all (an all-day item has no departure to plan for).
+            // far more than it needs, or none at all (an all-day item has no departure to plan for). Unless the
+            // summary names the flight outright: then the times are what is wrong (an export's placeholder times, a
+            // cancelled flight's, a travel day entered as all-day), not the flight.
             let implausible = features.intersection(FlightFeature.implausible)
-            guard implausible.isEmpty else {
-                evidence.append(
-                    Evidence(
-                        .notFlight, "decision: not a flight", in: "DTEND",
-                        text: implausible.map(\.rawValue).sorted().joined(separator: ", ")))
-                return nil
+            if !implausible.isEmpty {
+                guard let named = namedOutright(features) else {
+                    evidence.append(
+                        Evidence(
+                            .notFlight, "decision: not a flight", in: "DTEND",
+                            text: implausible.map(\.rawValue).sorted().joined(separator: ", ")))
+                    return nil
+                }
+                evidence.append(Evidence(.flight, "named outright, whatever its times say", in: "SUMMARY", text: named))
+                features.subtract(implausible)
             }
             weighed = features
             let weights = classifier.weights
@@ -1041,6 +1115,19 @@ public struct FlightClassifier: ItemClassifier {
             return flight
         }
 
+        /// A flight word, a known airline's number and where it flies (a route, or for an all-day item one end),
+        /// with nothing against it: "Canceled: Flight LH 123 from FRA to EWR", "✈️ Lisbon – TP 1351 (LHR→LIS)".
+        private func namedOutright(_ features: Set<FlightFeature>) -> String? {
+            guard let keyword, let number, number.known,
+                route != nil || (origin != nil && destination != nil)
+                    || (input.duration == nil && (origin != nil || destination != nil || destinationCity != nil)),
+                !features.contains(where: { $0.rawValue.hasPrefix("veto-") }),
+                features.isDisjoint(with: [.workWord, .othersInvited, .productLikeNumber, .yearLikeNumber])
+            else { return nil }
+            let ends = route.map { "\($0.origin.code) → \($0.destination.code)" } ?? ""
+            return [keyword, number.text, ends].filter { !$0.isEmpty }.joined(separator: " ")
+        }
+
         /// "Departs 13:25", "Abflug 7.05", "Departure: 21h40": a departure word, then a time, in the summary or the
         /// description's lines.
         private mutating func departureInText() -> (minute: Int, text: String)? {
@@ -1064,8 +1151,13 @@ public struct FlightClassifier: ItemClassifier {
         {
             let hourText: Substring
             let minuteText: Substring
-            if first.kind == .mixed, let h = first.text.firstIndex(where: { $0 == "h" || $0 == "H" }) {
-                (hourText, minuteText) = (first.text[..<h], first.text[first.text.index(after: h)...])
+            if first.kind == .mixed,
+                let h = first.text.firstIndex(where: { $0 == "h" || $0 == "H" || $0 == "時" || $0 == "时" || $0 == "시" })
+            {
+                // "21h40", "9時30分", "9시 30분" (the minutes' counter word dropped).
+                let minutes = first.text[first.text.index(after: h)...]
+                (hourText, minuteText) = (first.text[..<h], minutes.prefix { $0.isASCII && $0.isNumber })
+                guard minutes.dropFirst(minuteText.count).allSatisfy({ $0 == "分" || $0 == "분" }) else { return nil }
             } else if first.kind == .digits, let second, second.text == ":" || second.text == ".",
                 let third, third.kind == .digits, !second.spaceBefore, !third.spaceBefore
             {

@@ -138,8 +138,9 @@ enum JoinLinkText {
     }
 
     /// Outlook SafeLinks (under every regional host, and Teams' own `atp-safelinks.html` page), Proofpoint URL
-    /// Defense (v2 and v3), Google's redirect and Barracuda link protection, repeatedly (a link can be wrapped
-    /// twice).
+    /// Defense (v1, v2 and v3), Google's redirect, Barracuda, Trend Micro, Symantec, Trellix, Sophos and Cisco link
+    /// protection, repeatedly (a link can be wrapped twice). Mimecast keeps the original on its server: only the
+    /// service's domain is left to read (`MeetingClassifier.service`).
     static func unwrap(_ link: WebLink) -> WebLink {
         var link = link
         for _ in 0..<4 {
@@ -158,6 +159,28 @@ enum JoinLinkText {
         }
         if link.isHost("google.com") && link.path == "/url" { return link.parameter("q") ?? link.parameter("url") }
         if link.isHost("linkprotect.cudasvc.com") { return link.parameter("a") }
+        // Trend Micro (`…trendmicro.com/wis/clicktime/v1/query?url=`), Symantec ClickTime, Trellix (FireEye) and
+        // Proofpoint v1: the original in a parameter.
+        if link.isHost("trendmicro.com") || link.isHost("trendmicro.eu"), link.path.contains("/clicktime/") {
+            return link.parameter("url")
+        }
+        if link.isHost("clicktime.symantec.com") { return link.parameter("u") }
+        if link.isHost("fireeye.com") || link.isHost("trellix.com"), link.path.hasPrefix("/v1/url") {
+            return link.parameter("u")
+        }
+        if link.isHost("urldefense.proofpoint.com"), link.path.hasPrefix("/v1/url") { return link.parameter("u") }
+        // Sophos: the original in base64 (URL-safe alphabet, padding dropped).
+        if link.isHost("protection.sophos.com"), let encoded = link.parameter("u") {
+            var base64 = encoded.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+            base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
+            return Data(base64Encoded: base64).flatMap { String(data: $0, encoding: .utf8) }
+        }
+        // Cisco Secure Email: the original percent-encoded as the last segment of the path.
+        if link.isHost("secure-web.cisco.com"), let last = link.path.split(separator: "/").last,
+            last.lowercased().hasPrefix("http")
+        {
+            return String(last).removingPercentEncoding
+        }
         if link.isHost("urldefense.proofpoint.com"), link.path.hasPrefix("/v2/url"), let encoded = link.parameter("u") {
             // v2: `-` stands for `%` and `_` for `/`.
             return encoded.replacingOccurrences(of: "_", with: "/").replacingOccurrences(of: "-", with: "%")

@@ -129,7 +129,9 @@ public struct MeetingClassifier: ItemClassifier {
         let pathAndQuery =
             path + (link.query.isEmpty ? "" : "?" + link.query.lowercased())
             + (link.fragment.isEmpty ? "" : "#" + link.fragment)
+        var knownHost = false
         for provider in providers where provider.hosts.contains(where: link.isHost) {
+            knownHost = true
             if provider.notJoin.contains(where: { path.hasPrefix($0) }) { continue }
             if provider.join.isEmpty {
                 if path.count >= 2 { return provider.id }
@@ -142,7 +144,15 @@ public struct MeetingClassifier: ItemClassifier {
                 return provider.id
             }
         }
-        return nil
+        // A link a mail gateway wrapped beyond recovery (Mimecast) still names the service's domain.
+        if link.isHost("mimecast.com"), let domain = link.parameter("domain"),
+            let named = WebLink("https://" + domain + "/j/1"),
+            let provider = providers.first(where: { $0.hosts.contains(where: named.isHost) })
+        {
+            return provider.id
+        }
+        // A known service's other pages (`meet.goto.com/install`) are not someone's own server.
+        return knownHost ? nil : MeetingProvider.selfHosted(link, path: path)
     }
 
     /// The meeting's id as the link carries it: Zoom's number or personal name, a Meet code, a Teams or GoTo

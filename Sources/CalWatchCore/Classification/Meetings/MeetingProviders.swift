@@ -146,6 +146,62 @@ extension MeetingProvider {
             id: "meetecho", hosts: ["meetecho.com"], notJoin: ["/support", "/docs"], names: ["meetecho"]),
     ]
 
+    /// The services people run on their own domains, known by the shape of their join links rather than by host:
+    /// BigBlueButton's Greenlight rooms (`/b/ann-k7q-3xz`, `/rooms/abc-def-ghi/join`) and API joins, Pexip's web app
+    /// (`/webapp/#/?conference=…`), Vidyo portals (`/flex.html?roomdirect&key=…`, a `vidyo` host's `/join/…`),
+    /// Nextcloud Talk (`/call/k3x9q2mz`), Galène (a `galene` host's `/group/name/`), OpenVidu and Element Call hosts, and Jitsi on a
+    /// `meet.` or `jitsi.` host (`meet.example.org/TeamStandup`, one segment naming the room).
+    static func selfHosted(_ link: WebLink, path: String) -> String? {
+        let segments = path.split(separator: "/")
+        let labels = link.host.split(separator: ".")
+        func room(_ text: Substring) -> Bool {
+            let parts = text.split(separator: "-", omittingEmptySubsequences: false)
+            return (3...4).contains(parts.count)
+                && parts.allSatisfy { $0.count == 3 && $0.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber) } }
+        }
+        if segments.count >= 2, segments[0] == "b" || segments[0] == "rooms", room(segments[1]) {
+            return "bigbluebutton"
+        }
+        if path.hasPrefix("/bigbluebutton/api/join") || path.hasPrefix("/html5client/join")
+            || (labels.first == "bbb" || link.host.contains("bigbluebutton")) && segments.count >= 2
+        {
+            return "bigbluebutton"
+        }
+        let query = link.query.lowercased()
+        if (path.hasPrefix("/webapp") && (link.fragment.contains("conference=") || query.contains("conference=")))
+            || (segments.first.map { $0.hasPrefix("webapp") } == true && segments.contains("conference"))
+        {
+            return "pexip"
+        }
+        if path == "/flex.html" && (query.contains("roomdirect") || query.contains("key=")) { return "vidyo" }
+        if link.host.contains("vidyo"), segments.first == "join", segments.count >= 2 { return "vidyo" }
+        if let call = segments.firstIndex(of: "call"), call + 1 < segments.count, segments.count <= call + 2,
+            segments[call + 1].count >= 8, segments[call + 1].allSatisfy({ $0.isASCII && $0.isLetter || $0.isNumber }),
+            call == 0 || segments[..<call].elementsEqual(["index.php"])
+        {
+            return "nextcloud"
+        }
+        if link.host.contains("galene"), segments.first == "group", segments.count >= 2 { return "galene" }
+        if link.host.contains("openvidu"), segments.count >= 1 || !link.fragment.isEmpty { return "openvidu" }
+        if labels.first == "call", labels.count >= 3, link.fragment.hasPrefix("/") || segments.first == "room" {
+            return "element"
+        }
+        if labels.count >= 3, labels.first == "meet" || labels.first == "jitsi" || labels.first == "visio",
+            segments.count == 1, segments[0].count >= 3, !segments[0].contains("."),
+            !Self.notRooms.contains(String(segments[0]))
+        {
+            return "jitsi"
+        }
+        return nil
+    }
+
+    /// A site's own pages under a `meet.` host, never a Jitsi room.
+    static let notRooms: Set<String> = [
+        "about", "login", "logout", "signin", "signup", "register", "help", "support", "docs", "blog", "pricing",
+        "privacy", "terms", "contact", "download", "downloads", "static", "images", "settings", "admin", "api",
+        "events", "calendar", "home", "index.html",
+    ]
+
     /// Hosts that only ever serve help, status or dial-in pages.
     static let helpHostPrefixes = ["support.", "help.", "docs.", "community.", "status.", "dialin.", "aka.ms"]
 }
