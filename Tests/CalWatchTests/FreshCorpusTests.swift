@@ -84,6 +84,7 @@ import Testing
         var lines: [String] = []
         for file in Self.files {
             let labels = ClassificationCorpusTests.labels(fixture(file))
+            let shapes = Self.shapes(fixture(file))
             let result = scan([fixture(file)], from: "2027-01-01", to: "2028-01-01", zone: "UTC")
             for occurrence in result.occurrences {
                 let expected = labels[occurrence.uid]!.expect
@@ -93,6 +94,10 @@ import Testing
                 let candidate = Self.candidate(
                     ClassifierInput(component: occurrence.source.component, duration: duration))
                 var line: [String: Any] = ["uid": occurrence.uid, "file": file, "flight": expected["kind"] == "flight"]
+                // The producer and language, for folds that leave a whole one out.
+                let shape = shapes[occurrence.uid]
+                line["shape"] = shape?.producer ?? file
+                line["lang"] = shape?.language ?? "-"
                 if let candidate {
                     let flight = candidate.flight
                     let found: [String: String?] = [
@@ -114,6 +119,21 @@ import Testing
 }
 
 extension FlightFeatureExport {
+    /// Each item's `X-CALWATCH-SHAPE:producer;lang=xx`, by UID.
+    static func shapes(_ path: String) -> [String: (producer: String, language: String?)] {
+        let text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
+        var shapes: [String: (producer: String, language: String?)] = [:]
+        var uid = ""
+        for line in text.components(separatedBy: "\r\n") {
+            if line.hasPrefix("UID:") { uid = String(line.dropFirst(4)) }
+            guard line.hasPrefix("X-CALWATCH-SHAPE:") else { continue }
+            let parts = line.dropFirst("X-CALWATCH-SHAPE:".count).split(separator: ";")
+            let language = parts.dropFirst().first { $0.hasPrefix("lang=") }.map { String($0.dropFirst(5)) }
+            shapes[uid] = (parts.first.map(String.init) ?? "-", language)
+        }
+        return shapes
+    }
+
     /// An item's features and the facts read were it a flight (`nil`: nothing hints at one), whatever the weights
     /// would decide: what `scripts/fit-flight-weights.py` fits them on.
     static func candidate(_ input: ClassifierInput) -> (features: Set<FlightFeature>, flight: FlightFacts)? {
