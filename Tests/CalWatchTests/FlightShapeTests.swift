@@ -83,6 +83,19 @@ import Testing
         Flight(
             summary: "Flug LH 2218", description: "Von: MUNICH DE\nNach: TOULOUSE FR BLAGNAC", hours: 1.8,
             code: "LH2218", origin: "MUC", destination: "TLS"),
+        // A terminal between a code and the arrow; two codes side by side after the number; a location's
+        // bracketed code naming the airport of the route's city; a Sabre line's time before its code.
+        Flight(
+            summary: "Air India AI 503 | Delhi (DEL) T3 → Bengaluru (BLR)", hours: 2.8, code: "AI503", origin: "DEL",
+            destination: "BLR", terminal: "3"),
+        Flight(summary: "AA 2210 DFW ORD", hours: 2.4, code: "AA2210", origin: "DFW", destination: "ORD"),
+        Flight(
+            summary: "Flight from London to Dublin", location: "London City Airport (LCY)", hours: 1.3, code: nil,
+            origin: "LCY", destination: "DUB"),
+        Flight(
+            summary: "Flight to Boston",
+            description: "AIR DELTA AIR LINES FLT:1234 ECONOMY\nLV ATLANTA GA 0810A ATL\nAR BOSTON MA 1045A BOS",
+            hours: 2.6, code: "DL1234", origin: "ATL", destination: "BOS"),
         // Named outright, though its times are an export's placeholder: the times are wrong, not the flight.
         Flight(
             summary: "Canceled: Flight LH 123 from FRA to EWR", hours: 2.6, code: "LH123", origin: "FRA",

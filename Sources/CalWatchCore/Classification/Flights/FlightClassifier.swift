@@ -467,6 +467,23 @@ public struct FlightClassifier: ItemClassifier {
                     break
                 }
             }
+            // "DL 1576 ATL MSY": two airport codes side by side after a flight number.
+            if route == nil, let number, number.known, let after = afterNumber {
+                let words = after.tokens.prefix(3)
+                if words.count >= 2,
+                    words.prefix(2).allSatisfy({ $0.kind == .word && $0.text.count == 3 && $0.isUpper }),
+                    !words.prefix(2).contains(where: { FlightClassifier.commonCodes.contains(String($0.text)) }),
+                    let origin = classifier.airports.airport(words[words.startIndex].text),
+                    let destination = classifier.airports.airport(words[words.startIndex + 1].text),
+                    origin.code != destination.code
+                {
+                    route = (origin, destination)
+                    evidence.append(
+                        Evidence(
+                            .flight, "route between two airports", in: "SUMMARY",
+                            text: "\(origin.code) \(destination.code)"))
+                }
+            }
             // "LH400 FRAJFK": a reservation system's city pair, six capitals beside a flight number.
             if route == nil, number != nil {
                 for token in summary.tokens where token.kind == .word && token.text.count == 6 && token.isUpper {
@@ -510,9 +527,11 @@ public struct FlightClassifier: ItemClassifier {
             }
             // "Ryanair FR 169 London to Munich" at "London Stansted Airport": the route named the city, the location
             // names its airport.
+            // ("Paris Orly Airport (ORY)": its code in brackets says so too.)
             if let found = route, !summary.tokens.contains(where: { $0.text == found.origin.code }),
-                let located = namedAirport(location), located.code != found.origin.code,
+                let located = namedAirport(location) ?? bracketedAirport(location), located.code != found.origin.code,
                 AirportDatabase.fold(located.city) == AirportDatabase.fold(found.origin.city)
+                    || classifier.airports.airports(inCity: found.origin.city).contains(located)
             {
                 route = (located, found.destination)
             }
@@ -564,6 +583,17 @@ public struct FlightClassifier: ItemClassifier {
             }
         }
 
+        /// The airport whose code a location gives in brackets: "Paris Orly Airport (ORY)".
+        private func bracketedAirport(_ tokens: TextTokens) -> Airport? {
+            for index in tokens.tokens.indices
+            where tokens[index].kind == .word && tokens[index].text.count == 3 && tokens[index].isUpper
+                && tokens.at(index - 1)?.kind == .open && tokens.at(index + 1)?.kind == .close
+            {
+                if let airport = classifier.airports.airport(tokens[index].text) { return airport }
+            }
+            return nil
+        }
+
         /// A location that is only a city, or a city and the name of its airport ("London Heathrow", "Tokyo
         /// Haneda", "Frankfurt"), read when the summary says flight.
         private mutating func namedAirport(_ tokens: TextTokens) -> Airport? {
@@ -598,7 +628,9 @@ public struct FlightClassifier: ItemClassifier {
                     var found: [(airport: Airport, bracketed: Bool, named: Bool)] = []
                     var at = index + 1
                     if tokens.at(at)?.kind == .colon { at += 1 }
-                    while let token = tokens.at(at), at - index <= 7, token.kind != .digits, token.kind != .mixed {
+                    while let token = tokens.at(at), at - index <= 7,
+                        (token.kind != .digits && token.kind != .mixed) || Self.isGDSTime(token)
+                    {
                         if token.kind == .word, token.text.count == 3, token.isUpper,
                             let airport = classifier.airports.airport(token.text)
                         {
@@ -717,6 +749,12 @@ public struct FlightClassifier: ItemClassifier {
             {
                 at -= 3
             } else if let time = tokens.at(at), time.kind == .mixed, Self.clockTime(time, nil, nil) != nil {
+                at -= 1
+            }
+            // "Bengaluru (BLR) T1 →": the terminal the flight leaves from.
+            if let terminal = tokens.at(at), terminal.kind == .mixed, terminal.text.count <= 3,
+                terminal.text.first == "T", terminal.text.dropFirst().first?.isNumber == true
+            {
                 at -= 1
             }
             if tokens.at(at)?.kind == .close { at -= 1 }
@@ -1143,6 +1181,13 @@ public struct FlightClassifier: ItemClassifier {
                 }
             }
             return nil
+        }
+
+        /// A reservation system's time, before the airport's code on a Sabre line: `1130A`, `715P`, `1200N`.
+        static func isGDSTime(_ token: TextTokens.Token) -> Bool {
+            guard token.kind == .mixed, let last = token.text.last, "APNM".contains(last) else { return false }
+            let digits = token.text.dropLast()
+            return (3...4).contains(digits.count) && digits.allSatisfy(\.isNumber)
         }
 
         /// `13:25`, `7.05` (three tokens) or `21h40` (one): minutes after midnight.
