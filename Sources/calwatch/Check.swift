@@ -35,11 +35,19 @@ extension CalwatchCommand {
                 Examples:
                   calwatch check --config config.yml
                   calwatch check ~/.calendars --tz Europe/Berlin
+                  calwatch check --unsure       # and the items whose flight decision was close
                 """
         )
 
         @OptionGroup var calendars: CalendarOptions
         @OptionGroup var settings: ConfigurationOptions
+
+        @Flag(
+            help: ArgumentHelp(
+                "Also list the items whose flight decision was a close one, with what tipped it.",
+                discussion: "Settle one with X-CALWATCH-KIND:flight|meeting|event in the item, or an entry of "
+                    + "`classify:` in config.yml (by summary, calendars or uids)."))
+        var unsure = false
 
         func run() async throws {
             var configurationErrors = 0
@@ -153,6 +161,7 @@ extension CalwatchCommand {
                 let warnings = result.problems.count - errors
                 if result.nothingReadable { calendarErrors += max(1, errors) } else { calendarErrors += errors }
                 let kinds = result.occurrences.map { classifier.classification(of: $0).kind }
+                if unsure { lines += Self.unsure(result.occurrences, classifier: classifier) }
                 attendeesSeen = attendeesSeen || result.occurrences.contains { !$0.source.component.attendees.isEmpty }
                 flightsSeen += kinds.filter { $0 == .flight }.count
                 lines.append(
@@ -192,6 +201,30 @@ extension CalwatchCommand {
             StandardStreams.report(report)
             if configurationErrors > 0 { throw ExitCode.usageError }
             if calendarErrors > 0 { throw ExitCode.dataError }
+        }
+
+        /// The items among `occurrences` whose flight decision was close, once each: where, what it was taken
+        /// for, and what tipped it.
+        static func unsure(_ occurrences: [Occurrence], classifier: Classifier) -> [String] {
+            var seen: Set<ObjectIdentifier> = []
+            var lines: [String] = []
+            for occurrence in occurrences where seen.insert(ObjectIdentifier(occurrence.source)).inserted {
+                let result = classifier.classification(of: occurrence)
+                // One the user settled is not left to the judgement.
+                guard let close = result.evidence.last(where: { $0.rule == Evidence.closeDecision }),
+                    !result.evidence.contains(where: { $0.rule.hasPrefix(KindRule.settledPrefix) })
+                else { continue }
+                lines.append(
+                    TerminalText.safe(
+                        "  unsure: \(occurrence.heading): taken for \(result.kind == .flight ? "a flight" : "no flight"), "
+                            + close.text, keepingLines: false))
+            }
+            if !lines.isEmpty {
+                lines.append(
+                    "  settle one with X-CALWATCH-KIND:flight|meeting|event in the item, or a `classify:` entry in "
+                        + "config.yml (summary, calendars or uids, and kind)")
+            }
+            return lines
         }
 
         /// "1 error", "2 errors".

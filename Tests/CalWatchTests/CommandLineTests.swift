@@ -464,6 +464,55 @@ import Testing
         #expect(run.output.contains("kind: event"))
     }
 
+    /// The user settles what the judgement got wrong: an item's own X-CALWATCH-KIND, or a `classify:` entry of
+    /// config.yml; `explain` says which settled it, and `check --unsure` lists the close decisions left to settle.
+    @Test func anItemOrAnEntrySettlesItsKindAndCloseDecisionsAreListed() async throws {
+        let folder = SinkFixtures.folder()
+        func item(_ uid: String, _ summary: String, _ extra: String = "", hours: Int = 2) -> String {
+            "BEGIN:VEVENT\r\nUID:\(uid)\r\nDTSTAMP:20270101T000000Z\r\nDTSTART:20270310T0800\(hours > 9 ? "" : "0")0Z\r\n"
+                + "DTEND:20270310T\(String(format: "%02d", 8 + hours))0000Z\r\nSUMMARY:\(summary)\r\n\(extra)END:VEVENT\r\n"
+        }
+        let calendar =
+            "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//test//EN\r\n"
+            + item("quiz", "LH 400 FRA-JFK quiz night", "X-CALWATCH-KIND:event\r\n", hours: 8)
+            + item("hop", "Hop to the island", "X-CALWATCH-KIND: Flight\r\n")
+            + item("retreat", "SFO-LAX leadership retreat")
+            + item("maybe", "Flight")
+            + "END:VCALENDAR\r\n"
+        try calendar.write(toFile: folder + "/items.ics", atomically: true, encoding: .utf8)
+        // (The items are in March 2027: within a horizon of 500 days.)
+        try "classify:\n  - summary: (?i)retreat\n    kind: flight\nhorizon: 500d\n"
+            .write(toFile: folder + "/config.yml", atomically: true, encoding: .utf8)
+        let run = try await cli.calwatch(["explain", folder + "/items.ics", "--config", folder + "/config.yml"])
+        #expect(run.status == 0, "\(run.errors)")
+        let sections = run.output.components(separatedBy: "\n\"").map { "\"" + $0 }
+        let quiz = try #require(sections.first { $0.contains("quiz night") })
+        #expect(quiz.contains("kind: event, confidence 1.00"))
+        #expect(quiz.contains("· settled as event by the item: X-CALWATCH-KIND \"event\""))
+        let hop = try #require(sections.first { $0.contains("Hop to the island") })
+        #expect(hop.contains("kind: flight"))
+        let retreat = try #require(sections.first { $0.contains("leadership retreat") })
+        #expect(retreat.contains("kind: flight"))
+        #expect(retreat.contains("settled as flight by the classify: entry on line 2"))
+        #expect(retreat.contains("flight: no number, SFO → LAX"))
+        let maybe = try #require(sections.first { $0.contains("\"Flight\"") })
+        #expect(maybe.contains("a close decision: weights"))
+        let check = try await cli.calwatch([
+            "check", "--unsure", "--config", folder + "/config.yml", folder + "/items.ics",
+        ])
+        #expect(check.status == 0, "\(check.errors)")
+        let unsure = check.output.split(separator: "\n").filter { $0.contains("unsure:") }
+        #expect(unsure.count == 1, "\(check.output)")
+        #expect(unsure.first?.contains("\"Flight\"") == true)
+        #expect(unsure.first?.contains("tipped by") == true)
+        // An entry that would settle every item is refused, with its line.
+        try "classify:\n  - kind: event\n".write(toFile: folder + "/config.yml", atomically: true, encoding: .utf8)
+        let refused = try await cli.calwatch(["check", "--config", folder + "/config.yml", folder + "/items.ics"])
+        #expect(refused.status == 64)
+        #expect(
+            refused.errors.contains("config.yml:2: error: classify[0]: would settle every item"), "\(refused.errors)")
+    }
+
     @Test func anUnknownUIDIsAnErrorThatNamesIt() async throws {
         let run = try await cli.calwatch(["explain", fixture("minimal.ics"), "--uid", "nope", "--config", "/dev/null"])
         #expect(run.status == 65)

@@ -182,7 +182,12 @@ import Testing
         FlightClassifier(weights: FlightWeights(bias: -5, weights: [.knownNumber: 2, .route: 2])).classify(
             input, into: &doubtful)
         #expect(doubtful.kind == .event)
-        #expect(doubtful.evidence.last?.description.hasPrefix("− decision: not a flight") == true)
+        #expect(doubtful.evidence.contains { $0.description.hasPrefix("− decision: not a flight") })
+        // One short of the line: a close decision, and the bias tipped it.
+        #expect(
+            doubtful.evidence.last?.description
+                == "− a close decision: weights \"-1.00 from zero, tipped by the bias -5.00\"")
+        #expect(!sure.evidence.contains { $0.rule == Evidence.closeDecision })
     }
 
     /// An all-day item whose text gives the departure is a flight leaving then, on the origin airport's clock, and

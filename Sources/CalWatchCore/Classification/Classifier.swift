@@ -1,3 +1,4 @@
+import Foundation
 import Synchronization
 
 /// Classifies occurrences (docs/design.md §4): the flight classifier, then the meeting classifier, once per calendar
@@ -30,6 +31,8 @@ public final class Classifier: Sendable {
     /// Tells this classifier's results apart from another's, as an object's address, which can be reused, would not.
     private let identity = Classifier.made.add(1, ordering: .relaxed).newValue
     private static let made = Atomic<Int>(0)
+    /// `classify:` of config.yml: entries that settle an item's kind, first match wins.
+    let kindRules: [KindRule]
     /// Whose calendar each scope of a fleet is (`Configuration.people`): their addresses, for `me`.
     private let people: Locked<[String: Set<String>]>
 
@@ -37,9 +40,10 @@ public final class Classifier: Sendable {
     /// leave-by, `places` a placed event's.
     public init(
         me: [String] = [], leads: FlightLeads = FlightLeads(), meetingProviders: [MeetingProvider] = [],
-        travel: TravelTimes = TravelTimes(places: []), people: [String: [String]] = [:]
+        travel: TravelTimes = TravelTimes(places: []), people: [String: [String]] = [:], kindRules: [KindRule] = []
     ) {
         classifiers = [FlightClassifier(me: me), MeetingClassifier(me: me, providers: meetingProviders)]
+        self.kindRules = kindRules
         self.leads = leads
         self.travel = travel
         self.people = Locked(people.mapValues(MeetingClassifier.addresses))
@@ -60,7 +64,7 @@ public final class Classifier: Sendable {
             travel: TravelTimes(
                 places: configuration.places, travel: configuration.travel, routes: routes, geocodes: geocodes,
                 rules: configuration.planner.rules),
-            people: configuration.people)
+            people: configuration.people, kindRules: configuration.kindRules)
     }
 
     /// What the classifiers find about one item whose occurrences last `duration` seconds (`nil`: all day).
@@ -73,6 +77,39 @@ public final class Classifier: Sendable {
             // Sure of a plain event when nothing looked otherwise; less when a rule fired and was overruled.
             result.confidence = result.evidence.contains { $0.effect != .fact } ? 0.7 : 0.9
         }
+        if let declared = component.declaredKind {
+            let value = declared.trimmingCharacters(in: .whitespaces).lowercased()
+            if let kind = PlanningFacts.Kind(rawValue: value) {
+                KindRule.settle(
+                    &result, as: kind,
+                    why: Evidence(
+                        .fact, KindRule.settledPrefix + "\(kind.rawValue) by the item", in: "X-CALWATCH-KIND",
+                        text: value),
+                    input: input)
+            } else {
+                result.evidence.append(
+                    Evidence(
+                        .fact, "not flight, meeting or event: left to the judgement", in: "X-CALWATCH-KIND",
+                        text: String(declared.unicodeScalars.filter { !$0.properties.isDefaultIgnorableCodePoint })))
+            }
+        }
+        return result
+    }
+
+    /// The first `classify:` entry an occurrence's item matches settles its kind, unless the item declares its own.
+    private func settled(_ result: Classification, of occurrence: Occurrence, duration: Double?) -> Classification {
+        guard occurrence.source.component.declaredKind == nil,
+            let rule = kindRules.first(where: { $0.matches(occurrence) })
+        else { return result }
+        var result = result
+        let input = ClassifierInput(component: occurrence.source.component, duration: duration)
+        let entry = rule.line.map { "the classify: entry on line \($0)" } ?? "a classify: entry"
+        KindRule.settle(
+            &result, as: rule.kind,
+            why: Evidence(
+                .fact, KindRule.settledPrefix + "\(rule.kind.rawValue) by \(entry)", in: "config.yml",
+                text: rule.describe),
+            input: input)
         return result
     }
 
@@ -98,9 +135,11 @@ public final class Classifier: Sendable {
         let component = occurrence.source.component
         let known = Known(
             by: identity,
-            result: classify(
-                component, duration: duration,
-                me: occurrence.scope.isEmpty ? nil : people.withLock { $0[occurrence.scope] }),
+            result: settled(
+                classify(
+                    component, duration: duration,
+                    me: occurrence.scope.isEmpty ? nil : people.withLock { $0[occurrence.scope] }),
+                of: occurrence, duration: duration),
             place: travel.placeIndex(of: component))
         occurrence.source.classified.withLock { $0 = known }
         return known

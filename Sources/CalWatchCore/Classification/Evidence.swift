@@ -19,6 +19,13 @@ public struct Evidence: Sendable, Hashable, CustomStringConvertible {
     /// What the flight decision gave it (`flight-weights.txt`); for the decision itself, the sum.
     public var weight: Double?
 
+    /// The rule of a decision whose sum came within `closeMargin` of zero: `check --unsure` lists such items.
+    public static let closeDecision = "a close decision"
+    static let closeMargin = 1.5
+
+    /// Whether the flight decision on the item was a close one.
+    public static func wasClose(_ evidence: [Evidence]) -> Bool { evidence.contains { $0.rule == closeDecision } }
+
     public init(_ effect: Effect, _ rule: String, in property: String, text: String) {
         self.effect = effect
         self.rule = rule

@@ -34,6 +34,8 @@ public struct Configuration: Sendable {
     public var travel = TravelSettings()
     /// Video-meeting services of the user's own (`meetings.providers:`), matched before calwatch's.
     public var meetingProviders: [MeetingProvider] = []
+    /// `classify:`: entries that settle what an item is (flight, meeting, event) by summary, calendar or UID.
+    public var kindRules: [KindRule] = []
     /// The journal of emitted events.
     public var statePath: String
     /// Metrics for operators (`metrics:`).

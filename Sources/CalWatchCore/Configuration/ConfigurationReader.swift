@@ -38,7 +38,7 @@ struct ConfigurationReader {
                 known: [
                     "calendars", "timezone", "me", "horizon", "reminders", "liveActivity", "flights", "state", "sinks",
                     "rules", "quietHours", "meetings", "instance", "metrics", "places", "travel", "todos", "day",
-                    "fleet",
+                    "fleet", "classify",
                 ])
         else { return }
         // Before `rules:`, whose `services:` may name them.
@@ -91,6 +91,7 @@ struct ConfigurationReader {
                     configuration.instance = name
                 }
             case "rules": configuration.planner.rules = readRules(value)
+            case "classify": configuration.kindRules = readKindRules(value)
             case "quietHours": configuration.planner.quietHours = readQuietHours(value)
             case "places": configuration.places = readPlaces(value)
             case "travel": readTravel(value, into: &configuration.travel)
@@ -361,6 +362,44 @@ struct ConfigurationReader {
             default: break
             }
         }
+    }
+
+    /// `classify:`, a list of entries each settling what the items it matches are: `kind` and at least one of
+    /// `summary` (a regular expression), `calendars` and `uids`.
+    private mutating func readKindRules(_ node: Node) -> [KindRule] {
+        var rules: [KindRule] = []
+        for (item, path) in list(node, at: "classify", single: false) {
+            guard let keys = mapping(item, at: path, known: ["kind", "summary", "calendars", "uids"]) else { continue }
+            guard let (_, kindNode) = keys["kind"],
+                let kind = choice(kindNode, at: path + ".kind", of: PlanningFacts.Kind.self)
+            else {
+                if keys["kind"] == nil { note(item, path, "needs a kind: flight, meeting or event") }
+                continue
+            }
+            var rule = KindRule(kind: kind)
+            rule.line = item.mark?.line
+            for (key, (_, value)) in keys {
+                let at = path + "." + key
+                switch key {
+                case "calendars": rule.calendars = list(value, at: at).compactMap { string($0.node, at: $0.key) }
+                case "uids": rule.uids = Set(list(value, at: at).compactMap { string($0.node, at: $0.key) })
+                case "summary":
+                    guard let text = string(value, at: at) else { break }
+                    if let pattern = SummaryPattern(text) {
+                        rule.summary = pattern
+                    } else {
+                        note(value, at, "'\(text)' is not a regular expression (ICU syntax, as in (?i)^hackathon)")
+                    }
+                default: break
+                }
+            }
+            guard !rule.matchesEverything else {
+                note(item, path, "would settle every item; give it a summary, calendars or uids to match")
+                continue
+            }
+            rules.append(rule)
+        }
+        return rules
     }
 
     /// `meetings: { providers: [...] }`: services of the user's own, each a name, its hosts (each with its

@@ -60,6 +60,7 @@ public struct CalendarComponent: Sendable {
         var attendees: [Attendee] = []
         var organizer: String? = nil
         var linkProperties: [NamedText] = []
+        var declaredKind: String? = nil
         var whereabouts: Whereabouts? = nil
         var acknowledgedThrough: Instant? = nil
         var calendarSnoozes: [CalendarSnooze] = []
@@ -223,6 +224,11 @@ public struct CalendarComponent: Sendable {
     public var linkProperties: [NamedText] {
         get { rare { $0.linkProperties } }
         set { mutateRare { $0.linkProperties = newValue } }
+    }
+    /// `X-CALWATCH-KIND` as written: what the item says it is (`flight`, `meeting`, `event`), over any judgement.
+    public var declaredKind: String? {
+        get { rare { $0.declaredKind } }
+        set { mutateRare { $0.declaredKind = newValue } }
     }
     /// `geo`, `placeTitle` and `travelDuration` (below), held by reference: most items have none, and each item
     /// would otherwise carry 64 bytes for them (a megabyte and more on a 10,000-item scan).

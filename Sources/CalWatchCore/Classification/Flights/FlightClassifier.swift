@@ -24,6 +24,9 @@ public struct FlightClassifier: ItemClassifier {
         weights = .shared
     }
 
+    /// A scan whose decision always says flight (the implausible aside): what an item settled as a flight reads.
+    static let settled = FlightClassifier(weights: FlightWeights(bias: 1, weights: [:]))
+
     init(me: [String] = [], weights: FlightWeights) {
         self.me = MeetingClassifier.addresses(me)
         self.weights = weights
@@ -1122,6 +1125,7 @@ public struct FlightClassifier: ItemClassifier {
                 score > 0 ? .flight : .notFlight, "decision: \(score > 0 ? "a flight" : "not a flight")", in: "weights",
                 text: String(format: "bias %+.2f, ", weights.bias) + sum.joined(separator: ", "))
             evidence.append(verdict.weighing(score))
+            if let close = closeness(score, features, weights) { evidence.append(close) }
             guard score > 0 else { return nil }
             confidence = 1 / (1 + exp(-score))
             let inSummary = keyword != nil
@@ -1151,6 +1155,19 @@ public struct FlightClassifier: ItemClassifier {
             flight.departureMinute = allDayDeparture
             extractDetails(into: &flight)
             return flight
+        }
+
+        /// "a close decision": a sum within `Evidence.closeMargin` of zero (a confidence between 0.18 and 0.82),
+        /// with the piece of evidence that tipped it, the heaviest on the winning side.
+        private func closeness(_ score: Double, _ features: Set<FlightFeature>, _ weights: FlightWeights) -> Evidence? {
+            guard abs(score) < Evidence.closeMargin else { return nil }
+            let tipping = features.filter { (weights.weight($0) > 0) == (score > 0) && weights.weight($0) != 0 }
+                .max { (abs(weights.weight($0)), $1.rawValue) < (abs(weights.weight($1)), $0.rawValue) }
+            let text =
+                String(format: "%+.2f from zero, tipped by ", score)
+                + (tipping.map { String(format: "%@ %+.2f", $0.rawValue, weights.weight($0)) }
+                    ?? String(format: "the bias %+.2f", weights.bias))
+            return Evidence(score > 0 ? .flight : .notFlight, Evidence.closeDecision, in: "weights", text: text)
         }
 
         /// A flight word, a known airline's number and where it flies (a route, or for an all-day item one end),

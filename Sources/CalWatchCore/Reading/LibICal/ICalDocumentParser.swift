@@ -308,6 +308,8 @@ enum ICalDocumentParser {
                 let name = LibICal.string(icalproperty_get_x_name(property))?.uppercased() ?? ""
                 if Self.linkPropertyNames.contains(name) || name.hasPrefix("X-MICROSOFT-ONLINEMEETING") {
                     item.linkProperties.append(NamedText(name: name, value: textValue(property)))
+                } else if name == "X-CALWATCH-KIND" {
+                    item.declaredKind = String(textValue(property).prefix(32))
                 } else if name == "X-MICROSOFT-CDO-BUSYSTATUS" {
                     if textValue(property).uppercased() == "FREE" { item.transparent = true }
                 } else if name == "X-APPLE-TRAVEL-DURATION" {
