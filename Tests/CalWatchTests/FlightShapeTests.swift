@@ -96,6 +96,11 @@ import Testing
             summary: "Flight to Boston",
             description: "AIR DELTA AIR LINES FLT:1234 ECONOMY\nLV ATLANTA GA 0810A ATL\nAR BOSTON MA 1045A BOS",
             hours: 2.6, code: "DL1234", origin: "ATL", destination: "BOS"),
+        // Place names from the gazetteer (`place-names.txt`), with their diacritics, up to five words.
+        Flight(
+            summary: "Chuyến bay VN 213 Hà Nội → Thành phố Hồ Chí Minh", hours: 2.2, code: "VN213", origin: "HAN",
+            destination: "SGN"),
+        Flight(summary: "하노이 → 다낭 VN 163", hours: 1.3, code: "VN163", origin: "HAN", destination: "DAD"),
         // Named outright, though its times are an export's placeholder: the times are wrong, not the flight.
         Flight(
             summary: "Canceled: Flight LH 123 from FRA to EWR", hours: 2.6, code: "LH123", origin: "FRA",

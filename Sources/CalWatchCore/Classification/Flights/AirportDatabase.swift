@@ -42,7 +42,7 @@ public final class AirportDatabase: Sendable {
     /// Folded city name (`new york`, `munchen`) to the codes of its airports, metropolitan-area airports included.
     private let byCity: [String: [String]]
     /// City names as other languages and scripts write them (`münchen`, `ミュンヘン`, `Мюнхен`), folded, to the
-    /// airport table's (`munich`): the data file `city-names.txt`.
+    /// airport table's (`munich`): the data files `city-names.txt` (by hand) and `place-names.txt` (GeoNames).
     private let cityAliases: [String: String]
     /// Codes listed in IATA's metropolitan areas (LON, NYC, PAR…): the airports people mean by the city.
     private let metropolitan: Set<String>
@@ -108,10 +108,14 @@ public final class AirportDatabase: Sendable {
             if !(byCity[city]?.contains(code) ?? false) { byCity[city, default: []].append(code) }
         }
         var cityAliases: [String: String] = [:]
-        for line in (ReferenceData.text("city-names") ?? "").split(separator: "\n") where !line.hasPrefix("#") {
-            let fields = line.split(separator: "|")
-            guard fields.count == 2 else { continue }
-            cityAliases[Self.fold(String(fields[0]))] = Self.fold(String(fields[1]))
+        // The names written by hand first: where the gazetteer's differ, they win.
+        for table in ["city-names", "place-names"] {
+            for line in (ReferenceData.text(table) ?? "").split(separator: "\n") where !line.hasPrefix("#") {
+                let fields = line.split(separator: "|")
+                guard fields.count == 2 else { continue }
+                let name = Self.fold(String(fields[0]))
+                if cityAliases[name] == nil { cityAliases[name] = Self.fold(String(fields[1])) }
+            }
         }
         self.byCode = byCode
         self.byCity = byCity

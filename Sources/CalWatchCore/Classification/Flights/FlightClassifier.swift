@@ -809,9 +809,9 @@ public struct FlightClassifier: ItemClassifier {
             return (name, airport)
         }
 
-        /// Up to three words before `index` naming a city with an airport (longest first).
+        /// Up to five words before `index` naming a city with an airport, longest first ("Thành phố Hồ Chí Minh").
         private func city(before index: Int, in tokens: TextTokens) -> String? {
-            for length in stride(from: 3, through: 1, by: -1) where index - length >= 0 {
+            for length in stride(from: 5, through: 1, by: -1) where index - length >= 0 {
                 let words = (index - length..<index).map { tokens[$0] }
                 guard words.allSatisfy({ $0.kind == .word }) else { continue }
                 let name = words.map { String($0.text) }.joined(separator: " ")
@@ -821,7 +821,7 @@ public struct FlightClassifier: ItemClassifier {
         }
 
         private func city(after index: Int, in tokens: TextTokens) -> String? {
-            for length in stride(from: 3, through: 1, by: -1) where index + length < tokens.count {
+            for length in stride(from: 5, through: 1, by: -1) where index + length < tokens.count {
                 let words = (index + 1...index + length).map { tokens[$0] }
                 guard words.allSatisfy({ $0.kind == .word }) else { continue }
                 let name = words.map { String($0.text) }.joined(separator: " ")
