@@ -121,6 +121,22 @@ import Testing
         if service == "zoom" { #expect(result.meeting?.joinURL == "https://zoom.us/j/81234567890") }
     }
 
+    /// A service calwatch does not know, on a line that asks to join a meeting in the invitation's language, is a
+    /// meeting named `web`; "join" with no meeting, or an event page, is not.
+    @Test(
+        arguments: [
+            ("Rejoindre la réunion : https://visio.univ-example.fr/salle/Equipe42", "web"),
+            ("会議に参加する\nhttps://vc.example.co.jp/r/8842", "web"),
+            ("Dołącz do spotkania: https://wideo.example.pl/pokoj/zarzad", "web"),
+            ("Join us at https://example.org/summer-party", nil),
+            ("Join the meetup call: https://www.meetup.com/berlin-swift/events/123", nil),
+        ] as [(String, String?)])
+    func aJoinLineInAnyLanguageNamesAnUnknownService(description: String, service: String?) {
+        let result = Classifier().classify(Self.item(summary: "Planning", description: description), duration: 1800)
+        #expect(result.meeting?.service == service, "\(result.evidence)")
+        if service != nil { #expect(result.meeting?.joinURL?.hasPrefix("https://") == true) }
+    }
+
     /// A site's own pages on a `meet.` host, and a known service's other pages, are no one's meeting room.
     @Test(arguments: [
         "https://meet.example.org/about", "https://meet.goto.com/install", "https://example.org/group/x/",

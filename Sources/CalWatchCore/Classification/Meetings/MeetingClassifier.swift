@@ -83,7 +83,48 @@ public struct MeetingClassifier: ItemClassifier {
                 }
             }
         }
+        if found.isEmpty, let invited = Self.invitedLink(in: input) { found.append(invited) }
         return found
+    }
+
+    /// A link of a service calwatch does not know, on a line that asks to join a meeting ("Rejoindre la réunion :
+    /// https://visio.example.fr/abc", "会議に参加 https://…", or the line before says so): the service is named
+    /// `web`. Both a join word and a meeting word must be there: "Join us at https://…" is an invitation to a
+    /// place, not to a call.
+    static func invitedLink(in input: ClassifierInput) -> (property: String, link: WebLink, service: String)? {
+        for (property, text) in [("LOCATION", input.location), ("DESCRIPTION", input.description)] {
+            var previous = ""
+            for line in text.split(whereSeparator: \.isNewline).prefix(80) {
+                defer { previous = String(line) }
+                guard line.contains("://") else { continue }
+                let words = AirportDatabase.fold(previous + " " + line)
+                guard MeetingProvider.joinWords.contains(where: { Self.says($0, in: words) }),
+                    MeetingProvider.meetingWords.contains(where: { Self.says($0, in: words, asStem: true) })
+                else { continue }
+                for link in JoinLinkText.links(in: String(line))
+                where !MeetingProvider.notMeetingHosts.contains(where: link.isHost)
+                    && !MeetingProvider.helpHostPrefixes.contains(where: { link.host.hasPrefix($0) })
+                    && link.path.count > 1
+                {
+                    return (property, link, "web")
+                }
+            }
+        }
+        return nil
+    }
+
+    /// Whether folded `text` holds `word`: as a whole word where it is written with Latin letters (or as a word's
+    /// start, `asStem`: "spotkan" in "spotkania"), anywhere in scripts written without spaces.
+    private static func says(_ word: String, in text: String, asStem: Bool = false) -> Bool {
+        guard word.unicodeScalars.allSatisfy({ $0.value < 0x3000 }) else { return text.contains(word) }
+        var start = text.startIndex
+        while let range = text.range(of: word, range: start..<text.endIndex) {
+            let before = range.lowerBound == text.startIndex || !text[text.index(before: range.lowerBound)].isLetter
+            let after = asStem || range.upperBound == text.endIndex || !text[range.upperBound].isLetter
+            if before && after { return true }
+            start = range.upperBound
+        }
+        return false
     }
 
     /// Which of several join links to use: the first a structured property holds (CONFERENCE,

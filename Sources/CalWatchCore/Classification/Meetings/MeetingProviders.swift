@@ -195,6 +195,30 @@ extension MeetingProvider {
         return nil
     }
 
+    /// "Join" in the languages invitations are written in, folded (lower case, no accents).
+    static let joinWords: [String] = [
+        "join", "joining", "beitreten", "teilnehmen", "rejoindre", "participer", "unirse", "unete", "unirte",
+        "participar", "partecipa", "partecipare", "deelnemen", "aansluiten", "deelnemen aan", "entrar", "dolacz",
+        "dołacz", "katıl", "katil", "bergabung", "gabung", "tham gia", "присоединиться", "подключиться", "войти",
+        "pripojit", "liity", "liittya", "deltag", "anslut", "bli med", "csatlakozas", "alaturati",
+        "συμμετοχη", "הצטרף", "انضم", "参加", "加入", "참여", "참가", "เขารวม", "เข้าร่วม", "ingresar", "accede", "accedi",
+    ]
+    /// "Meeting", "call" and "video" in the same languages, as the start of a word ("spotkan" for "spotkania").
+    static let meetingWords: [String] = [
+        "meeting", "call", "video", "conferenc", "webinar", "besprechung", "konferenz", "sitzung", "reunion", "visio",
+        "llamada", "riunion", "chiamata", "vergader", "gesprek", "reuniao", "chamada", "spotkan", "rozmow", "toplant",
+        "gorusme", "rapat", "panggilan", "cuoc hop", "встреч", "конференц", "звонок", "schuz", "hovor", "kokous",
+        "puhelu", "møde", "mote", "möte", "samtal", "ertekezlet", "megbeszeles", "sedint", "συσκεψ", "ישיבה", "פגישה",
+        "اجتماع", "مكالمة", "会議", "会议", "通話", "视频", "ミーティング", "회의", "통화", "การประชุม", "online", "room",
+    ]
+    /// Sites whose links on such a line are about the meeting, never its room: event pages, maps, documents.
+    static let notMeetingHosts: [String] = [
+        "meetup.com", "eventbrite.com", "facebook.com", "linkedin.com", "youtube.com", "youtu.be", "maps.google.com",
+        "maps.apple.com", "goo.gl", "docs.google.com", "drive.google.com", "calendar.google.com", "outlook.office.com",
+        "outlook.live.com", "sharepoint.com", "dropbox.com", "github.com", "gitlab.com", "openstreetmap.org",
+        "wikipedia.org", "instagram.com", "x.com", "twitter.com",
+    ]
+
     /// A site's own pages under a `meet.` host, never a Jitsi room.
     static let notRooms: Set<String> = [
         "about", "login", "logout", "signin", "signup", "register", "help", "support", "docs", "blog", "pricing",
