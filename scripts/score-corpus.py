@@ -8,6 +8,8 @@
 --public DIR   real calendar files from other projects' tests (default Tests/CalWatchTests/Fixtures/corpus/public):
                each folder holds unchanged .ics files, an `expected.txt` and a SOURCE.md naming source and licence.
 
+--write-fixtures DIR writes the --outside sets as labelled calendars for the tests and the fit instead.
+
 Prints, per set and over all: precision, recall and F1 of "is a flight", the flight facts read right (code,
 origin, destination), meetings read right (service and join link), false flights per 100 non-flights; then the
 same per producer and per language, worst first. A producer is the section an item sits under in its set (Gmail
@@ -153,6 +155,40 @@ def results(binary, items):
     return got
 
 
+def slug(text):
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "other"
+
+
+def write_fixtures(sets, folder):
+    """Each set as one calendar of its items, each item labelled the way the test corpus is."""
+    os.makedirs(folder, exist_ok=True)
+    for name, items in sets:
+        events = []
+        for item in items:
+            lines = item["ics"].split("\r\n")
+            body = lines[lines.index("BEGIN:VEVENT"):lines.index("END:VEVENT")]
+            e = item["expect"]
+            labels = [f"kind={e['kind']}"]
+            for key, field in (("code", "code"), ("origin", "origin"), ("dest", "destination"), ("service", "service")):
+                if e.get(key):
+                    labels.append(f"{field}={e[key]}")
+            stretch = [{"dest": "destination"}.get(k, k) for k in e.get("stretch", [])]
+            if stretch:
+                labels.append("stretch=" + ",".join(stretch))
+            if item["meeting"]:
+                labels.append("counted=meeting")
+            body.append("X-CALWATCH-EXPECT:" + ";".join(labels))
+            if e.get("url"):
+                body.append("X-CALWATCH-EXPECT-JOIN:" + e["url"])
+            body.append(f"X-CALWATCH-SHAPE:{name}-{slug(item['producer'])};lang={item['lang']}")
+            events += body + ["END:VEVENT"]
+        text = "\r\n".join(["BEGIN:VCALENDAR", "VERSION:2.0", f"PRODID:-//corpora//{name}//EN"] + events
+                            + ["END:VCALENDAR"]) + "\r\n"
+        with open(os.path.join(folder, name.replace("_", "-") + ".ics"), "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+        print(f"{folder}/{name.replace('_', '-')}.ics: {len(items)} items")
+
+
 class Tally:
     def __init__(self):
         self.tp = self.fp = self.fn = self.negatives = 0
@@ -220,7 +256,12 @@ def main():
     ap.add_argument("--public", default=os.path.join(HERE, "..", "Tests", "CalWatchTests", "Fixtures", "corpus", "public"))
     ap.add_argument("--show", type=int, default=40, help="misses to print")
     ap.add_argument("--by", choices=["producer", "lang", "both", "none"], default="both")
+    ap.add_argument("--write-fixtures", metavar="DIR",
+                    help="write the --outside sets as labelled calendars (X-CALWATCH-EXPECT, X-CALWATCH-SHAPE) into DIR")
     a = ap.parse_args()
+    if a.write_fixtures:
+        write_fixtures(outside_sets(os.path.abspath(a.outside)), a.write_fixtures)
+        return
     sets = []
     if os.path.isdir(a.outside):
         sets += outside_sets(os.path.abspath(a.outside))

@@ -76,7 +76,7 @@ import Testing
 /// The flight decision's features of every labelled item outside the fifth held back, for
 /// `scripts/fit-flight-weights.py` (`make fit-flights` sets `CALWATCH_WRITE_FEATURES` to the file to write).
 @Suite struct FlightFeatureExport {
-    static let files = ClassificationCorpusTests.files + FreshCorpusTests.files
+    static let files = ClassificationCorpusTests.files + FreshCorpusTests.files + OutsideCorpusTests.files
 
     @Test(.enabled(if: ProcessInfo.processInfo.environment["CALWATCH_WRITE_FEATURES"] != nil))
     func writeFeatures() throws {
