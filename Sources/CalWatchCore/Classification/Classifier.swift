@@ -98,7 +98,7 @@ public final class Classifier: Sendable {
 
     /// The first `classify:` entry an occurrence's item matches settles its kind, unless the item declares its own.
     private func settled(_ result: Classification, of occurrence: Occurrence, duration: Double?) -> Classification {
-        guard occurrence.source.component.declaredKind == nil,
+        guard !kindRules.isEmpty, occurrence.source.component.declaredKind == nil,
             let rule = kindRules.first(where: { $0.matches(occurrence) })
         else { return result }
         var result = result

@@ -75,12 +75,12 @@ struct TextTokens {
                 // Some ideographs are numbers too (京 is 10¹⁶): they count as letters, so "北京" is a word.
                 var letters = letter
                 var digits = !letter
-                var ideographic = letter && Self.isIdeographic(character)
+                var ideographic = letter && !character.isASCII && Self.isIdeographic(character)
                 while end < text.endIndex {
                     let next = text[end]
                     if next.isLetter {
                         // "羽田HND", "東京(HND)行き": a code glued to a name in another script is a word of its own.
-                        let nextIdeographic = Self.isIdeographic(next)
+                        let nextIdeographic = !next.isASCII && Self.isIdeographic(next)
                         if letters && nextIdeographic != ideographic { break }
                         ideographic = nextIdeographic
                         letters = true

@@ -240,7 +240,7 @@ public struct FlightClassifier: ItemClassifier {
         /// several such lines chained into one journey. Only when the item lasts what that journey takes: a note
         /// or a call that quotes a flight does not.
         private mutating func findLegsInDescription() {
-            guard let duration = input.duration, !input.description.isEmpty else { return }
+            guard let duration = input.duration, Self.mayHoldRoute(input.description) else { return }
             var legs: [(number: FlightNumber, route: (origin: Airport, destination: Airport))] = []
             for (_, tokens) in descriptionLines {
                 guard let found = route(in: tokens, strong: true),
@@ -1198,6 +1198,29 @@ public struct FlightClassifier: ItemClassifier {
                 }
             }
             return nil
+        }
+
+        /// Whether `text` has two words of three capitals and a digit, as a line with a flight's number and route
+        /// does: most descriptions have not, and are never cut into lines and tokens. Read on bytes.
+        static func mayHoldRoute(_ text: String) -> Bool {
+            var capitals = 0
+            var codes = 0
+            var digit = false
+            var previousLetter = false
+            for byte in text.utf8 {
+                let capital = byte >= 65 && byte <= 90
+                let letter = capital || (byte >= 97 && byte <= 122)
+                if byte >= 48 && byte <= 57 { digit = true }
+                if capital && (capitals > 0 || !previousLetter) {
+                    capitals += 1
+                } else {
+                    if capitals == 3 && !letter { codes += 1 }
+                    capitals = 0
+                }
+                if codes >= 2 && digit { return true }
+                previousLetter = letter
+            }
+            return (codes + (capitals == 3 ? 1 : 0)) >= 2 && digit
         }
 
         /// A reservation system's time, before the airport's code on a Sabre line: `1130A`, `715P`, `1200N`.

@@ -92,7 +92,8 @@ public struct MeetingClassifier: ItemClassifier {
     /// `web`. Both a join word and a meeting word must be there: "Join us at https://…" is an invitation to a
     /// place, not to a call.
     static func invitedLink(in input: ClassifierInput) -> (property: String, link: WebLink, service: String)? {
-        for (property, text) in [("LOCATION", input.location), ("DESCRIPTION", input.description)] {
+        for (property, text) in [("LOCATION", input.location), ("DESCRIPTION", input.description)]
+        where JoinLinkText.hasScheme(text) {
             var previous = ""
             for line in text.split(whereSeparator: \.isNewline).prefix(80) {
                 defer { previous = String(line) }
