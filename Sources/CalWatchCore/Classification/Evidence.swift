@@ -23,9 +23,6 @@ public struct Evidence: Sendable, Hashable, CustomStringConvertible {
     public static let closeDecision = "a close decision"
     static let closeMargin = 1.5
 
-    /// Whether the flight decision on the item was a close one.
-    public static func wasClose(_ evidence: [Evidence]) -> Bool { evidence.contains { $0.rule == closeDecision } }
-
     public init(_ effect: Effect, _ rule: String, in property: String, text: String) {
         self.effect = effect
         self.rule = rule

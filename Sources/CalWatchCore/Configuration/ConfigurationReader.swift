@@ -182,13 +182,7 @@ struct ConfigurationReader {
                             }
                             return name
                         })
-                case "summary":
-                    guard let text = string(value, at: at) else { break }
-                    if let pattern = SummaryPattern(text) {
-                        rule.summary = pattern
-                    } else {
-                        note(value, at, "'\(text)' is not a regular expression (ICU syntax, as in (?i)standup|sync)")
-                    }
+                case "summary": rule.summary = summaryPattern(value, at: at)
                 case "offsets":
                     rule.offsets = list(value, at: at).compactMap {
                         duration($0.node, at: $0.key, atMost: Limits.reminderOffset)
@@ -364,6 +358,16 @@ struct ConfigurationReader {
         }
     }
 
+    /// A `summary:` condition: a regular expression, else a problem naming it.
+    private mutating func summaryPattern(_ value: Node, at: String) -> SummaryPattern? {
+        guard let text = string(value, at: at) else { return nil }
+        guard let pattern = SummaryPattern(text) else {
+            note(value, at, "'\(text)' is not a regular expression (ICU syntax, as in (?i)standup|sync)")
+            return nil
+        }
+        return pattern
+    }
+
     /// `classify:`, a list of entries each settling what the items it matches are: `kind` and at least one of
     /// `summary` (a regular expression), `calendars` and `uids`.
     private mutating func readKindRules(_ node: Node) -> [KindRule] {
@@ -383,13 +387,7 @@ struct ConfigurationReader {
                 switch key {
                 case "calendars": rule.calendars = list(value, at: at).compactMap { string($0.node, at: $0.key) }
                 case "uids": rule.uids = Set(list(value, at: at).compactMap { string($0.node, at: $0.key) })
-                case "summary":
-                    guard let text = string(value, at: at) else { break }
-                    if let pattern = SummaryPattern(text) {
-                        rule.summary = pattern
-                    } else {
-                        note(value, at, "'\(text)' is not a regular expression (ICU syntax, as in (?i)^hackathon)")
-                    }
+                case "summary": rule.summary = summaryPattern(value, at: at)
                 default: break
                 }
             }

@@ -50,9 +50,10 @@ public struct FlightClassifier: ItemClassifier {
     /// Words that mean the item is on the ground or on rails: a veto, with what it is.
     static let groundWords: [String: String] = FlightWords.shared.map("ground-words")
     /// Words that veto inside text written without spaces: "空港へお迎え" (a pickup), "新幹線" (a train), "投诉".
-    static let groundWordsWithin: [(String, String)] = FlightWords.shared.list("ground-words-within").compactMap {
-        word in FlightWords.shared.map("ground-words-within")[word].map { (word, $0) }
-    }
+    static let groundWordsWithin: [(String, String)] = {
+        let meanings = FlightWords.shared.map("ground-words-within")
+        return FlightWords.shared.list("ground-words-within").compactMap { word in meanings[word].map { (word, $0) } }
+    }()
     /// Words that veto only beside a flight word: "Flight lesson", "Scenic flight" (a "training" alone says
     /// nothing about flying).
     static let lessonWords: [String: String] = FlightWords.shared.map("lesson-words")
