@@ -96,6 +96,10 @@ import Testing
             summary: "Flight to Boston",
             description: "AIR DELTA AIR LINES FLT:1234 ECONOMY\nLV ATLANTA GA 0810A ATL\nAR BOSTON MA 1045A BOS",
             hours: 2.6, code: "DL1234", origin: "ATL", destination: "BOS"),
+        // The summary names the airports, the description the flight.
+        Flight(
+            summary: "Bangkok (BKK) - Chiang Mai (CNX)", description: "Thai Airways TG 102\nBaggage 20 kg",
+            hours: 1.3, code: "TG102", origin: "BKK", destination: "CNX"),
         // Place names from the gazetteer (`place-names.txt`), with their diacritics, up to five words.
         Flight(
             summary: "Chuyến bay VN 213 Hà Nội → Thành phố Hồ Chí Minh", hours: 2.2, code: "VN213", origin: "HAN",
@@ -157,6 +161,26 @@ import Testing
         let result = classifier.classify(component, duration: shape.minutes * 60)
         #expect(result.kind != .flight, "\(result.evidence)")
         #expect(result.evidence.contains { $0.rule == shape.against }, "\(result.evidence)")
+    }
+
+    /// A travel day (all day, a day or two) whose description holds the flight's number and route is that flight,
+    /// leaving at the first leg's time; a week's holiday with the same lines is a trip, not a flight.
+    @Test func aTravelDayWithTheFlightBelowIsAFlight() throws {
+        func item(days: Int) -> CalendarComponent {
+            var component = ClassifierTests.item(
+                summary: "Reisetag Lissabon", description: "TAP TP 1351\nLHR 09:30 → LIS 12:05\nSitz 14C")
+            let day = CalendarDate(year: 2027, month: 5, day: 21)
+            component.start = .date(day)
+            component.end = .date(day.adding(days: days))
+            return component
+        }
+        let day = classifier.classify(item(days: 1), duration: nil)
+        let flight = try #require(day.flight, "\(day.evidence)")
+        #expect(flight.code == "TP1351")
+        #expect(flight.origin?.code == "LHR" && flight.destination?.code == "LIS")
+        #expect(flight.departureMinute == 9 * 60 + 30)
+        let holiday = classifier.classify(item(days: 7), duration: nil)
+        #expect(holiday.kind != .flight, "\(holiday.evidence)")
     }
 
     /// A flight quoted in the description of an item that does not last what it takes is not the item's: a call

@@ -151,6 +151,10 @@ public struct FlightClassifier: ItemClassifier {
         var vetoText: String?
         /// The features the decision weighed.
         var weighed: Set<FlightFeature>?
+        /// The flight was read from the description's lines alone (`findLegsInDescription`), and the time on the
+        /// first leg's line.
+        var legsInDescription = false
+        var legDeparture: (minute: Int, text: String)?
         var confidence = 0.0
         /// The description's first 60 lines, links left out, cut into tokens once, the first time a rule reads
         /// them (only items whose summary or location already hint at a flight get that far).
@@ -241,20 +245,27 @@ public struct FlightClassifier: ItemClassifier {
         /// several such lines chained into one journey. Only when the item lasts what that journey takes: a note
         /// or a call that quotes a flight does not.
         private mutating func findLegsInDescription() {
-            guard let duration = input.duration, Self.mayHoldRoute(input.description) else { return }
+            // An all-day item of a day or two (a travel day) may hold its flight below too; its length says nothing.
+            let days = allDayLength
+            guard input.duration != nil || (days ?? 3) <= 2, Self.mayHoldRoute(input.description) else { return }
+            let duration = input.duration
             var legs: [(number: FlightNumber, route: (origin: Airport, destination: Airport))] = []
+            var legLines: [TextTokens] = []
+            // The number on the route's line, or alone on the line above it ("TAP TP 1351" over "LHR → LIS").
+            var above: FlightNumber?
             for (_, tokens) in descriptionLines {
-                guard let found = route(in: tokens, strong: true),
-                    let leg = flightNumber(in: tokens, property: "DESCRIPTION"), leg.known
-                else { continue }
+                let number = flightNumber(in: tokens, property: "DESCRIPTION").flatMap { $0.known ? $0 : nil }
+                defer { above = number }
+                guard let found = route(in: tokens, strong: true), let leg = number ?? above else { continue }
                 if let last = legs.last, last.route.destination.code != found.origin.code { break }
                 legs.append((leg, found))
+                legLines.append(tokens)
                 if legs.count == 4 { break }
             }
             guard let first = legs.first, let last = legs.last else { return }
             let typical = legs.map { $0.route.origin.typicalFlightSeconds(to: $0.route.destination) }
             let longest = typical.reduce(0, +) * 1.5 + Double(legs.count - 1) * 4 * 3600 + 3600
-            guard duration >= typical[0] * 0.6, duration <= longest else {
+            guard duration.map({ $0 >= typical[0] * 0.6 && $0 <= longest }) ?? true else {
                 evidence.append(
                     Evidence(
                         .notFlight, "a flight in the description, but the item does not last what it takes",
@@ -264,11 +275,32 @@ public struct FlightClassifier: ItemClassifier {
             }
             number = first.number
             route = (first.route.origin, last.route.destination)
+            legsInDescription = true
+            // "TP 1351 LHR 09:30 → LIS 12:05": the first time on the first leg's line is when it leaves.
+            if let line = legLines.first {
+                for index in line.tokens.indices {
+                    if let minute = Self.clockTime(line[index], line.at(index + 1), line.at(index + 2)) {
+                        legDeparture = (minute, "\(minute / 60):" + String(format: "%02d", minute % 60))
+                        break
+                    }
+                }
+            }
             evidence.append(
                 Evidence(
-                    .flight, "flight in the description, as long as the item", in: "DESCRIPTION",
+                    .flight,
+                    duration == nil
+                        ? "flight in the description of a travel day"
+                        : "flight in the description, as long as the item",
+                    in: "DESCRIPTION",
                     text: "\(first.number.text) \(first.route.origin.code) → \(last.route.destination.code)"))
             findVetoes()
+        }
+
+        /// An all-day item's length in days (`nil`: a timed item).
+        var allDayLength: Int? {
+            guard input.duration == nil, case .date(let start)? = input.component.start else { return nil }
+            guard case .date(let end)? = input.component.end else { return 1 }
+            return Int(end.daysSinceEpoch - start.daysSinceEpoch)
         }
 
         /// A flight number in an agency itinerary: Sabre's `AIR LUFTHANSA   FLT:0400   ECONOMY` (the airline by
@@ -525,6 +557,16 @@ public struct FlightClassifier: ItemClassifier {
                             Evidence(
                                 .fact, "route in the description", in: "DESCRIPTION",
                                 text: "\(found.origin.code) → \(found.destination.code)"))
+                        break
+                    }
+                }
+            }
+            // "Bangkok (BKK) - Chiang Mai (CNX)" with "Thai Airways TG 102" below, as agencies write it: the summary
+            // names the airports, the description the flight; its first known number on a line of its own is it.
+            if route != nil, number == nil {
+                for (_, tokens) in descriptionLines.prefix(12) {
+                    if let found = flightNumber(in: tokens, property: "DESCRIPTION"), found.known {
+                        number = found
                         break
                     }
                 }
@@ -1058,7 +1100,7 @@ public struct FlightClassifier: ItemClassifier {
             }
             guard let duration = input.duration else {
                 // "Departs 13:25" in an all-day item: a flight whose time only its text gives.
-                if let (minute, text) = departureInText() {
+                if let (minute, text) = departureInText() ?? legDeparture {
                     allDayDeparture = minute
                     evidence.append(
                         Evidence(.fact, "departure time of an all-day item", in: "DESCRIPTION", text: text))
@@ -1174,6 +1216,10 @@ public struct FlightClassifier: ItemClassifier {
         /// A flight word, a known airline's number and where it flies (a route, or for an all-day item one end),
         /// with nothing against it: "Canceled: Flight LH 123 from FRA to EWR", "✈️ Lisbon – TP 1351 (LHR→LIS)".
         private func namedOutright(_ features: Set<FlightFeature>) -> String? {
+            // (A travel day whose description holds the flight's number and route names it as well.)
+            if legsInDescription, input.duration == nil, let number, let route, veto == nil {
+                return "\(number.text) \(route.origin.code) → \(route.destination.code)"
+            }
             guard let keyword, let number, number.known,
                 route != nil || (origin != nil && destination != nil)
                     || (input.duration == nil && (origin != nil || destination != nil || destinationCity != nil)),
