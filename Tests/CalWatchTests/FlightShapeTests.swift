@@ -139,6 +139,9 @@ import Testing
         // Pick-ups in Dutch and in Japanese (written without spaces).
         LookAlike(summary: "Oma ophalen Schiphol KL 1234", minutes: 60, against: "veto: airport pickup"),
         LookAlike(summary: "空港へお迎え JL 123", minutes: 60, against: "veto: airport pickup"),
+        // Hand-overs at an airport, in Dutch and in Japanese.
+        LookAlike(summary: "Overdracht sleutels AMS-LHR", minutes: 60, against: "veto: a hand-over"),
+        LookAlike(summary: "羽田で引き継ぎ HND-ITM", minutes: 60, against: "veto: a hand-over"),
         // A high-speed train whose code looks like an airline's.
         LookAlike(summary: "Frecciarossa FR 9612 Milano → Roma", minutes: 180, against: "veto: train"),
         LookAlike(summary: "新幹線 のぞみ NH 21 東京→新大阪", minutes: 150, against: "veto: train"),
@@ -191,8 +194,14 @@ import Testing
         let result = classifier.classify(call, duration: 30 * 60)
         #expect(result.kind != .flight)
         #expect(result.evidence.contains { $0.rule.hasPrefix("a flight in the description, but") })
-        let trip = classifier.classify(call, duration: 2.6 * 3600)
-        #expect(trip.kind == .flight, "\(trip.evidence)")
+        // As long as the flight, but a call all the same.
+        let longCall = classifier.classify(call, duration: 2.6 * 3600)
+        #expect(longCall.kind != .flight, "\(longCall.evidence)")
+        #expect(
+            longCall.evidence.contains { $0.rule == "a flight in the description, but the title names something else" })
+        var trip = call
+        trip.summary = "Lisboa"
+        #expect(classifier.classify(trip, duration: 2.6 * 3600).kind == .flight)
         let flat = classifier.classify(ClassifierTests.item(summary: "Flat viewing BA1 1LN"), duration: 3600)
         #expect(flat.kind != .flight)
         #expect(!flat.evidence.contains { $0.rule.hasPrefix("flight number") }, "\(flat.evidence)")

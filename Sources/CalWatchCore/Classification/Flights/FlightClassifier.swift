@@ -263,6 +263,14 @@ public struct FlightClassifier: ItemClassifier {
                 if legs.count == 4 { break }
             }
             guard let first = legs.first, let last = legs.last else { return }
+            // "Call with Anna", "Dinner in Lisbon": a title that names something else quotes the flight below.
+            if let word = summary.tokens.first(where: { FlightClassifier.meetingWords.contains($0.folded) }) {
+                evidence.append(
+                    Evidence(
+                        .notFlight, "a flight in the description, but the title names something else", in: "SUMMARY",
+                        text: String(word.text)))
+                return
+            }
             let typical = legs.map { $0.route.origin.typicalFlightSeconds(to: $0.route.destination) }
             let longest = typical.reduce(0, +) * 1.5 + Double(legs.count - 1) * 4 * 3600 + 3600
             guard duration.map({ $0 >= typical[0] * 0.6 && $0 <= longest }) ?? true else {
