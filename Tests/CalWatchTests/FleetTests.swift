@@ -306,4 +306,32 @@ import Testing
             #expect(try await server.value("SELECT count(*) FROM calendars WHERE watcher = 'on-time'") == "3")
         }
     }
+
+    /// A watcher stalled between reading its clock and reaching the database (a busy machine, a slow journal:
+    /// here 2.5 s against a tolerance of 1 s) is not a watcher whose clock is off: it renews what it holds, and
+    /// nobody takes its calendars as expired.
+    @Test func aStalledWatcherIsNotAWatcherWhoseClockIsOff() async throws {
+        try await PostgresServer.with { server in
+            let fleet = try await Self.database(server)
+            try await offCooperativePool { try fleet.add(Self.calendars(3)) }
+            var options = FleetMember.Options()
+            options.lease = 4
+            options.access = FleetAccess(roots: ["/srv/calendars"])
+            let stalled = Locked(false)
+            let member = FleetMember(
+                url: server.url, watcher: "busy", options: options, wallClock: { Timestamp.now },
+                backlog: {
+                    if stalled.withLock({ $0 }) { try? await Task.sleep(for: .milliseconds(2_500)) }
+                    return 0
+                }, changed: {}, logger: Logger(label: "test"))
+            try await member.start()
+            #expect(try await server.value("SELECT count(*) FROM calendars WHERE watcher = 'busy'") == "3")
+            stalled.withLock { $0 = true }
+            await member.beat()
+            let row = try await server.value(
+                "SELECT abs(clock_skew_ms) < 1000 FROM fleet_watchers WHERE watcher = 'busy'")
+            #expect(row == "t", "the stall was taken for a clock off")
+            #expect(try await server.value("SELECT count(*) FROM calendars WHERE watcher = 'busy'") == "3")
+        }
+    }
 }

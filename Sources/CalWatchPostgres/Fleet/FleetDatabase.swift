@@ -185,10 +185,21 @@ public struct FleetDatabase: Sendable {
     // MARK: Watchers and leases
 
     /// How far the watcher's clock (`at`) is ahead of the database's, in milliseconds (behind: negative).
-    public func clockSkew(at: Timestamp) throws -> Int64 {
+    ///
+    /// With `clock`, the watcher's clock is read just before and just after the query and the skew is what is left
+    /// beyond half the round trip: a watcher stalled between reading `at` and reaching the database (a busy
+    /// machine, a slow journal) is not a watcher whose clock is off.
+    public func clockSkew(at: Timestamp, clock: (@Sendable () -> Timestamp)? = nil) throws -> Int64 {
         do {
+            let before = clock?().millisecondsSinceEpoch
             let now = try connection.execute("SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint")
-            return at.millisecondsSinceEpoch - (now.first?[0].flatMap { Int64($0) } ?? at.millisecondsSinceEpoch)
+            let database = now.first?[0].flatMap { Int64($0) } ?? at.millisecondsSinceEpoch
+            guard let before, let after = clock?().millisecondsSinceEpoch else {
+                return at.millisecondsSinceEpoch - database
+            }
+            let skew = (before + after) / 2 - database
+            let uncertainty = (after - before) / 2
+            return skew > 0 ? max(0, skew - uncertainty) : min(0, skew + uncertainty)
         } catch let error as PostgresError {
             throw failure(error)
         }
@@ -209,8 +220,8 @@ public struct FleetDatabase: Sendable {
     }
 
     /// The watcher's clock skew at `at` when `tolerance` asks for a check (one query), else `nil`.
-    private func skew(at: Timestamp, checking tolerance: Int64?) throws -> Int64? {
-        try tolerance.map { _ in try clockSkew(at: at) }
+    private func skew(at: Timestamp, checking tolerance: Int64?, clock: (@Sendable () -> Timestamp)?) throws -> Int64? {
+        try tolerance.map { _ in try clockSkew(at: at, clock: clock) }
     }
 
     /// Throws a `clockSkew` failure when `skew` is more than `tolerance` allows.
@@ -228,9 +239,10 @@ public struct FleetDatabase: Sendable {
     /// from the database's clock than `clockTolerance` (ms). Refuses when a watcher of that name on another host or process was
     /// seen within its lease: two watchers of one name would renew each other's leases.
     public func join(
-        watcher: String, host: String, pid: Int32, lease: Int64, clockTolerance: Int64? = nil, at: Timestamp
+        watcher: String, host: String, pid: Int32, lease: Int64, clockTolerance: Int64? = nil,
+        clock: (@Sendable () -> Timestamp)? = nil, at: Timestamp
     ) throws {
-        let skew = try skew(at: at, checking: clockTolerance)
+        let skew = try skew(at: at, checking: clockTolerance, clock: clock)
         do {
             try transaction {
                 let other = try connection.execute(
@@ -284,13 +296,13 @@ public struct FleetDatabase: Sendable {
     /// over the watchers alive, rounded up), in one transaction. `backlog`: events its journal holds that are not
     /// stored here yet. `takingExpired: false` takes only calendars no watcher holds, none whose lease
     /// expired (a watcher just back from being cut off: the others may be about to renew what looks expired).
-    /// `clockTolerance` (milliseconds): refuse, renewing and taking nothing, when `at` is further than this from
-    /// the database's clock.
+    /// `clockTolerance` (milliseconds): refuse, renewing and taking nothing, when the watcher's clock (`clock`, read
+    /// around the database's; else `at`) is further than this from the database's clock.
     public func heartbeat(
         watcher: String, lease: Int64, backlog: Int64, takingExpired: Bool = true, clockTolerance: Int64? = nil,
-        at: Timestamp
+        clock: (@Sendable () -> Timestamp)? = nil, at: Timestamp
     ) throws -> Heartbeat {
-        let skew = try skew(at: at, checking: clockTolerance)
+        let skew = try skew(at: at, checking: clockTolerance, clock: clock)
         do {
             // Off: nothing renewed or taken; only the skew is written, for `fleet status`.
             try Self.refuse(skew: skew, tolerance: clockTolerance)

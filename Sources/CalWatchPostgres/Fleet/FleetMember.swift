@@ -254,7 +254,7 @@ public final class FleetMember: Service, Sendable {
     /// elsewhere; a database that cannot be reached is only logged (the heartbeats go on trying).
     public func start() async throws {
         do {
-            try await link.join(lease: options.lease, at: wallClock())
+            try await link.join(lease: options.lease, clock: wallClock, at: wallClock())
             state.withLock { $0.joined = true }
         } catch let failure as FleetDatabase.Failure where failure.isRefusal {
             throw failure
@@ -271,7 +271,7 @@ public final class FleetMember: Service, Sendable {
         let heartbeat: FleetDatabase.Heartbeat
         do {
             if !state.withLock({ $0.joined }) {
-                try await link.join(lease: options.lease, at: now)
+                try await link.join(lease: options.lease, clock: wallClock, at: now)
                 state.withLock { $0.joined = true }
             }
             let takingExpired = state.withLock { state in
@@ -284,7 +284,7 @@ public final class FleetMember: Service, Sendable {
                 return state.claimAfter.map { now >= $0 } ?? true
             }
             heartbeat = try await link.heartbeat(
-                lease: options.lease, backlog: backlog, takingExpired: takingExpired, at: now)
+                lease: options.lease, backlog: backlog, takingExpired: takingExpired, clock: wallClock, at: now)
             state.withLock { $0.lastBeat = now }
         } catch let failure as FleetDatabase.Failure where failure.clockSkew != nil {
             CalwatchMetrics.fleetHeartbeatFailed()
@@ -439,11 +439,11 @@ actor FleetLink {
         }
     }
 
-    func join(lease: Int64, at: Timestamp) async throws {
+    func join(lease: Int64, clock: @escaping @Sendable () -> Timestamp, at: Timestamp) async throws {
         try await using {
             try $0.join(
                 watcher: watcher, host: ProcessInfo.processInfo.hostName, pid: getpid(), lease: lease,
-                clockTolerance: FleetDatabase.clockTolerance(lease: lease), at: at)
+                clockTolerance: FleetDatabase.clockTolerance(lease: lease), clock: clock, at: at)
         }
     }
 
@@ -454,12 +454,12 @@ actor FleetLink {
     /// A heartbeat, and how this watcher reads each calendar held (on this actor's thread: it looks at files);
     /// one it does not admit is refused like a bad row, and its row says why once.
     func heartbeat(
-        lease: Int64, backlog: Int64, takingExpired: Bool, at: Timestamp
+        lease: Int64, backlog: Int64, takingExpired: Bool, clock: @escaping @Sendable () -> Timestamp, at: Timestamp
     ) async throws -> FleetDatabase.Heartbeat {
         var beat = try await using {
             try $0.heartbeat(
                 watcher: watcher, lease: lease, backlog: backlog, takingExpired: takingExpired,
-                clockTolerance: FleetDatabase.clockTolerance(lease: lease), at: at)
+                clockTolerance: FleetDatabase.clockTolerance(lease: lease), clock: clock, at: at)
         }
         var kept: [FleetCalendar: Result<FleetCalendar.Admitted, FleetCalendar.Refusal>] = [:]
         var newlyRefused: [String: String] = [:]

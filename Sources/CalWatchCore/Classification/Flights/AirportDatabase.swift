@@ -108,13 +108,16 @@ public final class AirportDatabase: Sendable {
             if !(byCity[city]?.contains(code) ?? false) { byCity[city, default: []].append(code) }
         }
         var cityAliases: [String: String] = [:]
-        // The names written by hand first: where the gazetteer's differ, they win.
-        for table in ["city-names", "place-names"] {
+        // The names written by hand first: where the gazetteer's differ, they win. The gazetteer's are written
+        // folded already: folding its 15,000 names here took a third of a second at every start.
+        for (table, folded) in [("city-names", false), ("place-names", true)] {
             for line in (ReferenceData.text(table) ?? "").split(separator: "\n") where !line.hasPrefix("#") {
                 let fields = line.split(separator: "|")
                 guard fields.count == 2 else { continue }
-                let name = Self.fold(String(fields[0]))
-                if cityAliases[name] == nil { cityAliases[name] = Self.fold(String(fields[1])) }
+                let name = folded ? String(fields[0]) : Self.fold(String(fields[0]))
+                if cityAliases[name] == nil {
+                    cityAliases[name] = folded ? String(fields[1]) : Self.fold(String(fields[1]))
+                }
             }
         }
         self.byCode = byCode
