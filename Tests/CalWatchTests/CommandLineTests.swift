@@ -478,6 +478,7 @@ import Testing
             + item("hop", "Hop to the island", "X-CALWATCH-KIND: Flight\r\n")
             + item("retreat", "SFO-LAX leadership retreat")
             + item("maybe", "Flight")
+            + item("typo", "Lunch", "X-CALWATCH-KIND:plane\r\n")
             + "END:VCALENDAR\r\n"
         try calendar.write(toFile: folder + "/items.ics", atomically: true, encoding: .utf8)
         // (The items are in March 2027: within a horizon of 500 days.)
@@ -501,6 +502,10 @@ import Testing
             "check", "--unsure", "--config", folder + "/config.yml", folder + "/items.ics",
         ])
         #expect(check.status == 0, "\(check.errors)")
+        // A value that is none of the three is a warning naming the item's line, and the judgement decides.
+        #expect(
+            check.errors.contains("items.ics:34: warning: X-CALWATCH-KIND 'plane' is not flight, meeting or event"),
+            "\(check.errors)")
         let unsure = check.output.split(separator: "\n").filter { $0.contains("unsure:") }
         #expect(unsure.count == 1, "\(check.output)")
         #expect(unsure.first?.contains("\"Flight\"") == true)

@@ -100,24 +100,8 @@ enum JoinLinkText {
         "chime.aws/", "join.skype.com/", "discord.gg/", "bluejeans.com/", "meet.goto.com/",
     ]
 
-    /// Whether `text` holds `://` anywhere: most texts have no link and are not read further. Read on bytes.
-    static func hasScheme(_ text: String) -> Bool {
-        var colon = 0
-        for byte in text.utf8 {
-            if byte == UInt8(ascii: ":") {
-                colon = 1
-            } else if byte == UInt8(ascii: "/") && colon > 0 {
-                if colon == 2 { return true }
-                colon += 1
-            } else {
-                colon = 0
-            }
-        }
-        return false
-    }
-
     /// Where the next `http://` or `https://` (any case) begins.
-    private static func nextScheme(in text: String, from index: String.Index) -> String.Index? {
+    static func nextScheme(in text: String, from index: String.Index) -> String.Index? {
         let utf8 = text.utf8
         var position = index.samePosition(in: utf8) ?? utf8.startIndex
         func lower(_ byte: UInt8) -> UInt8 { byte >= 65 && byte <= 90 ? byte + 32 : byte }

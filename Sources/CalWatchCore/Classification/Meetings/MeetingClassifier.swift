@@ -93,7 +93,7 @@ public struct MeetingClassifier: ItemClassifier {
     /// place, not to a call.
     static func invitedLink(in input: ClassifierInput) -> (property: String, link: WebLink, service: String)? {
         for (property, text) in [("LOCATION", input.location), ("DESCRIPTION", input.description)]
-        where JoinLinkText.hasScheme(text) {
+        where JoinLinkText.nextScheme(in: text, from: text.startIndex) != nil {
             var previous = ""
             for line in text.split(whereSeparator: \.isNewline).prefix(80) {
                 defer { previous = String(line) }

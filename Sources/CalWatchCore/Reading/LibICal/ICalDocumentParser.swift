@@ -309,7 +309,15 @@ enum ICalDocumentParser {
                 if Self.linkPropertyNames.contains(name) || name.hasPrefix("X-MICROSOFT-ONLINEMEETING") {
                     item.linkProperties.append(NamedText(name: name, value: textValue(property)))
                 } else if name == "X-CALWATCH-KIND" {
-                    item.declaredKind = String(textValue(property).prefix(32))
+                    let value = String(textValue(property).prefix(32))
+                    item.declaredKind = value
+                    let kind = value.trimmingCharacters(in: .whitespaces).lowercased()
+                    if PlanningFacts.Kind(rawValue: kind) == nil {
+                        item.problems.append(
+                            "X-CALWATCH-KIND '\(TerminalText.safe(value, keepingLines: false))' is not flight, "
+                                + "meeting or event; it is ignored and calwatch's judgement decides. Write one of the three."
+                        )
+                    }
                 } else if name == "X-MICROSOFT-CDO-BUSYSTATUS" {
                     if textValue(property).uppercased() == "FREE" { item.transparent = true }
                 } else if name == "X-APPLE-TRAVEL-DURATION" {
