@@ -9,7 +9,8 @@ import UnixSignals
 /// - Changes: a file renamed into place or deleted (how vdirsyncer, khal and Radicale write) is atomic and read at
 ///   once; a file written in place is read once it has been quiet for `debounce`. A new or removed folder, a
 ///   collection's metadata, or a lost event queue makes it look at everything (unchanged files are not
-///   re-parsed), and so does a slow safety-net timer.
+///   re-parsed), and so does a slow safety-net timer. What is due goes first: the files noticed are read in slices
+///   that end before the next wake (`UnreadFiles`), and each wake is timed against its instant (`WakeLateness`).
 /// - Time: it sleeps on `clock` until the next wake, in chunks of at most `chunk` (`ContinuousClock` counts time
 ///   suspended), and plans at the wall clock's `now` on waking, so a suspend or a restart gets the late policy. A
 ///   jump of the wall clock (`WallClockChanges`) re-plans at once; the system zone is compared on every wake.
@@ -72,6 +73,12 @@ public final class WatchService<WaitClock: Clock>: Service where WaitClock.Durat
     private let wakeups = Wakeups<FolderWait<WaitClock>.Signal>()
     /// The watch in use's answer for `calwatch next`, for `NextEndpoint` (another thread).
     private let inUse = Locked<NextSource?>(nil)
+
+    /// How late the loop served its wakes, and what held the latest (`WakeLateness`).
+    private let lateness = Locked(WakeLateness())
+
+    /// How late the loop served its wakes so far.
+    public var wakes: WakeLateness { lateness.withLock { $0 } }
 
     /// What `calwatch next` is answered from now: the watch in use's, `nil` before the first one opened.
     public var nextSource: NextSource? { inUse.withLock { $0 } }
@@ -150,64 +157,107 @@ public final class WatchService<WaitClock: Clock>: Service where WaitClock.Durat
         // Folders newly watched are listed again at once (the rescan is cheap when nothing changed).
         var safetyRescanAt = listAgain ? clock.now : clock.now.advanced(by: options.rescanEvery)
         var zone = watch.zone
+        var unread = UnreadFiles()
+        defer { logger.info("wakes served", metadata: ["watch.wakes": "\(wakes)"]) }
 
         while true {
             // After many files changed, a quiet moment gives what reading them freed back (`returnFreedMemory`).
             let quietBy = watch.holdsFreedMemory ? min(clock.now.advanced(by: options.quiet), safetyRescanAt) : nil
+            // Files still unread are read on at once, unless the next wake is too near for a slice of them.
+            let readOn = unread.isEmpty || unread.slice(before: watch.nextWake, now: wallClock()) == 0 ? nil : clock.now
+            lateness.withLock { $0.waiting(for: watch.nextWake, now: milliseconds) }
             let turn = await wait.next(
-                untilWall: watch.nextWake.map(Timestamp.init), orUntil: quietBy ?? safetyRescanAt)
+                untilWall: watch.nextWake.map(Timestamp.init), orUntil: readOn ?? quietBy ?? safetyRescanAt)
+            lateness.withLock { $0.woke(now: milliseconds) }
             // A graceful shutdown, or the task running the service cancelled.
             if turn.signals.contains(.shutdown) || Task.isCancelled { return }
             if turn.signals.contains(.clockSet) {
                 logger.notice("the wall clock was set; planning again", metadata: ["watch.now": "\(now)"])
             }
             if turn.signals.contains(.reload) {
-                if try await reload(&watch, configuration: &configuration, watcher: wait.watcher, group: &group) {
-                    safetyRescanAt = clock.now
+                let before = ObjectIdentifier(watch)
+                let added = try await timed("a reload", plans: false) { _ in
+                    try await reload(&watch, configuration: &configuration, watcher: wait.watcher, group: &group)
                 }
+                if added { safetyRescanAt = clock.now }
+                // A new watch read every file.
+                if ObjectIdentifier(watch) != before { unread = UnreadFiles() }
                 zone = watch.zone
             }
 
             if turn.signals.contains(.calendars), let change = setup.changeCalendars,
-                let report = try await change(watch, now)
+                let report = try await timed("a change of the calendars held", { try await change(watch, $0) })
             {
                 log(report, "calendars", in: watch)
                 if follow(watch, with: wait.watcher) { safetyRescanAt = clock.now }
             }
             if turn.signals.contains(.travelTimes) {
-                log(try await watch.travelTimesChanged(at: now), "travel", in: watch)
+                log(
+                    try await timed("planning new travel times") { try await watch.travelTimesChanged(at: $0) },
+                    "travel", in: watch)
             }
             let instant = clock.now
             if let current = systemZone(), current.identifier != zone.identifier {
                 logger.notice("the system zone changed from \(zone.identifier) to \(current.identifier)")
                 zone = current
-                log(try await watch.zoneChanged(to: current, at: now), "zone", in: watch)
+                log(
+                    try await timed("a change of zone") { try await watch.zoneChanged(to: current, at: $0) }, "zone",
+                    in: watch)
             }
             // An answer rang: the `advance` below takes it.
             let bell = watch.answerBell + "/"
-            let files = turn.files.filter { !$0.hasPrefix(bell) }
-            if !files.isEmpty {
-                let report = try await watch.filesChanged(.init(files: files), at: now)
-                for path in report.unsettled { wait.read(path, at: instant.advanced(by: watch.files.settle)) }
-                log(report, "change", in: watch)
-            }
+            unread.add(turn.files.filter { !$0.hasPrefix(bell) })
             if turn.rescan || safetyRescanAt <= instant {
                 safetyRescanAt = instant.advanced(by: options.rescanEvery)
-                let report = try await watch.filesChanged(.init(rescan: true), at: now)
+                let report = try await timed("a rescan") { try await watch.filesChanged(.init(rescan: true), at: $0) }
+                unread = UnreadFiles()
                 for path in report.unsettled { wait.read(path, at: instant.advanced(by: watch.files.settle)) }
                 if follow(watch, with: wait.watcher) { safetyRescanAt = clock.now }
                 log(report, "rescan", in: watch)
             }
-            log(try await watch.advance(to: now), "time", in: watch)
+            // What is due goes before files still unread; they are read in slices that end before the next wake.
+            log(try await timed("planning") { try await watch.advance(to: $0) }, "time", in: watch)
+            let count = unread.slice(before: watch.nextWake, now: wallClock())
+            if count > 0 {
+                let files = unread.take(count)
+                let began = ContinuousClock.now
+                let report = try await timed("reading changed files") {
+                    try await watch.filesChanged(.init(files: Set(files)), at: $0)
+                }
+                unread.took(count, in: ContinuousClock.now - began)
+                for path in report.unsettled { wait.read(path, at: instant.advanced(by: watch.files.settle)) }
+                log(report, "change", in: watch)
+            }
             CalwatchMetrics.planned(at: wallClock())
             // Not just before something is due: giving a large heap back takes a few milliseconds.
-            if turn.files.isEmpty && !turn.rescan, let quietBy, clock.now >= quietBy,
+            if turn.files.isEmpty && !turn.rescan && unread.isEmpty, let quietBy, clock.now >= quietBy,
                 watch.nextWake.map({ $0 > now.adding(seconds: 1) }) ?? true
             {
-                watch.returnFreedMemory(logger: logger)
+                await timed("giving freed memory back", plans: false) { _ in watch.returnFreedMemory(logger: logger) }
             }
         }
     }
+
+    /// `work` at the wall clock's `now`, timed against the wake due (`WakeLateness`); a wake it served later than
+    /// `WakeLateness.lateAfter` is logged with what held it.
+    /// `plans`: whether `work` plans at the instant it is given (else it only holds the loop).
+    private func timed<Result>(
+        _ what: String, plans: Bool = true, _ work: (Instant) async throws -> Result
+    ) async rethrows -> Result {
+        let start = wallClock()
+        let result = try await work(start.instant)
+        let end = milliseconds
+        let late = lateness.withLock {
+            $0.did(what, from: start.millisecondsSinceEpoch, to: end, plannedAt: plans ? start.instant : nil)
+        }
+        if let late, late.milliseconds > WakeLateness.lateAfter {
+            logger.notice("a wake came late", metadata: ["watch.late": "\(late)"])
+        }
+        return result
+    }
+
+    /// The wall clock in milliseconds since 1970.
+    private var milliseconds: Int64 { wallClock().millisecondsSinceEpoch }
 
     /// Reads the configuration again. When it has no problems, the old watch's bus finishes what was committed
     /// before the new watch opens the journal and sinks, so no event reaches a sink twice.
