@@ -8,12 +8,20 @@ REMINDERS meetings whose 5-minute reminders fall due 3 s apart, starting a minut
 the release build's `calwatch watch` with a JSON Lines sink and one CPU hog per core, then rewrites every file of
 the vdir the way vdirsyncer does (a temporary name, then a rename over the item, the content changed) every EVERY
 seconds until the last reminder is due. Each reminder's lateness is its `recordedtime` (when the daemon committed
-it) less its `time`. Prints the percentiles as a Markdown table for BENCHMARKS.md.
+it) less its `time`. Prints the percentiles as a Markdown table for BENCHMARKS.md, and the daemon's own account of
+its latest wake (what held it: `WakeLateness`).
+
+    --burst     each rewrite's temporaries written first, then renamed over the items all in a row (a sync that
+                commits a batch at once: thousands of renames in a fraction of a second)
+    --day       with `day:` on (conflicts, overruns, the agenda, invitations, the travel zone)
+    --fleet     as a watcher of a fleet (a PostgreSQL server of Debian's package, both calendars added to it)
+    --calwatch  another build instead of this checkout's release build (`make bench-against` builds one)
 """
 import argparse
 import datetime as dt
 import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -24,6 +32,17 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from run import machine  # noqa: E402
 from watch import cpu_ns, release_and_vdir, wait_for  # noqa: E402
+from postgres import start_server, stop_server  # noqa: E402
+
+DAY = """me: [anna@example.org]
+day:
+  agendaAt: "08:00"
+  endingSoon: 5m
+  conflicts: { minOverlap: 5m, include: [accepted, tentative] }
+  overruns: true
+  pendingInvitations: [1d, 2h]
+  travelZone: true
+"""
 
 STAMP = "%Y%m%dT%H%M%SZ"
 
@@ -46,9 +65,14 @@ def main() -> None:
     parser.add_argument("--items", type=int, default=5000, help="files of the vdir rewritten each time")
     parser.add_argument("--every", type=float, default=20.0, help="seconds between full rewrites")
     parser.add_argument("--reminders", type=int, default=100)
+    parser.add_argument("--burst", action="store_true", help="renames all in a row after the writes")
+    parser.add_argument("--day", action="store_true", help="with day: on")
+    parser.add_argument("--fleet", action="store_true", help="as a watcher of a fleet through PostgreSQL")
+    parser.add_argument("--calwatch", help="this binary instead of the checkout's release build")
     args = parser.parse_args()
 
-    calwatch, work, vdir = release_and_vdir("calwatch-bench-lateness-")
+    calwatch, work, vdir = release_and_vdir("calwatch-bench-lateness-", build=args.calwatch is None)
+    calwatch = os.path.abspath(args.calwatch) if args.calwatch else calwatch
     collection = os.path.join(vdir, "benchmark")
     names = sorted(os.listdir(collection))
     for name in names[args.items:]:
@@ -59,12 +83,20 @@ def main() -> None:
     os.mkdir(reminders)
     sink = os.path.join(work, "events.jsonl")
     with open(os.path.join(work, "config.yml"), "w") as handle:
-        handle.write(f"calendars: [{vdir}]\ntimezone: Europe/Berlin\nstate: {work}/journal.db\n"
-                     f"reminders: {{ offsets: [5m] }}\nsinks:\n  - type: jsonl\n    path: {sink}\n")
+        handle.write(("" if args.fleet else f"calendars: [{vdir}]\n") +
+                     f"timezone: Europe/Berlin\nstate: {work}/journal.db\nreminders: {{ offsets: [5m] }}\n"
+                     f"sinks:\n  - type: jsonl\n    path: {sink}\n" + (DAY if args.day else ""))
+    command = [calwatch, "watch", "--config", os.path.join(work, "config.yml")]
+    database = os.path.join(work, "postgres")
+    if args.fleet:
+        start_server(database)
+        url = f"postgres:///calwatch?host={database}&user=postgres"
+        subprocess.run([calwatch, "fleet", "add", "--database", url, collection, reminders], check=True,
+                       stdout=subprocess.DEVNULL)
+        command += ["--fleet", url, "--instance", "w1"]
     log = os.path.join(work, "log.txt")
     with open(log, "w") as log_handle:
-        daemon = subprocess.Popen([calwatch, "watch", "--config", os.path.join(work, "config.yml")],
-                                  stdout=subprocess.DEVNULL, stderr=log_handle)
+        daemon = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=log_handle)
     hogs = []
     try:
         wait_for(log, "watching", 120)
@@ -82,12 +114,18 @@ def main() -> None:
         while dt.datetime.now(dt.timezone.utc) < last_due + dt.timedelta(seconds=5):
             began = time.perf_counter()
             round_number += 1
+            renames = []
             for name in names:
                 path = os.path.join(collection, name)
                 temporary = os.path.join(collection, f".{name}.{round_number}.tmp")
                 text = contents[name].replace("END:VEVENT", f"X-SYNC-ROUND:{round_number}\r\nEND:VEVENT", 1)
                 with open(temporary, "w", newline="") as handle:
                     handle.write(text)
+                if args.burst:
+                    renames.append((temporary, path))
+                else:
+                    os.rename(temporary, path)
+            for temporary, path in renames:
                 os.rename(temporary, path)
             rewrites.append(time.perf_counter() - began)
             time.sleep(max(0.0, args.every - (time.perf_counter() - began)))
@@ -99,6 +137,8 @@ def main() -> None:
             hog.terminate()
         daemon.terminate()
         daemon.wait(timeout=60)
+        if args.fleet:
+            stop_server(database)
 
     lateness = []
     with open(sink) as handle:
@@ -112,7 +152,8 @@ def main() -> None:
             lateness.append((recorded - due).total_seconds() * 1000)
     print()
     print(f"{machine()}; {len(names)} files rewritten every {args.every:.0f} s ({len(rewrites)} rewrites, "
-          f"each written in {statistics.median(rewrites):.1f} s), {len(hogs)} CPU hogs, release build; the daemon "
+          f"each written in {statistics.median(rewrites):.1f} s), {len(hogs)} CPU hogs, "
+          f"{'renamed in a burst, ' if args.burst else ''}{'day: on, ' if args.day else ''}{'a watcher of a fleet, ' if args.fleet else ''}release build; the daemon "
           f"used {cpu_seconds:.1f} s of CPU reading them.")
     print()
     print("| reminders due | delivered | p50 | p90 | p99 | max |")
@@ -122,6 +163,18 @@ def main() -> None:
               f"{percentile(lateness, 0.9):.0f} ms | {percentile(lateness, 0.99):.0f} ms | {max(lateness):.0f} ms |")
     else:
         print(f"| {args.reminders} | 0 | | | | |")
+    # The daemon's own account: every wake it served, and what held the latest (none before this account existed);
+    # and the files it parsed, that it read every rewrite.
+    print()
+    parsed = 0
+    for line in open(log):
+        if "wakes served" in line or "a wake came late" in line:
+            print(line.strip())
+        found = re.search(r"calendar\.parsed=(\d+)", line)
+        if found and line.rstrip().endswith(("change", "rescan")):
+            parsed += int(found.group(1))
+    print(f"files parsed after the start: {parsed} ({len(rewrites)} rewrites of {len(names)}: "
+          f"{len(rewrites) * len(names)}, and {args.reminders} reminders' files)")
     shutil.rmtree(work, ignore_errors=True)
 
 
