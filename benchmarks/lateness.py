@@ -30,7 +30,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from run import machine  # noqa: E402
+from run import DATA, machine  # noqa: E402
 from watch import cpu_ns, release_and_vdir, wait_for  # noqa: E402
 from postgres import start_server, stop_server  # noqa: E402
 
@@ -87,7 +87,8 @@ def main() -> None:
                      f"timezone: Europe/Berlin\nstate: {work}/journal.db\nreminders: {{ offsets: [5m] }}\n"
                      f"sinks:\n  - type: jsonl\n    path: {sink}\n" + (DAY if args.day else ""))
     command = [calwatch, "watch", "--config", os.path.join(work, "config.yml")]
-    database = os.path.join(work, "postgres")
+    # Under bench-data, not the private temporary folder: the server runs as the postgres user when root starts it.
+    database = os.path.join(DATA, "lateness-fleet")
     if args.fleet:
         start_server(database)
         url = f"postgres:///calwatch?host={database}&user=postgres"

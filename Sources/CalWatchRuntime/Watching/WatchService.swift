@@ -158,16 +158,21 @@ public final class WatchService<WaitClock: Clock>: Service where WaitClock.Durat
         var safetyRescanAt = listAgain ? clock.now : clock.now.advanced(by: options.rescanEvery)
         var zone = watch.zone
         var unread = UnreadFiles()
+        /// A look at everything was asked for (a lost queue, a new folder) and waits for its moment.
+        var rescanWanted = false
         defer { logger.info("wakes served", metadata: ["watch.wakes": "\(wakes)"]) }
 
         while true {
             // After many files changed, a quiet moment gives what reading them freed back (`returnFreedMemory`).
             let quietBy = watch.holdsFreedMemory ? min(clock.now.advanced(by: options.quiet), safetyRescanAt) : nil
-            // Files still unread are read on at once, unless the next wake is too near for a slice of them.
-            let readOn = unread.isEmpty || unread.slice(before: watch.nextWake, now: wallClock()) == 0 ? nil : clock.now
+            // Files still unread are read on at once, and a rescan due is made once they are, unless the next wake
+            // is too near: then the loop waits for it first.
+            let rescanDue = rescanWanted || safetyRescanAt <= clock.now
+            let readNow = unread.slice(before: watch.nextWake, now: wallClock()) > 0
+            let rescanNow = rescanDue && unread.isEmpty && roomForRescan(before: watch.nextWake)
+            let deadline = readNow || rescanNow ? clock.now : rescanDue ? nil : quietBy ?? safetyRescanAt
             lateness.withLock { $0.waiting(for: watch.nextWake, now: milliseconds) }
-            let turn = await wait.next(
-                untilWall: watch.nextWake.map(Timestamp.init), orUntil: readOn ?? quietBy ?? safetyRescanAt)
+            let turn = await wait.next(untilWall: watch.nextWake.map(Timestamp.init), orUntil: deadline)
             lateness.withLock { $0.woke(now: milliseconds) }
             // A graceful shutdown, or the task running the service cancelled.
             if turn.signals.contains(.shutdown) || Task.isCancelled { return }
@@ -207,7 +212,11 @@ public final class WatchService<WaitClock: Clock>: Service where WaitClock.Durat
             // An answer rang: the `advance` below takes it.
             let bell = watch.answerBell + "/"
             unread.add(turn.files.filter { !$0.hasPrefix(bell) })
-            if turn.rescan || safetyRescanAt <= instant {
+            if turn.rescan { rescanWanted = true }
+            // Not while files noticed wait to be read (the rescan would read them all at once), nor just before a
+            // wake.
+            if rescanWanted || safetyRescanAt <= instant, unread.isEmpty, roomForRescan(before: watch.nextWake) {
+                rescanWanted = false
                 safetyRescanAt = instant.advanced(by: options.rescanEvery)
                 let report = try await timed("a rescan") { try await watch.filesChanged(.init(rescan: true), at: $0) }
                 unread = UnreadFiles()
@@ -230,12 +239,19 @@ public final class WatchService<WaitClock: Clock>: Service where WaitClock.Durat
             }
             CalwatchMetrics.planned(at: wallClock())
             // Not just before something is due: giving a large heap back takes a few milliseconds.
-            if turn.files.isEmpty && !turn.rescan && unread.isEmpty, let quietBy, clock.now >= quietBy,
+            if turn.files.isEmpty && !rescanWanted && unread.isEmpty, let quietBy, clock.now >= quietBy,
                 watch.nextWake.map({ $0 > now.adding(seconds: 1) }) ?? true
             {
                 await timed("giving freed memory back", plans: false) { _ in watch.returnFreedMemory(logger: logger) }
             }
         }
+    }
+
+    /// Whether a rescan fits before `wake`: it lists every folder and stats every file (tens of milliseconds for
+    /// 10,000 files on a busy machine), and reads those changed unnoticed, which are few.
+    private func roomForRescan(before wake: Instant?) -> Bool {
+        guard let wake else { return true }
+        return wake.secondsSinceEpoch * 1000 - milliseconds >= 250
     }
 
     /// `work` at the wall clock's `now`, timed against the wake due (`WakeLateness`); a wake it served later than
