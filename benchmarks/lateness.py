@@ -85,7 +85,8 @@ def main() -> None:
     with open(os.path.join(work, "config.yml"), "w") as handle:
         handle.write(("" if args.fleet else f"calendars: [{vdir}]\n") +
                      f"timezone: Europe/Berlin\nstate: {work}/journal.db\nreminders: {{ offsets: [5m] }}\n"
-                     f"sinks:\n  - type: jsonl\n    path: {sink}\n" + (DAY if args.day else ""))
+                     f"sinks:\n  - type: jsonl\n    path: {sink}\n" + (DAY if args.day else "") +
+                     (f"fleet:\n  roots: [{vdir}]\n" if args.fleet else ""))
     command = [calwatch, "watch", "--config", os.path.join(work, "config.yml")]
     # Under bench-data, not the private temporary folder: the server runs as the postgres user when root starts it.
     database = os.path.join(DATA, "lateness-fleet")
