@@ -12,7 +12,7 @@ DEMO_WINDOW := --from 2027-03-01 --to 2027-03-08 --tz Europe/Berlin
 DEMO_DAY := --from 2027-03-03 --to 2027-03-04
 DEMO_CALENDARS := samples/calendars samples/radicale/family samples/caldav/report.xml
 
-.PHONY: deps test-deps lint build screenshots demo test test-busy corpus corpus-held-back corpus-outside fit-flights bench bench-replay bench-sinks bench-push bench-postgres bench-feeds bench-hostile bench-package bench-day bench-lateness bench-fleet bench-watch bench-startup bench-first-sync bench-next format clean \
+.PHONY: deps test-deps lint build screenshots demo test test-busy corpus corpus-held-back corpus-outside fit-flights bench bench-replay bench-replay-weeks bench-sinks bench-push bench-postgres bench-feeds bench-hostile bench-package bench-day bench-lateness bench-fleet bench-watch bench-startup bench-first-sync bench-next format clean \
 	release manual install uninstall deb deb-deps test-package fuzz test-asan test-tsan soak
 
 deps:
@@ -149,6 +149,11 @@ bench: test-deps
 
 bench-replay: test-deps
 	python3 benchmarks/run.py --replay
+
+# Both weeks' replays (the benchmark week; 5,000 weekly meetings, mostly live-activity updates) with and without live
+# activities: events/s and what an update costs (~3 minutes; REV=… pairs them with that revision's build).
+bench-replay-weeks: test-deps
+	python3 benchmarks/run.py --weeks $(if $(REV),--against $(REV))
 
 # Reminders due while the daemon reads a 5,000-file vdir rewritten every 20 s, a CPU hog per core (~7 minutes).
 bench-lateness: test-deps

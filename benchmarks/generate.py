@@ -1,11 +1,16 @@
 #!/usr/bin/env python3
-"""Generate the 10,000-event benchmark calendar, as one .ics file and as a 10,000-file vdir.
+"""Generate the 10,000-event benchmark calendar, as one .ics file and as a 10,000-file vdir, and a calendar of
+5,000 weekly meetings.
 
 Half the events are weekly series running two years from January 2024 (COUNT=104), the other half single
 events spread evenly over 2024-2025; all in Europe/Berlin with its VTIMEZONE, in the shape Google and
 vdirsyncer write. Deterministic: the same files every run.
 
     python3 benchmarks/generate.py [OUTPUT_DIR] [FIRST_DAY]   (default: bench-data 2024-01-01)
+
+meetings.ics: 5,000 weekly meetings of an hour and three quarters, on weekdays from 08:00 to 17:45 (about 130 at
+once), each with a join link, an organizer and three attendees: a week of it is mostly live-activity updates, one a
+minute per meeting (`make bench-replay-weeks`).
 
 The watch benchmark moves FIRST_DAY to a week from today, so the daemon holds a full horizon of occurrences.
 """
@@ -73,6 +78,34 @@ def event(index: int) -> str:
     )
 
 
+MEETINGS = 5000
+
+
+def meeting(index: int) -> str:
+    """A weekly meeting of 105 minutes: weekday `index % 5`, a quarter-hour slot from 08:00 to 17:45."""
+    day = FIRST_DAY + dt.timedelta(days=index % 5)
+    slot = (index // 5) % 40
+    start = dt.datetime.combine(day, dt.time(8)) + dt.timedelta(minutes=15 * slot)
+    end = start + dt.timedelta(minutes=105)
+    return (
+        "BEGIN:VEVENT\r\n"
+        f"DTSTART;TZID=Europe/Berlin:{start:%Y%m%dT%H%M%S}\r\n"
+        f"DTEND;TZID=Europe/Berlin:{end:%Y%m%dT%H%M%S}\r\n"
+        "RRULE:FREQ=WEEKLY;COUNT=104\r\n"
+        "DTSTAMP:20240101T000000Z\r\n"
+        f"UID:meeting-{index:05d}@calwatch.example\r\n"
+        f"SUMMARY:Team meeting {index}\r\n"
+        f"LOCATION:https://meet.example.com/team-{index}\r\n"
+        f"DESCRIPTION:Agenda for team {index}: status\\, blockers\\, next steps.\\n"
+        f"Join: https://meet.example.com/team-{index}\r\n"
+        f"ORGANIZER;CN=Lead {index % 97}:mailto:lead{index % 97}@example.org\r\n"
+        + "".join(f"ATTENDEE;CN=Member {index + k};PARTSTAT=ACCEPTED:mailto:member{(index + k) % 500}@example.org\r\n"
+                  for k in range(3))
+        + "STATUS:CONFIRMED\r\n"
+        "END:VEVENT\r\n"
+    )
+
+
 def calendar(body: str) -> str:
     return (
         "BEGIN:VCALENDAR\r\nPRODID:-//calwatch//benchmark//EN\r\nVERSION:2.0\r\nCALSCALE:GREGORIAN\r\n"
@@ -86,6 +119,8 @@ def main() -> None:
     os.makedirs(vdir, exist_ok=True)
     with open(os.path.join(out, "benchmark.ics"), "w", newline="") as handle:
         handle.write(calendar("".join(event(i) for i in range(SERIES + SINGLES))))
+    with open(os.path.join(out, "meetings.ics"), "w", newline="") as handle:
+        handle.write(calendar("".join(meeting(i) for i in range(MEETINGS))))
     for i in range(SERIES + SINGLES):
         with open(os.path.join(vdir, f"bench-{i:05d}.ics"), "w", newline="") as handle:
             handle.write(calendar(event(i)))

@@ -8,6 +8,9 @@
                        start-up of its static binary against the toolchain-linked release build
     make bench-day     (or: python3 benchmarks/run.py --day): the week's replay with `day:` (conflicts, overruns,
                        endingSoon, invitations, the agenda, the travel zone) against the same without, in turn
+    make bench-replay-weeks (or: python3 benchmarks/run.py --weeks [--against REV]): the benchmark week and a week
+                       of 5,000 weekly meetings (mostly live-activity updates) to /dev/null, with and without
+                       live activities: the rate the replay reports, and what an update costs against the others
     make bench-against REV=… (or: python3 benchmarks/run.py --against REV): this checkout against a revision, in
                        turn: the week's replay and the year's scan, ratios and whether the outputs are the same
 
@@ -221,6 +224,62 @@ def against(calwatch: str, revision: str, calendar: str, runs: int) -> None:
               f"{'yes' if same else 'NO'} |")
 
 
+def replay_rate(command: list) -> tuple:
+    """Runs `calwatch replay` to /dev/null; returns (events, the replay's own seconds) from its summary."""
+    summary = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+                             check=True).stderr
+    found = re.search(r": (\d+) events;.*; ([\d.]+) s \(", summary)
+    return int(found.group(1)), float(found.group(2))
+
+
+def weeks(calwatch: str, revision: str | None, runs: int) -> None:
+    """Both weeks through JSON Lines to /dev/null, with live activities (the default) and without (a rule turns them
+    off), this build and `revision`'s in turn: events per second as the replay reports them, and what the updates
+    cost: (time with - time without) / (events with - events without), against the others' time per event."""
+    builds = {"this": calwatch}
+    if revision:
+        builds[revision] = build_revision(revision)
+    out = os.path.join(DATA, "weeks")
+    os.makedirs(out, exist_ok=True)
+    configs = {}
+    for name, extra in (("with", ""), ("without", "rules:\n  - liveActivity: false\n")):
+        configs[name] = os.path.join(out, f"config-{name}.yml")
+        with open(configs[name], "w") as file:
+            file.write("sinks:\n  - type: jsonl\n    path: \"-\"\n" + extra)
+    week = ["--from", "2024-06-03", "--to", "2024-06-10", "--tz", "Europe/Berlin"]
+    calendars = {"the benchmark week": os.path.join(DATA, "benchmark.ics"),
+                 "5,000 weekly meetings": os.path.join(DATA, "meetings.ics")}
+    samples = {}
+    for _ in range(runs):
+        for calendar_name, calendar in calendars.items():
+            for build, binary in builds.items():
+                for config_name, config in configs.items():
+                    key = (calendar_name, build, config_name)
+                    events, seconds = replay_rate([binary, "replay", calendar, *week, "--config", config])
+                    samples.setdefault(key, ([], []))[0].append(seconds)
+                    samples[key][1].append(events)
+    print()
+    print(f"{machine()}; {runs} runs each, in turn; medians of the replay's own time.")
+    print()
+    print("| week | build | events | events/s | without live activities: events, events/s | an update | another "
+          "event | / " + (revision or "-") + " (with) |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    for calendar_name in calendars:
+        for build in builds:
+            with_times, with_events = samples[(calendar_name, build, "with")]
+            without_times, without_events = samples[(calendar_name, build, "without")]
+            t_with, t_without = statistics.median(with_times), statistics.median(without_times)
+            n_with, n_without = with_events[0], without_events[0]
+            update = (t_with - t_without) / max(1, n_with - n_without) * 1e6
+            other = t_without / max(1, n_without) * 1e6
+            ratio = ""
+            if revision and build == "this":
+                theirs = samples[(calendar_name, revision, "with")][0]
+                ratio = f"{statistics.median(m / t for m, t in zip(with_times, theirs)):.3f}"
+            print(f"| {calendar_name} | {build} | {n_with:,} | {n_with / t_with:,.0f} | {n_without:,}, "
+                  f"{n_without / t_without:,.0f} | {update:.2f} µs | {other:.2f} µs | {ratio} |")
+
+
 def day(calwatch: str, calendar: str, runs: int) -> None:
     """The week's replay through JSON Lines to /dev/null without `day:` and with all of it, in turn: what the day's
     planning costs on a busy calendar, and how many of its events it found."""
@@ -271,6 +330,9 @@ def main() -> None:
                         help="the Debian package's size and its static binary's start-up instead (after make deb)")
     parser.add_argument("--day", action="store_true",
                         help="the week's replay with day: against the same without, in turn (~1 minute)")
+    parser.add_argument("--weeks", action="store_true",
+                        help="both weeks' replays with and without live activities, this build (and --against REV's) "
+                             "in turn (~3 minutes)")
     parser.add_argument("--against", metavar="REV",
                         help="this checkout against revision REV (built in .build-against/), run in turn: the "
                              "week's replay and the year's scan, their medians, ratios and outputs compared (~5 minutes)")
@@ -282,10 +344,13 @@ def main() -> None:
     floor = os.path.join(DATA, "floor")
     os.makedirs(DATA, exist_ok=True)
     subprocess.run(["cc", "-O2", os.path.join(ROOT, "benchmarks", "floor.c"), *libical, "-o", floor], check=True)
-    if not os.path.exists(os.path.join(DATA, "benchmark.ics")):
+    if not os.path.exists(os.path.join(DATA, "meetings.ics")):
         subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "generate.py"), DATA], check=True)
 
     calwatch = os.path.join(ROOT, ".build", "release", "calwatch")
+    if args.weeks:
+        weeks(calwatch, args.against, args.runs)
+        return
     if args.against:
         against(calwatch, args.against, os.path.join(DATA, "benchmark.ics"), args.runs)
         return
