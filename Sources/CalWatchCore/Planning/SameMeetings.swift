@@ -107,9 +107,10 @@ package struct SameMeetings {
 
     /// Forgets the copies that ended before `instant`.
     mutating func forget(endedBefore instant: Instant) {
-        for (group, copies) in groups {
+        // Most groups lose nothing at a prune: looked at in place, not filtered into a new array (which copied
+        // every copy's occurrence, its strings retained and released, for each group at each prune).
+        for (group, copies) in groups where copies.contains(where: { $0.occurrence.end < instant }) {
             let kept = copies.filter { $0.occurrence.end >= instant }
-            guard kept.count != copies.count else { continue }
             for copy in copies where copy.occurrence.end < instant {
                 groupOf[copy.id] = nil
                 copiesOf[copy.origin]?.remove(copy.id)
