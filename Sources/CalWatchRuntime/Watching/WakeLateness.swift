@@ -48,14 +48,21 @@ public struct WakeLateness: Sendable, CustomStringConvertible {
 
     /// The wait returned at `now`: time asleep after the wake was due is the wake-up's own delay.
     mutating func woke(now: Int64) {
-        work.append(("the wait's own wake-up", waitStart, now))
+        note("the wait's own wake-up", from: waitStart, to: now)
+    }
+
+    /// Keeps a piece of work that may have held the wake due: only what ends after its instant (a sync read for
+    /// minutes before a distant wake leaves nothing behind).
+    private mutating func note(_ what: String, from start: Int64, to end: Int64) {
+        guard let due, end > due.secondsSinceEpoch * 1000 else { return }
+        work.append((what, start, end))
     }
 
     /// One piece of work ran from `start` to `end` planning at `plannedAt`. Returns the wake it served when it
     /// planned at or after the wake due, late or not.
     @discardableResult
     mutating func did(_ what: String, from start: Int64, to end: Int64, plannedAt: Instant?) -> Late? {
-        work.append((what, start, end))
+        note(what, from: start, to: end)
         guard let due, let plannedAt, plannedAt >= due else { return nil }
         let dueAt = due.secondsSinceEpoch * 1000
         let late = max(0, end - dueAt)
