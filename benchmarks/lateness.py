@@ -30,19 +30,9 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from run import DATA, machine  # noqa: E402
+from run import DATA, DAY, machine  # noqa: E402
 from watch import cpu_ns, release_and_vdir, wait_for  # noqa: E402
 from postgres import start_server, stop_server  # noqa: E402
-
-DAY = """me: [anna@example.org]
-day:
-  agendaAt: "08:00"
-  endingSoon: 5m
-  conflicts: { minOverlap: 5m, include: [accepted, tentative] }
-  overruns: true
-  pendingInvitations: [1d, 2h]
-  travelZone: true
-"""
 
 STAMP = "%Y%m%dT%H%M%SZ"
 

@@ -32,6 +32,15 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA = os.path.join(ROOT, "bench-data")
 WINDOW = ("2024-06-01", "2025-06-01")
+# `day:` with all of it (conflicts, overruns, endingSoon, invitations, the agenda, the travel zone), for Anna.
+DAY = """me: [anna@example.org]
+day:
+  agendaAt: "08:00"
+  endingSoon: 5m
+  conflicts: { minOverlap: 5m, include: [accepted, tentative] }
+  pendingInvitations: [1d, 2h]
+  travelZone: true
+"""
 
 
 def run(command, stdout=subprocess.DEVNULL):
@@ -286,14 +295,7 @@ def day(calwatch: str, calendar: str, runs: int) -> None:
     out = os.path.join(DATA, "day")
     os.makedirs(out, exist_ok=True)
     configs = {}
-    for name, extra in (("without day:", ""), ("with day: (all of it)", """me: [anna@example.org]
-day:
-  agendaAt: "08:00"
-  endingSoon: 5m
-  conflicts: { minOverlap: 5m, include: [accepted, tentative] }
-  pendingInvitations: [1d, 2h]
-  travelZone: true
-""")):
+    for name, extra in (("without day:", ""), ("with day: (all of it)", DAY)):
         configs[name] = os.path.join(out, f"config-{len(configs)}.yml")
         with open(configs[name], "w") as file:
             file.write("sinks:\n  - type: jsonl\n    path: \"-\"\n" + extra)

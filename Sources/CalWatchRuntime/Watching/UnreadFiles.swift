@@ -54,9 +54,7 @@ struct UnreadFiles {
     /// Reading `count` files took `duration`: the estimate follows, a third of the way each time.
     mutating func took(_ count: Int, in duration: Duration) {
         guard count > 0 else { return }
-        let each =
-            Double(duration.components.seconds) * 1000 / Double(count)
-            + Double(duration.components.attoseconds) / 1e15 / Double(count)
+        let each = duration / .milliseconds(1) / Double(count)
         millisecondsPerFile = max(0.01, millisecondsPerFile * 2 / 3 + each / 3)
     }
 }
