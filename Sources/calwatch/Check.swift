@@ -23,7 +23,8 @@ extension CalwatchCommand {
                 engine of `travel.routing` and the geocoder of `travel.geocoder` once whether they answer, then \
                 reads every calendar over the \
                 planning horizon, and says which airport and airline data it uses (each file checked against the \
-                SHA-256 its manifest records). \
+                SHA-256 its manifest records). With places or a routing engine it counts the next 7 days' \
+                occurrences that get a time to leave and says why the others do not (a warning when none does). \
                 Problems are printed as FILE:LINE: error|warning: KEY: REASON, each with what to change; nothing \
                 is written but the servers' copies in calwatch's cache.
 
@@ -134,8 +135,10 @@ extension CalwatchCommand {
             configuration = fetched
             let zone = try CommandSupport.zone(configuration.timeZone)
             let now = CommandSupport.now
+            // A week at least, for what `travelLines` says about times to leave.
+            let horizonEnd = now.adding(seconds: configuration.planner.horizon)
             let window = InstantWindow(
-                start: now.adding(seconds: -86_400), end: now.adding(seconds: configuration.planner.horizon))
+                start: now.adding(seconds: -86_400), end: max(horizonEnd, now.adding(seconds: Self.travelWeek)))
             var calendarErrors = failed.count
             // The routing engine asked once, for a way of no length: any answer in its own shape (a way, or its
             // "no route") says it is there.
@@ -153,20 +156,24 @@ extension CalwatchCommand {
             let classifier = Classifier(configuration)
             var attendeesSeen = false
             var flightsSeen = 0
-            for path in configuration.calendars {
+            var week: [Occurrence] = []
+            for (index, path) in configuration.calendars.enumerated() {
                 let result = CalendarScan(paths: [path], options: ExpansionOptions(window: window, defaultZone: zone))
                     .run()
                 CommandSupport.report(result.problems)
                 let errors = result.problems.filter { $0.severity == .error }.count
                 let warnings = result.problems.count - errors
                 if result.nothingReadable { calendarErrors += max(1, errors) } else { calendarErrors += errors }
-                let kinds = result.occurrences.map { classifier.classification(of: $0).kind }
-                if unsure { lines += Self.unsure(result.occurrences, classifier: classifier) }
-                attendeesSeen = attendeesSeen || result.occurrences.contains { !$0.source.component.attendees.isEmpty }
+                classifier.noteStops(of: result.occurrences, origin: Int32(index))
+                week += result.occurrences.filter { $0.start >= now && $0.start < now.adding(seconds: Self.travelWeek) }
+                let occurrences = result.occurrences.filter { $0.start < horizonEnd }
+                let kinds = occurrences.map { classifier.classification(of: $0).kind }
+                if unsure { lines += Self.unsure(occurrences, classifier: classifier) }
+                attendeesSeen = attendeesSeen || occurrences.contains { !$0.source.component.attendees.isEmpty }
                 flightsSeen += kinds.filter { $0 == .flight }.count
                 lines.append(
                     "  \(shown[path] ?? path): \(Self.count(result.sourceCount, "source")) read, "
-                        + "\(Self.count(result.occurrences.count, "occurrence")) in the next "
+                        + "\(Self.count(occurrences.count, "occurrence")) in the next "
                         + "\(DurationText.text(configuration.planner.horizon)) ("
                         + "\(Self.count(kinds.filter { $0 == .flight }.count, "flight")), "
                         + "\(Self.count(kinds.filter { $0 == .meeting }.count, "meeting"))), "
@@ -188,6 +195,11 @@ extension CalwatchCommand {
                 lines.append(
                     "  note: `me` is not set, so your own RSVP cannot be read (declined meetings still get reminders) "
                         + "and attendees make a meeting only when there are two or more; set `me: [you@example.com]`")
+            }
+            if !configuration.places.isEmpty || configuration.travel.routing != nil {
+                let (line, warning) = Self.travelLines(week, classifier: classifier, configuration: configuration)
+                lines.append(line)
+                if let warning { StandardStreams.error("\(source): warning: \(warning)\n") }
             }
             if let day = configuration.planner.day {
                 lines += Self.describe(
@@ -225,6 +237,52 @@ extension CalwatchCommand {
                         + "config.yml (summary, calendars or uids, and kind)")
             }
             return lines
+        }
+
+        /// How far ahead `check` looks for times to leave.
+        static let travelWeek: Int64 = 7 * 86_400
+
+        /// How many of the week's occurrences get a time to leave and why the others do not; a warning when places
+        /// or a routing engine are configured and none does, since then nothing is ever counted back from leaving.
+        static func travelLines(
+            _ week: [Occurrence], classifier: Classifier, configuration: Configuration
+        ) -> (line: String, warning: String?) {
+            let timed = week.filter { !$0.allDay && $0.status != .cancelled }
+            var missing: [TravelTimes.Missing: Int] = [:]
+            for occurrence in timed {
+                if let reason = classifier.missingLeave(for: occurrence) { missing[reason, default: 0] += 1 }
+            }
+            let getting = timed.count - missing.values.reduce(0, +)
+            let reasons = TravelTimes.Missing.allCases.compactMap { reason -> String? in
+                guard let count = missing[reason] else { return nil }
+                func counted(_ singular: String, _ plural: String) -> String {
+                    "\(count) " + (count == 1 ? singular : plural)
+                }
+                switch reason {
+                case .noTravelTime:
+                    return counted("has", "have")
+                        + " no travel time of its own, of its place or of its rule, and there is no routing engine "
+                        + "(travel.routing)"
+                case .noPoint:
+                    return counted("is", "are")
+                        + " at no known point (no GEO, no place with `at` matching the LOCATION"
+                        + (configuration.travel.geocoder == nil ? ", no travel.geocoder" : "") + ")"
+                case .noStart:
+                    return counted("has", "have")
+                        + " nowhere for the way to start (no event just before, no place with `at` whose hours hold "
+                        + "the time): give your home `hours: \"00:00-24:00\"`, or, with no hours anywhere, keep one "
+                        + "place or name one Home"
+                }
+            }
+            let line =
+                "  travel: \(getting) of \(count(timed.count, "timed occurrence")) in the next 7 days get a time to "
+                + "leave" + (reasons.isEmpty ? "" : "; " + reasons.joined(separator: "; "))
+            guard getting == 0, !timed.isEmpty else { return (line, nil) }
+            return (
+                line,
+                "places: no occurrence in the next 7 days gets a time to leave, so reminders count from the start: "
+                    + reasons.joined(separator: "; ")
+            )
         }
 
         /// "1 error", "2 errors".

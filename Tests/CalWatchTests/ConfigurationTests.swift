@@ -449,6 +449,25 @@ import Testing
         }
     }
 
+    /// A place's hours as people write "always" (`24:00` ends a span, as ISO 8601 and OpenStreetMap allow), and
+    /// what is refused with how to write it.
+    @Test func placeHoursMayEndAtMidnight() throws {
+        func hours(_ text: String) throws -> PlaceSettings.ClockHours? {
+            try Self.parse("places:\n  - { name: Home, hours: \"\(text)\" }\n").places.first?.hours
+        }
+        let always = try #require(try hours("00:00-24:00"))
+        #expect([0, 1, 719, 1439].allSatisfy(always.contains))
+        let evening = try #require(try hours("18:00-24:00"))
+        #expect(evening.contains(1439) && evening.contains(18 * 60) && !evening.contains(0))
+        let night = try #require(try hours("18:00-08:00"))
+        #expect(night.contains(0) && night.contains(7 * 60 + 59) && !night.contains(8 * 60))
+        for bad in ["24:00-08:00", "08:00-08:00", "00:00-24:01", "8-17", "09:00-25:00"] {
+            let problems = Self.problems("places:\n  - { name: Home, hours: \"\(bad)\" }\n")
+            #expect(
+                problems.map(\.description).joined().contains("or 00:00-24:00 for always"), "\(bad): \(problems)")
+        }
+    }
+
     @Test func durations() {
         #expect(DurationText.seconds("45s") == 45)
         #expect(DurationText.seconds("30m") == 1800)

@@ -173,6 +173,79 @@ import Testing
         }
     }
 
+    /// A first configuration as a new user writes it: one place and no hours. `check` counts the week's times to
+    /// leave, a replay routes the way from that place, and a configuration that gives none is warned about.
+    @Test func aFirstConfigurationOfOnePlaceGivesTimesToLeaveAndCheckSaysWhenNoneCome() async throws {
+        try await FeedServer.with(script: "routing-server.py") { server in
+            let folder = SinkFixtures.folder()
+            defer { try? FileManager.default.removeItem(atPath: folder) }
+            // The day after tomorrow, in the week `check` looks at.
+            let midnight = (Int(Date().timeIntervalSince1970) / 86_400 + 2) * 86_400
+            try """
+            BEGIN:VCALENDAR\r
+            VERSION:2.0\r
+            PRODID:-//routing//EN\r
+            BEGIN:VEVENT\r
+            UID:dentist\r
+            DTSTAMP:20270101T000000Z\r
+            DTSTART:\(NextCommandTests.stamp(midnight + 8 * 3600))\r
+            DTEND:\(NextCommandTests.stamp(midnight + 9 * 3600))\r
+            SUMMARY:Dentist\r
+            GEO:52.62;13.40\r
+            END:VEVENT\r
+            BEGIN:VEVENT\r
+            UID:call\r
+            DTSTAMP:20270101T000000Z\r
+            DTSTART:\(NextCommandTests.stamp(midnight + 13 * 3600))\r
+            DTEND:\(NextCommandTests.stamp(midnight + 14 * 3600))\r
+            SUMMARY:Call\r
+            END:VEVENT\r
+            END:VCALENDAR\r
+
+            """.write(toFile: folder + "/cal.ics", atomically: true, encoding: .utf8)
+            func configure(_ places: String) throws {
+                try """
+                calendars: [cal.ics]
+                timezone: UTC
+                places:
+                  \(places)
+                travel:
+                  routing: { engine: osrm, url: "\(server.url("/"))" }
+                sinks:
+                  - { type: jsonl, path: "-" }
+                """.write(toFile: folder + "/config.yml", atomically: true, encoding: .utf8)
+            }
+            let cli = CommandLineTests()
+            try configure("- { name: Home, at: { lat: 52.52, lon: 13.40 } }")
+            let check = try await cli.calwatch(["check", "--config", folder + "/config.yml"])
+            #expect(check.status == 0, "\(check.errors)")
+            #expect(check.output.contains("travel: 1 of 2 timed occurrences in the next 7 days get a time to leave"))
+            #expect(check.output.contains("1 is at no known point"), "\(check.output)")
+            #expect(!check.errors.contains("warning"), "\(check.errors)")
+            func date(_ seconds: Int) -> String {
+                let digits = Array(NextCommandTests.stamp(seconds))
+                return String(digits[0..<4]) + "-" + String(digits[4..<6]) + "-" + String(digits[6..<8])
+            }
+            let replay = try await cli.calwatch([
+                "replay", "--config", folder + "/config.yml", "--from", date(midnight), "--to",
+                date(midnight + 86_400),
+            ])
+            #expect(replay.status == 0, "\(replay.errors)")
+            let leave = replay.output.split(separator: "\n").first { $0.contains(#""type":"calwatch.reminderDue""#) }
+            #expect(leave?.contains(#""source":"routing""#) == true, "\(replay.output)")
+            #expect(leave?.contains(#""origin":{"name":"Home""#) == true, "\(leave ?? "")")
+
+            // An office with hours, and the morning's way: nothing says where it starts.
+            try configure("- { name: Office, at: { lat: 52.50, lon: 13.37 }, hours: \"09:00-17:00\" }")
+            let warned = try await cli.calwatch(["check", "--config", folder + "/config.yml"])
+            #expect(warned.status == 0, "\(warned.errors)")
+            #expect(
+                warned.errors.contains("warning: places: no occurrence in the next 7 days gets a time to leave"),
+                "\(warned.errors)")
+            #expect(warned.errors.contains("1 has nowhere for the way to start"), "\(warned.errors)")
+        }
+    }
+
     /// The daemon as a user runs it: an item with a point and no travel time, the engine's answer planned as soon as
     /// it comes, once, with the buffer.
     @Test func theDaemonPlansTheTimeToLeaveTheEngineGives() async throws {

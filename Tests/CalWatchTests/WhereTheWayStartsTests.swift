@@ -232,4 +232,50 @@ import Testing
             [client], facts: { _ in facts }, options: .init(), now: utc("2027-03-05T08:53:00Z"), zone: .utc)
         #expect(NextUpFormat.line(status) == "Leave in 12 min for Client visit (25 min by bike)")
     }
+
+    /// A first configuration: places without hours. The way to the day's first event starts at the only place, or
+    /// at the one named Home among several; once any place has hours, only hours say.
+    @Test(
+        arguments: [
+            ("- { name: Home, at: { lat: 52.52, lon: 13.40 } }", "Home"),
+            (
+                "- { name: home, at: { lat: 52.52, lon: 13.40 } }\n  - { name: Office, match: [Client], travelTime: 25m }",
+                "home"
+            ),
+            (
+                "- { name: Flat, at: { lat: 52.52, lon: 13.40 } }\n  - { name: Office, at: { lat: 52.5, lon: 13.37 } }",
+                nil
+            ),
+            (
+                "- { name: Home, at: { lat: 52.52, lon: 13.40 } }\n  - { name: Office, at: { lat: 52.5, lon: 13.37 }, hours: 09:00-17:00 }",
+                nil
+            ),
+            ("- { name: Home, at: { lat: 52.52, lon: 13.40 }, hours: \"00:00-24:00\" }", "Home"),
+        ] as [(String, String?)])
+    func withoutHoursTheWayStartsAtTheOnlyPlaceOrAtHome(places: String, origin: String?) throws {
+        let configuration = try ConfigurationLoader.parse(
+            """
+            places:
+              \(places)
+            travel:
+              routing: { engine: osrm, url: "http://127.0.0.1:9" }
+            """, file: "config.yml", directory: "/tmp", environment: [:])
+        let routes = RouteCache()
+        let (day, classifier) = try Self.day(configuration, routes: routes)
+        let dentist = try #require(day["dentist"])
+        _ = classifier.facts(for: dentist)
+        let wanted = routes.takeWanted()
+        #expect(wanted.first?.origin == (origin == nil ? nil : GeoPoint(latitude: 52.52, longitude: 13.40)))
+        #expect(classifier.missingLeave(for: dentist) == (origin == nil ? .noStart : nil))
+        guard let key = wanted.first else { return }
+        routes.store(900, for: key)
+        let leave = try #require(classifier.facts(for: dentist).leave)
+        #expect(leave.origin?.name == origin)
+        let steps = DecisionTrace.steps(of: leave) { $0.description }.joined(separator: "\n")
+        #expect(
+            steps.contains(
+                places.contains("hours")
+                    ? "whose hours in places: hold the time" : "where the way starts when nothing else says"),
+            "\(steps)")
+    }
 }

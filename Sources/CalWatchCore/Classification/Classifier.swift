@@ -190,6 +190,15 @@ public final class Classifier: Sendable {
         return facts
     }
 
+    /// Why `occurrence` would get no time to leave (`TravelTimes.missing`), for `check`; `nil` for a flight (its
+    /// rule always gives one) and for one that gets one.
+    public func missingLeave(for occurrence: Occurrence) -> TravelTimes.Missing? {
+        let known = known(occurrence)
+        guard known.result.kind != .flight else { return nil }
+        return travel.missing(
+            for: occurrence, at: known.place.map { travel.places[$0] }, facts: facts(for: occurrence))
+    }
+
     /// Notes where `occurrences` (one group, a file's) leave the user (`TravelTimes.itinerary`): the ways to the
     /// events after them start there. Returns whether that changed what the itinerary holds, in which case the
     /// occurrences of other groups after them may leave at another time and should be planned again.

@@ -503,10 +503,17 @@ struct ConfigurationReader {
                 case "hours":
                     guard let text = string(value, at: path) else { break }
                     let ends = text.split(separator: "-").map { String($0).trimmingCharacters(in: .whitespaces) }
-                    if ends.count == 2, let from = Self.minutes(ends[0]), let to = Self.minutes(ends[1]), from != to {
+                    // `24:00` ends a span at midnight (ISO 8601 and OpenStreetMap's opening hours allow it), so
+                    // `00:00-24:00` is always.
+                    if ends.count == 2, let from = Self.minutes(ends[0]),
+                        let to = ends[1] == "24:00" ? 24 * 60 : Self.minutes(ends[1]), from != to
+                    {
                         place.hours = .init(from: from, to: to)
                     } else {
-                        note(value, path, "'\(text)' is not a span of clock hours; write it like 18:00-08:00")
+                        note(
+                            value, path,
+                            "'\(text)' is not a span of clock hours; write it like 18:00-08:00, or 00:00-24:00 for "
+                                + "always")
                     }
                 default: break
                 }

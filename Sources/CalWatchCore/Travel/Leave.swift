@@ -33,6 +33,8 @@ public struct Leave: Sendable, Hashable {
         case landing(String?, end: Instant)
         /// The hours of the place in `places:`.
         case placeHours
+        /// No place has hours, and this is the only one (or the one named Home).
+        case startingPlace
     }
 
     /// The instant to leave.

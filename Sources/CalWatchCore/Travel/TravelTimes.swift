@@ -16,6 +16,9 @@ public struct TravelTimes: Sendable {
     /// The rules, when one of them says how to get there (`travelMode:`, `travelTime:`); the first an occurrence
     /// meets is its rule, as for its reminders.
     let travelRules: [ReminderRule]
+    /// Where the way starts when nothing else says and no place has `hours`: the only place, or the one named Home.
+    /// A first configuration often names one place and no hours; it should still route from there.
+    let startingPlace: PlaceSettings?
 
     public init(
         places: [PlaceSettings], travel: TravelSettings = TravelSettings(), routes: RouteCache? = nil,
@@ -26,6 +29,9 @@ public struct TravelTimes: Sendable {
         self.routes = routes
         self.geocodes = geocodes
         travelRules = rules.contains { $0.travelMode != nil || $0.travelTime != nil } ? rules : []
+        startingPlace =
+            places.contains { $0.hours != nil }
+            ? nil : places.count == 1 ? places[0] : places.first { $0.name.lowercased() == "home" }
     }
 
     /// Whether anything here reads where the user is between events: places to start from, or an engine to ask.
@@ -52,12 +58,7 @@ public struct TravelTimes: Sendable {
                 seconds: Int64, source: Leave.Source, mode: TravelSettings.Mode?,
                 origin: (place: Leave.Place, basis: Leave.OriginBasis)?
             )
-        // At most two days, checked before the days are multiplied out (a calendar can write P99999999W).
-        if let duration = component.travelDuration, !duration.isNegative, duration.nominalDays <= 2,
-            duration.exactSeconds <= 2 * 86_400,
-            case let seconds = Int64(duration.nominalDays) * 86_400 + duration.exactSeconds, seconds > 0,
-            seconds <= 2 * 86_400
-        {
+        if let seconds = Self.writtenTravelSeconds(of: component) {
             travel = (seconds, .appleTravelDuration, nil, nil)
         } else if let seconds = place?.travelTime, seconds > 0 {
             travel = (seconds, .place, nil, nil)
@@ -79,6 +80,44 @@ public struct TravelTimes: Sendable {
             destination: destination)
         leave.originBasis = origin?.basis
         return leave
+    }
+
+    /// The item's own travel time (`X-APPLE-TRAVEL-DURATION`), when it is one of at most two days.
+    static func writtenTravelSeconds(of component: CalendarComponent) -> Int64? {
+        // Checked before the days are multiplied out (a calendar can write P99999999W).
+        guard let duration = component.travelDuration, !duration.isNegative, duration.nominalDays <= 2,
+            duration.exactSeconds <= 2 * 86_400,
+            case let seconds = Int64(duration.nominalDays) * 86_400 + duration.exactSeconds, seconds > 0,
+            seconds <= 2 * 86_400
+        else { return nil }
+        return seconds
+    }
+
+    /// Why an occurrence would get no time to leave, as `check` says it.
+    public enum Missing: Sendable, Hashable, CaseIterable {
+        /// No travel time of its own, of its place or of its rule, and no routing engine.
+        case noTravelTime
+        /// An engine would be asked, but the occurrence is at no known point.
+        case noPoint
+        /// An engine would be asked, but nothing says where the way starts.
+        case noStart
+    }
+
+    /// Why `occurrence` (not a flight) would get no time to leave; `nil` when it gets one, or will once the routing
+    /// engine (and the geocoder, for an address) answers. Asks nothing of either.
+    public func missing(for occurrence: Occurrence, at place: PlaceSettings?, facts: PlanningFacts) -> Missing? {
+        guard !occurrence.allDay, occurrence.status != .cancelled else { return nil }
+        let component = occurrence.source.component
+        let rule = travelRules.first { $0.matches(occurrence, facts: facts) }
+        if Self.writtenTravelSeconds(of: component) != nil || (place?.travelTime ?? 0) > 0 || rule?.travelTime != nil {
+            return nil
+        }
+        guard travel.routing != nil else { return .noTravelTime }
+        let addressAsked = travel.geocoder != nil && component.location != nil
+        guard point(of: component, at: place, asking: false) != nil || addressAsked else { return .noPoint }
+        let departure = occurrence.start.adding(seconds: -Self.routingEstimate)
+        guard origin(of: occurrence, leaving: departure, excluding: place)?.place.at != nil else { return .noStart }
+        return nil
     }
 
     /// A routed way to `to` for arriving by `arrival` (an event's start; for a flight, the airport lead before its
@@ -130,7 +169,8 @@ public struct TravelTimes: Sendable {
 
     /// Where the way to `occurrence` starts: the place of the last event that ends before it, within
     /// `travel.fromPreviousWithin` and on the same day (a flight's arrival airport, within a day); else the place of
-    /// `places:` (not the destination) whose hours hold the wall-clock time of `leaving`.
+    /// `places:` (not the destination) whose hours hold the wall-clock time of `leaving`; else, when no place has
+    /// hours, `startingPlace`.
     func origin(of occurrence: Occurrence, leaving: Instant, excluding destination: PlaceSettings?) -> (
         place: Leave.Place, basis: Leave.OriginBasis
     )? {
@@ -144,8 +184,11 @@ public struct TravelTimes: Sendable {
         }
         let wall = zone.wallClock(at: leaving)
         let minute = wall.hour * 60 + wall.minute
-        let here = places.first { $0.name != destination?.name && $0.hours?.contains(minute) == true }
-        return here.map { (Leave.Place(name: $0.name, at: $0.at), .placeHours) }
+        if let here = places.first(where: { $0.name != destination?.name && $0.hours?.contains(minute) == true }) {
+            return (Leave.Place(name: here.name, at: here.at), .placeHours)
+        }
+        guard let home = startingPlace, home.name != destination?.name else { return nil }
+        return (Leave.Place(name: home.name, at: home.at), .startingPlace)
     }
 
     /// Where the user is after `occurrence`, for the way to the next event: its GEO or the point of its place of

@@ -328,6 +328,9 @@ public struct DecisionTrace: Sendable {
         case .landing(let summary, let end)?:
             steps.append("  from: \(named(leave.origin)), where \(summary ?? "a flight") lands at \(at(end))")
         case .placeHours?: steps.append("  from: \(named(leave.origin)), whose hours in places: hold the time")
+        case .startingPlace?:
+            steps.append(
+                "  from: \(named(leave.origin)), where the way starts when nothing else says (no place has hours)")
         case nil: steps.append("  from: not known (no event before it, no place whose hours hold the time)")
         }
         steps.append("  the way: \(leave.explanation)")
