@@ -82,6 +82,17 @@ struct CardText {
         return card
     }
 
+    /// The time to get ready: critical, as a wake-up is, with directions when there is a place.
+    func prepare(_ entry: JournalStore.Entry) -> NotificationBus.Card {
+        var card = NotificationBus.Card(summary: ReminderText.prepare(entry), body: body(entry))
+        card.urgency = 2
+        card.category = "x-calwatch.reminder"
+        card.icon = "alarm-symbolic"
+        card.stack = "prepare " + entry.event.subject
+        if actions && ReminderText.link(entry) != nil { card.actions.append(("default", "Directions")) }
+        return card
+    }
+
     func flight(_ entry: JournalStore.Entry) -> NotificationBus.Card {
         var card = NotificationBus.Card(summary: "Flight: \(ReminderText.title(entry))", body: body(entry))
         card.urgency = 0

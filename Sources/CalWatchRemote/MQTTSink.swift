@@ -36,6 +36,11 @@ public actor MQTTSink: EventSink {
     /// `leave_by` is for (leaving after it has started is no longer the question).
     private var nextEnds: Instant?
     private var leaveByUntil: Instant?
+    /// When the retained `wake_at` (the time to get ready) stops being true: the time to leave it is for.
+    private var wakeAtUntil: Instant?
+    /// Whose time to get ready `wake_at` holds, and which: a moved time of the same occurrence replaces it, the
+    /// same time is not said again.
+    private var wakeAt: (subject: String, instant: Instant)?
 
     public init(
         settings: MQTTSettings, name: String, logger: Logger, version: String = "unknown",
@@ -76,7 +81,7 @@ public actor MQTTSink: EventSink {
             if (try? publish(messages, on: client)) != nil { announcedOn = connection }
         }
         while !context.isStopped {
-            let wake = [nextEnds, leaveByUntil].compactMap { $0 }.min()
+            let wake = [nextEnds, leaveByUntil, wakeAtUntil].compactMap { $0 }.min()
             let left = wake.map { $0.secondsSinceEpoch - now().instant.secondsSinceEpoch } ?? 60
             await withTaskGroup(of: Void.self) { race in
                 race.addTask { try? await Task.sleep(for: .seconds(min(60, max(1, left)))) }
@@ -99,6 +104,7 @@ public actor MQTTSink: EventSink {
         var messages: [(topic: String, payload: String, retain: Bool)] = []
         if let ends = nextEnds, ends <= instant { messages.append((base + "/next", Self.nothingNext, true)) }
         if let until = leaveByUntil, until <= instant { messages.append((base + "/leave_by", "None", true)) }
+        if let until = wakeAtUntil, until <= instant { messages.append((base + "/wake_at", "None", true)) }
         return messages
     }
 
@@ -106,6 +112,7 @@ public actor MQTTSink: EventSink {
     private func forgetStates(passedBy instant: Instant) {
         if let ends = nextEnds, ends <= instant { nextEnds = nil }
         if let until = leaveByUntil, until <= instant { leaveByUntil = nil }
+        if let until = wakeAtUntil, until <= instant { wakeAtUntil = nil }
     }
 
     /// The `next` state when nothing is next: JSON, as the entity's template reads it, whose summary is null.
@@ -140,6 +147,18 @@ public actor MQTTSink: EventSink {
                 }
             default:
                 break
+            }
+            // The time to get ready, from the first event about the occurrence that knows it (a flight detected,
+            // a live activity, a reminder, at the latest its `prepareDue`), until the time to leave; a nearer one
+            // takes its place.
+            if let leave = entry.facts.leave, let wake = leave.prepareBy, entry.event.time < leave.by,
+                wakeAt?.instant != wake || wakeAtUntil == nil,
+                wakeAtUntil.map({ leave.by <= $0 || $0 <= entry.event.time }) ?? true
+                    || wakeAt?.subject == entry.event.subject
+            {
+                messages.append((base + "/wake_at", "\(wake)", true))
+                wakeAtUntil = leave.by
+                wakeAt = (entry.event.subject, wake)
             }
             if live.values.contains(.meeting) != inMeeting {
                 inMeeting.toggle()
@@ -335,6 +354,14 @@ public actor MQTTSink: EventSink {
                 document([
                     "name": "Leave by", "unique_id": id + "_leave_by", "state_topic": base + "/leave_by",
                     "device_class": "timestamp", "icon": "mdi:car-clock",
+                ]), true
+            ))
+        messages.append(
+            (
+                "\(prefix)/sensor/\(id)_wake_at/config",
+                document([
+                    "name": "Get ready at", "unique_id": id + "_wake_at", "state_topic": base + "/wake_at",
+                    "device_class": "timestamp", "icon": "mdi:alarm",
                 ]), true
             ))
         return messages

@@ -174,6 +174,9 @@ public actor WebhookSink: EventSink {
         case .flightDetected:
             title = "Flight " + ReminderText.title(entry)
             urgent = false
+        case .prepareDue:
+            title = ReminderText.prepare(entry)
+            urgent = true
         case .conflictDetected, .overrunDetected, .invitationPending, .agendaDue:
             guard let day = ReminderText.day(entry) else { return nil }
             title = day.title

@@ -165,7 +165,9 @@ import Testing
             let all = Self.received(folder + "/all.txt")
             // Each event once, on its type's topic, its payload the line the JSON Lines sink wrote, with QoS 1.
             let events = all.filter { $0[0].hasPrefix("calwatch/test/") && $0[0].split(separator: "/").count == 3 }
-                .filter { !["status", "live", "next", "leave_by"].contains(String($0[0].split(separator: "/")[2])) }
+                .filter {
+                    !["status", "live", "next", "leave_by", "wake_at"].contains(String($0[0].split(separator: "/")[2]))
+                }
             #expect(events.map { $0[3] } == lines, "\(events.map { $0[0] })")
             for event in events {
                 let type = String(event[0].split(separator: "/")[2])
@@ -181,6 +183,7 @@ import Testing
                     "homeassistant/binary_sensor/calwatch_test_in_meeting/config",
                     "homeassistant/sensor/calwatch_test_next/config",
                     "homeassistant/sensor/calwatch_test_leave_by/config",
+                    "homeassistant/sensor/calwatch_test_wake_at/config",
                 ])
             for config in configs { try Self.validateDiscovery(topic: config[0], document: config[3]) }
             let meeting = try #require(configs.first { $0[0].contains("in_meeting") })
@@ -285,6 +288,65 @@ import Testing
             try await offCooperativePool { late.waitUntilExit() }
             let retained = Dictionary(Self.received(folder + "/late.txt").map { ($0[0], $0[3]) }) { first, _ in first }
             #expect(retained == ["calwatch/past/next": MQTTSink.nothingNext, "calwatch/past/leave_by": "None"])
+        }
+    }
+
+    /// A morning whose first meeting is across town, with time to get ready: the way asked of the routing stand-in
+    /// from home, `prepareDue` at the time to leave less `prep`, and Home Assistant's "Get ready at" sensor holding
+    /// that instant from the first event about the meeting (here `prepareDue` itself) until the time to leave.
+    @Test func aMorningAcrossTownGivesPrepareDueAndTheWakeAtSensor() async throws {
+        try await FeedServer.with(script: "routing-server.py") { server in
+            try await Self.withBroker { port, broker, folder in
+                let watcher = try Self.subscribe(
+                    ["calwatch/wake/#", "homeassistant/sensor/+/config"], port: port, into: folder + "/all.txt")
+                defer { watcher.signalIfRunning(SIGKILL) }
+                try await broker.subscriptions(1)
+                let work = try await NotifySinkTests.replay(
+                    """
+                    BEGIN:VEVENT\r
+                    UID:client-visit\r
+                    DTSTAMP:20260201T100000Z\r
+                    DTSTART:20260303T090000Z\r
+                    DTEND:20260303T100000Z\r
+                    SUMMARY:Client visit\r
+                    GEO:52.62;13.40\r
+                    END:VEVENT\r
+
+                    """,
+                    """
+                    instance: wake
+                    places:
+                      - { name: Home, at: { lat: 52.52, lon: 13.40 } }
+                    travel:
+                      prep: 45m
+                      routing: { engine: osrm, url: "\(server.url("/"))" }
+                    reminders: { offsets: [15m], anchor: { event: leaveBy } }
+                    liveActivity: { lead: 30m, updateEvery: 15m }
+                    sinks:
+                      - { type: jsonl, path: events.jsonl }
+                      - { type: mqtt, url: "mqtt://127.0.0.1:\(port)" }
+                    """, from: "2026-03-03T06:00:00Z", to: "2026-03-03T12:00:00Z")
+                defer { try? FileManager.default.removeItem(atPath: work) }
+                // 0.1 degrees: 600 s in the stand-in; leave at 08:50, get ready 45 minutes before.
+                let events = SinkFixtures.lines(work + "/events.jsonl")
+                let prepare = events.filter { $0.contains(#""type":"calwatch.prepareDue""#) }
+                #expect(prepare.count == 1, "\(events)")
+                #expect(prepare.first?.contains(#""time":"2026-03-03T08:05:00Z""#) == true, "\(prepare)")
+                #expect(
+                    prepare.first?.contains(
+                        #""prepareBy":"2026-03-03T08:05:00Z","prepSeconds":2700,"prepSource":"travel""#) == true)
+                // Getting ready comes first, before the live activity (08:20) and the reminder (08:35).
+                #expect(events.firstIndex { $0.contains("prepareDue") } == 0, "\(events)")
+                let all = { Self.received(folder + "/all.txt") }
+                try await slowly("the time to get ready set, then cleared") {
+                    all().contains { $0[0] == "calwatch/wake/wake_at" && $0[3] == "None" }
+                }
+                let states = all().filter { $0[0] == "calwatch/wake/wake_at" }.map { $0[3] }
+                #expect(states == ["2026-03-03T08:05:00Z", "None"], "\(states)")
+                let config = try #require(all().first { $0[0] == "homeassistant/sensor/calwatch_wake_wake_at/config" })
+                try Self.validateDiscovery(topic: config[0], document: config[3])
+                #expect(config[3].contains(#""device_class":"timestamp""#))
+            }
         }
     }
 

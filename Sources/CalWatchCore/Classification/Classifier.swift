@@ -177,6 +177,7 @@ public final class Classifier: Sendable {
                     by: atAirport.adding(seconds: -seconds), travelSeconds: seconds, source: .flightRule,
                     mode: way?.mode, origin: way?.origin.place, destination: airport)
                 leave.originBasis = way?.origin.basis
+                leave.prep = travel.prep(for: occurrence, facts: facts, place: nil, flights: leads)
                 facts.leave = leave
             }
             // What makes the flight detected again when it changes (docs/design.md §5).

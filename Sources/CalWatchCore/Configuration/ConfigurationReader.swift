@@ -14,6 +14,8 @@ struct ConfigurationReader {
         static let liveActivityUpdate = day
         static let liveActivityDuration = 31 * day
         static let flightLead = 2 * day
+        /// Time to get ready before leaving (`prep:`).
+        static let prep: Int64 = 12 * 3600
         static let keep = 36_500 * day
         static let hookTimeout = day
         static let hookConcurrency = 64
@@ -157,7 +159,8 @@ struct ConfigurationReader {
                     item, at: path,
                     known: [
                         "calendars", "kinds", "services", "summary", "offsets", "allDay", "liveActivity", "attendance",
-                        "quietHours", "anchor", "travelMode", "travelTime", "agendaAt", "travelZone", "conflicts",
+                        "quietHours", "anchor", "travelMode", "travelTime", "prep", "agendaAt", "travelZone",
+                        "conflicts",
                     ])
             else { continue }
             var rule = ReminderRule()
@@ -205,6 +208,7 @@ struct ConfigurationReader {
                 case "anchor": rule.anchor = choice(value, at: at, of: ReminderDetail.Anchor.self)
                 case "travelMode": rule.travelMode = choice(value, at: at, of: TravelSettings.Mode.self)
                 case "travelTime": rule.travelTime = duration(value, at: at, positive: true, atMost: Limits.flightLead)
+                case "prep": rule.prep = duration(value, at: at, atMost: Limits.prep)
                 case "agendaAt": rule.agendaAt = clockTime(value, at: at)
                 case "travelZone": rule.travelZone = bool(value, at: at)
                 case "conflicts": rule.conflicts = bool(value, at: at)
@@ -469,7 +473,8 @@ struct ConfigurationReader {
         var places: [PlaceSettings] = []
         for (index, entry) in list(node, at: "places", single: false).enumerated() {
             let at = "places[\(index)]"
-            guard let fields = mapping(entry.node, at: at, known: ["name", "at", "match", "travelTime", "hours"])
+            guard
+                let fields = mapping(entry.node, at: at, known: ["name", "at", "match", "travelTime", "hours", "prep"])
             else { continue }
             guard let (_, nameNode) = fields["name"], let name = string(nameNode, at: at + ".name"),
                 !name.trimmingCharacters(in: .whitespaces).isEmpty, name.count <= 200
@@ -500,6 +505,7 @@ struct ConfigurationReader {
                         !$0.isEmpty
                     }
                 case "travelTime": place.travelTime = duration(value, at: path, atMost: Limits.flightLead)
+                case "prep": place.prep = duration(value, at: path, atMost: Limits.prep)
                 case "hours":
                     guard let text = string(value, at: path) else { break }
                     let ends = text.split(separator: "-").map { String($0).trimmingCharacters(in: .whitespaces) }
@@ -528,7 +534,7 @@ struct ConfigurationReader {
         guard
             let keys = mapping(
                 node, at: "travel",
-                known: ["mode", "buffer", "fromPreviousWithin", "replanAfter", "routing", "geocoder"])
+                known: ["mode", "buffer", "fromPreviousWithin", "replanAfter", "routing", "geocoder", "prep"])
         else { return }
         for (key, (_, value)) in keys {
             let path = "travel." + key
@@ -566,6 +572,7 @@ struct ConfigurationReader {
                 travel.geocoder = geocoder
             case "fromPreviousWithin":
                 if let seconds = duration(value, at: path, atMost: 86_400) { travel.fromPreviousWithin = seconds }
+            case "prep": travel.prep = duration(value, at: path, atMost: Limits.prep)
             case "replanAfter":
                 if let seconds = duration(value, at: path, atMost: 86_400) { travel.replanAfter = seconds }
             case "routing":
@@ -623,7 +630,7 @@ struct ConfigurationReader {
     }
 
     private mutating func readFlights(_ node: Node, into flights: inout FlightLeads) {
-        guard let keys = mapping(node, at: "flights", known: ["airportLead", "travelTime"]) else { return }
+        guard let keys = mapping(node, at: "flights", known: ["airportLead", "travelTime", "prep"]) else { return }
         for (key, (_, value)) in keys {
             switch key {
             case "airportLead":
@@ -639,6 +646,7 @@ struct ConfigurationReader {
                 if let seconds = duration(value, at: "flights.travelTime", atMost: Limits.flightLead) {
                     flights.travelTime = seconds
                 }
+            case "prep": flights.prep = duration(value, at: "flights.prep", atMost: Limits.prep)
             default: break
             }
         }

@@ -8,6 +8,8 @@ public struct FlightLeads: Sendable, Hashable {
     public var international: Int64 = 10_800
     /// Seconds to get to the airport.
     public var travelTime: Int64 = 2700
+    /// Time to get ready before leaving for the airport (seconds), unless the flight's rule says.
+    public var prep: Int64?
 
     public init() {}
 }

@@ -12,6 +12,8 @@ public struct PlaceSettings: Sendable, Hashable {
     /// Where the user is at these clock hours (minutes after midnight, `from` to `to`, across midnight when `to` is
     /// earlier), when no event says otherwise.
     public var hours: ClockHours?
+    /// Time to get ready before leaving for an event here (seconds), unless its rule says.
+    public var prep: Int64?
 
     /// Clock hours, `18:00-08:00`.
     public struct ClockHours: Sendable, Hashable {

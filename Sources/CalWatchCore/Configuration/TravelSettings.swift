@@ -72,6 +72,9 @@ public struct TravelSettings: Sendable, Hashable {
     /// An engine's new answer for a way moves the time to leave, and the reminders counted from it, only when it
     /// differs from the last by more than this: a minute's difference is not worth new reminders.
     public var replanAfter: Int64 = 300
+    /// Time to get ready before leaving for anything with a time to leave, unless its rule, place or
+    /// `flights.prep` says; `nil`: none.
+    public var prep: Int64?
     /// `nil`: no engine; only travel times the calendar or `places:` give.
     public var routing: Routing?
     /// `nil`: no geocoder; a LOCATION is placed by `places:` only.

@@ -6,6 +6,8 @@ public enum EventType: String, Sendable, CaseIterable, Hashable {
     /// The day as a whole (`day:`): two occurrences overlap, one runs on into the next, an invitation is not
     /// answered, the day's agenda.
     case conflictDetected, overrunDetected, invitationPending, agendaDue
+    /// Time to get ready: the time to leave less `prep:` (a wake-up, a home scene).
+    case prepareDue
 
     /// The CloudEvents `type`: `calwatch.` and the event name.
     public var cloudEventType: String { "calwatch." + rawValue }

@@ -17,6 +17,8 @@ public struct PlannedEvent: Hashable, Sendable {
         indirect case overrunDetected(OverrunDetail)
         case invitationPending(InvitationDetail)
         indirect case agendaDue(AgendaDetail)
+        /// The time to get ready has come; `data.leave` says for when and why.
+        case prepareDue
 
         /// The event's type.
         public var type: EventType {
@@ -33,6 +35,7 @@ public struct PlannedEvent: Hashable, Sendable {
             case .overrunDetected: .overrunDetected
             case .invitationPending: .invitationPending
             case .agendaDue: .agendaDue
+            case .prepareDue: .prepareDue
             }
         }
     }

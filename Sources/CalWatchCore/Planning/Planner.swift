@@ -47,6 +47,7 @@ public enum Planner {
         let context = Context(subject: subject, configuration: configuration, now: now)
         context.planFlightDetected(state: state, into: &due, wake: wakeAt)
         context.planReminders(state: state, into: &due, wake: wakeAt)
+        if subject.facts.leave?.prep != nil { context.planPrepare(state: state, into: &due, wake: wakeAt) }
         context.planLiveActivity(state: state, into: &due, wake: wakeAt)
         if configuration.day?.pendingInvitations.isEmpty == false {
             context.planInvitationPending(state: state, into: &due, wake: wakeAt)
@@ -81,6 +82,7 @@ public enum Planner {
             ? configuration.rules.first { $0.matches(occurrence, facts: facts) } : nil
         var earliest = Subject.anchor(occurrence, facts: facts, rule: rule, configuration: configuration).instant
             .adding(seconds: -configuration.lookAhead)
+        if let prepareBy = facts.leave?.prepareBy { earliest = min(earliest, prepareBy) }
         if configuration.calendarAlarms, let alarm = AlarmExpander.triggers(of: occurrence).map(\.trigger).min() {
             earliest = min(earliest, alarm)
         }
@@ -233,7 +235,7 @@ public enum Planner {
         case .flightDetected, .agendaDue, .conflictDetected: 1
         case .liveActivityStart: 2
         case .liveActivityUpdate: 3
-        case .reminderDue, .invitationPending, .overrunDetected: 4
+        case .prepareDue, .reminderDue, .invitationPending, .overrunDetected: 4
         case .reminderSnoozed, .reminderDismissed, .reminderAcknowledged: 5
         }
     }
@@ -332,6 +334,24 @@ public enum Planner {
                 late: lateness > grace, lateness: lateness > grace ? lateness : 0,
                 deferredFrom: candidate.deferredFrom)
             due.append(base(.reminderDue(reminder), id: candidate.id, time: candidate.time, expiry: candidate.expiry))
+        }
+
+        /// The time to get ready (the time to leave less `prep:`): once for each instant it has, while the time to
+        /// leave is ahead; again when that moves (a route's new answer). Quiet hours do not hold it back: it is the
+        /// wake-up. Dismissed and declined occurrences get none, as they get no reminders.
+        func planPrepare(state: PlannerState, into due: inout [PlannedEvent], wake: (Instant) -> Void) {
+            guard remindable, !cancelled, let leaveBy = subject.facts.leaveBy,
+                let prepareBy = subject.facts.leave?.prepareBy
+            else { return }
+            if subject.facts.declined && !configuration.includeDeclined { return }
+            if !state.answers.isEmpty, state.answers[key]?.silenced != nil { return }
+            let id = EventID.make(
+                subject.seed, .prepareDue, "prepare,leave", prepareBy.secondsSinceEpoch,
+                leaveBy.secondsSinceEpoch)
+            guard !state.hasEmitted(id) else { return }
+            guard prepareBy <= now else { return wake(prepareBy) }
+            guard now < leaveBy else { return }
+            due.append(base(.prepareDue, id: id, time: prepareBy, expiry: leaveBy))
         }
 
         /// Until when a reminder of this occurrence is of use: its end, or a flight's departure.

@@ -63,7 +63,8 @@ public struct PlannerState: Sendable, Hashable {
             active[event.key]?.reported(at: event.time, fingerprint: fingerprint, end: event.occurrenceEnd)
         case .liveActivityEnd:
             active[event.key] = nil
-        case .reminderDue, .flightDetected, .conflictDetected, .overrunDetected, .invitationPending, .agendaDue:
+        case .reminderDue, .flightDetected, .conflictDetected, .overrunDetected, .invitationPending, .agendaDue,
+            .prepareDue:
             break
         case .reminderSnoozed, .reminderDismissed, .reminderAcknowledged:
             var answers = self.answers[event.key] ?? Answers(occurrenceEnd: event.occurrenceEnd)

@@ -28,6 +28,8 @@ public struct ReminderRule: Sendable, Hashable {
     public var travelMode: TravelSettings.Mode?
     /// A fixed time for the way to its occurrences (seconds), after the item's own travel time and its place's.
     public var travelTime: Int64?
+    /// Time to get ready before leaving for its occurrences (seconds): `prepareBy` = time to leave − prep.
+    public var prep: Int64?
     /// An agenda of its own at this time of day (minutes after midnight): the occurrences it is the first match of
     /// leave `day.agendaAt`'s for it.
     public var agendaAt: Int?

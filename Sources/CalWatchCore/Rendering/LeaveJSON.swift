@@ -10,6 +10,11 @@ package enum LeaveJSON {
         writer.field("mode", leave.mode?.rawValue)
         writePlace(leave.origin, field: "origin", to: &writer)
         writePlace(leave.destination, field: "destination", to: &writer)
+        if let prep = leave.prep, let prepareBy = leave.prepareBy {
+            writer.field("prepareBy", prepareBy)
+            writer.field("prepSeconds", Int(prep.seconds))
+            writer.field("prepSource", prep.source.rawValue)
+        }
         writer.endObject()
         guard let point = leave.destination?.at else { return }
         writer.beginObject(field: "links")

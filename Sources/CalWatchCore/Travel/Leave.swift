@@ -51,6 +51,33 @@ public struct Leave: Sendable, Hashable {
     public var originBasis: OriginBasis?
     /// Where the occurrence is: its `GEO` or Apple structured location, a place of `places:`, a flight's airport.
     public var destination: Place?
+    /// Time to get ready before leaving, and whose setting it is; `nil` when none is configured.
+    public var prep: Prep?
+
+    /// Time to get ready before leaving (`prep:`), and where it was set.
+    public struct Prep: Sendable, Hashable {
+        public enum Source: String, Sendable, Hashable {
+            /// The occurrence's rule in `rules:`.
+            case rule
+            /// The place of `places:` it is at.
+            case place
+            /// `flights.prep`.
+            case flights
+            /// `travel.prep`, for everything with a time to leave.
+            case travel
+        }
+
+        public var seconds: Int64
+        public var source: Source
+
+        public init(seconds: Int64, source: Source) {
+            self.seconds = seconds
+            self.source = source
+        }
+    }
+
+    /// When to start getting ready: the time to leave less `prep`; `nil` without one.
+    public var prepareBy: Instant? { prep.map { by.adding(seconds: -$0.seconds) } }
 
     public init(
         by: Instant, travelSeconds: Int64, source: Source, mode: TravelSettings.Mode? = nil, origin: Place? = nil,

@@ -28,7 +28,7 @@ public struct TravelTimes: Sendable {
         self.travel = travel
         self.routes = routes
         self.geocodes = geocodes
-        travelRules = rules.contains { $0.travelMode != nil || $0.travelTime != nil } ? rules : []
+        travelRules = rules.contains { $0.travelMode != nil || $0.travelTime != nil || $0.prep != nil } ? rules : []
         startingPlace =
             places.contains { $0.hours != nil }
             ? nil : places.count == 1 ? places[0] : places.first { $0.name.lowercased() == "home" }
@@ -79,7 +79,26 @@ public struct TravelTimes: Sendable {
             by: by, travelSeconds: travel.seconds, source: travel.source, mode: travel.mode, origin: origin?.place,
             destination: destination)
         leave.originBasis = origin?.basis
+        leave.prep = prep(rule: rule, place: place)
         return leave
+    }
+
+    /// Time to get ready before leaving for `occurrence`: its rule's `prep`, else its place's (for a flight,
+    /// `flights.prep`), else `travel.prep`. A `prep` of 0 says there is none.
+    public func prep(
+        for occurrence: Occurrence, facts: PlanningFacts, place: PlaceSettings?, flights: FlightLeads? = nil
+    ) -> Leave.Prep? {
+        prep(rule: travelRules.first { $0.matches(occurrence, facts: facts) }, place: place, flights: flights)
+    }
+
+    private func prep(rule: ReminderRule?, place: PlaceSettings?, flights: FlightLeads? = nil) -> Leave.Prep? {
+        let found: Leave.Prep? =
+            if let seconds = rule?.prep { .init(seconds: seconds, source: .rule) } else if let seconds = place?.prep {
+                .init(seconds: seconds, source: .place)
+            } else if let seconds = flights?.prep { .init(seconds: seconds, source: .flights) } else {
+                travel.prep.map { .init(seconds: $0, source: .travel) }
+            }
+        return found.flatMap { $0.seconds > 0 ? $0 : nil }
     }
 
     /// The item's own travel time (`X-APPLE-TRAVEL-DURATION`), when it is one of at most two days.

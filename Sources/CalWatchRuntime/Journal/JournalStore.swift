@@ -441,6 +441,7 @@ public actor JournalStore {
             payload = .liveActivityEnd(
                 activity, reason: text(.endReason).flatMap(LiveActivityDetail.EndReason.init) ?? .ended)
         case .flightDetected: payload = .flightDetected
+        case .prepareDue: payload = .prepareDue
         case .reminderSnoozed: payload = .reminderSnoozed(answer)
         case .reminderDismissed: payload = .reminderDismissed(answer)
         case .reminderAcknowledged: payload = .reminderAcknowledged(answer)

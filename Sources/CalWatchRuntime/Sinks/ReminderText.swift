@@ -38,6 +38,12 @@ public enum ReminderText {
         return (text, seconds)
     }
 
+    /// The time to get ready (`prepareDue`): "Get ready for Dentist: leave in 45 min", the detail line as a
+    /// reminder's.
+    public static func prepare(_ entry: JournalStore.Entry) -> String {
+        "Get ready for \(title(entry)): leave in \(NextUpFormat.countdown(entry.facts.leave?.prep?.seconds ?? 0))"
+    }
+
     /// Whether the reminder counts to the time to leave.
     public static func isLeaving(_ entry: JournalStore.Entry) -> Bool { entry.event.reminder?.anchor == .leaveBy }
 
@@ -68,6 +74,12 @@ public enum ReminderText {
         if let leave = entry.facts.leave, let occurrence = entry.occurrence {
             let by = occurrence.displayZone.wallClock(at: leave.by)
             parts.append(String(format: "leave by %02d:%02d", by.hour, by.minute))
+            if let prepareBy = leave.prepareBy, entry.event.type == .prepareDue || entry.event.reminder != nil {
+                let ready = occurrence.displayZone.wallClock(at: prepareBy)
+                parts[parts.count - 1] =
+                    String(format: "get ready %02d:%02d, ", ready.hour, ready.minute)
+                    + parts[parts.count - 1]
+            }
         }
         // Each part one line of at most 120 columns: a 100 KB LOCATION is a stranger's, not a card's.
         return parts.map { TerminalText.safe(NextUpFormat.cut(NextUpFormat.oneLine($0), to: 120), keepingLines: false) }

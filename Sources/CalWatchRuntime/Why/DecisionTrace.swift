@@ -334,6 +334,18 @@ public struct DecisionTrace: Sendable {
         case nil: steps.append("  from: not known (no event before it, no place whose hours hold the time)")
         }
         steps.append("  the way: \(leave.explanation)")
+        if let prep = leave.prep, let prepareBy = leave.prepareBy {
+            let whose =
+                switch prep.source {
+                case .rule: "its rule's prep"
+                case .place: "the prep of its place in places:"
+                case .flights: "flights.prep"
+                case .travel: "travel.prep"
+                }
+            steps.append(
+                "  get ready at \(at(prepareBy)): \(DurationText.text(prep.seconds)) before leaving (\(whose)); "
+                    + "prepareDue then")
+        }
         return steps
     }
 
@@ -434,6 +446,7 @@ public struct DecisionTrace: Sendable {
             case .offset: return before
             }
         case .flightDetected: return "flight detected"
+        case .prepareDue: return "time to get ready"
         case .liveActivityStart: return "live activity starts"
         case .liveActivityUpdate:
             return event.liveActivity?.phase == .endingSoon
