@@ -7,7 +7,7 @@ public import ServiceLifecycle
 /// nears (`askAgainBefore`), within `requestsPerHour`, and says when answers came or moved a time to leave
 /// (`changed`), so the watch plans their occurrences again. It sleeps until planning asks or a way is due again: no
 /// polling. An engine that fails is said once per change of state; its ways keep their last answer, or without one
-/// no time to leave (reminders count from the start), and are asked again after 30 s, 1 min, … up to 15 min.
+/// an estimate (`TravelTimes.way`), and are asked again after 30 s, 1 min, … up to 15 min.
 public final class RoutePoller: Service {
     private let routing: TravelSettings.Routing
     private let replanAfter: Int64
@@ -15,12 +15,15 @@ public final class RoutePoller: Service {
     private let logger: Logger
     private let now: @Sendable () -> Instant
     private let changed: @Sendable () -> Void
+    /// Where the answers are kept as the ways' history (the estimate while the engine fails).
+    private let history: RouteHistoryFile?
 
     public init(
         routing: TravelSettings.Routing, replanAfter: Int64 = TravelSettings().replanAfter, cache: RouteCache,
         logger: Logger, now: @escaping @Sendable () -> Instant = RoutePoller.wallClock,
-        changed: @escaping @Sendable () -> Void
+        history: RouteHistoryFile? = nil, changed: @escaping @Sendable () -> Void
     ) {
+        self.history = history
         self.routing = routing
         self.replanAfter = replanAfter
         self.cache = cache
@@ -108,7 +111,7 @@ public final class RoutePoller: Service {
                         logger.warning(
                             """
                             the routing engine gave no way: \(failure.reason); ways keep their last answer, \
-                            and those without one count their reminders from the start
+                            and those without one an estimated time to leave
                             """,
                             metadata: ["routing.engine": "\(routing.engine)"])
                         failing = failure.reason
@@ -118,6 +121,11 @@ public final class RoutePoller: Service {
             if planAgain {
                 logger.debug("routed")
                 changed()
+            }
+            do {
+                try await history?.save(cache)
+            } catch {
+                logger.warning("cannot keep the routing engine's answers: \(error)")
             }
         }
     }

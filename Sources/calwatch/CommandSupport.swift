@@ -140,12 +140,15 @@ enum CommandSupport {
     /// The classifier of a one-shot command, with where the day's ways start noted from `occurrences`. When
     /// `travel.geocoder` names a geocoder, the addresses `planning` needs are asked first (at most
     /// `addresses`, one a second, kept on disk for the next run); when `travel.routing` names an engine, then the
-    /// ways (at most `requestsPerHour`). What either did not answer is said on standard error.
+    /// ways (at most `requestsPerHour`). What either did not answer is said on standard error. `journal` names the
+    /// journal whose ways' history (`RouteHistoryFile`) estimates a way the engine does not answer; `keepsHistory`
+    /// adds this run's answers to it (a replay continuing its journal).
     static func classifier(
         _ configuration: Configuration, occurrences: [Occurrence], now: Instant, addresses: Int = 5,
-        planning: (Classifier) -> Void = { _ in }
+        journal: String? = nil, keepsHistory: Bool = false, planning: (Classifier) -> Void = { _ in }
     ) async -> Classifier {
-        let routes = configuration.travel.routing.map { _ in RouteCache() }
+        let history = journal.map { RouteHistoryFile(journal: $0) }
+        let routes = configuration.travel.routing.map { _ in history?.load() ?? RouteCache() }
         let geocodes = configuration.travel.geocoder.map(Geocoder.loadCache)
         let classifier = Classifier(configuration, routes: routes, geocodes: geocodes)
         if let geocoder = configuration.travel.geocoder, let geocodes {
@@ -164,12 +167,20 @@ enum CommandSupport {
         if let failure = asked.failure {
             StandardStreams.error(
                 "calwatch: the routing engine at \(routing.shownURL) gave no way: \(failure); "
-                    + "those without one count their reminders from the start\n")
+                    + "those without one have an estimated time to leave\n")
         }
         if asked.unasked > 0 {
             StandardStreams.error(
                 "calwatch: \(asked.unasked) ways were not asked (travel.routing.requestsPerHour is "
-                    + "\(routing.requestsPerHour)); their reminders count from the start\n")
+                    + "\(routing.requestsPerHour)); their time to leave is estimated\n")
+        }
+        if keepsHistory, let history {
+            do {
+                try await history.save(routes)
+            } catch {
+                StandardStreams.error(
+                    "calwatch: cannot keep the routing engine's answers in \(history.path): \(error)\n")
+            }
         }
         return classifier
     }

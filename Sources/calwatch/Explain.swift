@@ -54,6 +54,7 @@ extension CalwatchCommand {
             }
             let classifier = await CommandSupport.classifier(
                 configuration, occurrences: scan.occurrences, now: CommandSupport.now,
+                journal: configuration.statePath,
                 planning: { classifier in for occurrence in shown { _ = classifier.facts(for: occurrence) } })
             var text = ""
             for occurrence in shown {

@@ -156,7 +156,7 @@ extension CalwatchCommand {
                 if scan.nothingReadable { throw ExitCode.dataError }
                 options.dismissed = try await Self.dismissed(in: configuration.statePath, at: now)
                 let classifier = await CommandSupport.classifier(
-                    configuration, occurrences: scan.occurrences, now: now,
+                    configuration, occurrences: scan.occurrences, now: now, journal: configuration.statePath,
                     planning: { classifier in
                         _ = NextUp(
                             scan.occurrences, facts: classifier.facts(for:), options: options, now: now, zone: zone)

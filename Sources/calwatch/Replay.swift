@@ -128,7 +128,8 @@ extension CalwatchCommand {
             let logger = Logger(label: "calwatch.replay")
             let sinks = try CommandSupport.openSinksOrExit(settings.sinks, state: path, logger: logger)
             let classifier = await CommandSupport.classifier(
-                settings, occurrences: scan.occurrences, now: window.start, addresses: 60,
+                settings, occurrences: scan.occurrences, now: window.start, addresses: 60, journal: state,
+                keepsHistory: true,
                 planning: { classifier in for occurrence in scan.occurrences { _ = classifier.facts(for: occurrence) } }
             )
             var replayOptions = CalWatchRuntime.Replay.Options()

@@ -167,7 +167,8 @@ extension CalwatchCommand {
             // Only a watch without a configured zone follows the system's.
             let followsSystemZone = initial.timeZone == nil
             // A routing engine's answers, kept across reloads; asked by the poller below.
-            let routes = initial.travel.routing.map { _ in RouteCache() }
+            let routeHistory = RouteHistoryFile(journal: state ?? initial.statePath)
+            let routes = initial.travel.routing.map { _ in routeHistory.load() }
             // A geocoder's answers, read from disk once and kept there by the poller below.
             let geocodes = initial.travel.geocoder.map(Geocoder.loadCache)
             let setup = WatchService<ContinuousClock>.Setup(
@@ -241,7 +242,7 @@ extension CalwatchCommand {
                     .init(
                         service: RoutePoller(
                             routing: routing, replanAfter: initial.travel.replanAfter, cache: routes, logger: logger,
-                            changed: { service.travelTimesChanged() })))
+                            history: routeHistory, changed: { service.travelTimesChanged() })))
             }
             if let geocoder = initial.travel.geocoder, let geocodes {
                 services.append(

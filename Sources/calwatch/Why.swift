@@ -79,7 +79,7 @@ extension CalwatchCommand {
             let journal =
                 FileManager.default.fileExists(atPath: path) ? try CommandSupport.openJournalOrExit(path) : nil
             let classifier = await CommandSupport.classifier(
-                configuration, occurrences: scan.occurrences, now: now,
+                configuration, occurrences: scan.occurrences, now: now, journal: path,
                 planning: { classifier in _ = occurrence.map(classifier.facts(for:)) })
             let trace = try await DecisionTrace.trace(
                 occurrence, uid: uid, classifier: classifier,

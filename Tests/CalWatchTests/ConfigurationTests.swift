@@ -468,6 +468,26 @@ import Testing
         }
     }
 
+    /// Time to get ready and the estimate's margin, where each is written, and what is refused.
+    @Test func prepAndTheEstimatesMarginAreRead() throws {
+        let configuration = try Self.parse(
+            """
+            places:
+              - { name: Office, prep: 20m }
+            rules:
+              - { summary: Dentist, prep: 45m }
+            flights: { prep: 1h30m }
+            travel: { prep: 10m, estimate: { margin: 5m } }
+            """)
+        #expect(configuration.places.first?.prep == 1200 && configuration.planner.rules.first?.prep == 2700)
+        #expect(configuration.flights.prep == 5400 && configuration.travel.prep == 600)
+        #expect(configuration.travel.estimateMargin == .seconds(300))
+        #expect(try Self.parse("").travel.estimateMargin == .percent(20))
+        let problems = Self.problems(
+            "travel: { prep: 13h, estimate: { margin: lots } }\nplaces:\n  - { name: Home, prep: soon }\n")
+        #expect(problems.map(\.key) == ["travel.prep", "travel.estimate.margin", "places[0].prep"], "\(problems)")
+    }
+
     @Test func durations() {
         #expect(DurationText.seconds("45s") == 45)
         #expect(DurationText.seconds("30m") == 1800)

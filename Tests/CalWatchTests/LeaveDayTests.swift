@@ -217,7 +217,7 @@ import Testing
                 toFile: folder + "/cal/later.ics", atomically: true, encoding: .utf8)
             try item("last", minutes: 200, lat: 52.80).write(
                 toFile: folder + "/cal/last.ics", atomically: true, encoding: .utf8)
-            try await eventually("both new visits planned from their start") {
+            try await eventually("both new visits planned with an estimated time to leave") {
                 let started = lines().filter { $0.contains("liveActivityStart") }
                 return started.contains { $0.contains("Visit later") } && started.contains { $0.contains("Visit last") }
             }
@@ -227,7 +227,7 @@ import Testing
             #expect(log().components(separatedBy: "gave no way").count == 2, "\(log())")
             #expect(!lines().contains { $0.contains("Visit early") && $0.contains("liveActivityEnd") })
             let later = try #require(lines().first { $0.contains("Visit later") && $0.contains("liveActivityStart") })
-            #expect(!later.contains(#""leave":{"#), "\(later)")
+            #expect(later.contains(#""confidence":"straightLine","estimated":true"#), "\(later)")
 
             // The engine answers again: the next change asks for what it lacked, and the log says so once.
             try "".write(toFile: server.folder + "/mode", atomically: true, encoding: .utf8)

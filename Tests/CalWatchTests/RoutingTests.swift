@@ -63,13 +63,17 @@ import Testing
         travel.buffer = .percent(10)
         let routes = RouteCache()
         let times = TravelTimes(places: [home, office], travel: travel, routes: routes)
-        // No answer yet: no time to leave, and the way is wanted.
-        #expect(times.leave(for: occurrence) == nil)
+        // No answer yet: the straight line (3 km) at 30 km/h and 20%, said to be an estimate; the way is wanted.
+        let estimate = try #require(times.leave(for: occurrence))
+        #expect(estimate.estimated && estimate.confidence == .straightLine && estimate.source == .routing)
+        #expect((420...440).contains(estimate.travelSeconds), "\(estimate.travelSeconds)")
+        #expect(estimate.explanation.contains("estimated from the straight-line distance"), "\(estimate.explanation)")
         let wanted = routes.takeWanted()
         #expect(wanted.count == 1 && wanted.first?.origin == Self.home)
         routes.store(600, for: try #require(wanted.first))
         let leave = try #require(times.leave(for: occurrence))
         #expect(leave.source == .routing && leave.mode == .driving && leave.travelSeconds == 660)
+        #expect(!leave.estimated && leave.confidence == .answered)
         #expect(leave.by == occurrence.start.adding(seconds: -660) && leave.origin?.name == "Home")
     }
 
@@ -246,6 +250,74 @@ import Testing
         }
     }
 
+    /// The way's history: answers kept by hour of the week beside the journal; with the engine down a week later,
+    /// the usual time plus the margin, flagged as estimated in the events, in `why` and on the cards' line.
+    @Test func anEngineDownAllDayGivesTheWaysUsualTimeFlaggedEverywhere() async throws {
+        try await FeedServer.with(script: "routing-server.py") { server in
+            let folder = SinkFixtures.folder()
+            defer { try? FileManager.default.removeItem(atPath: folder) }
+            try """
+            BEGIN:VCALENDAR\r
+            VERSION:2.0\r
+            PRODID:-//routing//EN\r
+            BEGIN:VEVENT\r
+            UID:weekly-visit\r
+            DTSTAMP:20270101T000000Z\r
+            DTSTART:20270301T090000Z\r
+            DTEND:20270301T100000Z\r
+            RRULE:FREQ=WEEKLY\r
+            SUMMARY:Client visit\r
+            GEO:52.62;13.40\r
+            END:VEVENT\r
+            END:VCALENDAR\r
+
+            """.write(toFile: folder + "/cal.ics", atomically: true, encoding: .utf8)
+            try """
+            calendars: [cal.ics]
+            timezone: UTC
+            places:
+              - { name: Home, at: { lat: 52.52, lon: 13.40 } }
+            travel:
+              routing: { engine: osrm, url: "\(server.url("/"))" }
+            reminders: { offsets: [15m], anchor: { event: leaveBy } }
+            liveActivity: { lead: 5m, updateEvery: 1h }
+            sinks:
+              - { type: jsonl, path: "-" }
+            """.write(toFile: folder + "/config.yml", atomically: true, encoding: .utf8)
+            let cli = CommandLineTests()
+            func replay(_ from: String, _ to: String) async throws -> (String, String) {
+                let run = try await cli.calwatch([
+                    "replay", "--config", folder + "/config.yml", "--state", folder + "/journal.db", "--from", from,
+                    "--to", to,
+                ])
+                #expect(run.status == 0, "\(run.errors)")
+                return (run.output, run.errors)
+            }
+            // A Monday with the engine up: 600 s, and the answer kept for Mondays at 08:00.
+            let (answered, _) = try await replay("2027-03-01", "2027-03-02")
+            #expect(answered.contains(#""travelSeconds":600,"source":"routing""#) && answered.contains("answered"))
+            let history = try String(contentsOfFile: folder + "/journal.db.routes.json", encoding: .utf8)
+            #expect(history.contains("600"), "\(history)")
+            #expect(
+                (try FileManager.default.attributesOfItem(atPath: folder + "/journal.db.routes.json")[.posixPermissions]
+                    as? Int) == 0o600)
+            // The next Monday the engine is down all day: the way's usual time with 20%, flagged.
+            try "busy".write(toFile: server.folder + "/mode", atomically: true, encoding: .utf8)
+            let (estimated, said) = try await replay("2027-03-08", "2027-03-09")
+            let reminder = try #require(
+                estimated.split(separator: "\n").first { $0.contains(#""type":"calwatch.reminderDue""#) })
+            #expect(reminder.contains(#""travelSeconds":720"#), "\(reminder)")
+            #expect(reminder.contains(#""confidence":"usual","estimated":true"#), "\(reminder)")
+            #expect(reminder.contains(#""time":"2027-03-08T08:33:00Z""#), "\(reminder)")
+            #expect(said.contains("estimated time to leave"), "\(said)")
+            let why = try await cli.calwatch([
+                "why", "weekly-visit", "--config", folder + "/config.yml", "--state", folder + "/journal.db", "--at",
+                "2027-03-08T08:40:00Z",
+            ])
+            #expect(why.output.contains("estimated: the way's usual time"), "\(why.output)")
+        }
+    }
+
     /// The daemon as a user runs it: an item with a point and no travel time, the engine's answer planned as soon as
     /// it comes, once, with the buffer.
     @Test func theDaemonPlansTheTimeToLeaveTheEngineGives() async throws {
@@ -286,9 +358,11 @@ import Testing
             let process = try WatchCommandTests.watch(in: folder)
             defer { process.signalIfRunning(SIGKILL) }
             // 0.1 degrees: 600 s in the stand-in, 900 s with the buffer; the live activity starts an hour before.
+            // Until the engine answers, the time to leave is an estimate, said as such.
             try await eventually("an event with the routed time to leave") {
                 let lines = (try? String(contentsOfFile: folder + "/events.jsonl", encoding: .utf8)) ?? ""
                 return lines.contains(#""source":"routing","mode":"driving""#)
+                    && lines.contains(#""confidence":"answered""#)
             }
             process.terminate()
             try await offCooperativePool { process.waitUntilExit() }

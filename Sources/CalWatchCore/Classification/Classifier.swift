@@ -168,15 +168,18 @@ public final class Classifier: Sendable {
                     Leave.Place(name: $0.name, at: GeoPoint(latitude: $0.latitude, longitude: $0.longitude))
                 }
                 let atAirport = Self.departure(of: flight, on: occurrence).adding(seconds: -lead(flight))
-                // The way to the airport from the same machinery as any placed event's, else `flights.travelTime`.
+                // The way to the airport from the same machinery as any placed event's (an answer, else the way's
+                // usual time), else `flights.travelTime`: what the user said beats a straight line.
                 let way = airport?.at.flatMap {
-                    travel.way(to: $0, arrivingBy: atAirport, for: occurrence, at: nil, facts: facts)
+                    travel.way(
+                        to: $0, arrivingBy: atAirport, for: occurrence, at: nil, facts: facts, straightLine: false)
                 }
                 let seconds = way?.seconds ?? leads.travelTime
                 var leave = Leave(
                     by: atAirport.adding(seconds: -seconds), travelSeconds: seconds, source: .flightRule,
                     mode: way?.mode, origin: way?.origin.place, destination: airport)
                 leave.originBasis = way?.origin.basis
+                leave.confidence = way?.confidence
                 leave.prep = travel.prep(for: occurrence, facts: facts, place: nil, flights: leads)
                 facts.leave = leave
             }

@@ -529,24 +529,29 @@ struct ConfigurationReader {
         return places
     }
 
+    /// `10%` or a duration, added to a travel time.
+    private mutating func buffer(_ node: Node, at path: String) -> TravelSettings.Buffer? {
+        guard let text = string(node, at: path) else { return nil }
+        if text.hasSuffix("%"), let percent = Int(text.dropLast()), (0...200).contains(percent) {
+            return .percent(percent)
+        }
+        return duration(node, at: path, atMost: Limits.flightLead).map { .seconds($0) }
+    }
+
     /// `travel:`: the mode, a buffer (`10%` or a duration) on a routing engine's answers, and the engine.
     private mutating func readTravel(_ node: Node, into travel: inout TravelSettings) {
         guard
             let keys = mapping(
                 node, at: "travel",
-                known: ["mode", "buffer", "fromPreviousWithin", "replanAfter", "routing", "geocoder", "prep"])
+                known: [
+                    "mode", "buffer", "fromPreviousWithin", "replanAfter", "routing", "geocoder", "prep", "estimate",
+                ])
         else { return }
         for (key, (_, value)) in keys {
             let path = "travel." + key
             switch key {
             case "mode": if let mode = choice(value, at: path, of: TravelSettings.Mode.self) { travel.mode = mode }
-            case "buffer":
-                guard let text = string(value, at: path) else { break }
-                if text.hasSuffix("%"), let percent = Int(text.dropLast()), (0...200).contains(percent) {
-                    travel.buffer = .percent(percent)
-                } else if let seconds = duration(value, at: path, atMost: Limits.flightLead) {
-                    travel.buffer = .seconds(seconds)
-                }
+            case "buffer": if let buffer = buffer(value, at: path) { travel.buffer = buffer }
             case "geocoder":
                 guard let fields = mapping(value, at: path, known: ["url", "userAgent", "cache"]) else { break }
                 guard let (_, urlNode) = fields["url"], let url = string(urlNode, at: path + ".url") else {
@@ -573,6 +578,11 @@ struct ConfigurationReader {
             case "fromPreviousWithin":
                 if let seconds = duration(value, at: path, atMost: 86_400) { travel.fromPreviousWithin = seconds }
             case "prep": travel.prep = duration(value, at: path, atMost: Limits.prep)
+            case "estimate":
+                guard let fields = mapping(value, at: path, known: ["margin"]) else { break }
+                if let (_, node) = fields["margin"], let margin = buffer(node, at: path + ".margin") {
+                    travel.estimateMargin = margin
+                }
             case "replanAfter":
                 if let seconds = duration(value, at: path, atMost: 86_400) { travel.replanAfter = seconds }
             case "routing":

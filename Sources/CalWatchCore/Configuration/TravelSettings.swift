@@ -72,6 +72,20 @@ public struct TravelSettings: Sendable, Hashable {
     /// An engine's new answer for a way moves the time to leave, and the reminders counted from it, only when it
     /// differs from the last by more than this: a minute's difference is not worth new reminders.
     public var replanAfter: Int64 = 300
+    /// Added to an estimate made without the engine (the way's usual time, or the straight line): 20%, as the
+    /// flight app's fallback does.
+    public var estimateMargin: Buffer = .percent(20)
+
+    /// Typical speeds over the straight line between two points (km/h), for a way the engine never answered: road
+    /// speeds in town divided by a detour factor of about 1.3 (driving 40 km/h, cycling 18 km/h, walking 5.5 km/h).
+    public static func straightLineSpeed(_ mode: Mode) -> Double {
+        switch mode {
+        case .driving: 30
+        case .cycling: 14
+        case .walking: 4.2
+        }
+    }
+
     /// Time to get ready before leaving for anything with a time to leave, unless its rule, place or
     /// `flights.prep` says; `nil`: none.
     public var prep: Int64?

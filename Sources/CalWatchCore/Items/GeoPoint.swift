@@ -12,6 +12,25 @@ public struct GeoPoint: Sendable, Hashable {
         self.longitude = longitude
     }
 
+    /// Great-circle distance in kilometres (a sphere of 6,371 km).
+    public func kilometres(to other: GeoPoint) -> Double {
+        Self.kilometres(latitude, longitude, other.latitude, other.longitude)
+    }
+
+    /// Great-circle distance in kilometres between two points given in degrees.
+    static func kilometres(_ latitude1: Double, _ longitude1: Double, _ latitude2: Double, _ longitude2: Double)
+        -> Double
+    {
+        let radians = Double.pi / 180
+        let (a, b) = (latitude1 * radians, latitude2 * radians)
+        let deltaLatitude = b - a
+        let deltaLongitude = (longitude2 - longitude1) * radians
+        let h =
+            sin(deltaLatitude / 2) * sin(deltaLatitude / 2) + cos(a) * cos(b) * sin(deltaLongitude / 2)
+            * sin(deltaLongitude / 2)
+        return 2 * 6371 * asin(min(1, h.squareRoot()))
+    }
+
     /// RFC 5545's `GEO` value, `52.5208;13.4094` (Google and Outlook write it so).
     public init?(icalGeo text: String) {
         let parts = text.split(separator: ";", omittingEmptySubsequences: false)

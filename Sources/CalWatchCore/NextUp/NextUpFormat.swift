@@ -72,9 +72,10 @@ public enum NextUpFormat: String, Sendable, CaseIterable {
             switch item.target {
             case .leaveBy:
                 let airport = flight.origin?.code ?? "the airport"
+                let estimated = item.facts.leave?.estimated == true ? ", estimated" : ""
                 return item.seconds <= 0
-                    ? "Leave for \(airport) now (\(code) \(departure))"
-                    : "Leave for \(airport) in \(count) (\(code) \(departure))"
+                    ? "Leave for \(airport) now (\(code) \(departure)\(estimated))"
+                    : "Leave for \(airport) in \(count) (\(code) \(departure)\(estimated))"
             case .start:
                 let to = flight.destination.map { " to \($0.code)" } ?? ""
                 return "\(code)\(to) departs " + (item.seconds <= 0 ? "now" : "in \(count)") + " (\(departure))"
@@ -91,7 +92,8 @@ public enum NextUpFormat: String, Sendable, CaseIterable {
                 item.facts.leave.map { leave in
                     let how = ["driving": "by car", "cycling": "by bike", "walking": "on foot"][
                         leave.mode?.rawValue ?? ""]
-                    return " (\(countdown(leave.travelSeconds)) \(how ?? "on the way"))"
+                    let estimated = leave.estimated ? ", estimated" : ""
+                    return " (\(countdown(leave.travelSeconds)) \(how ?? "on the way")\(estimated))"
                 } ?? ""
             return item.seconds <= 0 ? "Leave for \(title) now\(way)" : "Leave in \(count) for \(title)\(way)"
         case .start: return item.seconds <= 0 ? "\(title) now\(service)" : "\(title) in \(count)\(service)"

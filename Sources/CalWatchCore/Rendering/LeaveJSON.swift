@@ -10,6 +10,10 @@ package enum LeaveJSON {
         writer.field("mode", leave.mode?.rawValue)
         writePlace(leave.origin, field: "origin", to: &writer)
         writePlace(leave.destination, field: "destination", to: &writer)
+        if let confidence = leave.confidence {
+            writer.field("confidence", confidence.rawValue)
+            if leave.estimated { writer.field("estimated", true) }
+        }
         if let prep = leave.prep, let prepareBy = leave.prepareBy {
             writer.field("prepareBy", prepareBy)
             writer.field("prepSeconds", Int(prep.seconds))

@@ -53,6 +53,25 @@ public struct Leave: Sendable, Hashable {
     public var destination: Place?
     /// Time to get ready before leaving, and whose setting it is; `nil` when none is configured.
     public var prep: Prep?
+    /// How sure the way's time is; `nil` for a fixed one (the item's, a place's, a rule's, `flights.travelTime`).
+    public var confidence: Confidence?
+
+    /// How sure a routed way's time is, from surest to least.
+    public enum Confidence: String, Sendable, Hashable {
+        /// The routing engine's answer for the hour of leaving.
+        case answered
+        /// The engine's answer for the same way at another hour (its own hour not answered yet).
+        case otherHour
+        /// No answer now: the median of the engine's earlier answers for the way at this hour of the week, with
+        /// `travel.estimate.margin`.
+        case usual
+        /// No answer ever: the straight-line distance at a typical speed for the mode, with the margin.
+        case straightLine
+    }
+
+    /// Whether the time is an estimate made without the engine (`usual` or `straightLine`): said as such wherever
+    /// it is shown, never passed off as an answer.
+    public var estimated: Bool { confidence == .usual || confidence == .straightLine }
 
     /// Time to get ready before leaving (`prep:`), and where it was set.
     public struct Prep: Sendable, Hashable {
@@ -91,6 +110,16 @@ public struct Leave: Sendable, Hashable {
         self.destination = destination
     }
 
+    /// Where a routed time came from, in words.
+    var basis: String {
+        switch confidence {
+        case .answered?, nil: "routing engine"
+        case .otherHour?: "routing engine, its answer for another hour"
+        case .usual?: "estimated: the way's usual time, the engine not answering"
+        case .straightLine?: "estimated from the straight-line distance, the engine not answering"
+        }
+    }
+
     /// How the time was reached, for `why` and `explain`: `25m from the place Office`.
     public var explanation: String {
         let travel = DurationText.text(travelSeconds)
@@ -99,11 +128,11 @@ public struct Leave: Sendable, Hashable {
         case .place: return "\(travel) to \(destination?.name ?? "the place") (places:)"
         case .rule: return "\(travel) on the way (its rule's travelTime)"
         case .routing:
-            return "\(travel) \(mode?.rawValue ?? "driving") from \(origin?.name ?? "where you are") (routing engine)"
+            return "\(travel) \(mode?.rawValue ?? "driving") from \(origin?.name ?? "where you are") (\(basis))"
         case .flightRule:
             guard let mode else { return "airport lead and \(travel) to the airport" }
             return "airport lead and \(travel) \(mode.rawValue) to the airport from \(origin?.name ?? "where you are") "
-                + "(routing engine)"
+                + "(\(basis))"
         }
     }
 }

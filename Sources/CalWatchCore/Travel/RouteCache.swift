@@ -1,3 +1,5 @@
+public import Foundation
+
 /// The routing engine's answers, shared between planning (which reads them, and asks for those it lacks) and the
 /// service that asks the engine: planning stays a pure function of what is here at the time.
 ///
@@ -60,22 +62,45 @@ public final class RouteCache: Sendable {
         /// The hours answered for each way, for the nearest answer while a way's own hour has none.
         var hours: [Key.Way: Set<Int64>] = [:]
         var wanted = WantedKeys<Key>()
+        /// Every answer by way and hour of the week, kept on disk: the estimate when there is no answer now.
+        var history = RouteHistory()
+        /// Counts the answers recorded, so a saver knows whether there is anything new to write.
+        var recorded = 0
     }
     private let state = Locked(State())
 
     public init() {}
 
+    /// A cache whose history a file holds (`encodedHistory` wrote it); an unreadable file gives no history.
+    public convenience init(history data: Data) {
+        self.init()
+        state.withLock { $0.history = RouteHistory(data: data) }
+    }
+
     /// The engine's answer for `key` in seconds, else the nearest hour's for the same way; `nil` when there is
     /// none. Without an answer for its own hour, `key` becomes wanted.
-    public func seconds(for key: Key) -> Int64? {
-        let (answer, bell) = state.withLock { state -> (Int64?, (@Sendable () -> Void)?) in
-            if let answer = state.answers[key] { return (answer.seconds, nil) }
+    public func seconds(for key: Key) -> Int64? { answer(for: key)?.seconds }
+
+    /// `seconds(for:)`, and whether the answer is for the key's own hour (`exact`) or the nearest hour's.
+    public func answer(for key: Key) -> (seconds: Int64, exact: Bool)? {
+        let (answer, bell) = state.withLock { state -> ((Int64, Bool)?, (@Sendable () -> Void)?) in
+            if let answer = state.answers[key] { return ((answer.seconds, true), nil) }
             let nearest = state.hours[key.way]?.min { abs($0 - key.hour) < abs($1 - key.hour) }
             let fallback = nearest.flatMap { hour in state.answers[Key(key, hour: hour)]?.seconds }
-            return (fallback, state.wanted.want(key))
+            return (fallback.map { ($0, false) }, state.wanted.want(key))
         }
         bell?()
         return answer
+    }
+
+    /// The way's usual time at the key's hour of the week (`RouteHistory`), with how many answers it is of.
+    public func usual(for key: Key) -> (seconds: Int64, answers: Int)? {
+        state.withLock { $0.history.usual(for: key) }
+    }
+
+    /// The history as a file keeps it, and how many answers it has recorded in all (to tell whether it changed).
+    public func encodedHistory() -> (data: Data, recorded: Int) {
+        state.withLock { ($0.history.encoded(), $0.recorded) }
     }
 
     /// The keys planning asked for and found no answer for, oldest first. Each stays unwanted until it is answered
@@ -97,6 +122,8 @@ public final class RouteCache: Sendable {
         state.withLock { state in
             state.wanted.done(key)
             state.retries[key] = nil
+            state.history.record(seconds, for: key)
+            state.recorded += 1
             guard let last = state.answers[key] else {
                 state.answers[key] = Answer(seconds: seconds, asked: now)
                 state.hours[key.way, default: []].insert(key.hour)

@@ -53,6 +53,7 @@ public struct TravelTimes: Sendable {
         let component = occurrence.source.component
         let point = point(of: component, at: place)
         let rule = travelRules.first { $0.matches(occurrence, facts: facts) }
+        var confidence: Leave.Confidence?
         let travel:
             (
                 seconds: Int64, source: Leave.Source, mode: TravelSettings.Mode?,
@@ -68,6 +69,7 @@ public struct TravelTimes: Sendable {
             let routed = way(to: point, arrivingBy: occurrence.start, for: occurrence, at: place, rule: rule)
         {
             travel = (routed.seconds, .routing, routed.mode, routed.origin)
+            confidence = routed.confidence
         } else {
             return nil
         }
@@ -80,6 +82,7 @@ public struct TravelTimes: Sendable {
             destination: destination)
         leave.originBasis = origin?.basis
         leave.prep = prep(rule: rule, place: place)
+        leave.confidence = confidence
         return leave
     }
 
@@ -139,30 +142,47 @@ public struct TravelTimes: Sendable {
         return nil
     }
 
+    /// A routed way: how long, how, from where, and how sure.
+    public typealias Way = (
+        seconds: Int64, mode: TravelSettings.Mode, origin: (place: Leave.Place, basis: Leave.OriginBasis),
+        confidence: Leave.Confidence
+    )
+
     /// A routed way to `to` for arriving by `arrival` (an event's start; for a flight, the airport lead before its
-    /// departure), with the buffer: the engine's answer for the way from where the user is then, in the mode of the
-    /// occurrence's rule. `nil` when there is no engine, the way has no start, or the answer has not come yet (it
-    /// is asked for).
+    /// departure): the engine's answer for the way from where the user is then, in the mode of the occurrence's
+    /// rule, with the buffer. Until the engine answers (it is asked for), or when it fails, an estimate: the way's
+    /// usual time at that hour of the week, else (`straightLine`) the straight line at a typical speed, with the
+    /// estimate's margin. `nil` when there is no engine or the way has no start.
     public func way(
         to: GeoPoint, arrivingBy arrival: Instant, for occurrence: Occurrence, at place: PlaceSettings?,
-        facts: PlanningFacts
-    ) -> (seconds: Int64, mode: TravelSettings.Mode, origin: (place: Leave.Place, basis: Leave.OriginBasis))? {
+        facts: PlanningFacts, straightLine: Bool = true
+    ) -> Way? {
         way(
             to: to, arrivingBy: arrival, for: occurrence, at: place,
-            rule: travelRules.first { $0.matches(occurrence, facts: facts) })
+            rule: travelRules.first { $0.matches(occurrence, facts: facts) }, straightLine: straightLine)
     }
 
     private func way(
         to: GeoPoint, arrivingBy arrival: Instant, for occurrence: Occurrence, at place: PlaceSettings?,
-        rule: ReminderRule?
-    ) -> (seconds: Int64, mode: TravelSettings.Mode, origin: (place: Leave.Place, basis: Leave.OriginBasis))? {
+        rule: ReminderRule?, straightLine: Bool = true
+    ) -> Way? {
         guard travel.routing != nil, let routes else { return nil }
         let departure = arrival.adding(seconds: -Self.routingEstimate)
         guard let origin = origin(of: occurrence, leaving: departure, excluding: place), let from = origin.place.at
         else { return nil }
         let mode = rule?.travelMode ?? travel.mode
         let key = RouteCache.Key(origin: from, destination: to, mode: mode, at: departure)
-        return routes.seconds(for: key).map { (travel.buffer.applied(to: $0), mode, origin) }
+        if let answer = routes.answer(for: key) {
+            return (travel.buffer.applied(to: answer.seconds), mode, origin, answer.exact ? .answered : .otherHour)
+        }
+        if let usual = routes.usual(for: key) {
+            return (travel.estimateMargin.applied(to: travel.buffer.applied(to: usual.seconds)), mode, origin, .usual)
+        }
+        guard straightLine else { return nil }
+        let hours = from.kilometres(to: to) / TravelSettings.straightLineSpeed(mode)
+        // At least a minute, at most the two days a travel time may take.
+        let seconds = min(max(Int64((hours * 3600).rounded(.up)), 60), 2 * 86_400)
+        return (travel.estimateMargin.applied(to: seconds), mode, origin, .straightLine)
     }
 
     /// Where an item is: its `GEO` or Apple structured location, else the point of its place of `places:`, else

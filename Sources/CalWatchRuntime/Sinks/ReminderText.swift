@@ -73,7 +73,8 @@ public enum ReminderText {
         }
         if let leave = entry.facts.leave, let occurrence = entry.occurrence {
             let by = occurrence.displayZone.wallClock(at: leave.by)
-            parts.append(String(format: "leave by %02d:%02d", by.hour, by.minute))
+            parts.append(
+                String(format: "leave by %02d:%02d", by.hour, by.minute) + (leave.estimated ? " (estimated)" : ""))
             if let prepareBy = leave.prepareBy, entry.event.type == .prepareDue || entry.event.reminder != nil {
                 let ready = occurrence.displayZone.wallClock(at: prepareBy)
                 parts[parts.count - 1] =

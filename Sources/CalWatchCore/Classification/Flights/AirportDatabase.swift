@@ -15,14 +15,7 @@ public struct Airport: Sendable, Hashable {
 
     /// Great-circle distance in kilometres.
     public func distance(to other: Airport) -> Double {
-        let radians = Double.pi / 180
-        let (a, b) = (latitude * radians, other.latitude * radians)
-        let deltaLatitude = b - a
-        let deltaLongitude = (other.longitude - longitude) * radians
-        let h =
-            sin(deltaLatitude / 2) * sin(deltaLatitude / 2) + cos(a) * cos(b) * sin(deltaLongitude / 2)
-            * sin(deltaLongitude / 2)
-        return 2 * 6371 * asin(min(1, h.squareRoot()))
+        GeoPoint.kilometres(latitude, longitude, other.latitude, other.longitude)
     }
 
     /// Roughly how long a scheduled flight over this distance is blocked for: cruise at 800 km/h plus half an
