@@ -150,7 +150,8 @@ enum CommandSupport {
         let history = journal.map { RouteHistoryFile(journal: $0) }
         let routes = configuration.travel.routing.map { _ in history?.load() ?? RouteCache() }
         let geocodes = configuration.travel.geocoder.map(Geocoder.loadCache)
-        let classifier = Classifier(configuration, routes: routes, geocodes: geocodes)
+        let weather = configuration.travel.weather.map { _ in WeatherCache() }
+        let classifier = Classifier(configuration, routes: routes, geocodes: geocodes, weather: weather)
         if let geocoder = configuration.travel.geocoder, let geocodes {
             planning(classifier)
             if let failure = await Geocoder.answerWanted(in: geocodes, geocoder: geocoder, budget: addresses) {
@@ -173,6 +174,18 @@ enum CommandSupport {
             StandardStreams.error(
                 "calwatch: \(asked.unasked) ways were not asked (travel.routing.requestsPerHour is "
                     + "\(routing.requestsPerHour)); their time to leave is estimated\n")
+        }
+        // The weather of the ways now placed and timed (a flight's way to the airport needs the engine's answer
+        // first), a day per place and request.
+        if let settings = configuration.travel.weather, let weather {
+            planning(classifier)
+            if let failure = await WeatherClient.answerWanted(
+                in: weather, weather: settings, budget: settings.requestsPerHour, now: now)
+            {
+                StandardStreams.error(
+                    "calwatch: the weather forecast at \(settings.shownURL) gave no answer: \(failure); "
+                        + "those ways go without weather\n")
+            }
         }
         if keepsHistory, let history {
             do {

@@ -169,6 +169,8 @@ extension CalwatchCommand {
             // A routing engine's answers, kept across reloads; asked by the poller below.
             let routeHistory = RouteHistoryFile(journal: state ?? initial.statePath)
             let routes = initial.travel.routing.map { _ in routeHistory.load() }
+            // A weather forecast's answers, asked by the poller below.
+            let weather = initial.travel.weather.map { _ in WeatherCache() }
             // A geocoder's answers, read from disk once and kept there by the poller below.
             let geocodes = initial.travel.geocoder.map(Geocoder.loadCache)
             let setup = WatchService<ContinuousClock>.Setup(
@@ -191,7 +193,7 @@ extension CalwatchCommand {
                     let sinks = try CommandSupport.openSinks(configuration.sinks, state: journal.path, logger: logger)
                     return try await CalendarWatch(
                         configuration: configuration, zone: zone, journal: journal, sinks: sinks, now: now,
-                        routes: routes, geocodes: geocodes, handOver: handOver,
+                        routes: routes, geocodes: geocodes, weather: weather, handOver: handOver,
                         recordedTime: { CommandSupport.timestamp }, logger: logger)
                 },
                 changeCalendars: { watch, now in try await fleet?.changeCalendars(watch, at: now) },
@@ -243,6 +245,13 @@ extension CalwatchCommand {
                         service: RoutePoller(
                             routing: routing, replanAfter: initial.travel.replanAfter, cache: routes, logger: logger,
                             history: routeHistory, changed: { service.travelTimesChanged() })))
+            }
+            if let settings = initial.travel.weather, let weather {
+                services.append(
+                    .init(
+                        service: WeatherPoller(
+                            weather: settings, cache: weather, logger: logger,
+                            changed: { service.travelTimesChanged() })))
             }
             if let geocoder = initial.travel.geocoder, let geocodes {
                 services.append(

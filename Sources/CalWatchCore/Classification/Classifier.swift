@@ -54,16 +54,17 @@ public final class Classifier: Sendable {
         self.people.withLock { $0 = people.mapValues(MeetingClassifier.addresses) }
     }
 
-    /// The classifiers of a configuration; `routes` holds a routing engine's answers and `geocodes` a geocoder's,
-    /// where one is configured.
+    /// The classifiers of a configuration; `routes` holds a routing engine's answers, `geocodes` a geocoder's and
+    /// `weather` a forecast's, where one is configured.
     public convenience init(
-        _ configuration: Configuration, routes: RouteCache? = nil, geocodes: GeocodeCache? = nil
+        _ configuration: Configuration, routes: RouteCache? = nil, geocodes: GeocodeCache? = nil,
+        weather: WeatherCache? = nil
     ) {
         self.init(
             me: configuration.me, leads: configuration.flights, meetingProviders: configuration.meetingProviders,
             travel: TravelTimes(
                 places: configuration.places, travel: configuration.travel, routes: routes, geocodes: geocodes,
-                rules: configuration.planner.rules),
+                weather: weather, rules: configuration.planner.rules),
             people: configuration.people, kindRules: configuration.kindRules)
     }
 
@@ -180,6 +181,7 @@ public final class Classifier: Sendable {
                     mode: way?.mode, origin: way?.origin.place, destination: airport)
                 leave.originBasis = way?.origin.basis
                 leave.confidence = way?.confidence
+                leave.weather = way?.weather
                 leave.prep = travel.prep(for: occurrence, facts: facts, place: nil, flights: leads)
                 facts.leave = leave
             }

@@ -545,6 +545,7 @@ struct ConfigurationReader {
                 node, at: "travel",
                 known: [
                     "mode", "buffer", "fromPreviousWithin", "replanAfter", "routing", "geocoder", "prep", "estimate",
+                    "weather",
                 ])
         else { return }
         for (key, (_, value)) in keys {
@@ -578,6 +579,25 @@ struct ConfigurationReader {
             case "fromPreviousWithin":
                 if let seconds = duration(value, at: path, atMost: 86_400) { travel.fromPreviousWithin = seconds }
             case "prep": travel.prep = duration(value, at: path, atMost: Limits.prep)
+            case "weather":
+                guard let fields = mapping(value, at: path, known: ["provider", "url", "requestsPerHour"]) else {
+                    break
+                }
+                var weather = TravelSettings.Weather()
+                if let (_, node) = fields["provider"],
+                    let provider = choice(node, at: path + ".provider", of: TravelSettings.Weather.Provider.self)
+                {
+                    weather.provider = provider
+                }
+                if let (_, node) = fields["url"], let url = string(node, at: path + ".url") {
+                    guard isWebAddress(url, node: node, at: path + ".url") else { break }
+                    weather.url = url
+                }
+                if let (_, node) = fields["requestsPerHour"] {
+                    guard let count = integer(node, at: path + ".requestsPerHour", in: 1...3600) else { break }
+                    weather.requestsPerHour = count
+                }
+                travel.weather = weather
             case "estimate":
                 guard let fields = mapping(value, at: path, known: ["margin"]) else { break }
                 if let (_, node) = fields["margin"], let margin = buffer(node, at: path + ".margin") {

@@ -64,6 +64,25 @@ public struct TravelSettings: Sendable, Hashable {
         public var shownURL: String { ConnectionString(url).redacted }
     }
 
+    /// A weather forecast speaking Open-Meteo's API (`GET /v1/forecast`; self-hostable, no key): the hour's rain,
+    /// snow, temperature and visibility where the way goes make a drive longer (`WeatherFactor`).
+    public struct Weather: Sendable, Hashable {
+        public enum Provider: String, Sendable, Hashable, CaseIterable {
+            case openMeteo = "open-meteo"
+        }
+
+        public var provider: Provider = .openMeteo
+        /// The service's base address, `https://api.open-meteo.com`.
+        public var url = "https://api.open-meteo.com"
+        /// The most requests a watcher sends in an hour.
+        public var requestsPerHour = 60
+
+        public init() {}
+
+        /// The address without a password, for every message and log.
+        public var shownURL: String { ConnectionString(url).redacted }
+    }
+
     public var mode: Mode = .driving
     public var buffer: Buffer = .percent(0)
     /// The way to an event starts at the place of the event before it when that ends at most this long before (on
@@ -91,6 +110,8 @@ public struct TravelSettings: Sendable, Hashable {
     public var prep: Int64?
     /// `nil`: no engine; only travel times the calendar or `places:` give.
     public var routing: Routing?
+    /// `nil`: no forecast; the weather moves nothing (the default).
+    public var weather: Weather?
     /// `nil`: no geocoder; a LOCATION is placed by `places:` only.
     public var geocoder: Geocoder?
 

@@ -12,6 +12,11 @@ public struct GeoPoint: Sendable, Hashable {
         self.longitude = longitude
     }
 
+    /// The point halfway to `other` in degrees (near enough for the ways of a day).
+    public func midpoint(to other: GeoPoint) -> GeoPoint {
+        GeoPoint(latitude: (latitude + other.latitude) / 2, longitude: (longitude + other.longitude) / 2) ?? self
+    }
+
     /// Great-circle distance in kilometres (a sphere of 6,371 km).
     public func kilometres(to other: GeoPoint) -> Double {
         Self.kilometres(latitude, longitude, other.latitude, other.longitude)

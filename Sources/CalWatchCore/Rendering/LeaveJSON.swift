@@ -10,6 +10,12 @@ package enum LeaveJSON {
         writer.field("mode", leave.mode?.rawValue)
         writePlace(leave.origin, field: "origin", to: &writer)
         writePlace(leave.destination, field: "destination", to: &writer)
+        if let weather = leave.weather {
+            writer.beginObject(field: "weather")
+            writer.field("percent", weather.percent)
+            writer.field("reason", weather.reason)
+            writer.endObject()
+        }
         if let confidence = leave.confidence {
             writer.field("confidence", confidence.rawValue)
             if leave.estimated { writer.field("estimated", true) }

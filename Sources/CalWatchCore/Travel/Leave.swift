@@ -53,6 +53,8 @@ public struct Leave: Sendable, Hashable {
     public var destination: Place?
     /// Time to get ready before leaving, and whose setting it is; `nil` when none is configured.
     public var prep: Prep?
+    /// What the weather added to a routed drive (`travel.weather`), with its reason; `nil`: nothing.
+    public var weather: WeatherFactor?
     /// How sure the way's time is; `nil` for a fixed one (the item's, a place's, a rule's, `flights.travelTime`).
     public var confidence: Confidence?
 

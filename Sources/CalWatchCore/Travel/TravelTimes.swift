@@ -11,6 +11,8 @@ public struct TravelTimes: Sendable {
     public let routes: RouteCache?
     /// The geocoder's answers; `nil` when no geocoder is configured.
     public let geocodes: GeocodeCache?
+    /// The weather forecast's answers; `nil` when no forecast is configured.
+    public let weather: WeatherCache?
     /// Where the user is between events; empty until a caller notes the occurrences' stops (`Classifier.noteStops`).
     public let itinerary = Itinerary()
     /// The rules, when one of them says how to get there (`travelMode:`, `travelTime:`); the first an occurrence
@@ -22,8 +24,9 @@ public struct TravelTimes: Sendable {
 
     public init(
         places: [PlaceSettings], travel: TravelSettings = TravelSettings(), routes: RouteCache? = nil,
-        geocodes: GeocodeCache? = nil, rules: [ReminderRule] = []
+        geocodes: GeocodeCache? = nil, weather: WeatherCache? = nil, rules: [ReminderRule] = []
     ) {
+        self.weather = travel.weather == nil ? nil : weather
         self.places = places
         self.travel = travel
         self.routes = routes
@@ -54,6 +57,7 @@ public struct TravelTimes: Sendable {
         let point = point(of: component, at: place)
         let rule = travelRules.first { $0.matches(occurrence, facts: facts) }
         var confidence: Leave.Confidence?
+        var weather: WeatherFactor?
         let travel:
             (
                 seconds: Int64, source: Leave.Source, mode: TravelSettings.Mode?,
@@ -70,6 +74,7 @@ public struct TravelTimes: Sendable {
         {
             travel = (routed.seconds, .routing, routed.mode, routed.origin)
             confidence = routed.confidence
+            weather = routed.weather
         } else {
             return nil
         }
@@ -83,6 +88,7 @@ public struct TravelTimes: Sendable {
         leave.originBasis = origin?.basis
         leave.prep = prep(rule: rule, place: place)
         leave.confidence = confidence
+        leave.weather = weather
         return leave
     }
 
@@ -142,10 +148,10 @@ public struct TravelTimes: Sendable {
         return nil
     }
 
-    /// A routed way: how long, how, from where, and how sure.
+    /// A routed way: how long, how, from where, how sure, and what the weather added.
     public typealias Way = (
         seconds: Int64, mode: TravelSettings.Mode, origin: (place: Leave.Place, basis: Leave.OriginBasis),
-        confidence: Leave.Confidence
+        confidence: Leave.Confidence, weather: WeatherFactor?
     )
 
     /// A routed way to `to` for arriving by `arrival` (an event's start; for a flight, the airport lead before its
@@ -172,17 +178,27 @@ public struct TravelTimes: Sendable {
         else { return nil }
         let mode = rule?.travelMode ?? travel.mode
         let key = RouteCache.Key(origin: from, destination: to, mode: mode, at: departure)
+        let seconds: Int64
+        let confidence: Leave.Confidence
         if let answer = routes.answer(for: key) {
-            return (travel.buffer.applied(to: answer.seconds), mode, origin, answer.exact ? .answered : .otherHour)
+            (seconds, confidence) = (travel.buffer.applied(to: answer.seconds), answer.exact ? .answered : .otherHour)
+        } else if let usual = routes.usual(for: key) {
+            (seconds, confidence) = (
+                travel.estimateMargin.applied(to: travel.buffer.applied(to: usual.seconds)), .usual
+            )
+        } else {
+            guard straightLine else { return nil }
+            let hours = from.kilometres(to: to) / TravelSettings.straightLineSpeed(mode)
+            // At least a minute, at most the two days a travel time may take.
+            let line = min(max(Int64((hours * 3600).rounded(.up)), 60), 2 * 86_400)
+            (seconds, confidence) = (travel.estimateMargin.applied(to: line), .straightLine)
         }
-        if let usual = routes.usual(for: key) {
-            return (travel.estimateMargin.applied(to: travel.buffer.applied(to: usual.seconds)), mode, origin, .usual)
-        }
-        guard straightLine else { return nil }
-        let hours = from.kilometres(to: to) / TravelSettings.straightLineSpeed(mode)
-        // At least a minute, at most the two days a travel time may take.
-        let seconds = min(max(Int64((hours * 3600).rounded(.up)), 60), 2 * 86_400)
-        return (travel.estimateMargin.applied(to: seconds), mode, origin, .straightLine)
+        // The weather halfway, at the hour of leaving; until the forecast answers (it is asked for), none.
+        let factor =
+            mode == .driving
+            ? weather?.conditions(for: WeatherCache.Key(from.midpoint(to: to), at: departure)).flatMap(WeatherFactor.of)
+            : nil
+        return (factor?.applied(to: seconds) ?? seconds, mode, origin, confidence, factor)
     }
 
     /// Where an item is: its `GEO` or Apple structured location, else the point of its place of `places:`, else

@@ -67,7 +67,7 @@ public final class CalendarWatch {
     public init(
         configuration: Configuration, zone: ZoneRules, journal: JournalStore, sinks: [any EventSink], now: Instant,
         options: Options = Options(), clock: any Clock<Duration> = ContinuousClock(), routes: RouteCache? = nil,
-        geocodes: GeocodeCache? = nil, handOver: PlannerState.HandOver? = nil,
+        geocodes: GeocodeCache? = nil, weather: WeatherCache? = nil, handOver: PlannerState.HandOver? = nil,
         recordedTime: @escaping () -> Timestamp, logger: Logger
     ) async throws {
         let asRead = configuration
@@ -80,7 +80,7 @@ public final class CalendarWatch {
         self.journal = journal
         self.recordedTime = recordedTime
         files = CalendarFiles(roots: configuration.calendars, scopes: configuration.scopes, settle: options.settle)
-        let classifier = Classifier(configuration, routes: routes, geocodes: geocodes)
+        let classifier = Classifier(configuration, routes: routes, geocodes: geocodes, weather: weather)
         self.classifier = classifier
         let occurrences = WatchedOccurrences(facts: classifier.facts(for:))
         self.occurrences = occurrences

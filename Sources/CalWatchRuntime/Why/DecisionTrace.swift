@@ -334,6 +334,7 @@ public struct DecisionTrace: Sendable {
         case nil: steps.append("  from: not known (no event before it, no place whose hours hold the time)")
         }
         steps.append("  the way: \(leave.explanation)")
+        if let weather = leave.weather { steps.append("  weather: +\(weather.percent)%: \(weather.reason)") }
         if let prep = leave.prep, let prepareBy = leave.prepareBy {
             let whose =
                 switch prep.source {
