@@ -250,6 +250,66 @@ import Testing
         }
     }
 
+    /// The first `yaml` block after `heading` in a document of the repository.
+    static func yamlBlock(in document: String, after heading: String) throws -> String {
+        let text = try String(contentsOfFile: ConfigurationTests.repository + "/" + document, encoding: .utf8)
+        let rest = try #require(text.range(of: heading)).upperBound
+        let start = try #require(text.range(of: "```yaml\n", range: rest..<text.endIndex)).upperBound
+        let end = try #require(text.range(of: "```", range: start..<text.endIndex)).lowerBound
+        return String(text[start..<end])
+    }
+
+    /// The `places:` a new user copies from the documents, and the variants people write first (one place, no
+    /// hours; "always" as 00:00-24:00; Home and Office without hours): each passes `check` and gives the week's
+    /// placed visit a time to leave, with no warning.
+    @Test func thePlacesOfTheDocsAndTheirNaturalVariantsGiveTimesToLeave() async throws {
+        let documented = try Self.yamlBlock(in: "docs/configuration.md", after: "## Places and when to leave")
+        let readme = try Self.yamlBlock(in: "README.md", after: "give your places and count reminders back")
+        let variants = [
+            documented, readme,
+            "places:\n  - name: Home\n    at: { lat: 52.52, lon: 13.40 }\n",
+            "places:\n  - { name: Home, at: { lat: 52.52, lon: 13.40 }, hours: \"00:00-24:00\" }\n",
+            "places:\n  - { name: Office, at: { lat: 52.50, lon: 13.37 } }\n  - { name: home, at: { lat: 52.52, lon: 13.40 } }\n",
+        ]
+        try await FeedServer.with(script: "routing-server.py") { server in
+            let folder = SinkFixtures.folder()
+            defer { try? FileManager.default.removeItem(atPath: folder) }
+            // Tomorrow at 07:30 UTC: leaving in the small hours, within the documents' "18:00-08:00".
+            let today: Int = Int(Date().timeIntervalSince1970) / 86_400
+            let morning: Int = (today + 1) * 86_400 + 27_000
+            try """
+            BEGIN:VCALENDAR\r
+            VERSION:2.0\r
+            PRODID:-//routing//EN\r
+            BEGIN:VEVENT\r
+            UID:visit\r
+            DTSTAMP:20270101T000000Z\r
+            DTSTART:\(NextCommandTests.stamp(morning))\r
+            DTEND:\(NextCommandTests.stamp(morning + 3600))\r
+            SUMMARY:Client visit\r
+            GEO:52.62;13.40\r
+            END:VEVENT\r
+            END:VCALENDAR\r
+
+            """.write(toFile: folder + "/cal.ics", atomically: true, encoding: .utf8)
+            for places in variants {
+                try """
+                calendars: [cal.ics]
+                timezone: UTC
+                \(places)
+                travel:
+                  routing: { engine: osrm, url: "\(server.url("/"))" }
+                """.write(toFile: folder + "/config.yml", atomically: true, encoding: .utf8)
+                let check = try await CommandLineTests().calwatch(["check", "--config", folder + "/config.yml"])
+                #expect(check.status == 0, "\(places)\n\(check.errors)")
+                #expect(
+                    check.output.contains("travel: 1 of 1 timed occurrence in the next 7 days get a time to leave"),
+                    "\(places)\n\(check.output)")
+                #expect(!check.errors.contains("warning"), "\(places)\n\(check.errors)")
+            }
+        }
+    }
+
     /// The way's history: answers kept by hour of the week beside the journal; with the engine down a week later,
     /// the usual time plus the margin, flagged as estimated in the events, in `why` and on the cards' line.
     @Test func anEngineDownAllDayGivesTheWaysUsualTimeFlaggedEverywhere() async throws {
