@@ -76,6 +76,16 @@ public enum WeatherClient {
         return .success(hours)
     }
 
+    /// Why the forecast cannot be had, or `nil` when it answers today's forecast for Berlin in its documented shape:
+    /// what `calwatch check` says of `travel.weather`.
+    public static func unreachable(_ weather: TravelSettings.Weather, now: Instant) async -> String? {
+        let berlin = WeatherCache.Key(GeoPoint(latitude: 52.5, longitude: 13.4)!, at: now)
+        switch await day(berlin, weather: weather) {
+        case .success: return nil
+        case .failure(let failure): return failure.reason
+        }
+    }
+
     /// Asks the forecast for what `cache` wants, a day per place and request, at most `budget` requests: what a
     /// one-shot command does before planning. Returns why the forecast gave no answer, as it last said.
     public static func answerWanted(

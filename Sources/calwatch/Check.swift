@@ -20,7 +20,8 @@ extension CalwatchCommand {
                 PostgreSQL database (its version, and whether \
                 calwatch's tables there are current), fetches each ICS feed and CalDAV account once (a server that \
                 cannot be read is an error; the copy kept from before, if any, is still checked), asks the routing \
-                engine of `travel.routing` and the geocoder of `travel.geocoder` once whether they answer, then \
+                engine of `travel.routing`, the geocoder of `travel.geocoder` and the forecast of `travel.weather` \
+                once whether they answer, then \
                 reads every calendar over the \
                 planning horizon, and says which airport and airline data it uses (each file checked against the \
                 SHA-256 its manifest records). With places or a routing engine it counts the next 7 days' \
@@ -29,9 +30,8 @@ extension CalwatchCommand {
                 is written but the servers' copies in calwatch's cache.
 
                 Exit status: 0 all good (warnings allowed); 64 the configuration has errors; 65 a calendar has \
-                errors, none could be read, a feed or CalDAV account, the routing engine or the geocoder could not \
-                be read, or a \
-                data file was refused.
+                errors, none could be read, a feed or CalDAV account, the routing engine, the geocoder or the \
+                forecast could not be read, or a data file was refused.
 
                 Examples:
                   calwatch check --config config.yml
@@ -149,6 +149,14 @@ extension CalwatchCommand {
             // The geocoder asked once where Berlin is: the one request a check sends it.
             if let geocoder = configuration.travel.geocoder, let problem = await Geocoder.unreachable(geocoder) {
                 StandardStreams.error("\(source): error: travel.geocoder: \(geocoder.shownURL): \(problem)\n")
+                calendarErrors += 1
+            }
+
+            // The forecast asked once for today in Berlin: the one request a check sends it.
+            if let weather = configuration.travel.weather,
+                let problem = await WeatherClient.unreachable(weather, now: now)
+            {
+                StandardStreams.error("\(source): error: travel.weather: \(weather.shownURL): \(problem)\n")
                 calendarErrors += 1
             }
 

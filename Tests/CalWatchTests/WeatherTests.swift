@@ -72,6 +72,22 @@ import Testing
         #expect((try? WeatherClient.hours(in: Self.answer("[1,2,3]"), at: Self.key).get()) == nil)
     }
 
+    @Test func checkSaysWhetherTheForecastAnswers() async throws {
+        try await FeedServer.with(script: "weather-server.py") { server in
+            let folder = SinkFixtures.folder()
+            defer { try? FileManager.default.removeItem(atPath: folder) }
+            for (mode, answers) in [("", true), ("error", false)] {
+                try mode.write(toFile: server.folder + "/mode", atomically: true, encoding: .utf8)
+                try "calendars: []\ntravel:\n  weather: { provider: open-meteo, url: \"\(server.url("/"))\" }\n".write(
+                    toFile: folder + "/config.yml", atomically: true, encoding: .utf8)
+                let run = try await CommandLineTests().calwatch(["check", "--config", folder + "/config.yml"])
+                #expect((run.status == 0) == answers, "\(run.errors)")
+                #expect(run.errors.contains("travel.weather") != answers, "\(run.errors)")
+            }
+            #expect(server.log.count == 2, "\(server.log)")
+        }
+    }
+
     /// A drive across town in heavy rain, the engine and the forecast stand-ins both asked: the way's time grows by
     /// the cited factor, `why` says it with its numbers, a bike ride is not slowed, and a second replay prints the
     /// same events.
