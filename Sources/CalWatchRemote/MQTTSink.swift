@@ -151,14 +151,15 @@ public actor MQTTSink: EventSink {
             // The time to get ready, from the first event about the occurrence that knows it (a flight detected,
             // a live activity, a reminder, at the latest its `prepareDue`), until the time to leave; a nearer one
             // takes its place.
-            if let leave = entry.facts.leave, let wake = leave.prepareBy, entry.event.time < leave.by,
-                wakeAt?.instant != wake || wakeAtUntil == nil,
-                wakeAtUntil.map({ leave.by <= $0 || $0 <= entry.event.time }) ?? true
-                    || wakeAt?.subject == entry.event.subject
-            {
-                messages.append((base + "/wake_at", "\(wake)", true))
-                wakeAtUntil = leave.by
-                wakeAt = (entry.event.subject, wake)
+            if let leave = entry.facts.leave, let wake = leave.prepareBy, entry.event.time < leave.by {
+                let standing = wakeAtUntil.map { $0 > entry.event.time } ?? false
+                let replaces =
+                    !standing || wakeAt?.subject == entry.event.subject || leave.by <= (wakeAtUntil ?? leave.by)
+                if replaces && (!standing || wakeAt?.instant != wake) {
+                    messages.append((base + "/wake_at", "\(wake)", true))
+                    wakeAtUntil = leave.by
+                    wakeAt = (entry.event.subject, wake)
+                }
             }
             if live.values.contains(.meeting) != inMeeting {
                 inMeeting.toggle()

@@ -3,6 +3,7 @@ import Testing
 
 @testable import CalWatchCore
 @testable import CalWatchRemote
+@testable import CalWatchRuntime
 
 /// The ways' history, the estimate while the engine does not answer: the median of the last answers at the same
 /// hour of the week, else the nearest hour of the week answered; kept in a file a stranger may have written.
@@ -68,5 +69,20 @@ import Testing
         #expect(
             NextUpFormat.line(status)?.hasSuffix("(25 min by bike, estimated)") == true,
             "\(String(describing: NextUpFormat.line(status)))")
+        // The cards' and pushes' detail line, with the time to get ready.
+        leave.prep = .init(seconds: 1800, source: .travel)
+        facts.leave = leave
+        var planner = PlannerConfiguration()
+        planner.anchors[.event] = .leaveBy
+        let plan = Planner.plan(
+            [occurrence], facts: { _ in facts }, state: PlannerState(), configuration: planner,
+            now: Self.monday.adding(seconds: -300))
+        let reminder = try #require(plan.due.first { $0.type == .reminderDue })
+        let entry = JournalStore.Entry(
+            sequence: 1, event: reminder, occurrence: occurrence, facts: facts,
+            recorded: Timestamp(millisecondsSinceEpoch: 0))
+        #expect(
+            ReminderText.details(entry).last == "get ready 07:30, leave by 08:00 (estimated)",
+            "\(ReminderText.details(entry))")
     }
 }

@@ -101,13 +101,12 @@ public struct TravelTimes: Sendable {
     }
 
     private func prep(rule: ReminderRule?, place: PlaceSettings?, flights: FlightLeads? = nil) -> Leave.Prep? {
-        let found: Leave.Prep? =
-            if let seconds = rule?.prep { .init(seconds: seconds, source: .rule) } else if let seconds = place?.prep {
-                .init(seconds: seconds, source: .place)
-            } else if let seconds = flights?.prep { .init(seconds: seconds, source: .flights) } else {
-                travel.prep.map { .init(seconds: $0, source: .travel) }
-            }
-        return found.flatMap { $0.seconds > 0 ? $0 : nil }
+        let settings: [(seconds: Int64?, source: Leave.Prep.Source)] = [
+            (rule?.prep, .rule), (place?.prep, .place), (flights?.prep, .flights), (travel.prep, .travel),
+        ]
+        guard let first = settings.first(where: { $0.seconds != nil }), let seconds = first.seconds, seconds > 0
+        else { return nil }
+        return Leave.Prep(seconds: seconds, source: first.source)
     }
 
     /// The item's own travel time (`X-APPLE-TRAVEL-DURATION`), when it is one of at most two days.

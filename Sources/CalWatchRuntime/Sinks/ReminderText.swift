@@ -73,14 +73,13 @@ public enum ReminderText {
         }
         if let leave = entry.facts.leave, let occurrence = entry.occurrence {
             let by = occurrence.displayZone.wallClock(at: leave.by)
-            parts.append(
-                String(format: "leave by %02d:%02d", by.hour, by.minute) + (leave.estimated ? " (estimated)" : ""))
-            if let prepareBy = leave.prepareBy, entry.event.type == .prepareDue || entry.event.reminder != nil {
+            var text =
+                String(format: "leave by %02d:%02d", by.hour, by.minute) + (leave.estimated ? " (estimated)" : "")
+            if let prepareBy = leave.prepareBy {
                 let ready = occurrence.displayZone.wallClock(at: prepareBy)
-                parts[parts.count - 1] =
-                    String(format: "get ready %02d:%02d, ", ready.hour, ready.minute)
-                    + parts[parts.count - 1]
+                text = String(format: "get ready %02d:%02d, ", ready.hour, ready.minute) + text
             }
+            parts.append(text)
         }
         // Each part one line of at most 120 columns: a 100 KB LOCATION is a stranger's, not a card's.
         return parts.map { TerminalText.safe(NextUpFormat.cut(NextUpFormat.oneLine($0), to: 120), keepingLines: false) }
