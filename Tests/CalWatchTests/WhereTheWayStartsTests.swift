@@ -219,6 +219,8 @@ import Testing
         let environment = HookFields(entry).environment
         #expect(environment.contains("CALWATCH_TRAVEL_MODE=driving"))
         #expect(environment.contains("CALWATCH_LEAVE_FROM=Praxis Dr. Weiss"))
+        #expect(environment.contains("CALWATCH_LEAVE_ESTIMATED=0"))
+        #expect(environment.contains("CALWATCH_PREPARE_BY="))
         #expect(environment.contains("CALWATCH_LEAVE_BY=2027-03-05T09:20:00Z"))
     }
 

@@ -27,6 +27,6 @@ public struct HookSettings: Sendable, Hashable, EventFilters {
         "id", "type", "time", "subject", "source", "event", "summary", "location", "calendar", "uid", "kind", "start",
         "end", "startLocal", "minutesBefore", "joinURL", "service", "meetingId", "passcode", "dialIn", "flight",
         "origin", "destination", "leaveBy", "travelMinutes", "place", "directions", "travelMode", "leaveFrom",
-        "otherSummary", "otherStart", "otherJoinURL",
+        "prepareBy", "leaveEstimated", "otherSummary", "otherStart", "otherJoinURL",
     ]
 }

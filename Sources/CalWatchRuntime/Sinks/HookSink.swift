@@ -332,6 +332,8 @@ struct HookFields {
         ("directions", "CALWATCH_DIRECTIONS", { $0.facts.leave?.destination?.at.map(LeaveJSON.directions(to:)) }),
         ("travelMode", "CALWATCH_TRAVEL_MODE", { $0.facts.leave?.mode?.rawValue }),
         ("leaveFrom", "CALWATCH_LEAVE_FROM", { $0.facts.leave?.origin?.name }),
+        ("prepareBy", "CALWATCH_PREPARE_BY", { $0.facts.leave?.prepareBy?.description }),
+        ("leaveEstimated", "CALWATCH_LEAVE_ESTIMATED", { $0.facts.leave.map { $0.estimated ? "1" : "0" } }),
         // A conflict's other occurrence; for an overrun, the one that has started.
         ("otherSummary", "CALWATCH_OTHER_SUMMARY", { $0.event.other?.summary }),
         ("otherStart", "CALWATCH_OTHER_START", { $0.event.other?.start.description }),
