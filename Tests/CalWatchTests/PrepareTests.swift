@@ -118,4 +118,20 @@ import Testing
         included.includeDeclined = true
         #expect(Self.prepare(dentist, facts, &state, included, at: "2027-03-05T08:15:00Z").count == 1)
     }
+
+    /// The status bar counts down to getting ready first, then to leaving, and wakes for both.
+    @Test func nextCountsDownToGettingReadyThenToLeaving() throws {
+        let (_, day, classifier) = try Self.setup("")
+        let dentist = try #require(day["dentist"])
+        let facts = classifier.facts(for: dentist)
+        func line(at now: String) -> String? {
+            NextUpFormat.line(
+                NextUp([dentist], facts: { _ in facts }, options: .init(), now: utc(now), zone: .utc))
+        }
+        #expect(line(at: "2027-03-05T08:00:00Z") == "Get ready in 10 min for Dentist (leave 08:30)")
+        #expect(line(at: "2027-03-05T08:15:00Z")?.hasPrefix("Leave in 15 min for Dentist") == true)
+        let wake = NextUp.nextChange(
+            [dentist], facts: { _ in facts }, options: .init(), now: utc("2027-03-05T07:30:00Z"))
+        #expect(wake == utc("2027-03-05T07:55:00Z"), "15 minutes before getting ready")
+    }
 }

@@ -19,8 +19,10 @@ public struct NextUp: Sendable {
     public enum Target: String, Sendable, Hashable {
         /// The start (a meeting, an event, a flight whose leave-by has passed or is not known).
         case start
-        /// A flight's time to leave for the airport.
+        /// The time to leave (a flight's for the airport, a placed event's).
         case leaveBy
+        /// The time to get ready before leaving (`prep:`).
+        case prepareBy
         /// The end of a running occurrence.
         case end
     }
@@ -142,7 +144,11 @@ public struct NextUp: Sendable {
                 progress: length > 0 ? min(1, elapsed / length) : 1)
         }
         let (target, time): (Target, Instant) =
-            if let leaveBy = facts.leaveBy, leaveBy > now { (.leaveBy, leaveBy) } else {
+            if let prepareBy = facts.leave?.prepareBy, prepareBy > now {
+                (.prepareBy, prepareBy)
+            } else if let leaveBy = facts.leaveBy, leaveBy > now {
+                (.leaveBy, leaveBy)
+            } else {
                 (.start, start)
             }
         let seconds = time.secondsSinceEpoch - now.secondsSinceEpoch
@@ -188,9 +194,9 @@ public struct NextUp: Sendable {
             consider(occurrence.start)
             consider(occurrence.end)
             consider(occurrence.start.adding(seconds: -options.soon))
-            if let leaveBy = facts.leaveBy {
-                consider(leaveBy)
-                consider(leaveBy.adding(seconds: -options.soon))
+            for moment in [facts.leaveBy, facts.leave?.prepareBy].compactMap({ $0 }) {
+                consider(moment)
+                consider(moment.adding(seconds: -options.soon))
             }
             consider(occurrence.start.adding(seconds: -options.horizon))
         }

@@ -70,6 +70,9 @@ public enum NextUpFormat: String, Sendable, CaseIterable {
             let code = flight.code ?? title
             let departure = clockTime(item.occurrence.start, zone: zone)
             switch item.target {
+            case .prepareBy:
+                return "Get ready " + (item.seconds <= 0 ? "now" : "in \(count)") + " for \(code) (leave "
+                    + clockTime(item.facts.leaveBy ?? item.occurrence.start, zone: zone) + ")"
             case .leaveBy:
                 let airport = flight.origin?.code ?? "the airport"
                 let estimated = item.facts.leave?.estimated == true ? ", estimated" : ""
@@ -87,6 +90,10 @@ public enum NextUpFormat: String, Sendable, CaseIterable {
         let service = item.facts.meeting?.service.map { " · \($0)" } ?? ""
         switch item.target {
         case .end: return "\(title): \(count) left\(service)"
+        case .prepareBy:
+            let leave = clockTime(item.facts.leaveBy ?? item.occurrence.start, zone: zone)
+            return item.seconds <= 0
+                ? "Get ready now for \(title) (leave \(leave))" : "Get ready in \(count) for \(title) (leave \(leave))"
         case .leaveBy:
             let way =
                 item.facts.leave.map { leave in
