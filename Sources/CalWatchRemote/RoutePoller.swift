@@ -58,6 +58,7 @@ public final class RoutePoller: Service {
     private func ask(on bells: AsyncStream<Void>) async {
         var sent: [ContinuousClock.Instant] = []
         var failing: String?
+        var historyFailing = false
         for await _ in bells.cancelOnGracefulShutdown() {
             var planAgain = false
             var keys = (cache.takeWanted() + cache.takeDueAgain(at: now(), before: routing.askAgainBefore))[...]
@@ -124,8 +125,11 @@ public final class RoutePoller: Service {
             }
             do {
                 try await history?.save(cache)
+                historyFailing = false
             } catch {
-                logger.warning("cannot keep the routing engine's answers: \(error)")
+                // Said once until it works again: the poller wakes for every way.
+                if !historyFailing { logger.warning("cannot keep the routing engine's answers: \(error)") }
+                historyFailing = true
             }
         }
     }

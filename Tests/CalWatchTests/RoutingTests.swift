@@ -102,6 +102,36 @@ import Testing
         }
     }
 
+    /// The poller keeps every answer in the way's history beside the journal; a history that cannot be written is
+    /// said once, not at every answer, and the answers are still planned.
+    @Test func thePollerKeepsTheHistoryAndSaysOnceWhenItCannot() async throws {
+        try await FeedServer.with(script: "routing-server.py") { server in
+            let folder = SinkFixtures.folder()
+            defer { try? FileManager.default.removeItem(atPath: folder) }
+            for (journal, writable) in [(folder + "/journal.db", true), (folder + "/missing/journal.db", false)] {
+                let routes = RouteCache()
+                let log = LogRecorder()
+                let poller = RoutePoller(
+                    routing: Self.routing(.osrm, server), cache: routes, logger: log.logger,
+                    history: RouteHistoryFile(journal: journal), changed: {})
+                var other = Self.key
+                other.destination = GeoPoint(latitude: 52.60, longitude: 13.40)!
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask { try await poller.run() }
+                    _ = routes.seconds(for: Self.key)
+                    try await eventually("the first way answered") { routes.seconds(for: Self.key) == 180 }
+                    _ = routes.seconds(for: other)
+                    try await eventually("the second way answered") { routes.seconds(for: other) != nil }
+                    try await Task.sleep(for: .milliseconds(200))
+                    group.cancelAll()
+                }
+                let said = log.messages.filter { $0.contains("cannot keep the routing engine's answers") }
+                #expect(said.count == (writable ? 0 : 1), "\(log.messages)")
+                #expect(RouteHistoryFile(journal: journal).load().usual(for: Self.key) != nil || !writable)
+            }
+        }
+    }
+
     /// A way answered hours ahead is asked again when its hour nears; a new answer beyond `replanAfter` moves the
     /// time to leave and the log says so (one within it is kept: `WhereTheWayStartsTests`).
     @Test func thePollerAsksAWayAgainAsItsHourNearsAndSaysWhenTheTimeMoves() async throws {
