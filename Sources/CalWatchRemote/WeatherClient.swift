@@ -40,37 +40,61 @@ public enum WeatherClient {
         return await HTTPClient.send(request, limits: limits).flatMap { hours(in: $0, at: key) }
     }
 
+    /// Open-Meteo's answer, as far as it is read: every hourly variable (`time` included, as Unix seconds) an array
+    /// of numbers or nulls, and each one's unit.
+    private struct Forecast: Decodable {
+        var hourly: [String: [Double?]]
+        var hourlyUnits: [String: String]
+
+        enum CodingKeys: String, CodingKey {
+            case hourly
+            case hourlyUnits = "hourly_units"
+        }
+    }
+
+    /// Open-Meteo's error: `{"error": true, "reason": …}`.
+    private struct Refusal: Decodable {
+        var reason: String
+    }
+
     /// The hours an answer gives for `key`'s place.
     static func hours(in answer: HTTPClient.Answer, at key: WeatherCache.Key) -> Result<
         [WeatherCache.Key: WeatherCache.Conditions], HTTPClient.Failure
     > {
-        let document = (try? JSONSerialization.jsonObject(with: answer.body)) as? [String: Any]
-        guard (200..<300).contains(answer.status), let document else {
-            let reason = (document?["reason"] as? String).map { ": " + String($0.prefix(200)) } ?? ""
-            return .failure(.init(reason: "HTTP \(answer.status)\(reason)"))
+        guard (200..<300).contains(answer.status) else {
+            let said = (try? JSONDecoder().decode(Refusal.self, from: answer.body)).map { ": " + $0.reason.prefix(200) }
+            return .failure(.init(reason: "HTTP \(answer.status)\(said ?? "")"))
         }
-        guard let hourly = document["hourly"] as? [String: Any], let units = document["hourly_units"] as? [String: Any],
-            let times = hourly["time"] as? [Any], times.count <= 24 * 16
+        guard let forecast = try? JSONDecoder().decode(Forecast.self, from: answer.body),
+            let times = forecast.hourly["time"], times.count <= 24 * 16
         else { return .failure(.init(reason: "an answer without hourly and hourly_units")) }
-        for (variable, unit) in Self.units where hourly[variable] != nil && units[variable] as? String != unit {
-            return .failure(.init(reason: "\(variable) in \(units[variable] as? String ?? "no unit"), not \(unit)"))
+        for (variable, unit) in Self.units
+        where forecast.hourly[variable] != nil && forecast.hourlyUnits[variable] != unit {
+            return .failure(.init(reason: "\(variable) in \(forecast.hourlyUnits[variable] ?? "no unit"), not \(unit)"))
         }
         func value(_ variable: String, _ index: Int) -> Double? {
-            guard let values = hourly[variable] as? [Any], index < values.count else { return nil }
-            return (values[index] as? NSNumber)?.doubleValue.nonNegativeFinite
+            guard let values = forecast.hourly[variable], index < values.count, let value = values[index],
+                value.isFinite
+            else { return nil }
+            return value
+        }
+        /// An amount (rain, snow, visibility): not negative, at most `largest`.
+        func amount(_ variable: String, _ index: Int, largest: Double) -> Double? {
+            value(variable, index).map { min(max($0, 0), largest) }
         }
         var hours: [WeatherCache.Key: WeatherCache.Conditions] = [:]
-        for (index, time) in times.enumerated() {
-            guard let seconds = (time as? NSNumber)?.int64Value, seconds % 3600 == 0,
-                let celsius = (hourly["temperature_2m"] as? [Any]).flatMap({ index < $0.count ? $0[index] : nil })
-                    .flatMap({ ($0 as? NSNumber)?.doubleValue }), celsius.isFinite, (-90...60).contains(celsius)
+        for index in times.indices {
+            // Whole hours of this era only: a stranger's number never reaches an integer conversion that traps.
+            guard let seconds = value("time", index), (0...1e11).contains(seconds),
+                seconds.truncatingRemainder(dividingBy: 3600) == 0,
+                let celsius = value("temperature_2m", index), (-90...60).contains(celsius)
             else { continue }
             var hour = key
-            hour.hour = seconds / 3600
+            hour.hour = Int64(seconds) / 3600
             hours[hour] = WeatherCache.Conditions(
-                rain: min((value("rain", index) ?? 0) + (value("showers", index) ?? 0), 500),
-                snowfall: min(value("snowfall", index) ?? 0, 500), temperature: celsius,
-                visibility: value("visibility", index))
+                rain: (amount("rain", index, largest: 500) ?? 0) + (amount("showers", index, largest: 500) ?? 0),
+                snowfall: amount("snowfall", index, largest: 500) ?? 0, temperature: celsius,
+                visibility: amount("visibility", index, largest: 1e6))
         }
         guard hours[key] != nil else { return .failure(.init(reason: "the answer has no forecast for that hour")) }
         return .success(hours)
@@ -111,11 +135,6 @@ public enum WeatherClient {
         }
         return failure
     }
-}
-
-extension Double {
-    /// The value when it is finite and not negative (a forecast's amounts), else `nil`.
-    fileprivate var nonNegativeFinite: Double? { isFinite && self >= 0 ? self : nil }
 }
 
 /// Asks the forecast for the places and hours planning wants (`WeatherCache`), a place's whole day per request,

@@ -70,6 +70,10 @@ import Testing
         }
         #expect(failure.reason.hasPrefix("HTTP 400: Cannot initialize"))
         #expect((try? WeatherClient.hours(in: Self.answer("[1,2,3]"), at: Self.key).get()) == nil)
+        // A time no clock has, a temperature no place has: skipped, never trapped on.
+        let absurd = documented.replacingOccurrences(of: "[\(hour - 3600),\(hour)]", with: "[1e300,\(hour)]")
+            .replacingOccurrences(of: "[13,12.7]", with: "[13,1e300]")
+        #expect((try? WeatherClient.hours(in: Self.answer(absurd), at: Self.key).get()) == nil)
     }
 
     @Test func checkSaysWhetherTheForecastAnswers() async throws {

@@ -1,3 +1,5 @@
+import Foundation
+
 /// How much longer weather makes a drive: the Highway Capacity Manual 2010's capacity reductions for weather
 /// (Exhibit 10-15, as FHWA-HOP-13-042 Appendix A, Table 33 reproduces it), the average reduction of the row the
 /// forecast falls in, read as a travel-time factor 1 / (1 − reduction); and for low visibility the 12% speed
@@ -74,12 +76,6 @@ public struct WeatherFactor: Sendable, Hashable {
 
     /// One or `places` decimals, as a forecast is read.
     private static func decimal(_ value: Double, _ places: Int = 1) -> String {
-        let scale = places == 2 ? 100.0 : 10.0
-        let rounded = (value * scale).rounded() / scale
-        let whole = Int(rounded.magnitude)
-        let fraction = Int(((rounded.magnitude - Double(whole)) * scale).rounded())
-        let digits = String(fraction)
-        let padded = String(repeating: "0", count: max(0, places - digits.count)) + digits
-        return (rounded < 0 ? "−" : "") + "\(whole).\(padded)"
+        String(format: "%.\(places)f", value)
     }
 }
