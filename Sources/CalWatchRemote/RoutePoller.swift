@@ -56,15 +56,14 @@ public final class RoutePoller: Service {
     }
 
     private func ask(on bells: AsyncStream<Void>) async {
-        var sent: [ContinuousClock.Instant] = []
+        var budget = HourlyBudget(limit: routing.requestsPerHour)
         var failing: String?
         var historyFailing = false
         for await _ in bells.cancelOnGracefulShutdown() {
             var planAgain = false
             var keys = (cache.takeWanted() + cache.takeDueAgain(at: now(), before: routing.askAgainBefore))[...]
             while let key = keys.first {
-                sent.removeAll { ContinuousClock.now - $0 > .seconds(3600) }
-                if sent.count >= routing.requestsPerHour {
+                if let wait = budget.wait() {
                     logger.warning(
                         "routing budget spent (\(routing.requestsPerHour) requests an hour); \(keys.count) ways wait")
                     cache.giveBack(Array(keys))
@@ -73,7 +72,6 @@ public final class RoutePoller: Service {
                         changed()
                         planAgain = false
                     }
-                    let wait = .seconds(3600) - (ContinuousClock.now - sent[0])
                     guard (try? await cancelWhenGracefulShutdown({ try await Task.sleep(for: wait) })) != nil else {
                         return
                     }
@@ -81,7 +79,7 @@ public final class RoutePoller: Service {
                     continue
                 }
                 keys.removeFirst()
-                sent.append(.now)
+                budget.spend()
                 let result = await cancelWhenGracefulShutdown {
                     await RoutingClient.seconds(key, routing: self.routing)
                 }

@@ -162,25 +162,28 @@ public final class WeatherPoller: Service {
         let (bells, bell) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         cache.onWanted { bell.yield() }
         bell.yield()
-        var sent: [ContinuousClock.Instant] = []
+        var budget = HourlyBudget(limit: weather.requestsPerHour)
         var failing: String?
         for await _ in bells.cancelOnGracefulShutdown() {
             var answered = false
             var keys = cache.takeWanted()[...]
             while let key = keys.popFirst() {
-                sent.removeAll { ContinuousClock.now - $0 > .seconds(3600) }
-                guard sent.count < weather.requestsPerHour else {
+                if let wait = budget.wait() {
                     logger.warning(
                         "weather budget spent (\(weather.requestsPerHour) requests an hour); \(keys.count + 1) wait")
                     cache.giveBack([key] + keys)
-                    let wait = .seconds(3600) - (ContinuousClock.now - sent[0])
+                    // What came before the budget ran out is planned now, not after the wait.
+                    if answered {
+                        changed()
+                        answered = false
+                    }
                     guard (try? await cancelWhenGracefulShutdown({ try await Task.sleep(for: wait) })) != nil else {
                         return
                     }
                     keys = cache.takeWanted()[...]
                     continue
                 }
-                sent.append(.now)
+                budget.spend()
                 let result = await cancelWhenGracefulShutdown { await WeatherClient.day(key, weather: self.weather) }
                 guard !Task.isShuttingDownGracefully else { return }
                 switch result {
