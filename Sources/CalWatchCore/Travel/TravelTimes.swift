@@ -63,12 +63,8 @@ public struct TravelTimes: Sendable {
                 seconds: Int64, source: Leave.Source, mode: TravelSettings.Mode?,
                 origin: (place: Leave.Place, basis: Leave.OriginBasis)?
             )
-        if let seconds = Self.writtenTravelSeconds(of: component) {
-            travel = (seconds, .appleTravelDuration, nil, nil)
-        } else if let seconds = place?.travelTime, seconds > 0 {
-            travel = (seconds, .place, nil, nil)
-        } else if let seconds = rule?.travelTime {
-            travel = (seconds, .rule, nil, nil)
+        if let fixed = Self.fixedTravel(of: component, at: place, rule: rule) {
+            travel = (fixed.seconds, fixed.source, nil, nil)
         } else if let point,
             let routed = way(to: point, arrivingBy: occurrence.start, for: occurrence, at: place, rule: rule)
         {
@@ -109,8 +105,17 @@ public struct TravelTimes: Sendable {
         return Leave.Prep(seconds: seconds, source: first.source)
     }
 
+    /// A travel time no engine is asked for, first that answers: the item's own, its place's, its rule's.
+    static func fixedTravel(
+        of component: CalendarComponent, at place: PlaceSettings?, rule: ReminderRule?
+    ) -> (seconds: Int64, source: Leave.Source)? {
+        if let seconds = writtenTravelSeconds(of: component) { return (seconds, .appleTravelDuration) }
+        if let seconds = place?.travelTime, seconds > 0 { return (seconds, .place) }
+        return rule?.travelTime.map { ($0, .rule) }
+    }
+
     /// The item's own travel time (`X-APPLE-TRAVEL-DURATION`), when it is one of at most two days.
-    static func writtenTravelSeconds(of component: CalendarComponent) -> Int64? {
+    private static func writtenTravelSeconds(of component: CalendarComponent) -> Int64? {
         // Checked before the days are multiplied out (a calendar can write P99999999W).
         guard let duration = component.travelDuration, !duration.isNegative, duration.nominalDays <= 2,
             duration.exactSeconds <= 2 * 86_400,
@@ -136,9 +141,7 @@ public struct TravelTimes: Sendable {
         guard !occurrence.allDay, occurrence.status != .cancelled else { return nil }
         let component = occurrence.source.component
         let rule = travelRules.first { $0.matches(occurrence, facts: facts) }
-        if Self.writtenTravelSeconds(of: component) != nil || (place?.travelTime ?? 0) > 0 || rule?.travelTime != nil {
-            return nil
-        }
+        guard Self.fixedTravel(of: component, at: place, rule: rule) == nil else { return nil }
         guard travel.routing != nil else { return .noTravelTime }
         let addressAsked = travel.geocoder != nil && component.location != nil
         guard point(of: component, at: place, asking: false) != nil || addressAsked else { return .noPoint }
