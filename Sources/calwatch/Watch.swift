@@ -36,9 +36,12 @@ extension CalwatchCommand {
                 `leaveBy`. It comes from the item's X-APPLE-TRAVEL-DURATION, the `travelTime` of its place in \
                 `places:` or of its rule, or the routing engine of `travel.routing` (OSRM or Valhalla) for the way \
                 from where the event before it ends, asked for the ways it lacks within its hourly budget and again \
-                as a way's hour nears; until the engine answers, reminders count from the start, and while it fails \
-                a way keeps its last answer. The geocoder of `travel.geocoder` places a LOCATION that is only an \
-                address, one request a second.
+                as a way's hour nears; while it fails a way keeps its last answer, and a way it never answered is \
+                estimated (the way's usual time at that hour of the week, kept in <journal>.routes.json, else the \
+                straight line at a typical speed, plus travel.estimate.margin) and marked so. With `prep:`, \
+                prepareDue comes at the time to leave less the time to get ready. `travel.weather` (Open-Meteo) \
+                lengthens a drive in rain, snow, cold or fog. The geocoder of `travel.geocoder` places a LOCATION \
+                that is only an address, one request a second.
 
                 Answers: `calwatch snooze`, `dismiss` and `ack`, a desktop card's buttons, and with `answers:` on \
                 an ntfy webhook the phone's Snooze and Dismiss buttons, which post to an endpoint this daemon \
