@@ -4,15 +4,16 @@
 # What building calwatch needs (the C libraries it links, and sqlite3, which the demo reads its database with); what
 # the tests need besides: the servers and tools they start on loopback in a temporary folder (PostgreSQL, Radicale,
 # promtool, vdirsyncer, openssl for a test certificate, a private session bus with dunst on Xvfb for desktop
-# notifications) and python3 with venv for the differential check.
+# notifications, curl for the event stream, headless Chromium driven by Selenium for the page) and python3 with
+# venv for the differential check.
 SYSTEM_PACKAGES := pkg-config libical-dev libsqlite3-dev libxml2-dev libpq-dev libcurl4-openssl-dev libsystemd-dev libmosquitto-dev sqlite3
-TEST_PACKAGES := postgresql prometheus radicale vdirsyncer python3 python3-venv openssl dbus dunst notification-daemon xvfb python3-dbus python3-gi mosquitto mosquitto-clients
+TEST_PACKAGES := postgresql prometheus radicale vdirsyncer python3 python3-venv openssl dbus dunst notification-daemon xvfb python3-dbus python3-gi mosquitto mosquitto-clients curl chromium chromium-driver python3-selenium
 SWIFT_BUILD_FLAGS ?=
 DEMO_WINDOW := --from 2027-03-01 --to 2027-03-08 --tz Europe/Berlin
 DEMO_DAY := --from 2027-03-03 --to 2027-03-04
 DEMO_CALENDARS := samples/calendars samples/radicale/family samples/caldav/report.xml
 
-.PHONY: deps test-deps lint build screenshots demo test test-busy corpus corpus-held-back corpus-outside fit-flights bench bench-replay bench-replay-weeks bench-sinks bench-push bench-postgres bench-feeds bench-hostile bench-package bench-day bench-lateness bench-fleet bench-watch bench-startup bench-first-sync bench-next format clean \
+.PHONY: deps test-deps lint build screenshots demo test test-busy corpus corpus-held-back corpus-outside fit-flights bench bench-replay bench-replay-weeks bench-sinks bench-push bench-postgres bench-feeds bench-hostile bench-package bench-day bench-lateness bench-server bench-fleet bench-watch bench-startup bench-first-sync bench-next format clean \
 	release manual install uninstall deb deb-deps test-package fuzz test-asan test-tsan soak
 
 deps:
@@ -38,11 +39,13 @@ test-deps: deps
 build: deps
 	swift build $(SWIFT_BUILD_FLAGS)
 
-# The README's picture of the notify sink (docs/images/notify-cards.png): dunst under Xvfb on a private bus.
+# The README's picture of the notify sink (docs/images/notify-cards.png): dunst under Xvfb on a private bus; and
+# the local server's page, light and dark (docs/images/page-*.png), in headless Chromium.
 screenshots: test-deps
 	@$(MAKE) --no-print-directory deps SYSTEM_PACKAGES="imagemagick"
 	swift build $(SWIFT_BUILD_FLAGS)
 	scripts/screenshots.sh docs/images/notify-cards.png
+	/usr/bin/python3 scripts/page-screenshots.py docs/images
 
 demo: build
 	@echo "== calwatch scan: the sample calendars, week of 2027-03-01 (Europe/Berlin) =="
@@ -158,6 +161,11 @@ bench-replay-weeks: test-deps
 # Reminders due while the daemon reads a 5,000-file vdir rewritten every 20 s, a CPU hog per core (~7 minutes).
 bench-lateness: test-deps
 	python3 benchmarks/lateness.py
+
+# The local server under hostile load: idle connections, reconnecting event streams, wrong tokens; answers' latency,
+# reminders' lateness, memory over the reconnections (BENCHMARKS.md).
+bench-server: test-deps
+	python3 benchmarks/server.py
 
 # The week's replay with day: (conflicts, overruns, invitations, agenda, travel zone) against the same without.
 # A fleet through PostgreSQL: hand-over after SIGKILL and SIGTERM, and the lateness of reminders meanwhile

@@ -27,6 +27,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
     ],
     targets: [
         .systemLibrary(
@@ -111,6 +112,21 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        /// The daemon's one local server, on Hummingbird: `next`, the day, the event stream, answers, metrics and the
+        /// page, on a Unix socket beside the journal and on loopback TCP when asked.
+        .target(
+            name: "CalWatchServer",
+            dependencies: [
+                "CalWatchCore", "CalWatchRuntime", "CalWatchRemote",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strictSettings
+        ),
         /// The PostgreSQL sink, through libpq: many watchers, one database.
         .target(
             name: "CalWatchPostgres",
@@ -134,7 +150,9 @@ let package = Package(
             name: "calwatch",
             dependencies: [
                 "CalWatchCore", "CalWatchRuntime", "CalWatchRemote", "CalWatchPostgres", "CalWatchDesktop",
+                "CalWatchServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -145,6 +163,7 @@ let package = Package(
             name: "CalWatchTests",
             dependencies: [
                 "CalWatchCore", "CalWatchRuntime", "CalWatchRemote", "CalWatchPostgres", "CalWatchDesktop",
+                "CalWatchServer",
                 .product(name: "Logging", package: "swift-log"),
             ],
             resources: [.copy("Fixtures")],

@@ -39,6 +39,9 @@ enum HTTPClient {
             $0.isEmpty ? nil : $0
         }
 
+        /// A Unix socket to reach the server through (the local server's), instead of the address's host.
+        var unixSocket: String?
+
         init(method: String = "GET", url: URL, headers: [String: String] = [:], body: Data? = nil) {
             self.method = method
             self.url = url
@@ -278,6 +281,9 @@ private final class Transfer: @unchecked Sendable {
         }
         if let authorities = request.certificateAuthorities {
             _ = CCurl_setopt_pointer(handle, CURLOPT_CAINFO, authorities)
+        }
+        if let socket = request.unixSocket {
+            _ = CCurl_setopt_pointer(handle, CURLOPT_UNIX_SOCKET_PATH, socket)
         }
         if let failed = options.first(where: { $0 != CURLE_OK }) {
             return .failure(HTTPClient.Failure(reason: "libcurl refused an option: \(Self.words(failed))"))

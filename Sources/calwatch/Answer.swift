@@ -59,38 +59,14 @@ extension CalwatchCommand {
                 throw ExitCode.noInput
             }
             let journal = try CommandSupport.openJournalOrExit(path)
-            // An event id the journal never held names nothing the daemon could apply: refused now, not kept.
-            if let id = EventID(hex: target), target.count == 32, try await journal.event(id: id) == nil {
-                StandardStreams.error(
-                    "calwatch: no event \(target) in \(path): give the id a hook got in CE_ID, from this daemon's "
-                        + "journal (--state)\n")
+            switch try await journal.give(kind, target: target, seconds: seconds, given: CommandSupport.timestamp) {
+            case .applied(let outcome): StandardStreams.report("calwatch: \(outcome)\n")
+            case .refused(let reason):
+                StandardStreams.error("calwatch: \(reason)\n")
                 throw ExitCode.dataError
+            case .kept:
+                StandardStreams.report("calwatch: recorded in \(path); calwatch watch applies it when it runs\n")
             }
-            let answer = try await journal.recordAnswer(
-                kind, target: target, seconds: seconds, given: CommandSupport.timestamp)
-            if let outcome = answer.outcome {
-                try Self.report("given before: \(outcome)", applied: outcome.hasPrefix("applied"))
-                return
-            }
-            journal.ring()
-            for _ in 0..<30 {
-                try await Task.sleep(for: .milliseconds(50))
-                if let outcome = try await journal.answer(id: answer.id)?.outcome {
-                    try Self.report(outcome, applied: outcome.hasPrefix("applied"))
-                    return
-                }
-            }
-            StandardStreams.report("calwatch: recorded in \(path); calwatch watch applies it when it runs\n")
-        }
-
-        /// Prints what became of an answer: on standard output when applied, else on standard error with exit status
-        /// 65, so that a hook or script knows its snooze did not happen.
-        private static func report(_ outcome: String, applied: Bool) throws {
-            guard applied else {
-                StandardStreams.error("calwatch: \(outcome)\n")
-                throw ExitCode.dataError
-            }
-            StandardStreams.report("calwatch: \(outcome)\n")
         }
     }
 

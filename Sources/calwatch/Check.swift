@@ -209,6 +209,13 @@ extension CalwatchCommand {
                 lines.append(line)
                 if let warning { StandardStreams.error("\(source): warning: \(warning)\n") }
             }
+            lines.append(Self.serveLine(configuration))
+            if configuration.serve.enabled, ServeSettings.socketPath(journal: configuration.statePath).utf8.count >= 108
+            {
+                StandardStreams.error(
+                    "\(source): warning: serve: the socket beside the journal would be longer than a Unix socket's "
+                        + "108 bytes, so the local server cannot listen there; give state: a shorter path\n")
+            }
             if let day = configuration.planner.day {
                 lines += Self.describe(
                     day, rules: configuration.planner.rules, flights: flightsSeen, me: configuration.me)
@@ -221,6 +228,19 @@ extension CalwatchCommand {
             StandardStreams.report(report)
             if configurationErrors > 0 { throw ExitCode.usageError }
             if calendarErrors > 0 { throw ExitCode.dataError }
+        }
+
+        /// What the daemon's local server will bind, and where its token is.
+        static func serveLine(_ configuration: Configuration) -> String {
+            guard configuration.serve.enabled else { return "  serve: off (calwatch next reads the calendars itself)" }
+            let journal = configuration.statePath
+            var line = "  serve: \(ServeSettings.socketPath(journal: journal)) (a Unix socket, mode 0600)"
+            if let listen = configuration.serve.listen {
+                line +=
+                    " and http://\(listen) (loopback; every route but /healthz asks for the token in "
+                    + "\(ServeSettings.tokenPath(journal: journal)), made at the first start)"
+            }
+            return line
         }
 
         /// The items among `occurrences` whose flight decision was close, once each: where, what it was taken

@@ -1,5 +1,6 @@
 import ArgumentParser
 import CalWatchCore
+import CalWatchRemote
 import CalWatchRuntime
 import Foundation
 
@@ -33,10 +34,13 @@ extension CalwatchCommand {
                 The configuration (--config, else $XDG_CONFIG_HOME/calwatch/config.yml when it exists) gives the \
                 calendars, the zone, `me` (whose declined meetings are skipped) and the flight leads.
 
-                When `calwatch watch` runs on the same configuration, it answers over a socket beside its journal \
-                with the same line, without reading the calendars again (a bar that runs this every minute pays a \
+                When `calwatch watch` runs on the same configuration, its local server answers over the socket \
+                beside its journal (GET /v1/next) with the same line, without reading the calendars again (a bar that runs this every minute pays a \
                 connection). It declines when it read another configuration (edited since, without SIGHUP) or has \
                 not read the calendars yet; then, as with --at, --follow or --no-daemon, `next` reads them itself.
+
+                --open-page prints the address of the daemon's page (serve: { listen: … } in config.yml), with \
+                the token that lets a browser in once (it then keeps a cookie), and opens it where a desktop runs.
 
                 Examples:
                   calwatch next
@@ -102,6 +106,12 @@ extension CalwatchCommand {
         @Flag(help: "Read the calendars even when a running daemon could answer.")
         var noDaemon = false
 
+        @Flag(
+            help: ArgumentHelp(
+                "Print the address of the daemon's page (serve: listen:), with the token that lets a browser in "
+                    + "once, and open it where a desktop runs."))
+        var openPage = false
+
         func validate() throws {
             _ = try calendars.zone()
             _ = try kindSet()
@@ -131,6 +141,7 @@ extension CalwatchCommand {
 
         func run() async throws {
             let loaded = try settings.loadOrExit(calendars: calendars, useDefaultFile: true)
+            if openPage { return try Self.openPage(loaded) }
             if !follow, at == nil, !noDaemon, let line = await askDaemon(loaded) {
                 StandardStreams.Output().write(Array((line + "\n").utf8))
                 return
@@ -184,20 +195,54 @@ extension CalwatchCommand {
             try await follower.run()
         }
 
-        /// The line as the daemon of `configuration`'s journal works it out (`NextEndpoint`), when one runs with the
-        /// same configuration and holds what this `next` would read; `nil` otherwise.
+        /// The line as the daemon of `configuration`'s journal works it out (`GET /v1/next` on its local server),
+        /// when one runs with the same configuration and holds what this `next` would read; `nil` otherwise.
         func askDaemon(_ configuration: Configuration) async -> String? {
-            let request = NextEndpoint.Request(
-                readFrom: configuration.readFrom,
-                kinds: kinds?.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) },
-                calendars: calendarNames?.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) },
-                horizon: DurationText.seconds(within) ?? 86_400, format: format.rawValue, maxWidth: maxWidth,
-                none: none, pango: markup == .pango)
-            let path = NextEndpoint.socketPath(state: configuration.statePath)
-            // A socket's calls block (up to its timeout): on a thread of its own, not one of Swift's pool.
-            return await withCheckedContinuation { continuation in
-                Thread { continuation.resume(returning: NextEndpoint.ask(request, at: path)?.line) }.start()
+            var query = [
+                "format=\(format.rawValue)", "config=" + LocalServerClient.query(configuration.readFrom),
+                "horizon=\(DurationText.seconds(within) ?? 86_400)",
+            ]
+            if let kinds { query.append("kinds=" + LocalServerClient.query(kinds.filter { $0 != " " })) }
+            if let calendarNames {
+                let names = calendarNames.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+                query.append("calendars=" + LocalServerClient.query(names.joined(separator: ",")))
             }
+            if let maxWidth { query.append("maxWidth=\(maxWidth)") }
+            if let none { query.append("none=" + LocalServerClient.query(none)) }
+            if markup == .pango { query.append("pango=1") }
+            guard
+                let answer = await LocalServerClient.get(
+                    "/v1/next?" + query.joined(separator: "&"), journal: configuration.statePath),
+                answer.status == 200, answer.body.hasSuffix("\n")
+            else { return nil }
+            return String(answer.body.dropLast())
+        }
+
+        /// `--open-page`: the page's address with the token, printed, and opened by `xdg-open` where a desktop runs.
+        static func openPage(_ configuration: Configuration) throws {
+            guard configuration.serve.enabled, let listen = configuration.serve.listen else {
+                StandardStreams.error(
+                    "calwatch: the page needs the local server on TCP: add serve: { listen: 127.0.0.1:8787 } to "
+                        + "config.yml and restart calwatch watch\n")
+                throw ExitCode.usageError
+            }
+            let tokenPath = ServeSettings.tokenPath(journal: configuration.statePath)
+            guard let data = FileManager.default.contents(atPath: tokenPath), data.count < 1024 else {
+                StandardStreams.error(
+                    "calwatch: no token at \(tokenPath): calwatch watch makes it at its first start; start it first\n")
+                throw ExitCode.noInput
+            }
+            let token = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            let address = "http://\(listen)/?token=\(token)"
+            StandardStreams.Output().write(Array((address + "\n").utf8))
+            let environment = ProcessInfo.processInfo.environment
+            guard ["DISPLAY", "WAYLAND_DISPLAY"].contains(where: { !(environment[$0] ?? "").isEmpty }) else { return }
+            let opener = Process()
+            opener.executableURL = URL(fileURLWithPath: "/usr/bin/xdg-open")
+            opener.arguments = [address]
+            opener.standardOutput = FileHandle.nullDevice
+            opener.standardError = FileHandle.nullDevice
+            try? opener.run()
         }
 
         /// The daemon's journal, when there is one (`next` never makes one).

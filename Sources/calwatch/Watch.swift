@@ -3,8 +3,10 @@ import CalWatchCore
 import CalWatchPostgres
 import CalWatchRemote
 import CalWatchRuntime
+import CalWatchServer
 import Foundation
 import Logging
+import Prometheus
 import ServiceLifecycle
 import UnixSignals
 
@@ -211,15 +213,17 @@ extension CalwatchCommand {
                     followsSystemZone ? TimeZoneDatabase.rules(named: TimeZoneDatabase.systemZoneName) : nil
                 })
             var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
-            // Metrics as the configuration at start asks (a reload does not move the file). First in the group, so
-            // it is stopped last, after the watch's sinks have finished: its last write has their final counts.
+            // Metrics as the configuration at start asks (a reload does not move the file), and for the local
+            // server's /metrics. The file's writer is first in the group, so it is stopped last, after the watch's
+            // sinks have finished: its last write has their final counts.
+            let registry = PrometheusCollectorRegistry()
+            if initial.metrics.textfile != nil || initial.serve.enabled { PrometheusTextfile.bootstrap(registry) }
             if let path = initial.metrics.textfile {
-                let file = PrometheusTextfile(path: path)
-                file.bootstrap()
                 services.append(
                     .init(
                         service: PrometheusTextfile.Service(
-                            file, every: .seconds(initial.metrics.every), clock: ContinuousClock(),
+                            PrometheusTextfile(path: path, registry: registry), every: .seconds(initial.metrics.every),
+                            clock: ContinuousClock(),
                             failed: { logger.error("cannot write the metrics to \(path): \($0)") })))
             }
             // The fleet's heartbeat, before the watch in the group so that it stops after it: its calendars are
@@ -263,32 +267,25 @@ extension CalwatchCommand {
                             geocoder: geocoder, cache: geocodes, logger: logger,
                             changed: { service.travelTimesChanged() })))
             }
-            // A phone's Snooze and Dismiss (`answers:` on an ntfy webhook), recorded as `calwatch snooze` records
-            // them, in the journal the daemon reads, whose key file the sink signs the buttons with.
-            let answering = initial.sinks.compactMap { sink -> WebhookSettings.Answers? in
-                if case .webhook(let webhook) = sink.output { webhook.answers } else { nil }
-            }
-            if !answering.isEmpty {
-                let journal = try CommandSupport.openJournalOrExit(state ?? initial.statePath)
-                for answers in answering {
-                    services.append(
-                        .init(
-                            service: AnswerEndpoint(
-                                settings: answers, keyPath: journal.path + ".answers-key", logger: logger,
-                                record: { kind, event, seconds in
-                                    _ = try await journal.recordAnswer(
-                                        kind, target: event, seconds: seconds, given: CommandSupport.timestamp)
-                                    journal.ring()
-                                })))
-                }
-            }
-            // `calwatch next` answered from what the watch holds, on a socket beside the journal.
-            services.append(
-                .init(
-                    service: NextEndpoint(
-                        path: NextEndpoint.socketPath(state: state ?? initial.statePath),
-                        source: { service.nextSource }, now: { CommandSupport.now }, logger: logger)))
             services.append(.init(service: service))
+            // The local server (`serve:`): next, the day, the event stream, answers (a phone's signed buttons among
+            // them, recorded in the journal the daemon reads) and metrics. After the watch, so it stops first.
+            let journalPath = state ?? initial.statePath
+            let answers = try CommandSupport.openJournalOrExit(journalPath)
+            let buttonSnooze = initial.sinks.lazy.compactMap { sink -> Int64? in
+                if case .webhook(let webhook) = sink.output { webhook.answers?.snooze } else { nil }
+            }.first
+            do {
+                services += try LocalServer.services(
+                    initial.serve,
+                    environment: .init(
+                        journal: journalPath, view: { service.nextSource }, answers: { answers },
+                        now: { CommandSupport.now }, timestamp: { CommandSupport.timestamp }, metrics: registry,
+                        buttonSnooze: buttonSnooze),
+                    logger: logger)
+            } catch {
+                logger.error("no local server: \(error); calwatch next reads the calendars itself")
+            }
             // One daemon per journal, held until the process ends.
             let lock = try CommandSupport.lockJournalOrExit(state ?? initial.statePath)
             defer { withExtendedLifetime(lock) {} }

@@ -232,10 +232,55 @@ import Testing
                 answers: { listen: "localhost:8788", url: "https://calwatch.example.org/answers/" }
             """)
         guard case .webhook(let ntfy) = answered.sinks.first?.output else { throw CocoaError(.featureUnsupported) }
-        #expect(
-            ntfy.answers.map { "\($0.host):\($0.port) \($0.url) \($0.snooze)" }
-                == "127.0.0.1:8788 https://calwatch.example.org/answers 600")
+        // Its listen: is where the local server listens (the earlier spelling of serve: listen:).
+        #expect(ntfy.answers.map { "\($0.url) \($0.snooze)" } == "https://calwatch.example.org/answers 600")
+        #expect(answered.serve.listen?.description == "127.0.0.1:8788")
         #expect(problems[1].message.contains("secretFile") && !problems[1].message.contains("hunter2"))
+    }
+
+    /// `serve:` listens on loopback only, read strictly; a phone's answers arrive at its address, and answers with
+    /// nowhere to arrive (no TCP listener, or serve: off) are a problem, not buttons that fail on the phone.
+    @Test func theLocalServerListensOnLoopbackAndAnswersArriveThere() throws {
+        #expect(try Self.parse("").serve.enabled && Self.parse("").serve.listen == nil)
+        #expect(try !Self.parse("serve: off").serve.enabled)
+        #expect(try Self.parse("serve: { listen: localhost:8787 }").serve.listen?.description == "127.0.0.1:8787")
+        for bad in ["0.0.0.0:8787", "127.0.0.01:8787", "+127.0.0.1:8787", "127.0.0.1:08787", "[::1]:8787", "127.0.0.1"]
+        {
+            let problems = Self.problems("serve: { listen: \"\(bad)\" }")
+            #expect(problems.map(\.key) == ["serve.listen"], "\(bad)")
+            #expect(problems.first?.message.contains("reverse proxy") == true)
+        }
+        // Buttons without a url: post to the server's own address.
+        let served = try Self.parse(
+            """
+            serve: { listen: 127.0.0.1:8790 }
+            sinks:
+              - { type: webhook, url: "https://ntfy.sh/t", preset: ntfy, answers: { snooze: 5m } }
+            """)
+        guard case .webhook(let ntfy) = served.sinks.first?.output else { throw CocoaError(.featureUnsupported) }
+        #expect(ntfy.answers?.url == "http://127.0.0.1:8790" && ntfy.answers?.snooze == 300)
+        let problems = Self.problems(
+            """
+            serve: { listen: 127.0.0.1:8790 }
+            sinks:
+              - { type: webhook, url: "https://ntfy.sh/t", preset: ntfy, answers: { listen: 127.0.0.1:8788 }, name: a }
+            """)
+        #expect(problems.map(\.key) == ["sinks[0].answers.listen"])
+        #expect(problems.first?.message.contains("remove this listen:") == true)
+        let nowhere = Self.problems(
+            """
+            sinks:
+              - { type: webhook, url: "https://ntfy.sh/t", preset: ntfy, answers: { url: "https://a.example.org" } }
+            """)
+        #expect(nowhere.map(\.key) == ["sinks[0].answers"])
+        #expect(nowhere.first?.message.contains("serve: { listen:") == true)
+        let off = Self.problems(
+            """
+            serve: off
+            sinks:
+              - { type: webhook, url: "https://ntfy.sh/t", preset: ntfy, answers: { listen: 127.0.0.1:8788 } }
+            """)
+        #expect(off.first?.message.contains("serve: off") == true)
     }
 
     /// config.yml, the documented example, shows every key each type of sink takes (all but the refused `secret`).

@@ -53,10 +53,19 @@ import Testing
     /// maximum, required, properties, additionalProperties, items, $ref, allOf, if/then); returns the violations.
     struct Validator {
         let root: JSON
+        /// Other schema files by name, for a `$ref` such as `calwatch-event.schema.json#/$defs/occurrence`.
+        var documents: [String: JSON] = [:]
 
         func validate(_ value: JSON, _ schema: JSON, at path: String = "$") -> [String] {
             guard case .object(let rules) = schema else { return [] }
-            if case .string(let reference)? = rules["$ref"] { return validate(value, resolve(reference), at: path) }
+            if case .string(let reference)? = rules["$ref"] {
+                guard !reference.hasPrefix("#"), let hash = reference.firstIndex(of: "#") else {
+                    return validate(value, resolve(reference), at: path)
+                }
+                guard let document = documents[String(reference[..<hash])] else { return ["\(path): no \(reference)"] }
+                let other = Validator(root: document, documents: documents)
+                return other.validate(value, other.resolve(String(reference[hash...])), at: path)
+            }
             var errors: [String] = []
             if let type = rules["type"] {
                 let allowed: [String]
@@ -141,9 +150,12 @@ import Testing
         }
     }
 
-    static var schema: JSON {
+    static var schema: JSON { schema(named: "calwatch-event.schema.json") }
+
+    /// A schema file of `schemas/`.
+    static func schema(named name: String) -> JSON {
         let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("schemas/calwatch-event.schema.json")
+            .deletingLastPathComponent().appendingPathComponent("schemas/" + name)
         return try! JSON.parse(String(contentsOf: url, encoding: .utf8))
     }
 

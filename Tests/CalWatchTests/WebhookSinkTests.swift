@@ -237,10 +237,10 @@ import Testing
     }
 
     /// ntfy's Snooze and Dismiss buttons, end to end with the daemon: `calwatch watch` pushes a reminder whose
-    /// `http` actions post to its answer endpoint; the Snooze button's request snoozes the reminder (a
+    /// `http` actions post to the daemon's local server; the Snooze button's request snoozes the reminder (a
     /// `reminderSnoozed` event follows), and a token changed by a byte, or moved to another answer, is refused.
     /// Real time, with margins: the reminder is due 30 s after the daemon reads the calendar.
-    @Test func ntfyButtonsSnoozeThroughTheDaemonsAnswerEndpoint() async throws {
+    @Test func ntfyButtonsSnoozeThroughTheDaemonsLocalServer() async throws {
         try await FeedServer.with(script: "webhook-server.py") { server in
             let folder = server.folder
             let port = try RadicaleServer.freePort()
@@ -250,18 +250,19 @@ import Testing
             timezone: UTC
             state: state/journal.db
             reminders: { offsets: [30s] }
+            serve: { listen: "127.0.0.1:\(port)" }
             sinks:
               - { type: jsonl, path: events.jsonl }
               - type: webhook
                 preset: ntfy
                 url: \(server.url("/alerts"))
-                answers: { listen: "127.0.0.1:\(port)", snooze: 5m }
+                answers: { snooze: 5m }
             """.write(toFile: folder + "/config.yml", atomically: true, encoding: .utf8)
             let watch = try WatchCommandTests.watch(in: folder)
             defer { if watch.isRunning { watch.terminate() } }
             func log() -> String { (try? String(contentsOfFile: folder + "/log.txt", encoding: .utf8)) ?? "" }
-            try await eventually("the daemon watching and taking answers") {
-                log().contains("watching") && log().contains("taking answers on 127.0.0.1:\(port)")
+            try await eventually("the daemon watching and serving") {
+                log().contains("watching") && log().contains("serving on http://127.0.0.1:\(port)")
             }
             let start = Date().addingTimeInterval(60)
             let format = DateFormatter()
@@ -311,11 +312,12 @@ import Testing
             #expect(await post(try #require(URL(string: forged))).0 == 403)
             let swapped = dismiss.deletingLastPathComponent().appendingPathComponent(snooze.lastPathComponent)
             #expect(await post(swapped).0 == 403)
+            // Only a POST is an answer; anything else asks for the server's token.
             #expect(
-                await HTTPClient.send(HTTPClient.Request(method: "GET", url: snooze)).map(\.status) == .success(405))
+                await HTTPClient.send(HTTPClient.Request(method: "GET", url: snooze)).map(\.status) == .success(401))
             // The real button: snoozed, and the daemon says so on the stream.
             let (status, text) = await post(snooze)
-            #expect(status == 200 && text.contains("snoozed for 5m"), "\(status) \(text)")
+            #expect(status == 200 && text.contains(#""outcome":"applied""#), "\(status) \(text)")
             try await eventually("the reminder snoozed") {
                 SinkFixtures.lines(folder + "/events.jsonl").contains { $0.contains("calwatch.reminderSnoozed") }
             }

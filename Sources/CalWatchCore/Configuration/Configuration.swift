@@ -40,6 +40,8 @@ public struct Configuration: Sendable {
     public var statePath: String
     /// Metrics for operators (`metrics:`).
     public var metrics = MetricsSettings()
+    /// The daemon's local server (`serve:`).
+    public var serve = ServeSettings()
     /// This calwatch's name in a database that many share (`instance:`); the user and host by default.
     public var instance: String
     /// Where events go; standard output as JSON Lines when the file names none.

@@ -27,6 +27,9 @@ struct ConfigurationReader {
 
     /// What `meetings.providers:` declared, for `rules:` to accept their names.
     private var configuredProviders: [MeetingProvider] = []
+    /// Where each webhook's `answers:` stands, and the `listen:` of those that give one: reconciled with `serve:`.
+    private var answersAt: [(Node, String)] = []
+    private var answersListen: [(Node, String, ServeSettings.Address)] = []
 
     init(paths: PathExpander) {
         self.paths = paths
@@ -40,7 +43,7 @@ struct ConfigurationReader {
                 known: [
                     "calendars", "timezone", "me", "horizon", "reminders", "liveActivity", "flights", "state", "sinks",
                     "rules", "quietHours", "meetings", "instance", "metrics", "places", "travel", "todos", "day",
-                    "fleet", "classify",
+                    "fleet", "classify", "serve",
                 ])
         else { return }
         // Before `rules:`, whose `services:` may name them.
@@ -85,6 +88,7 @@ struct ConfigurationReader {
                 if let path = path(value, at: key) { configuration.statePath = path }
             case "sinks": (configuration.sinks, configuration.sinkLines) = readSinks(value)
             case "metrics": readMetrics(value, into: &configuration.metrics)
+            case "serve": readServe(value, into: &configuration.serve)
             case "instance":
                 guard let name = string(value, at: key) else { break }
                 if name.isEmpty || name.count > 200 || name.contains(where: \.isNewline) {
@@ -102,6 +106,7 @@ struct ConfigurationReader {
             default: note(keyNode, key, "is not a configuration key")
             }
         }
+        reconcileAnswers(&configuration)
         // Every row a PostgreSQL sink writes names this instance, wherever `instance:` stands in the file.
         for index in configuration.sinks.indices {
             if case .postgres(var settings) = configuration.sinks[index].output {
@@ -1066,33 +1071,20 @@ struct ConfigurationReader {
         )
     }
 
-    /// A webhook's `answers: {listen: 127.0.0.1:8788, url: https://calwatch.example.org/answers, snooze: 10m}`.
+    /// A webhook's `answers: {url: https://calwatch.example.org/answers, snooze: 10m}`; the buttons post to the
+    /// local server (`serve: listen:`). `listen:` here is the earlier spelling of that.
     private mutating func readAnswers(_ node: Node, at path: String) -> WebhookSettings.Answers? {
         guard let keys = mapping(node, at: path, known: ["listen", "url", "snooze"]) else { return nil }
-        guard let listenNode = keys["listen"]?.value, let listen = string(listenNode, at: path + ".listen") else {
-            note(node, path, "has no `listen:`; write where calwatch watch takes answers, such as 127.0.0.1:8788")
-            return nil
+        var refusedListen = false
+        if let listenNode = keys["listen"]?.value, let listen = string(listenNode, at: path + ".listen") {
+            if let address = ServeSettings.loopback(listen) {
+                answersListen.append((listenNode, path + ".listen", address))
+            } else {
+                note(listenNode, path + ".listen", Self.notLoopback(listen))
+                refusedListen = true
+            }
         }
-        let parts = listen.split(separator: ":", omittingEmptySubsequences: false)
-        // Dotted decimal as inet_pton reads it (no sign, no leading zero), on loopback: the endpoint has no
-        // defence against a network (one connection at a time), so a phone reaches it through a reverse proxy.
-        let octets = parts[0].split(separator: ".", omittingEmptySubsequences: false)
-        let loopback =
-            parts[0] == "localhost"
-            || octets.count == 4 && octets[0] == "127"
-                && octets.allSatisfy { octet in
-                    !octet.isEmpty && octet.allSatisfy { $0.isASCII && $0.isNumber }
-                        && (octet == "0" || !octet.hasPrefix("0")) && UInt8(octet) != nil
-                }
-        guard parts.count == 2, let port = Int(parts[1]), (1...65_535).contains(port), loopback else {
-            note(
-                listenNode, path + ".listen",
-                "'\(listen)' is not a loopback address and port, such as 127.0.0.1:8788: answers are taken on this "
-                    + "machine only; let a reverse proxy (nginx, Caddy) with TLS reach it from the phone")
-            return nil
-        }
-        let host = parts[0] == "localhost" ? "127.0.0.1" : String(parts[0])
-        var answers = WebhookSettings.Answers(host: host, port: port, url: "http://\(host):\(port)")
+        var answers = WebhookSettings.Answers(url: "")
         if let urlNode = keys["url"]?.value, let url = string(urlNode, at: path + ".url"),
             isWebAddress(url, node: urlNode, at: path + ".url")
         {
@@ -1103,7 +1095,60 @@ struct ConfigurationReader {
         {
             answers.snooze = seconds
         }
+        // One problem is enough for answers whose listen: was refused.
+        if !refusedListen { answersAt.append((node, path)) }
         return answers
+    }
+
+    /// `serve: {listen: 127.0.0.1:8787}`, or `serve: off`.
+    private mutating func readServe(_ node: Node, into serve: inout ServeSettings) {
+        if case .scalar = node {
+            if let on = bool(node, at: "serve") { serve.enabled = on }
+            return
+        }
+        guard let keys = mapping(node, at: "serve", known: ["listen"]) else { return }
+        if let listenNode = keys["listen"]?.value, let listen = string(listenNode, at: "serve.listen") {
+            if let address = ServeSettings.loopback(listen) {
+                serve.listen = address
+            } else {
+                note(listenNode, "serve.listen", Self.notLoopback(listen))
+            }
+        }
+    }
+
+    static func notLoopback(_ text: String) -> String {
+        "'\(text)' is not a loopback address and port, such as 127.0.0.1:8787: calwatch serves this machine only; "
+            + "let a reverse proxy with TLS (Caddy, nginx) reach it from elsewhere"
+    }
+
+    /// A phone's buttons post to the local server's TCP address: an answers' `listen:` gives it when `serve:` does
+    /// not, and answers with neither have nowhere to arrive.
+    private mutating func reconcileAnswers(_ configuration: inout Configuration) {
+        for (node, path, address) in answersListen {
+            if configuration.serve.listen == nil { configuration.serve.listen = address }
+            if configuration.serve.listen != address {
+                note(
+                    node, path,
+                    "is \(address), but serve: listens on \(configuration.serve.listen!); the one server takes the "
+                        + "answers: remove this listen:")
+            }
+        }
+        if let listen = configuration.serve.listen {
+            for index in configuration.sinks.indices {
+                if case .webhook(var webhook) = configuration.sinks[index].output, webhook.answers?.url == "" {
+                    webhook.answers?.url = "http://\(listen)"
+                    configuration.sinks[index].output = .webhook(webhook)
+                }
+            }
+        }
+        guard configuration.serve.listen == nil || !configuration.serve.enabled else { return }
+        for (node, path) in answersAt {
+            note(
+                node, path,
+                configuration.serve.enabled
+                    ? "has nowhere to arrive: write serve: { listen: 127.0.0.1:8788 } for the phone's buttons"
+                    : "needs the local server, which serve: off turns off")
+        }
     }
 
     /// `type: mqtt`: the broker, the topic template, credentials (the password from a command), Home Assistant

@@ -43,16 +43,13 @@ public struct WebhookSettings: Sendable, Hashable, EventFilters {
     /// The answer endpoint: ntfy's `http` actions post to `url`, which reaches `calwatch watch` listening on
     /// `host:port` (loopback, behind a reverse proxy, or a LAN address).
     public struct Answers: Sendable, Hashable {
-        public var host: String
-        public var port: Int
-        /// The address the phone posts to, without the `/<answer>/<event id>/<token>` calwatch adds.
+        /// The address the phone posts to, without the `/<answer>/<event id>/<token>` calwatch adds; by default the
+        /// local server's own TCP address (`serve: listen:`).
         public var url: String
         /// The Snooze button's duration.
         public var snooze: Int64 = 600
 
-        public init(host: String, port: Int, url: String) {
-            self.host = host
-            self.port = port
+        public init(url: String) {
             self.url = url
         }
     }

@@ -24,6 +24,9 @@ public enum CalwatchMetrics {
         fleetHeartbeatFailures: "Heartbeats to the fleet's database that failed (its calendars are kept meanwhile).",
         nextRequests: "calwatch next runs the daemon was asked by, by answer (line, or refused: next read the "
             + "calendars itself).",
+        serverRefused: "Requests the local server refused, by reason (token: none or a wrong one; signature: an "
+            + "answer button's; malformed: a query or body it cannot read).",
+        serverStreams: "Clients of the local server's event stream (GET /v1/events) connected now.",
     ]
 
     static let eventsEmitted = "calwatch_events_emitted_total"
@@ -41,11 +44,21 @@ public enum CalwatchMetrics {
     static let fleetHandovers = "calwatch_fleet_handovers_total"
     static let fleetHeartbeatFailures = "calwatch_fleet_heartbeat_failures_total"
     static let nextRequests = "calwatch_next_requests_total"
+    static let serverRefused = "calwatch_server_refused_total"
+    static let serverStreams = "calwatch_server_event_streams"
 
-    /// A `calwatch next` asked the daemon (`NextEndpoint`): answered with its line, or refused.
-    static func nextAsked(answered: Bool) {
+    /// A `calwatch next` asked the daemon (`GET /v1/next`): answered with its line, or refused.
+    public static func nextAsked(answered: Bool) {
         Counter(label: nextRequests, dimensions: [("answer", answered ? "line" : "refused")]).increment()
     }
+
+    /// A request the local server refused, by reason.
+    public static func serverRefused(_ reason: String) {
+        Counter(label: serverRefused, dimensions: [("reason", reason)]).increment()
+    }
+
+    /// Event-stream clients connected now.
+    public static func serverStreams(_ count: Int) { Gauge(label: serverStreams).record(count) }
 
     /// A fleet's heartbeat: what the watcher holds, and what changed hands.
     public static func fleet(holding: Int, claimed: Int, released: Int, lost: Int) {

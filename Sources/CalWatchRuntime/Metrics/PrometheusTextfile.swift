@@ -8,14 +8,22 @@ public import ServiceLifecycle
 /// never reads half of it. `bootstrap` makes swift-metrics record into it, once per process.
 public final class PrometheusTextfile: Sendable {
     public let path: String
-    public let registry = PrometheusCollectorRegistry()
+    public let registry: PrometheusCollectorRegistry
 
-    public init(path: String) {
+    /// The file at `path` of what is recorded in `registry`.
+    public init(path: String, registry: PrometheusCollectorRegistry) {
         self.path = path
+        self.registry = registry
     }
 
+    /// The file at `path` of a registry of its own.
+    public convenience init(path: String) { self.init(path: path, registry: PrometheusCollectorRegistry()) }
+
     /// Makes swift-metrics record into this file's registry, every metric with its help text. Once per process.
-    public func bootstrap() {
+    public func bootstrap() { Self.bootstrap(registry) }
+
+    /// Makes swift-metrics record into `registry` (which the local server's `/metrics` shows, and a file writes).
+    public static func bootstrap(_ registry: PrometheusCollectorRegistry) {
         MetricsSystem.bootstrap(HelpfulFactory(registry: registry))
     }
 

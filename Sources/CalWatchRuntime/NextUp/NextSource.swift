@@ -1,7 +1,8 @@
 public import CalWatchCore
 
-/// What a running daemon knows for `calwatch next` (`NextEndpoint`): the occurrences its watch holds, classified as
-/// it plans them, and the zone and window it read them in. Readable from any thread while the watch goes on.
+/// What a running daemon knows for its local server (`calwatch next`, the day, the event stream): the occurrences its
+/// watch holds, classified as it plans them, the zone and window it read them in, and its journal. Readable from any
+/// thread while the watch goes on.
 ///
 /// The answer is the one `next` would work out by reading the calendars itself: the same occurrences (those of the
 /// window `next` would expand), the same classification, what was dismissed in the journal, the options it would
@@ -42,12 +43,13 @@ public final class NextSource: Sendable {
     }
 
     /// The status at `now` as `calwatch next` shows it with these options (`kinds`, `calendars`, `horizon`; the
-    /// rest comes from the configuration), for a `next` whose configuration was `readFrom`.
+    /// rest comes from the configuration), for a `next` whose configuration was `readFrom` (`nil`: any asker that
+    /// takes the daemon's own, such as a widget).
     public func status(
-        readFrom: String, kinds: Set<PlanningFacts.Kind>?, calendars: [String]?, horizon: Int64, at now: Instant
+        readFrom: String?, kinds: Set<PlanningFacts.Kind>?, calendars: [String]?, horizon: Int64, at now: Instant
     ) async throws -> Result<NextUp, Refusal> {
         guard !configuration.fleet else { return .failure(Refusal(description: "a fleet's watcher")) }
-        guard readFrom == configuration.readFrom else {
+        guard readFrom == nil || readFrom == configuration.readFrom else {
             return .failure(Refusal(description: "it reads another configuration"))
         }
         guard let held = held.withLock({ $0 }) else {
@@ -67,4 +69,33 @@ public final class NextSource: Sendable {
         }
         return .success(NextUp(all, facts: facts, options: options, now: now, zone: held.zone))
     }
+
+    /// The zone the calendars were read in; `nil` until the first read is done.
+    public var zone: ZoneRules? { held.withLock { $0?.zone } }
+
+    /// The sheet of `date` (in the daemon's zone) at `now`, from what the watch holds: a day it does not hold in
+    /// full (beyond its horizon) is refused.
+    public func day(_ date: CalendarDate, at now: Instant) async throws -> Result<DaySheet, Refusal> {
+        guard let held = held.withLock({ $0 }) else {
+            return .failure(Refusal(description: "it has not read the calendars yet"))
+        }
+        let start = held.zone.instant(for: LocalDateTime(date: date))
+        let end = held.zone.instant(for: LocalDateTime(date: date.adding(days: 1)))
+        guard held.window.start <= start, end <= held.window.end else {
+            return .failure(Refusal(description: "it holds \(held.window.start)..\(held.window.end)"))
+        }
+        let dismissed = try await journal.dismissed(at: now)
+        let all = occurrences.all.values.flatMap { $0.filter { $0.start < end && $0.end >= start } }
+        return .success(
+            DaySheet(date: date, occurrences: all, facts: facts, dismissed: dismissed, now: now, zone: held.zone))
+    }
+
+    /// The journal's events after `sequence`, at most `limit`, each as the sinks get it (its occurrence as the
+    /// calendars have it now): what the event stream sends.
+    public func entries(after sequence: Int64, limit: Int) async throws -> [JournalStore.Entry] {
+        try await journal.events(after: sequence, limit: limit).map(occurrences.entry)
+    }
+
+    /// The journal's last sequence: where a stream without `Last-Event-ID` begins.
+    public func lastSequence() async throws -> Int64 { try await journal.lastSequence() }
 }

@@ -58,7 +58,7 @@ public final class CalendarWatch {
     private var rolledAt: Instant
     /// Files changed or removed since freed memory was last given back (`FreedMemory`).
     private var churn = 0
-    /// What `calwatch next` is answered from while the watch runs (`NextEndpoint`).
+    /// What the local server answers from while the watch runs (`calwatch next`, the day, the event stream).
     public let nextSource: NextSource
 
     /// A watch continuing from `journal` at `now`; no calendar is read until `start`. Sink retries are slept on

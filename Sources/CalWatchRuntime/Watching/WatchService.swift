@@ -71,7 +71,7 @@ public final class WatchService<WaitClock: Clock>: Service where WaitClock.Durat
     private let systemZone: @Sendable () -> ZoneRules?
     /// What wakes `run`'s wait: made here, so that a `reload()` before the wait begins is kept for it.
     private let wakeups = Wakeups<FolderWait<WaitClock>.Signal>()
-    /// The watch in use's answer for `calwatch next`, for `NextEndpoint` (another thread).
+    /// The watch in use's answer for `calwatch next`, for the local server (other threads).
     private let inUse = Locked<NextSource?>(nil)
 
     /// How late the loop served its wakes, and what held the latest (`WakeLateness`).

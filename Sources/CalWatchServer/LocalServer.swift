@@ -1,0 +1,121 @@
+public import CalWatchCore
+import CalWatchRemote
+public import CalWatchRuntime
+import Foundation
+import Hummingbird
+import HummingbirdCore
+public import Logging
+import NIOCore
+public import Prometheus
+public import ServiceLifecycle
+
+/// The daemon's one local server, on Hummingbird: what `calwatch next` asks, the day as a page and as JSON, the
+/// event stream, answers (the page's, a script's and a phone's signed buttons) and metrics (docs/server.md).
+///
+/// It listens on a Unix socket beside the journal (mode 0600, in the journal's private folder: the file's
+/// permissions are the credential) and, with `serve: listen:`, on loopback TCP, where every route but `/healthz` and
+/// a signed answer asks for the token in `<journal>.token`. Requests are bounded (headers 16 KiB, bodies 8 KiB,
+/// 30 s idle between requests, 512 connections a listener), and refusals are counted rather than logged one by one.
+public struct LocalServer: Sendable {
+    /// What the routes read and where answers go.
+    public struct Environment: Sendable {
+        /// The journal's path: the socket and the token are beside it.
+        public var journal: String
+        /// What the running watch holds; `nil` until its first read.
+        public var view: @Sendable () -> NextSource?
+        /// The daemon's journal, for answers.
+        public var answers: @Sendable () throws -> JournalStore
+        public var now: @Sendable () -> Instant
+        public var timestamp: @Sendable () -> Timestamp
+        /// The registry the daemon's metrics are recorded in.
+        public var metrics: PrometheusCollectorRegistry?
+        /// The phone's Snooze duration, when a webhook signs buttons (`answers:`).
+        public var buttonSnooze: Int64?
+
+        public init(
+            journal: String, view: @escaping @Sendable () -> NextSource?,
+            answers: @escaping @Sendable () throws -> JournalStore, now: @escaping @Sendable () -> Instant,
+            timestamp: @escaping @Sendable () -> Timestamp, metrics: PrometheusCollectorRegistry?,
+            buttonSnooze: Int64?
+        ) {
+            self.journal = journal
+            self.view = view
+            self.answers = answers
+            self.now = now
+            self.timestamp = timestamp
+            self.metrics = metrics
+            self.buttonSnooze = buttonSnooze
+        }
+    }
+
+    /// The services to run, in the order the daemon's group starts them (stopped in reverse: the event feed
+    /// first, so that open streams end before the listeners wait for them). A token that cannot be had is an error;
+    /// a listener that cannot bind is logged when it runs, and the daemon goes on without it.
+    public static func services(
+        _ settings: ServeSettings, environment: Environment, logger: Logger
+    ) throws -> [ServiceGroupConfiguration.ServiceConfiguration] {
+        guard settings.enabled else { return [] }
+        let token = try ServerToken.loadOrMake(ServeSettings.tokenPath(journal: environment.journal))
+        let feed = EventFeed()
+        let routes = Routes(
+            environment: environment, feed: feed, refused: RefusedRequests(logger: logger),
+            answerKey: environment.buttonSnooze.map { _ in environment.journal + ".answers-key" })
+        var quiet = logger
+        quiet.logLevel = .error
+        let socket = ServeSettings.socketPath(journal: environment.journal)
+        var listeners: [any Service] = [
+            Listener(
+                name: socket,
+                application: Application(
+                    router: routes.router(token: nil), server: .http1(configuration: Self.http1),
+                    configuration: .init(
+                        address: .unixDomainSocket(path: socket), serverName: "calwatch",
+                        availableConnectionsDelegate: MaximumAvailableConnections(512)),
+                    onServerRunning: { _ in _ = chmod(socket, 0o600) }, logger: quiet),
+                around: { unlink(socket) }, logger: logger)
+        ]
+        if let listen = settings.listen {
+            listeners.append(
+                Listener(
+                    name: "http://\(listen)",
+                    application: Application(
+                        router: routes.router(token: token), server: .http1(configuration: Self.http1),
+                        configuration: .init(
+                            address: .hostname(listen.host, port: listen.port), serverName: "calwatch",
+                            availableConnectionsDelegate: MaximumAvailableConnections(512)),
+                        logger: quiet),
+                    around: {}, logger: logger))
+        }
+        let poller = EventFeed.Poller(feed: feed, every: .milliseconds(250)) {
+            try? await environment.view()?.lastSequence()
+        }
+        return listeners.map { .init(service: $0) } + [.init(service: poller)]
+    }
+
+    static let http1 = HTTP1Channel.Configuration(
+        idleTimeout: .seconds(30),
+        httpDecoderConfiguration: .init(
+            maxHeaderFieldSize: 8 << 10, maxHeaderListSize: 16 << 10, maxHeaderFieldCount: 64))
+}
+
+/// One listener: a bind that fails is logged and leaves the daemon running without it.
+struct Listener<App: ApplicationProtocol>: Service {
+    let name: String
+    let application: App
+    /// Run before it listens and after it stops (a socket's file removed).
+    let around: @Sendable () -> Void
+    let logger: Logger
+
+    func run() async throws {
+        around()
+        defer { around() }
+        do {
+            logger.info("serving on \(name)")
+            try await application.run()
+        } catch {
+            logger.error(
+                "the local server cannot listen on \(name): \(error); calwatch next reads the calendars itself")
+            try? await gracefulShutdown()
+        }
+    }
+}

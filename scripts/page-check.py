@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""Drives the local server's page in headless Chromium (Debian's chromium and chromedriver, through Selenium) as a
+person would, and prints what it saw as one JSON object for LocalServerTests:
+
+- opens --url (the page with ?token=…, as `calwatch next --open-page` does) and reads the next card and the day;
+- clicks the next card's Snooze and waits for calwatch.reminderSnoozed in the JSON Lines sink's file (--events);
+- writes --item to --write (a new meeting, renamed into place as vdirsyncer does) and waits for it to appear on
+  the page without a reload (a marker set on the window survives only if the page was not loaded again).
+"""
+import argparse
+import json
+import os
+import tempfile
+import time
+
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+
+
+def wait(condition, seconds, what):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            value = condition()
+            if value:
+                return value
+        except Exception:  # the page is being replaced: look again
+            pass
+        time.sleep(0.2)
+    raise SystemExit(f"page-check: waited {seconds} s for {what}")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--url", required=True)
+    parser.add_argument("--events", required=True)
+    parser.add_argument("--write", required=True)
+    parser.add_argument("--item", required=True)
+    arguments = parser.parse_args()
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = "/usr/bin/chromium"
+    profile = tempfile.mkdtemp(prefix="calwatch-chromium-")
+    for argument in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                     f"--user-data-dir={profile}", "--no-first-run"]:
+        options.add_argument(argument)
+    driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+    driver.set_page_load_timeout(60)
+    seen = {}
+    try:
+        driver.get(arguments.url)
+        wait(lambda: driver.find_element(By.CSS_SELECTOR, "#next h1"), 60, "the next card")
+        seen["addressKeepsNoToken"] = "token=" not in driver.current_url
+        card = driver.find_element(By.CSS_SELECTOR, "#next")
+        seen["nextTitle"] = card.find_element(By.CSS_SELECTOR, "h1").text
+        seen["urgency"] = [name for name in card.get_attribute("class").split() if name != "next"][0]
+        joins = card.find_elements(By.CSS_SELECTOR, "a.join")
+        seen["join"] = joins[0].get_attribute("href") if joins else None
+        seen["titles"] = [element.text for element in driver.find_elements(By.CSS_SELECTOR, ".items .title")]
+        seen["overlaps"] = [element.get_attribute("data-subject")
+                            for element in driver.find_elements(By.CSS_SELECTOR, ".items .conflict")]
+
+        card.find_element(By.CSS_SELECTOR, "button.snooze").click()
+        wait(lambda: driver.find_element(By.CSS_SELECTOR, ".said"), 60, "what became of the snooze")
+        seen["said"] = driver.find_element(By.CSS_SELECTOR, ".said").text
+
+        def snoozed():
+            with open(arguments.events, encoding="utf-8") as events:
+                return any("calwatch.reminderSnoozed" in line for line in events)
+        seen["snoozed"] = bool(wait(snoozed, 60, "reminderSnoozed in the JSON Lines sink"))
+
+        driver.execute_script("window.calwatchMarker = 42;")
+        temporary = os.path.join(os.path.dirname(arguments.write), "." + os.path.basename(arguments.write) + ".tmp")
+        with open(temporary, "w", encoding="utf-8") as item:
+            item.write(arguments.item)
+        os.rename(temporary, arguments.write)
+
+        def appeared():
+            titles = [element.text for element in driver.find_elements(By.CSS_SELECTOR, ".items .title")]
+            return any("Incident call" in title for title in titles)
+        wait(appeared, 90, "the new meeting on the page")
+        seen["appearedWithoutReload"] = driver.execute_script("return window.calwatchMarker;") == 42
+    finally:
+        driver.quit()
+    print(json.dumps(seen))
+
+
+if __name__ == "__main__":
+    main()
