@@ -4,8 +4,10 @@ public import CalWatchRuntime
 import Foundation
 import Hummingbird
 import HummingbirdCore
+import HummingbirdTLS
 public import Logging
 import NIOCore
+import NIOSSL
 public import Prometheus
 public import ServiceLifecycle
 
@@ -67,7 +69,7 @@ public struct LocalServer: Sendable {
             Listener(
                 name: socket,
                 application: Application(
-                    router: routes.router(token: nil), server: .http1(configuration: Self.http1),
+                    router: routes.router(token: nil, secure: false), server: .http1(configuration: Self.http1),
                     configuration: .init(
                         address: .unixDomainSocket(path: socket), serverName: "calwatch",
                         availableConnectionsDelegate: MaximumAvailableConnections(512)),
@@ -75,21 +77,46 @@ public struct LocalServer: Sendable {
                 around: { unlink(socket) }, logger: logger)
         ]
         if let listen = settings.listen {
-            listeners.append(
-                Listener(
-                    name: "http://\(listen)",
-                    application: Application(
-                        router: routes.router(token: token), server: .http1(configuration: Self.http1),
-                        configuration: .init(
-                            address: .hostname(listen.host, port: listen.port), serverName: "calwatch",
-                            availableConnectionsDelegate: MaximumAvailableConnections(512)),
-                        logger: quiet),
-                    around: {}, logger: logger))
+            let scheme = settings.tls == nil ? "http" : "https"
+            do {
+                let server: HTTPServerBuilder =
+                    if let tls = settings.tls {
+                        try .tls(.http1(configuration: Self.http1), tlsConfiguration: Self.tlsConfiguration(tls))
+                    } else {
+                        .http1(configuration: Self.http1)
+                    }
+                listeners.append(
+                    Listener(
+                        name: "\(scheme)://\(listen)",
+                        application: Application(
+                            router: routes.router(token: token, secure: settings.tls != nil), server: server,
+                            configuration: .init(
+                                address: .hostname(listen.host, port: listen.port), serverName: "calwatch",
+                                availableConnectionsDelegate: MaximumAvailableConnections(512)),
+                            logger: quiet),
+                        around: {}, logger: logger))
+            } catch {
+                logger.error("the local server does not listen on \(scheme)://\(listen): \(error)")
+            }
         }
         let poller = EventFeed.Poller(feed: feed, every: .milliseconds(250)) {
             try? await environment.view()?.lastSequence()
         }
         return listeners.map { .init(service: $0) } + [.init(service: poller)]
+    }
+
+    /// The certificate chain and key of `tls`, read now: a file that cannot be read is said at start.
+    static func tlsConfiguration(_ tls: ServeSettings.TLS) throws -> TLSConfiguration {
+        do {
+            let chain = try NIOSSLCertificate.fromPEMFile(tls.certificate).map {
+                NIOSSLCertificateSource.certificate($0)
+            }
+            let key = try NIOSSLPrivateKey(file: tls.key, format: .pem)
+            return TLSConfiguration.makeServerConfiguration(certificateChain: chain, privateKey: .privateKey(key))
+        } catch {
+            throw ServerError(
+                "cannot read the certificate \(tls.certificate) or the key \(tls.key) (PEM files): \(error)")
+        }
     }
 
     static let http1 = HTTP1Channel.Configuration(

@@ -20,9 +20,10 @@ struct Routes: Sendable {
     /// The largest request body: an answer's few fields.
     static let largestBody = 8 << 10
 
-    func router(token: String?) -> Router<BasicRequestContext> {
+    /// The routes; behind `token` on TCP (its cookie `Secure` over TLS).
+    func router(token: String?, secure: Bool) -> Router<BasicRequestContext> {
         let router = Router()
-        if let token { router.add(middleware: TokenCheck(token: token, refused: refused)) }
+        if let token { router.add(middleware: TokenCheck(token: token, secure: secure, refused: refused)) }
         router.get("/healthz") { _, _ in "ok\n" }
         router.get("/v1/next") { request, _ in try await next(request) }
         router.get("/v1/day") { request, _ in try await day(request) }
@@ -335,6 +336,8 @@ struct Routes: Sendable {
 /// a browser gets by opening `/?token=…` once (same-site, HTTP only).
 struct TokenCheck<Context: RequestContext>: RouterMiddleware {
     let token: String
+    /// Over TLS: the cookie is sent back only over TLS.
+    let secure: Bool
     let refused: RefusedRequests
 
     static var cookie: String { "calwatch" }
@@ -361,7 +364,8 @@ struct TokenCheck<Context: RequestContext>: RouterMiddleware {
             }
             var response = Response(status: .seeOther, headers: [.location: "/"])
             response.setCookie(
-                try .validated(name: Self.cookie, value: token, path: "/", httpOnly: true, sameSite: .strict))
+                try .validated(
+                    name: Self.cookie, value: token, path: "/", secure: secure, httpOnly: true, sameSite: .strict))
             return response
         }
         refused.note(.token)

@@ -236,9 +236,14 @@ extension CalwatchCommand {
             let journal = configuration.statePath
             var line = "  serve: \(ServeSettings.socketPath(journal: journal)) (a Unix socket, mode 0600)"
             if let listen = configuration.serve.listen {
+                let reach =
+                    listen.host.hasPrefix("127.")
+                    ? "loopback" : listen.host == "0.0.0.0" ? "every interface" : "reached by other machines"
+                let tls = configuration.serve.tls.map { ", TLS with \($0.certificate)" } ?? ""
                 line +=
-                    " and http://\(listen) (loopback; every route but /healthz asks for the token in "
-                    + "\(ServeSettings.tokenPath(journal: journal)), made at the first start)"
+                    " and \(configuration.serve.tls == nil ? "http" : "https")://\(listen) (\(reach)\(tls); every route "
+                    + "but /healthz asks for the token in \(ServeSettings.tokenPath(journal: journal)), made at the "
+                    + "first start)"
             }
             return line
         }

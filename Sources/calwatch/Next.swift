@@ -233,7 +233,10 @@ extension CalwatchCommand {
                 throw ExitCode.noInput
             }
             let token = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-            let address = "http://\(listen)/?token=\(token)"
+            // Every interface is reached on this machine at loopback.
+            let host = listen.host == "0.0.0.0" ? "127.0.0.1" : listen.host
+            let address =
+                (configuration.serve.tls == nil ? "http" : "https") + "://\(host):\(listen.port)/?token=\(token)"
             StandardStreams.Output().write(Array((address + "\n").utf8))
             let environment = ProcessInfo.processInfo.environment
             guard ["DISPLAY", "WAYLAND_DISPLAY"].contains(where: { !(environment[$0] ?? "").isEmpty }) else { return }

@@ -250,6 +250,14 @@ import Testing
             #expect(problems.map(\.key) == ["serve.listen"], "\(bad)")
             #expect(problems.first?.message.contains("reverse proxy") == true)
         }
+        // Other machines only with allowRemote: and TLS, so that the token never crosses a network in the clear.
+        #expect(
+            Self.problems("serve: { listen: 0.0.0.0:8787, allowRemote: true }").first?.message.contains("tls:") == true)
+        let remote = try Self.parse(
+            "serve: { listen: 0.0.0.0:8787, allowRemote: true, tls: { certificate: /c.pem, key: /k.pem } }")
+        #expect(remote.serve.listen?.description == "0.0.0.0:8787" && remote.serve.tls?.key == "/k.pem")
+        #expect(Self.problems("serve: { tls: { certificate: /c.pem } }").map(\.key) == ["serve.tls"])
+        #expect(Self.problems("serve: { allowRemote: true }").map(\.key) == ["serve"])
         // Buttons without a url: post to the server's own address.
         let served = try Self.parse(
             """

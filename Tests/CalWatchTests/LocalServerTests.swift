@@ -185,6 +185,42 @@ import Testing
         }
     }
 
+    /// With TLS (`allowRemote:` for other machines, here on loopback): HTTPS with the certificate given, the cookie
+    /// sent back only over TLS, plain HTTP not understood.
+    @Test func withTLSTheServerSpeaksHTTPSOnly() async throws {
+        let (folder, port) = try Self.prepare(
+            "calwatch-server-tls", items: ["review.ics": Self.item("review", "Design review", start: 600, end: 2400)])
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        _ = try await runProgram(
+            [
+                "openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days",
+                "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", folder + "/key.pem",
+                "-out", folder + "/cert.pem",
+            ])
+        let text = try String(contentsOfFile: folder + "/config.yml", encoding: .utf8)
+        try text.replacingOccurrences(
+            of: "serve: { listen: \"127.0.0.1:\(port)\" }",
+            with:
+                "serve: { listen: \"127.0.0.1:\(port)\", allowRemote: true, tls: { certificate: cert.pem, key: key.pem } }"
+        ).write(toFile: folder + "/config.yml", atomically: true, encoding: .utf8)
+        let daemon = try await Self.start(folder)
+        defer { daemon.terminate() }
+        let token = try String(contentsOfFile: folder + "/state/journal.db.token", encoding: .utf8)
+            .trimmingCharacters(in: .newlines)
+        let base = "https://127.0.0.1:\(port)"
+        let secure = try await Self.curl([
+            "--cacert", folder + "/cert.pem", "-H", "Authorization: Bearer \(token)", base + "/v1/next",
+        ])
+        #expect(secure.status == 200 && secure.body.contains("Design review"), "\(secure.body)")
+        #expect(try await Self.curl(["http://127.0.0.1:\(port)/healthz"], timeout: 10).status != 200)
+        let opened = try await Self.curl(["--cacert", folder + "/cert.pem", base + "/?token=\(token)"])
+        #expect(opened.status == 303 && opened.head.contains("Secure"), "\(opened.head)")
+        let page = try await CommandLineTests().calwatch(
+            ["next", "--open-page", "--config", folder + "/config.yml"],
+            environment: ["DISPLAY": "", "WAYLAND_DISPLAY": ""])
+        #expect(page.output.hasPrefix(base + "/?token="))
+    }
+
     /// `GET /v1/day`: each occurrence of the day with its kind and join link, the overlaps marked on both sides, an
     /// invitation not answered, and a refused question that says what it wanted.
     @Test func theDayShowsConflictsAndUnansweredInvitations() async throws {

@@ -1100,25 +1100,56 @@ struct ConfigurationReader {
         return answers
     }
 
-    /// `serve: {listen: 127.0.0.1:8787}`, or `serve: off`.
+    /// `serve: {listen: 127.0.0.1:8787}`, `serve: {listen: 0.0.0.0:8787, allowRemote: true, tls: {certificate: …,
+    /// key: …}}`, or `serve: off`.
     private mutating func readServe(_ node: Node, into serve: inout ServeSettings) {
         if case .scalar = node {
             if let on = bool(node, at: "serve") { serve.enabled = on }
             return
         }
-        guard let keys = mapping(node, at: "serve", known: ["listen"]) else { return }
-        if let listenNode = keys["listen"]?.value, let listen = string(listenNode, at: "serve.listen") {
-            if let address = ServeSettings.loopback(listen) {
-                serve.listen = address
+        guard let keys = mapping(node, at: "serve", known: ["listen", "allowRemote", "tls"]) else { return }
+        if let allowNode = keys["allowRemote"]?.value, let allow = bool(allowNode, at: "serve.allowRemote") {
+            serve.allowRemote = allow
+        }
+        if let tlsNode = keys["tls"]?.value,
+            let tls = mapping(tlsNode, at: "serve.tls", known: ["certificate", "key"])
+        {
+            let certificate = tls["certificate"].flatMap { path($0.value, at: "serve.tls.certificate") }
+            let key = tls["key"].flatMap { path($0.value, at: "serve.tls.key") }
+            if let certificate, let key {
+                serve.tls = ServeSettings.TLS(certificate: certificate, key: key)
             } else {
-                note(listenNode, "serve.listen", Self.notLoopback(listen))
+                note(tlsNode, "serve.tls", "names both files, PEM: { certificate: …/cert.pem, key: …/key.pem }")
             }
+        }
+        guard let listenNode = keys["listen"]?.value, let listen = string(listenNode, at: "serve.listen") else {
+            if serve.allowRemote || serve.tls != nil {
+                note(node, "serve", "has no listen: for allowRemote: and tls: to apply to")
+            }
+            return
+        }
+        if let address = ServeSettings.loopback(listen) {
+            serve.listen = address
+        } else if let address = ServeSettings.ipv4(listen), serve.allowRemote, serve.tls != nil {
+            serve.listen = address
+        } else if ServeSettings.ipv4(listen) != nil, serve.allowRemote {
+            note(
+                listenNode, "serve.listen",
+                "'\(listen)' is reached by other machines, and the token would cross the network in the clear: add "
+                    + "tls: { certificate: …, key: … }")
+        } else if ServeSettings.ipv4(listen) != nil {
+            note(
+                listenNode, "serve.listen",
+                "'\(listen)' is not loopback: to serve other machines add allowRemote: true and tls: { certificate: "
+                    + "…, key: … }, or let a reverse proxy with TLS (Caddy, nginx) reach 127.0.0.1")
+        } else {
+            note(listenNode, "serve.listen", Self.notLoopback(listen))
         }
     }
 
     static func notLoopback(_ text: String) -> String {
-        "'\(text)' is not a loopback address and port, such as 127.0.0.1:8787: calwatch serves this machine only; "
-            + "let a reverse proxy with TLS (Caddy, nginx) reach it from elsewhere"
+        "'\(text)' is not an IPv4 address and port written plainly, such as 127.0.0.1:8787 (loopback; other "
+            + "machines reach it through a reverse proxy with TLS, Caddy or nginx, or serve: allowRemote: with tls:)"
     }
 
     /// A phone's buttons post to the local server's TCP address: an answers' `listen:` gives it when `serve:` does
@@ -1136,7 +1167,7 @@ struct ConfigurationReader {
         if let listen = configuration.serve.listen {
             for index in configuration.sinks.indices {
                 if case .webhook(var webhook) = configuration.sinks[index].output, webhook.answers?.url == "" {
-                    webhook.answers?.url = "http://\(listen)"
+                    webhook.answers?.url = (configuration.serve.tls == nil ? "http://" : "https://") + "\(listen)"
                     configuration.sinks[index].output = .webhook(webhook)
                 }
             }
