@@ -153,6 +153,16 @@ def main() -> None:
             thread = threading.Thread(target=target, daemon=True)
             thread.start()
             threads.append(thread)
+        samples = []
+
+        def sampler() -> None:
+            while not stop.is_set():
+                samples.append((reconnections[0], memory(daemon.pid)[0]))
+                stop.wait(15)
+
+        thread = threading.Thread(target=sampler, daemon=True)
+        thread.start()
+        threads.append(thread)
         log_before = os.path.getsize(log)
         bad = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
         for _ in range(10_000):
@@ -201,6 +211,8 @@ def main() -> None:
           f"bytes ({refusal_lines} lines about refusals over the whole run)")
     if timings["answer"]:
         print(f"mean answer {statistics.mean(timings['answer']):.1f} ms")
+    print("resident memory (MB) by event-stream reconnections so far: " +
+          ", ".join(f"{count}: {resident:.0f}" for count, resident in samples))
     shutil.rmtree(work, ignore_errors=True)
 
 

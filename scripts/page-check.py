@@ -4,8 +4,9 @@ person would, and prints what it saw as one JSON object for LocalServerTests:
 
 - opens --url (the page with ?token=…, as `calwatch next --open-page` does) and reads the next card and the day;
 - clicks the next card's Snooze and waits for calwatch.reminderSnoozed in the JSON Lines sink's file (--events);
-- writes --item to --write (a new meeting, renamed into place as vdirsyncer does) and waits for it to appear on
-  the page without a reload (a marker set on the window survives only if the page was not loaded again).
+- writes --item to --write (a new meeting, renamed into place as vdirsyncer does) and, once its reminder is in the
+  JSON Lines sink, waits for it to appear on the page without a reload (a marker set on the window survives only
+  if the page was not loaded again), at most 10 s: the event stream brings it, not the page's 30-second refresh.
 """
 import argparse
 import json
@@ -76,10 +77,17 @@ def main():
             item.write(arguments.item)
         os.rename(temporary, arguments.write)
 
+        def reminded():
+            with open(arguments.events, encoding="utf-8") as events:
+                return any("calwatch.reminderDue" in line and '"subject":"incident/' in line for line in events)
+        wait(reminded, 90, "the new meeting's reminder in the JSON Lines sink")
+        reminded_at = time.monotonic()
+
         def appeared():
             titles = [element.text for element in driver.find_elements(By.CSS_SELECTOR, ".items .title")]
             return any("Incident call" in title for title in titles)
-        wait(appeared, 90, "the new meeting on the page")
+        wait(appeared, 10, "the new meeting on the page")
+        seen["appearedAfterItsReminder"] = round(time.monotonic() - reminded_at, 2)
         seen["appearedWithoutReload"] = driver.execute_script("return window.calwatchMarker;") == 42
     finally:
         driver.quit()
