@@ -64,7 +64,7 @@ def with_daemon(vdir, runs):
     config = os.path.join(home, "config.yml")
     with open(config, "w") as file:
         file.write(f"state: {home}/journal.db\nsinks:\n  - type: jsonl\n    path: /dev/null\n")
-    socket = os.path.join(home, "journal.db.next.sock")
+    socket = os.path.join(home, "journal.db.sock")
     daemon = subprocess.Popen([CALWATCH, "watch", vdir, "--tz", "UTC", "--config", config],
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:

@@ -52,9 +52,9 @@ struct Routes: Sendable {
         guard (1...Int64(366 * 86_400)).contains(horizon) else {
             return malformed("horizon is seconds (or 12h, 2d) up to a year")
         }
-        let kinds = query["kinds"].map {
-            Set($0.split(separator: ",").compactMap { PlanningFacts.Kind(rawValue: String($0)) })
-        }
+        let named = query["kinds"].map { $0.split(separator: ",").map { PlanningFacts.Kind(rawValue: String($0)) } }
+        if let named, named.contains(nil) { return malformed("kinds are meeting, flight and event, with commas") }
+        let kinds = named.map { Set($0.compactMap { $0 }) }
         let calendars = query["calendars"].map { $0.split(separator: ",").map(String.init) }
         let maxWidth = query["maxWidth"].flatMap { Int($0) }
         guard let view = environment.view() else { return refusal(.serviceUnavailable, "the daemon is starting") }

@@ -265,6 +265,9 @@ import Testing
         }
         if let lunch = item("lunch") { #expect((lunch["conflicts"] as? [String]) == []) }
         #expect(items.count >= 1)
+        #expect(try await Self.curl(socket + ["http://x/v1/next?kinds=meetings"]).status == 400)
+        let meetings = try await Self.curl(socket + ["http://x/v1/next?kinds=meeting&format=text&horizon=12h"])
+        #expect(meetings.status == 200 && meetings.body.contains("Design review"), "\(meetings.body)")
         let bad = try await Self.curl(socket + ["http://x/v1/day?date=tomorrow"])
         #expect(bad.status == 400 && bad.body.contains("2026-11-28"), "\(bad.body)")
         let far = try await Self.curl(socket + ["http://x/v1/day?date=2099-01-01"])
