@@ -11,8 +11,15 @@ struct DayPage {
     let next: NextUp?
     /// The last reminder's event id by subject: what Snooze snoozes.
     let snoozable: [String: String]
-    /// What became of the last answer given through a form.
-    let said: String?
+    /// What became of the last answer given through a form, said in the page's own words (never text from the
+    /// address, which anyone could write into a link).
+    let answered: String?
+
+    static let answered = [
+        "applied": "Done.",
+        "refused": "The daemon refused it: the occurrence is over, or a snooze would pass its end.",
+        "kept": "Recorded; the daemon applies it as soon as it is free.",
+    ]
 
     func document(nonce: String) -> String {
         """
@@ -33,7 +40,7 @@ struct DayPage {
     /// What the script fetches again (`/?fragment=1`): everything inside `<main>`.
     var main: String {
         var html = ""
-        if let said { html += #"<p class="said" role="status">\#(Self.escape(said))</p>"# }
+        if let answered { html += #"<p class="said" role="status">\#(answered)</p>"# }
         html += nextCard
         switch sheet {
         case .success(let sheet):
@@ -226,7 +233,7 @@ struct DayPage {
     static let script = """
         (function(){
           var main=document.getElementById('day'),timer=null;
-          function refresh(){timer=null;var q=new URLSearchParams(location.search);q.delete('said');q.set('fragment','1');
+          function refresh(){timer=null;var q=new URLSearchParams(location.search);q.delete('answered');q.set('fragment','1');
             fetch('/?'+q.toString(),{credentials:'same-origin'}).then(function(r){return r.ok?r.text():null})
             .then(function(h){if(h!==null){main.innerHTML=h;}});}
           function soon(){if(!timer){timer=setTimeout(refresh,500);}}

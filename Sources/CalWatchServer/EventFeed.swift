@@ -38,6 +38,9 @@ final class EventFeed: Sendable {
 
     var isClosed: Bool { state.withLock { $0.closed } }
 
+    /// The journal's last sequence as last seen.
+    var last: Int64 { state.withLock { $0.last } }
+
     /// A client connected (`+1`) or went (`-1`).
     func clients(_ change: Int) {
         CalwatchMetrics.serverStreams(

@@ -19,6 +19,8 @@ struct Routes: Sendable {
 
     /// The largest request body: an answer's few fields.
     static let largestBody = 8 << 10
+    /// Events read from the journal at once for a stream.
+    static let streamBatch = 256
 
     /// The routes; behind `token` on TCP (its cookie `Secure` over TLS).
     func router(token: String?, secure: Bool) -> Router<BasicRequestContext> {
@@ -125,7 +127,7 @@ struct Routes: Sendable {
             var cursor = start
             try await writer.write(ByteBuffer(string: "retry: 2000\n\n"))
             while !feed.isClosed {
-                let entries = try await environment.view()?.entries(after: cursor, limit: 256) ?? []
+                let entries = try await environment.view()?.entries(after: cursor, limit: Self.streamBatch) ?? []
                 if let last = entries.last {
                     var buffer = ByteBuffer()
                     for entry in entries {
@@ -135,6 +137,11 @@ struct Routes: Sendable {
                     }
                     try await writer.write(buffer)
                     cursor = last.sequence
+                    continue
+                }
+                // Rows after the cursor that were not events calwatch can read (a stranger's rows): past them.
+                if feed.last > cursor {
+                    cursor = min(feed.last, cursor + Int64(Self.streamBatch))
                     continue
                 }
                 let before = ContinuousClock.now
@@ -185,10 +192,7 @@ struct Routes: Sendable {
             }
         }
         let given = try await give(kind, target: target, seconds: seconds)
-        if isForm {
-            let said = given.text.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
-            return Response(status: .seeOther, headers: [.location: "/?said=\(said)"])
-        }
+        if isForm { return Response(status: .seeOther, headers: [.location: "/?answered=\(given.outcome)"]) }
         return given.response
     }
 
@@ -226,12 +230,20 @@ struct Routes: Sendable {
             }
         }
 
+        var outcome: String {
+            switch given {
+            case .applied: "applied"
+            case .refused: "refused"
+            case .kept: "kept"
+            }
+        }
+
         var response: Response {
-            let (status, outcome): (HTTPResponse.Status, String) =
+            let status: HTTPResponse.Status =
                 switch given {
-                case .applied: (.ok, "applied")
-                case .refused: (.conflict, "refused")
-                case .kept: (.accepted, "kept")
+                case .applied: .ok
+                case .refused: .conflict
+                case .kept: .accepted
                 }
             var writer = JSONLineWriter(capacity: 256)
             writer.beginObject()
@@ -271,7 +283,8 @@ struct Routes: Sendable {
         let next = try await view.status(readFrom: nil, kinds: nil, calendars: nil, horizon: 86_400, at: now)
         let snoozable = try await snoozableReminders(sheet)
         let page = DayPage(
-            sheet: sheet, next: try? next.get(), snoozable: snoozable, said: query["said"].map(String.init))
+            sheet: sheet, next: try? next.get(), snoozable: snoozable,
+            answered: query["answered"].flatMap { DayPage.answered[String($0)] })
         let fragment = query["fragment"] == "1"
         var nonceBytes = SystemRandomNumberGenerator()
         let nonce = ServerToken.base64url((0..<16).map { _ in UInt8.random(in: 0...255, using: &nonceBytes) })

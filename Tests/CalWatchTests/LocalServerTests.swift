@@ -129,6 +129,9 @@ import Testing
         #expect(page.status == 200 && page.body.contains("Design review"), "\(page.status)")
         #expect(page.head.lowercased().contains("content-security-policy: default-src 'none'"))
         #expect(try await Self.curl([base + "/?token=wrong"]).status == 401)
+        // What the page says of an answer is its own text, never the address's.
+        let forged = try await Self.curl(["-b", jar, base + "/?answered=Call%20%2B1%20555%200100%20now"])
+        #expect(forged.status == 200 && !forged.body.contains("555") && !forged.body.contains("class=\"said\""))
         // `next --open-page` gives that address (and opens it only where a desktop runs).
         let opened2 = try await CommandLineTests().calwatch(
             ["next", "--open-page", "--config", folder + "/config.yml"],
@@ -401,7 +404,7 @@ import Testing
         #expect(seen["join"] as? String == "https://meet.google.com/abc-defg-hij", "\(seen)")
         #expect((seen["titles"] as? [String])?.contains("Lunch") == true, "\(seen)")
         #expect((seen["overlaps"] as? [String])?.isEmpty == false, "\(seen)")
-        #expect(seen["snoozed"] as? Bool == true, "\(seen)")
+        #expect(seen["snoozed"] as? Bool == true && seen["said"] as? String == "Done.", "\(seen)")
         #expect(seen["appearedWithoutReload"] as? Bool == true, "\(seen)")
         #expect(SinkFixtures.lines(folder + "/events.jsonl").contains { $0.contains("calwatch.reminderSnoozed") })
     }
