@@ -119,7 +119,10 @@ public struct LocalServer: Sendable {
         }
     }
 
+    /// HTTP/1.1 with its bounds: a request whole within 10 s (`RequestDeadline`), 30 s idle between requests, and
+    /// the head's size.
     static let http1 = HTTP1Channel.Configuration(
+        additionalChannelHandlers: [RequestDeadline(limit: .seconds(10))],
         idleTimeout: .seconds(30),
         httpDecoderConfiguration: .init(
             maxHeaderFieldSize: 8 << 10, maxHeaderListSize: 16 << 10, maxHeaderFieldCount: 64))

@@ -164,6 +164,39 @@ import Testing
         #expect(!log.contains(token))
     }
 
+    /// A client that sends its request a byte a second (which an idle timeout alone lets stay) is closed once 10 s
+    /// pass without a whole request; an event stream, whose response lasts, is not.
+    @Test func aRequestThatNeverEndsIsClosed() async throws {
+        let (folder, port) = try Self.prepare(
+            "calwatch-server-slow", items: ["review.ics": Self.item("review", "Design review", start: 600, end: 2400)])
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let daemon = try await Self.start(folder)
+        defer { daemon.terminate() }
+        let fd = try #require(Self.idleClients(1, port: port).first)
+        defer { close(fd) }
+        let started = ContinuousClock.now
+        let closedAfter = try await offCooperativePool { () -> Duration? in
+            var limit = timeval(tv_sec: 1, tv_usec: 0)
+            setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
+            var byte: UInt8 = 0
+            while ContinuousClock.now - started < .seconds(40) {
+                if send(fd, "X-Slow: y\r\n", 11, Int32(MSG_NOSIGNAL)) < 0 { return ContinuousClock.now - started }
+                if recv(fd, &byte, 1, 0) == 0 { return ContinuousClock.now - started }
+            }
+            return nil
+        }
+        let after = try #require(closedAfter, "still open after 40 s")
+        #expect(after >= .seconds(9) && after < .seconds(30), "\(after)")
+        // A stream that has read its request goes on past the deadline.
+        let token = try String(contentsOfFile: folder + "/state/journal.db.token", encoding: .utf8)
+            .trimmingCharacters(in: .newlines)
+        let streaming = ContinuousClock.now
+        let stream = try await Self.curl(
+            ["-N", "-H", "Authorization: Bearer \(token)", "http://127.0.0.1:\(port)/v1/events"], timeout: 14)
+        #expect(stream.status == 200 && stream.body.hasPrefix("retry: "), "\(stream.status)")
+        #expect(ContinuousClock.now - streaming >= .seconds(13), "the stream was cut before curl gave up")
+    }
+
     /// `count` connections to loopback `port`, each having sent half a request's head.
     static func idleClients(_ count: Int, port: Int) -> [Int32] {
         (0..<count).compactMap { _ in
