@@ -347,6 +347,10 @@ import Testing
         try await eventually("the dismissal on the stream") {
             SinkFixtures.lines(folder + "/events.jsonl").contains { $0.contains("calwatch.reminderDismissed") }
         }
+        // After a dismissal a snooze has nothing to bring back.
+        let afterDismiss = try await post("snooze", #"{"event":"\#(id)","for":"20s"}"#)
+        #expect(
+            afterDismiss.status == 409 && afterDismiss.body.contains(#""outcome":"refused""#), "\(afterDismiss.body)")
         let large = String(repeating: "x", count: 20_000)
         #expect(try await post("dismiss", #"{"event":"\#(large)"}"#).status == 413)
     }
