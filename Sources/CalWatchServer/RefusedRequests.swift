@@ -8,7 +8,7 @@ import Synchronization
 /// server cannot fill the log.
 public final class RefusedRequests: Sendable {
     public enum Reason: String, Sendable, CaseIterable {
-        case token, signature, malformed
+        case token, signature, malformed, origin
     }
 
     private struct Pending {

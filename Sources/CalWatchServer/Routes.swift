@@ -295,7 +295,9 @@ struct Routes: Sendable {
                 .contentSecurityPolicy:
                     "default-src 'none'; script-src 'nonce-\(nonce)'; style-src 'nonce-\(nonce)'; connect-src 'self'; "
                     + "form-action 'self'; img-src 'self' data:; base-uri 'none'; frame-ancestors 'none'",
-                HTTPField.Name("X-Content-Type-Options")!: "nosniff", HTTPField.Name("Referrer-Policy")!: "no-referrer",
+                // same-origin: a form's post carries the page's Origin (no-referrer would make it "null"), and
+                // nothing is sent to the sites links lead to.
+                HTTPField.Name("X-Content-Type-Options")!: "nosniff", HTTPField.Name("Referrer-Policy")!: "same-origin",
             ],
             body: .init(byteBuffer: ByteBuffer(string: fragment ? page.main : page.document(nonce: nonce))))
     }
@@ -368,6 +370,12 @@ struct TokenCheck<Context: RequestContext>: RouterMiddleware {
             return try await next(request, context)
         }
         if let cookie = request.cookies[Self.cookie], ServerToken.matches(cookie.value, token) {
+            // A cookie goes with a form posted from any page of this host, whatever its port (another local web
+            // app): a post is taken only from this server's own pages.
+            guard request.method == .get || request.method == .head || Self.sameOrigin(request) else {
+                refused.note(.origin)
+                return Response(status: .forbidden, body: .init(byteBuffer: ByteBuffer(string: "not from this page\n")))
+            }
             return try await next(request, context)
         }
         if request.method == .get, path == "/", let given = request.uri.queryParameters["token"] {
@@ -383,6 +391,14 @@ struct TokenCheck<Context: RequestContext>: RouterMiddleware {
         }
         refused.note(.token)
         return unauthorized
+    }
+
+    /// Whether a request's `Origin` (browsers send it with every post) is this server's own address; a request
+    /// without one (no browser) passes.
+    static func sameOrigin(_ request: Request) -> Bool {
+        guard let origin = request.headers[.origin] else { return true }
+        guard let host = request.head.authority else { return false }
+        return origin == "http://" + host || origin == "https://" + host
     }
 
     private var unauthorized: Response {

@@ -129,6 +129,13 @@ import Testing
         #expect(page.status == 200 && page.body.contains("Design review"), "\(page.status)")
         #expect(page.head.lowercased().contains("content-security-policy: default-src 'none'"))
         #expect(try await Self.curl([base + "/?token=wrong"]).status == 401)
+        // A post with the cookie from another page of this host (another port) is refused; from its own, taken.
+        let foreign = try await Self.curl(
+            ["-b", jar, "-H", "Origin: http://127.0.0.1:9", "-d", "event=x", base + "/v1/answers/dismiss"])
+        #expect(foreign.status == 403, "\(foreign.status) \(foreign.body)")
+        let own = try await Self.curl(
+            ["-b", jar, "-H", "Origin: \(base)", "-d", "event=x", base + "/v1/answers/dismiss"])
+        #expect(own.status == 303 && own.head.contains("answered=refused"), "\(own.status) \(own.head)")
         // What the page says of an answer is its own text, never the address's.
         let forged = try await Self.curl(["-b", jar, base + "/?answered=Call%20%2B1%20555%200100%20now"])
         #expect(forged.status == 200 && !forged.body.contains("555") && !forged.body.contains("class=\"said\""))

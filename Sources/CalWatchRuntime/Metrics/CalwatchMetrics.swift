@@ -25,7 +25,7 @@ public enum CalwatchMetrics {
         nextRequests: "calwatch next runs the daemon was asked by, by answer (line, or refused: next read the "
             + "calendars itself).",
         serverRefused: "Requests the local server refused, by reason (token: none or a wrong one; signature: an "
-            + "answer button's; malformed: a query or body it cannot read).",
+            + "answer button's; malformed: a query or body it cannot read; origin: a post from another page).",
         serverStreams: "Clients of the local server's event stream (GET /v1/events) connected now.",
     ]
 
