@@ -313,7 +313,8 @@ extension CalwatchCommand {
             guard getting == 0, !timed.isEmpty else { return (line, nil) }
             return (
                 line,
-                "places: no occurrence in the next 7 days gets a time to leave, so reminders count from the start: "
+                (configuration.places.isEmpty ? "travel.routing" : "places")
+                    + ": no occurrence in the next 7 days gets a time to leave, so reminders count from the start: "
                     + reasons.joined(separator: "; ")
             )
         }
