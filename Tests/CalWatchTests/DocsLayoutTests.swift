@@ -1,0 +1,62 @@
+import Foundation
+import Testing
+
+@testable import CalWatchCore
+
+/// The docs that describe the code's layout are checked against it, so that they cannot fall behind: every module
+/// of Package.swift is in design.md's module list and development.md's layout, every top folder of a module in
+/// development.md, and every sink kind's page linked from design.md's delivery section.
+@Suite struct DocsLayoutTests {
+    static let repository = ConfigurationTests.repository
+
+    static func read(_ path: String) throws -> String {
+        try String(contentsOfFile: repository + "/" + path, encoding: .utf8)
+    }
+
+    /// The Swift modules Package.swift declares (not the system libraries' shims).
+    static func modules() throws -> [String] {
+        let package = try read("Package.swift")
+        let declared = package.matches(of: /\.(?:target|executableTarget)\(\s*name: "([A-Za-z]+)"/).map {
+            String($0.output.1)
+        }
+        return declared
+    }
+
+    @Test func everyModuleIsInTheDesignAndTheLayout() throws {
+        let modules = try Self.modules()
+        #expect(modules.count >= 7, "\(modules)")
+        let design = try Self.read("docs/design.md")
+        let development = try Self.read("docs/development.md")
+        let dataFlow = String(design[design.range(of: "## 1. Data flow")!.lowerBound...].prefix(6000))
+        for module in modules {
+            #expect(dataFlow.contains("`\(module)`"), "design.md §1 does not name `\(module)`")
+            #expect(development.contains("Sources/\(module)"), "development.md does not lay out Sources/\(module)")
+        }
+    }
+
+    @Test func everyTopFolderOfAModuleIsLaidOut() throws {
+        let development = try Self.read("docs/development.md")
+        let manager = FileManager.default
+        for module in try Self.modules() {
+            let root = Self.repository + "/Sources/" + module
+            for name in try manager.contentsOfDirectory(atPath: root).sorted() {
+                var isFolder: ObjCBool = false
+                guard manager.fileExists(atPath: root + "/" + name, isDirectory: &isFolder), isFolder.boolValue
+                else { continue }
+                #expect(development.contains("`\(name)/`"), "development.md does not say what \(module)/\(name)/ is")
+            }
+        }
+    }
+
+    @Test func everySinkKindHasItsPageLinkedFromDelivery() throws {
+        let design = try Self.read("docs/design.md")
+        let delivery = String(design[design.range(of: "## 6. Delivery")!.lowerBound...].prefix(8000))
+        for (type, _) in ConfigurationReader.sinkKeys {
+            let page = type == "hook" ? "hooks" : type
+            #expect(
+                FileManager.default.fileExists(atPath: Self.repository + "/docs/sinks/\(page).md"),
+                "no docs/sinks/\(page).md for type: \(type)")
+            #expect(delivery.contains("](sinks/\(page).md)"), "design.md §6 does not link the \(type) sink's page")
+        }
+    }
+}
