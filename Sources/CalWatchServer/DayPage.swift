@@ -121,6 +121,10 @@ struct DayPage {
         }
         if item.needsAnswer { notes.append("not answered") }
         if item.dismissed { notes.append("dismissed") }
+        if item.acknowledged && !item.dismissed { notes.append("acknowledged") }
+        if let until = item.snoozedUntil, !item.dismissed {
+            notes.append("snoozed until " + Self.clock(until, zone: sheet.zone))
+        }
         if let leave = item.facts.leave, !ended {
             notes.append("leave by " + Self.clock(leave.by, zone: sheet.zone) + (leave.estimated ? " (estimated)" : ""))
         }

@@ -354,6 +354,9 @@ import Testing
         try await eventually("the dismissal on the stream") {
             SinkFixtures.lines(folder + "/events.jsonl").contains { $0.contains("calwatch.reminderDismissed") }
         }
+        // The day says so.
+        let day = try await Self.curl(socket + ["http://x/v1/day"])
+        #expect(day.body.contains(#""dismissed":true"#) && day.body.contains(#""acknowledged":false"#), "\(day.body)")
         // After a dismissal a snooze has nothing to bring back.
         let afterDismiss = try await post("snooze", #"{"event":"\#(id)","for":"20s"}"#)
         #expect(

@@ -11,6 +11,10 @@ public struct DaySheet: Sendable {
         /// An invitation the user has not answered.
         public var needsAnswer: Bool
         public var dismissed: Bool
+        /// Acknowledged (`calwatch ack`): no more reminders, the live activity goes on.
+        public var acknowledged: Bool
+        /// The latest snooze's instant, while it is to come.
+        public var snoozedUntil: Instant?
         /// How far along it is, 0…1, while it runs.
         public var progress: Double?
     }
@@ -21,9 +25,36 @@ public struct DaySheet: Sendable {
     public var items: [Item]
 
     /// The sheet of `date` (in `zone`) from `occurrences` classified by `facts`, at `now`.
+    /// What the user answered of an occurrence (its `reminderDismissed`, `reminderAcknowledged` and
+    /// `reminderSnoozed` events still in the journal).
+    public struct Answered: Sendable, Hashable {
+        public var dismissed = false
+        public var acknowledged = false
+        public var snoozedUntil: Instant?
+
+        public init() {}
+
+        /// The answers `events` give, by occurrence.
+        public static func from(_ events: [PlannedEvent]) -> [OccurrenceKey: Answered] {
+            var answered: [OccurrenceKey: Answered] = [:]
+            for event in events {
+                switch event.type {
+                case .reminderDismissed: answered[event.key, default: Answered()].dismissed = true
+                case .reminderAcknowledged: answered[event.key, default: Answered()].acknowledged = true
+                case .reminderSnoozed:
+                    if let until = event.answer?.until {
+                        answered[event.key, default: Answered()].snoozedUntil = until
+                    }
+                default: break
+                }
+            }
+            return answered
+        }
+    }
+
     public init(
         date: CalendarDate, occurrences: [Occurrence], facts: (Occurrence) -> PlanningFacts,
-        dismissed: Set<OccurrenceKey>, now: Instant, zone: ZoneRules
+        answered: [OccurrenceKey: Answered], now: Instant, zone: ZoneRules
     ) {
         self.date = date
         self.now = now
@@ -34,7 +65,7 @@ public struct DaySheet: Sendable {
             .sorted { ($0.start, $0.end, $0.uid) < ($1.start, $1.end, $1.uid) }
             .map { occurrence -> Item in
                 let facts = facts(occurrence)
-                let key = OccurrenceKey(occurrence)
+                let answers = answered[OccurrenceKey(occurrence)] ?? Answered()
                 let length = occurrence.end.secondsSinceEpoch - occurrence.start.secondsSinceEpoch
                 let running = occurrence.start <= now && now < occurrence.end && length > 0
                 return Item(
@@ -42,7 +73,8 @@ public struct DaySheet: Sendable {
                     subject: occurrence.uid + "/"
                         + (occurrence.recurrenceID?.description ?? occurrence.start.description),
                     needsAnswer: facts.participation == "NEEDS-ACTION" && !facts.declined,
-                    dismissed: dismissed.contains(key),
+                    dismissed: answers.dismissed, acknowledged: answers.acknowledged,
+                    snoozedUntil: answers.snoozedUntil.flatMap { $0 > now ? $0 : nil },
                     progress: running
                         ? Double(now.secondsSinceEpoch - occurrence.start.secondsSinceEpoch) / Double(length) : nil)
             }
@@ -93,6 +125,8 @@ public struct DaySheet: Sendable {
             writer.endArray()
             writer.field("needsAnswer", item.needsAnswer)
             writer.field("dismissed", item.dismissed)
+            writer.field("acknowledged", item.acknowledged)
+            writer.field("snoozedUntil", item.snoozedUntil)
             writer.field("progress", item.progress.map { ($0 * 1000).rounded() / 1000 })
             writer.endObject()
         }

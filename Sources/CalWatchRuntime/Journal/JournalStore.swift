@@ -759,6 +759,20 @@ public actor JournalStore {
         return keys
     }
 
+    /// The answers (dismissed, acknowledged, snoozed) whose events have not expired by `instant`, by occurrence, in
+    /// the order given: what the local server's day shows of them.
+    public func answerEvents(at instant: Instant) throws -> [Journaled] {
+        let statement = try connection.prepare(
+            "SELECT \(EventColumn.list) FROM events WHERE type IN ('reminderDismissed', 'reminderAcknowledged', "
+                + "'reminderSnoozed') AND expiry >= ?1 ORDER BY seq")
+        try statement.bind([.integer(instant.secondsSinceEpoch)])
+        var rows: [Journaled] = []
+        while try statement.step() {
+            if let journaled = Self.journaled(statement) { rows.append(journaled) }
+        }
+        return rows
+    }
+
     /// The journaled event with this id, if the journal still holds it.
     public func event(id: EventID) throws -> Journaled? {
         let statement = try connection.prepare("SELECT \(EventColumn.list) FROM events WHERE id = ?1 LIMIT 1")

@@ -84,10 +84,10 @@ public final class NextSource: Sendable {
         guard held.window.start <= start, end <= held.window.end else {
             return .failure(Refusal(description: "it holds \(held.window.start)..\(held.window.end)"))
         }
-        let dismissed = try await journal.dismissed(at: now)
+        let answered = DaySheet.Answered.from(try await journal.answerEvents(at: now).map(\.event))
         let all = occurrences.all.values.flatMap { $0.filter { $0.start < end && $0.end >= start } }
         return .success(
-            DaySheet(date: date, occurrences: all, facts: facts, dismissed: dismissed, now: now, zone: held.zone))
+            DaySheet(date: date, occurrences: all, facts: facts, answered: answered, now: now, zone: held.zone))
     }
 
     /// The journal's events after `sequence`, at most `limit`, each as the sinks get it (its occurrence as the
