@@ -44,8 +44,9 @@ struct DayPage {
         html += nextCard
         switch sheet {
         case .success(let sheet):
-            let date = sheet.date.description
-            html += #"<h2>\#(date)</h2>"#
+            let (before, after) = (sheet.date.adding(days: -1), sheet.date.adding(days: 1))
+            html += #"<nav class="days"><a href="/?date=\#(before)" rel="prev">← \#(before)</a>"#
+            html += #"<h2>\#(sheet.date)</h2><a href="/?date=\#(after)" rel="next">\#(after) →</a></nav>"#
             if sheet.items.isEmpty { html += #"<p class="empty">Nothing on this day.</p>"# }
             html += #"<ol class="items">"#
             for item in sheet.items { html += row(item, sheet: sheet) }
@@ -93,12 +94,12 @@ struct DayPage {
         if let progress = current.progress {
             html += #"<progress max="1" value="\#(progress)">\#(Int(progress * 100))%</progress>"#
         }
-        html += #"<p class="actions">"#
+        html += #"<div class="actions">"#
         if let join = Self.webAddress(facts.joinURL) {
             html += #"<a class="join" href="\#(Self.escape(join))" rel="noreferrer" target="_blank">Join</a>"#
         }
         html += buttons(Self.subject(current.occurrence), ended: false, dismissed: false)
-        html += "</p></section>"
+        html += "</div></section>"
         return html
     }
 
@@ -226,10 +227,12 @@ struct DayPage {
         .items{list-style:none;padding:0}.item{border-bottom:1px solid var(--line);padding:.5rem 0}
         .item.past{opacity:.55}.item.cancelled .title{text-decoration:line-through}
         .item.conflict .time{color:var(--now);font-weight:600}.item.needs-answer .title::after{content:" ?";color:var(--near)}
-        .time{font-variant-numeric:tabular-nums}.actions{display:inline-flex;gap:.5rem;margin-left:.5rem}
+        .time{font-variant-numeric:tabular-nums}.actions{display:inline-flex;gap:.5rem;margin-left:.5rem}\
+        div.actions{display:flex;margin:.5rem 0 0}
         form{display:inline}button,.join{font:inherit;font-size:.85rem;padding:.15rem .6rem;border-radius:.3rem;\
         border:1px solid var(--line);background:var(--card);color:var(--fg);cursor:pointer;text-decoration:none}
         .join{background:var(--calm);color:#fff;border-color:transparent}progress{width:8rem;vertical-align:middle}
+        .days{display:flex;align-items:baseline;justify-content:space-between;gap:1rem}.days a{color:var(--muted)}
         .said{background:var(--card);border:1px solid var(--line);padding:.4rem .75rem;border-radius:.3rem}
         """
 
