@@ -16,8 +16,8 @@ public import ServiceLifecycle
 ///
 /// It listens on a Unix socket beside the journal (mode 0600, in the journal's private folder: the file's
 /// permissions are the credential) and, with `serve: listen:`, on loopback TCP, where every route but `/healthz` and
-/// a signed answer asks for the token in `<journal>.token`. Requests are bounded (headers 16 KiB, bodies 8 KiB,
-/// 30 s idle between requests, 512 connections a listener), and refusals are counted rather than logged one by one.
+/// a signed answer asks for the token in `<journal>.token`. Requests are bounded (headers 16 KiB, bodies 8 KiB, 10 s
+/// to arrive whole, 30 s idle, 512 connections a listener), and refusals are counted rather than logged one by one.
 public struct LocalServer: Sendable {
     /// What the routes read and where answers go.
     public struct Environment: Sendable {
