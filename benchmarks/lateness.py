@@ -45,6 +45,22 @@ def meeting(uid: str, start: dt.datetime) -> str:
         "END:VEVENT\r\nEND:VCALENDAR\r\n")
 
 
+def reminder_lateness(sink: str) -> list:
+    """Each `on-time-` meeting's reminder in the JSON Lines file `sink`: when it was committed (`recordedtime`) less
+    when it was due (`time`), in milliseconds."""
+    lateness = []
+    with open(sink) as handle:
+        for line in handle:
+            event = json.loads(line)
+            if event["type"] != "calwatch.reminderDue" or not event["subject"].startswith("on-time-"):
+                continue
+            due = dt.datetime.strptime(event["time"], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=dt.timezone.utc)
+            recorded = dt.datetime.strptime(event["recordedtime"], "%Y-%m-%dT%H:%M:%S.%fZ").replace(
+                tzinfo=dt.timezone.utc)
+            lateness.append((recorded - due).total_seconds() * 1000)
+    return lateness
+
+
 def percentile(values: list, share: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(round(share * (len(ordered) - 1))))]
@@ -132,16 +148,7 @@ def main() -> None:
         if args.fleet:
             stop_server(database)
 
-    lateness = []
-    with open(sink) as handle:
-        for line in handle:
-            event = json.loads(line)
-            if event["type"] != "calwatch.reminderDue" or not event["subject"].startswith("on-time-"):
-                continue
-            due = dt.datetime.strptime(event["time"], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=dt.timezone.utc)
-            recorded = dt.datetime.strptime(event["recordedtime"], "%Y-%m-%dT%H:%M:%S.%fZ").replace(
-                tzinfo=dt.timezone.utc)
-            lateness.append((recorded - due).total_seconds() * 1000)
+    lateness = reminder_lateness(sink)
     print()
     print(f"{machine()}; {len(names)} files rewritten every {args.every:.0f} s ({len(rewrites)} rewrites, "
           f"each written in {statistics.median(rewrites):.1f} s), {len(hogs)} CPU hogs, "

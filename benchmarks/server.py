@@ -31,7 +31,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from lateness import meeting, percentile  # noqa: E402
+from lateness import meeting, percentile, reminder_lateness  # noqa: E402
 from run import machine  # noqa: E402
 from watch import memory, release_and_vdir, wait_for  # noqa: E402
 
@@ -181,16 +181,7 @@ def main() -> None:
         daemon.terminate()
         daemon.wait(timeout=60)
 
-    lateness = []
-    with open(sink) as handle:
-        for line in handle:
-            event = json.loads(line)
-            if event["type"] != "calwatch.reminderDue" or not event["subject"].startswith("on-time-"):
-                continue
-            due = dt.datetime.strptime(event["time"], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=dt.timezone.utc)
-            recorded = dt.datetime.strptime(event["recordedtime"], "%Y-%m-%dT%H:%M:%S.%fZ").replace(
-                tzinfo=dt.timezone.utc)
-            lateness.append((recorded - due).total_seconds() * 1000)
+    lateness = reminder_lateness(sink)
     refusal_lines = sum(1 for line in open(log) if "refused requests" in line)
     print()
     print(f"{machine()}; release build; {args.items} files of the benchmark vdir and {count} meetings; for the "
