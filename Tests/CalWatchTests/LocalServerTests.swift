@@ -322,8 +322,8 @@ import Testing
     @Test func answersAreAppliedOrRefusedWithTheReason() async throws {
         let (folder, _) = try Self.prepare(
             "calwatch-server-answers",
-            items: ["review.ics": Self.item("review", "Design review", start: 15, end: 75)],
-            extra: "reminders: { offsets: [10s] }")
+            items: ["review.ics": Self.item("review", "Design review", start: 60, end: 120)],
+            extra: "reminders: { offsets: [55s] }")
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let daemon = try await Self.start(folder)
         defer { daemon.terminate() }
@@ -368,20 +368,22 @@ import Testing
     /// `GET /v1/events` carries what the JSON Lines sink writes, line for line; a client that goes away and comes
     /// back with `Last-Event-ID`, across a restart of the daemon, gets every event once.
     @Test func theEventStreamResumesAcrossARestartAndMissesNothing() async throws {
+        // Far enough ahead that a slow start on a busy machine misses no reminder (one whose start has passed while
+        // the daemon is down would be dropped, not late).
+        let begun = Date()
         let (folder, _) = try Self.prepare(
             "calwatch-server-stream",
-            items: ["standup.ics": Self.item("standup", "Standup", start: 40, end: 60)],
+            items: ["standup.ics": Self.item("standup", "Standup", start: 90, end: 110)],
             extra: """
-                reminders: { offsets: [32s, 26s, 20s, 14s, 8s] }
-                liveActivity: { lead: 38s, updateEvery: 3s, maxDuration: 1h }
+                reminders: { offsets: [85s, 70s, 55s, 40s, 25s] }
+                liveActivity: { lead: 88s, updateEvery: 5s, maxDuration: 1h }
                 """)
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let socket = folder + "/state/journal.db.sock"
-        /// Reads the stream from `after` until `enough` events came or `seconds` passed; each event's id and data.
-        func read(after: String?, enough: Int, seconds: Int) async throws -> [(id: Int, data: String)] {
-            var arguments = ["-N", "--unix-socket", socket]
-            if let after { arguments += ["-H", "Last-Event-ID: \(after)"] }
-            let body = try await Self.curl(arguments + ["http://x/v1/events"], timeout: seconds).body
+        /// Reads the stream from `after` for `seconds`; each event's id and data.
+        func read(after: String, seconds: Int) async throws -> [(id: Int, data: String)] {
+            let arguments = ["-N", "--unix-socket", socket, "-H", "Last-Event-ID: \(after)", "http://x/v1/events"]
+            let body = try await Self.curl(arguments, timeout: seconds).body
             var events: [(Int, String)] = []
             for block in body.components(separatedBy: "\n\n") {
                 let lines = block.split(separator: "\n")
@@ -390,17 +392,17 @@ import Testing
                 else { continue }
                 events.append((id, String(data.dropFirst(6))))
             }
-            return Array(events.prefix(enough))
+            return events
         }
         var daemon = try await Self.start(folder)
-        let first = try await read(after: "0", enough: .max, seconds: 10)
+        let first = try await read(after: "0", seconds: 12)
         #expect(!first.isEmpty)
         try await Self.stop(daemon)
         daemon = try await Self.start(folder)
         defer { daemon.terminate() }
         let last = try #require(first.last).id
-        // Until the meeting has ended and its live activity with it.
-        let second = try await read(after: "\(last)", enough: .max, seconds: 62)
+        // Until the meeting has ended (110 s after it was written) and its live activity with it.
+        let second = try await read(after: "\(last)", seconds: max(15, Int(begun.timeIntervalSinceNow + 125)))
         try await Self.stop(daemon)
         let streamed = (first + second).map(\.data)
         let ids = (first + second).map(\.id)
