@@ -1,6 +1,7 @@
 public import CalWatchCore
 import CalWatchRemote
 public import CalWatchRuntime
+@preconcurrency import Crypto
 import Foundation
 import Hummingbird
 import HummingbirdCore
@@ -59,9 +60,17 @@ public struct LocalServer: Sendable {
         guard settings.enabled else { return [] }
         let token = try ServerToken.loadOrMake(ServeSettings.tokenPath(journal: environment.journal))
         let feed = EventFeed()
+        // A key that cannot be had leaves the buttons unanswered (404), not the whole server off.
+        var answerKey: SymmetricKey?
+        if environment.buttonSnooze != nil {
+            do {
+                answerKey = try AnswerKey.load(environment.journal + ".answers-key")
+            } catch {
+                logger.error("the phone's answer buttons are not taken: \(error)")
+            }
+        }
         let routes = Routes(
-            environment: environment, feed: feed, refused: RefusedRequests(logger: logger),
-            answerKey: environment.buttonSnooze.map { _ in environment.journal + ".answers-key" })
+            environment: environment, feed: feed, refused: RefusedRequests(logger: logger), answerKey: answerKey)
         var quiet = logger
         quiet.logLevel = .error
         let socket = ServeSettings.socketPath(journal: environment.journal)

@@ -1,7 +1,7 @@
 import CalWatchCore
 import CalWatchRemote
 import CalWatchRuntime
-import Crypto
+@preconcurrency import Crypto
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -14,8 +14,8 @@ struct Routes: Sendable {
     let environment: LocalServer.Environment
     let feed: EventFeed
     let refused: RefusedRequests
-    /// `<journal>.answers-key`, when a webhook signs answer buttons.
-    let answerKey: String?
+    /// The key a webhook signs answer buttons with (`<journal>.answers-key`, read once at start), when one does.
+    let answerKey: SymmetricKey?
 
     /// The largest request body: an answer's few fields.
     static let largestBody = 8 << 10
@@ -205,8 +205,7 @@ struct Routes: Sendable {
         else {
             return Response(status: .notFound, body: .init(byteBuffer: ByteBuffer(string: "not a calwatch route\n")))
         }
-        let key = try AnswerKey.load(answerKey)
-        guard AnswerKey.matches(parts[2], kind: kind, event: parts[1], key: key) else {
+        guard AnswerKey.matches(parts[2], kind: kind, event: parts[1], key: answerKey) else {
             refused.note(.signature)
             return Response(status: .forbidden, body: .init(byteBuffer: ByteBuffer(string: "not a calwatch answer\n")))
         }
@@ -364,7 +363,8 @@ struct TokenCheck<Context: RequestContext>: RouterMiddleware {
         if path == "/healthz" || request.method == .post && !path.hasPrefix("/v1/") {
             return try await next(request, context)
         }
-        if let header = request.headers[.authorization], header.hasPrefix("Bearer "),
+        // The scheme's name is case-insensitive (RFC 9110 §11.1).
+        if let header = request.headers[.authorization], header.prefix(7).lowercased() == "bearer ",
             ServerToken.matches(header.dropFirst(7), token)
         {
             return try await next(request, context)
