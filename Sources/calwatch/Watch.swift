@@ -45,9 +45,15 @@ extension CalwatchCommand {
                 lengthens a drive in rain, snow, cold or fog. The geocoder of `travel.geocoder` places a LOCATION \
                 that is only an address, one request a second.
 
-                Answers: `calwatch snooze`, `dismiss` and `ack`, a desktop card's buttons, and with `answers:` on \
-                an ntfy webhook the phone's Snooze and Dismiss buttons, which post to an endpoint this daemon \
-                listens on (as the configuration at start names it). Each is applied within a second.
+                Answers: `calwatch snooze`, `dismiss` and `ack`, a desktop card's buttons, the page's, and with \
+                `answers:` on an ntfy webhook the phone's Snooze and Dismiss buttons, which post to this daemon's \
+                local server. Each is applied within a second.
+
+                Local server (`serve:`, docs/server.md): on a socket beside the journal (<journal>.sock, mode \
+                0600), and with `serve: { listen: 127.0.0.1:8787 }` on loopback TCP behind the token in \
+                <journal>.token: GET /v1/next (what `calwatch next` asks), /v1/day, /v1/events (a live stream, \
+                resumable with Last-Event-ID), POST /v1/answers/snooze|dismiss|ack, /metrics, and the day as a \
+                page at / (`calwatch next --open-page`). `serve: off` runs none.
 
                 Time: calwatch sleeps until the next event in chunks of at most a minute on a clock that counts \
                 suspended time, re-plans at once when the wall clock is set, and follows a change of the system \
