@@ -58,6 +58,21 @@ import Testing
             result.occurrences.map { "\($0.uid) \($0.calendar)" }.sorted() == ["in-side side project", "in-work Work"])
     }
 
+    /// A folder's names are read where they lie in the directory stream: every name back whole, the longest a file
+    /// system allows (255 bytes, multi-byte characters too) and thousands of short ones, each stream buffer read
+    /// to its end. Reading the record's whole declared name field instead ran past the buffer (`make test-asan`
+    /// reports it here; a daemon rescanning a 10,000-file vdir died of it).
+    @Test func aFolderIsListedWholeWithNamesOfEveryLength() throws {
+        let folder = TestFolders.path("calwatch-listing")
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        var names = (0..<4000).map { "\($0).ics" }
+        names += (1...255).map { String(repeating: "a", count: $0) }
+        names.append(String(repeating: "é", count: 127) + "x")
+        for name in names { #expect(FileManager.default.createFile(atPath: folder + "/" + name, contents: nil)) }
+        for _ in 0..<3 { #expect(FileStatus.list(folder) == names.sorted()) }
+    }
+
     @Test func standardInputIsOneICalendarStream() {
         let text = try! String(contentsOfFile: fixture("minimal.ics"), encoding: .utf8)
         let result = scan(["-"], from: "2025-03-01", to: "2025-04-01", standardInput: Array(text.utf8))

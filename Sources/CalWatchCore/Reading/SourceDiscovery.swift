@@ -244,10 +244,12 @@ struct FileStatus {
         guard let stream = opendir(directory) else { return nil }
         defer { closedir(stream) }
         var names: [String] = []
+        // The name is read where it lies, up to its NUL. `d_name` is declared 256 bytes, but a record is only as
+        // long as its name (`d_reclen`): copying the field (`entry.pointee.d_name`) read past the last record of
+        // the stream's buffer, and a daemon rescanning a 10,000-file vdir died when that buffer ended a page.
+        let nameOffset = MemoryLayout<dirent>.offset(of: \dirent.d_name)!
         while let entry = readdir(stream) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) {
-                String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
-            }
+            let name = String(cString: (UnsafeRawPointer(entry) + nameOffset).assumingMemoryBound(to: CChar.self))
             if name != "." && name != ".." { names.append(name) }
         }
         return names.sorted()
