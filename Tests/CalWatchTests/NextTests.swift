@@ -124,6 +124,23 @@ import Testing
                 + "▸ 10:30–10:45  Vendor call · conflicts with Design review")
     }
 
+    /// Each line names the first item of the list it overlaps, however many it overlaps; one that only touches
+    /// another (ends as the other begins) conflicts with none.
+    @Test func theTooltipNamesTheFirstOfSeveralConflicts() throws {
+        let folder = try Folder()
+        try folder.write("offsite", ["SUMMARY:Offsite", "DTSTART:20270405T070000Z", "DTEND:20270405T110000Z"])
+        try folder.write("a", ["SUMMARY:Interview", "DTSTART:20270405T080000Z", "DTEND:20270405T083000Z"])
+        try folder.write("b", ["SUMMARY:Vendor call", "DTSTART:20270405T090000Z", "DTEND:20270405T093000Z"])
+        try folder.write("c", ["SUMMARY:Lunch", "DTSTART:20270405T110000Z", "DTEND:20270405T120000Z"])
+        let status = Self.status(folder, at: "2027-04-05T07:10:00Z")
+        let tooltip = try #require(try Self.waybar(status)["tooltip"] as? String)
+        #expect(
+            tooltip
+                == "▸ 09:00–13:00  Offsite · conflicts with Interview\n"
+                + "  10:00–10:30  Interview · conflicts with Offsite\n"
+                + "  11:00–11:30  Vendor call · conflicts with Offsite\n" + "  13:00–14:00  Lunch", "\(tooltip)")
+    }
+
     @Test func onATripTheDayIsShownWhereTheUserIsWithTheTimeAtHomeBesideIt() throws {
         let folder = try Folder()
         try folder.write(

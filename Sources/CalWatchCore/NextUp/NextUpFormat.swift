@@ -125,7 +125,8 @@ public enum NextUpFormat: String, Sendable, CaseIterable {
     /// The rest of today, one line each (`▸` marks the current one), then the current one's join link.
     static func tooltip(_ status: NextUp) -> String {
         guard let current = status.current else { return nothing(status) }
-        var lines = status.today.map { item -> String in
+        let conflicts = firstConflicts(status)
+        var lines = zip(status.today, conflicts).map { item, conflict -> String in
             let marker = NextUp.same(item, current) ? "▸ " : "  "
             // On a trip, where the user will be then, with the time at home beside it.
             let shown = item.occurrence.source.homeZone == nil ? status.zone : item.occurrence.displayZone
@@ -139,19 +140,34 @@ public enum NextUpFormat: String, Sendable, CaseIterable {
             if let code = item.facts.flight?.code, !title.contains(code) { text += " (\(code))" }
             if let service = item.facts.meeting?.service { text += " · \(service)" }
             if item.facts.participation == "NEEDS-ACTION" { text += " · not answered" }
-            let (day, rules) = (status.options.day, status.options.rules)
-            if day.takesPart(item.occurrence, facts: item.facts, rules: rules),
-                let other = status.today.first(where: { other in
-                    !NextUp.same(other, item) && day.takesPart(other.occurrence, facts: other.facts, rules: rules)
-                        && day.conflict(item.occurrence, other.occurrence)
-                })
-            {
-                text += " · conflicts with " + oneLine(other.occurrence.summary ?? "(no summary)")
+            if let conflict {
+                text += " · conflicts with " + oneLine(status.today[conflict].occurrence.summary ?? "(no summary)")
             }
             return text
         }
         if let link = current.facts.joinURL { lines.append(oneLine(link)) }
         return lines.joined(separator: "\n")
+    }
+
+    /// For each of today's items that takes part in the day, the first other (in today's order) it conflicts
+    /// with. A sweep by start compares each item only with those that begin before it ends: comparing every pair
+    /// took 20 ms of every `next` on a day of 700 meetings.
+    static func firstConflicts(_ status: NextUp) -> [Int?] {
+        let (today, day, rules) = (status.today, status.options.day, status.options.rules)
+        var first = [Int?](repeating: nil, count: today.count)
+        let byStart = today.indices.filter { day.takesPart(today[$0].occurrence, facts: today[$0].facts, rules: rules) }
+            .sorted { (today[$0].occurrence.start, $0) < (today[$1].occurrence.start, $1) }
+        for (position, one) in byStart.enumerated() {
+            for other in byStart[(position + 1)...] {
+                guard today[other].occurrence.start < today[one].occurrence.end else { break }
+                guard !NextUp.same(today[one], today[other]),
+                    day.conflict(today[one].occurrence, today[other].occurrence)
+                else { continue }
+                first[one] = min(first[one] ?? other, other)
+                first[other] = min(first[other] ?? one, one)
+            }
+        }
+        return first
     }
 
     /// `12 min`, `1 h 05`, `3 h`, `2 d 4 h`: minutes rounded up, so a meeting 11 min 30 s away is "in 12 min".
@@ -174,6 +190,14 @@ public enum NextUpFormat: String, Sendable, CaseIterable {
 
     /// Calendar text on one line: runs of white space (newlines, tabs) become one space, controls become visible.
     package static func oneLine(_ text: String) -> String {
+        // Printable ASCII with single spaces between words (most summaries) is already one safe line: no walk
+        // through its characters (a tooltip of 700 meetings spent 4 ms there).
+        var afterSpace = true
+        let plain = text.utf8.allSatisfy { byte in
+            defer { afterSpace = byte == 0x20 }
+            return (0x21...0x7E).contains(byte) || byte == 0x20 && !afterSpace
+        }
+        if plain && !afterSpace { return text }
         let words = text.split(whereSeparator: { $0.isWhitespace || $0.isNewline })
         return TerminalText.safe(words.joined(separator: " "), keepingLines: false)
     }

@@ -38,6 +38,10 @@ public enum TerminalText {
     /// and still the byte the bar obeys. polybar's `%%` escape is not reliable across versions, so every `%` is
     /// followed by a zero-width space, and no tag can begin.
     public static func inert(_ text: String, for markup: Markup) -> String {
+        // These are ASCII: a text without their bytes has none of their scalars, and is shown as it is.
+        let special: [UInt8] =
+            markup == .pango ? [UInt8(ascii: "&"), UInt8(ascii: "<"), UInt8(ascii: ">")] : [UInt8(ascii: "%")]
+        guard text.utf8.contains(where: special.contains) else { return text }
         var result = String.UnicodeScalarView()
         for scalar in text.unicodeScalars {
             switch (markup, scalar) {

@@ -163,6 +163,24 @@ final class WatchedOccurrences: Sendable {
         }
     }
 
+    /// The occurrences in effect whose start and end `includes` takes (a window's test, asked first and of the
+    /// times alone: a key's digest is worked out, and an occurrence copied, only for those it takes), file by file
+    /// in the order of their origin. What the local server answers `next` and the day from: `all` took 15 ms over
+    /// 45,000 occurrences, this 3 ms for the thousands around now.
+    func inEffect(where includes: (_ start: Instant, _ end: Instant) -> Bool) -> [Occurrence] {
+        held.withLock { held in
+            held.byOrigin.compactMap { origin, occurrences -> (PlanningLoop.Origin, [Occurrence])? in
+                let taken = occurrences.indices.filter { index in
+                    guard includes(occurrences[index].start, occurrences[index].end),
+                        let slot = held.byKey[Digest(occurrences[index])]?.inEffect
+                    else { return false }
+                    return slot.origin == origin && Int(slot.index) == index
+                }
+                return taken.isEmpty ? nil : (origin, taken.map { occurrences[$0] })
+            }.sorted { $0.0 < $1.0 }.flatMap(\.1)
+        }
+    }
+
     /// The occurrence held under `key`.
     func occurrence(for key: OccurrenceKey) -> Occurrence? {
         held.withLock { held in held.byKey[Digest(key)].flatMap(held.occurrence(in:)) }
