@@ -132,7 +132,7 @@ corpus: test-deps
 
 # Items written outside the project (../shared/corpora, corpus/public): figures by producer and by language.
 corpus-outside: test-deps
-	swift build -c release --product calwatch $(SWIFT_BUILD_FLAGS)
+	swift build -c release $(SWIFT_BUILD_FLAGS)
 	python3 scripts/score-corpus.py "$$(swift build -c release $(SWIFT_BUILD_FLAGS) --show-bin-path)/calwatch"
 
 # The flight decision's weights: exports each labelled item's evidence, prints the cross-validated figures of
@@ -226,9 +226,9 @@ bench-startup: test-deps
 # only Debian's shared libraries (libical's pkg-config also links libicalss and libicalvcal, which calwatch does not
 # use; dpkg-shlibdeps says so, and both come with libical3 anyway). It is built in a folder of its own so that it
 # does not rebuild .build/release.
-VERSION := $(shell sed -n 's/^    static let release = "\(.*\)"$$/\1/p' Sources/calwatch/CalwatchVersion.swift)
+VERSION := $(shell sed -n 's/^    static let release = "\(.*\)"$$/\1/p' Sources/CalWatchCommands/CalwatchVersion.swift)
 STATIC_BINARY := .build/static/release/calwatch
-MANUAL := .build/plugins/GenerateManual/outputs/calwatch
+MANUAL := .build/plugins/GenerateManual/outputs/CalWatchCommands
 PREFIX ?= /usr/local
 DESTDIR ?=
 # Every directory scripts/install-files.sh writes to, for `make install` (PREFIX=~/.local works without root:
@@ -242,10 +242,11 @@ DEB_ROOT := .build/deb/root
 DEB_PACKAGES := dpkg-dev fakeroot lintian man-db binutils
 
 # Linked with full RELRO (-z relro -z now), as Debian's hardening defaults ask of every binary. libcurl (feeds,
-# CalDAV) is the system's, loaded as a shared library.
+# CalDAV) is the system's, loaded as a shared library. Both executables: the front, `calwatch`, and the program it
+# runs, `calwatch-commands` (installed in libexec/calwatch beside bin).
 release: deps
 	swift build -c release --static-swift-stdlib -Xlinker -z -Xlinker relro -Xlinker -z -Xlinker now \
-		--scratch-path .build/static --product calwatch
+		--scratch-path .build/static
 
 # One page per command, from the commands' own --help text (argument-parser's generate-manual), dated by the release.
 manual: deps
@@ -268,12 +269,14 @@ deb: deb-deps release manual
 		{ echo "debian/changelog's version is not calwatch's ($(VERSION)): add an entry"; exit 1; }
 	rm -rf .build/deb && mkdir -p $(DEB_ROOT)/DEBIAN
 	$(DEB_DIRS) DESTDIR=$(DEB_ROOT) BINARY=$(STATIC_BINARY) MANPAGES=$(MANUAL) scripts/install-files.sh install
-	strip --strip-unneeded --remove-section=.comment --remove-section=.note $(DEB_ROOT)/usr/bin/calwatch
+	strip --strip-unneeded --remove-section=.comment --remove-section=.note $(DEB_ROOT)/usr/bin/calwatch \
+		$(DEB_ROOT)/usr/libexec/calwatch/calwatch-commands
 	install -m 0644 debian/copyright $(DEB_ROOT)/usr/share/doc/calwatch/copyright
 	install -D -m 0644 debian/calwatch.lintian-overrides $(DEB_ROOT)/usr/share/lintian/overrides/calwatch
 	gzip -9nc debian/changelog >$(DEB_ROOT)/usr/share/doc/calwatch/changelog.gz
 	cd $(DEB_ROOT) && find usr -type f -exec md5sum {} + | sort -k 2 >DEBIAN/md5sums
-	dpkg-shlibdeps -O $(DEB_ROOT)/usr/bin/calwatch >.build/deb/substvars
+	dpkg-shlibdeps -O $(DEB_ROOT)/usr/bin/calwatch $(DEB_ROOT)/usr/libexec/calwatch/calwatch-commands \
+		>.build/deb/substvars
 	dpkg-gencontrol -pcalwatch -P$(DEB_ROOT) -T.build/deb/substvars -ldebian/changelog -cdebian/control \
 		-f.build/deb/files
 	fakeroot dpkg-deb -Zxz --build $(DEB_ROOT) calwatch_$(VERSION)_$$(dpkg --print-architecture).deb

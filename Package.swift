@@ -11,7 +11,10 @@ let package = Package(
     name: "calwatch",
     platforms: [.macOS(.v15)],
     products: [
+        /// The command as typed: a small front that answers `next` from a running daemon and runs the program,
+        /// `calwatch-commands`, for everything else.
         .executable(name: "calwatch", targets: ["calwatch"]),
+        .executable(name: "calwatch-commands", targets: ["CalWatchCommands"]),
         .library(name: "CalWatch", targets: ["CalWatchCore", "CalWatchRuntime"]),
         /// Calendars on servers (ICS feeds, CalDAV), webhooks, and the PostgreSQL sink, each linked only by those who use it.
         .library(name: "CalWatchRemote", targets: ["CalWatchRemote"]),
@@ -117,7 +120,7 @@ let package = Package(
         .target(
             name: "CalWatchServer",
             dependencies: [
-                "CalWatchCore", "CalWatchRuntime", "CalWatchRemote",
+                "CalWatchCore", "CalWatchRuntime", "CalWatchRemote", "CalWatchLocalAddress",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
@@ -147,10 +150,21 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        /// Where a daemon's socket is linked for the configuration it reads: plain Swift, shared by the server and
+        /// the front.
+        .target(name: "CalWatchLocalAddress", swiftSettings: strictSettings),
+        /// `calwatch`: the front. It links nothing but the Swift runtime and that target, so it starts in about
+        /// 2 ms. It does not depend on the program (which would link every library of the program into it): build
+        /// both products (`swift build` builds all).
         .executableTarget(
             name: "calwatch",
+            dependencies: ["CalWatchLocalAddress"],
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
+            name: "CalWatchCommands",
             dependencies: [
-                "CalWatchCore", "CalWatchRuntime", "CalWatchRemote", "CalWatchPostgres", "CalWatchDesktop",
+                "CLinux", "CalWatchCore", "CalWatchRuntime", "CalWatchRemote", "CalWatchPostgres", "CalWatchDesktop",
                 "CalWatchServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Prometheus", package: "swift-prometheus"),

@@ -293,7 +293,7 @@ def main():
     parser.add_argument("--every", type=int, default=5)
     parser.add_argument("--first-sync", type=int, metavar="ITEMS", help="only the first sync of ITEMS CalDAV items")
     arguments = parser.parse_args()
-    subprocess.run(["swift", "build", "-c", "release", "--product", "calwatch"], cwd=ROOT, check=True,
+    subprocess.run(["swift", "build", "-c", "release"], cwd=ROOT, check=True,
                    stdout=subprocess.DEVNULL)
     calwatch = os.path.join(ROOT, ".build", "release", "calwatch")
     root = os.path.join(DATA, "feeds")

@@ -70,7 +70,7 @@ def main() -> None:
     parser.add_argument("--lease", type=int, default=30, help="seconds (calwatch's default: 30)")
     args = parser.parse_args()
 
-    subprocess.run(["swift", "build", "-c", "release", "--product", "calwatch"], cwd=ROOT, check=True)
+    subprocess.run(["swift", "build", "-c", "release"], cwd=ROOT, check=True)
     calwatch = os.path.join(ROOT, ".build", "release", "calwatch")
     folder = os.path.join(DATA, "fleet")
     start_server(folder)

@@ -66,7 +66,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=3)
     arguments = parser.parse_args()
-    subprocess.run(["swift", "build", "-c", "release", "--product", "calwatch"], cwd=ROOT, check=True,
+    subprocess.run(["swift", "build", "-c", "release"], cwd=ROOT, check=True,
                    stdout=subprocess.DEVNULL)
     calwatch = os.path.join(ROOT, ".build/release/calwatch")
     print(machine())

@@ -7,7 +7,8 @@ Builds calwatch in release mode, generates the benchmark vdir (benchmarks/genera
 5,000 single events) with its first day a week ago, so that about two thousand occurrences lie around now, then
 measures:
 - one `calwatch next` (what a bar that runs a command each minute pays) on the sample calendars and on that vdir,
-  and on the vdir again while `calwatch watch` follows it (answered by the daemon), compared with `--no-daemon`;
+  and on both again while `calwatch watch` follows them (answered by the daemon through the `calwatch` front),
+  compared with `--no-daemon`;
 - `calwatch next --follow` through a pipe, left alone for --idle seconds (default 130): the lines it printed (one
   at each whole minute is right), its CPU time and its resident memory;
 - the time from an item renamed into a watched folder to the changed line (median of 10 items), and the same
@@ -46,36 +47,40 @@ def rss_mb(pid: int) -> float:
     return float("nan")
 
 
-def one_shot(paths, runs, env=None, extra=()):
+def one_shot(paths, runs, env=None, extra=(), tz=("--tz", "UTC")):
     """Median seconds of `calwatch next` over `runs`, and what the last run printed (JSON, to compare answers)."""
     times = []
     for _ in range(runs):
         started = time.perf_counter()
-        output = subprocess.run([CALWATCH, "next", *paths, "--tz", "UTC", "--format", "json", *extra], check=True,
+        output = subprocess.run([CALWATCH, "next", *paths, *tz, "--format", "json", *extra], check=True,
                                 stdout=subprocess.PIPE, env=env).stdout
         times.append(time.perf_counter() - started)
     return statistics.median(times), output
 
 
-def with_daemon(vdir, runs):
-    """`calwatch next` on the vdir while `calwatch watch` follows it (same calendars, journal in a home of its
-    own): the median through the daemon, and whether its answer is the one `next` works out alone."""
+def with_daemon(calendars, runs):
+    """`calwatch next --config FILE` while `calwatch watch --config FILE` follows the same calendars (journal and
+    runtime folder in a home of their own): the median answered by the daemon (the `calwatch` front asks it over the
+    link in $XDG_RUNTIME_DIR), the median of `--no-daemon` beside it, and whether the answers are the same."""
     home = tempfile.mkdtemp(prefix="calwatch-next-home-")
     config = os.path.join(home, "config.yml")
     with open(config, "w") as file:
-        file.write(f"state: {home}/journal.db\nsinks:\n  - type: jsonl\n    path: /dev/null\n")
-    socket = os.path.join(home, "journal.db.sock")
-    daemon = subprocess.Popen([CALWATCH, "watch", vdir, "--tz", "UTC", "--config", config],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        file.write(f"calendars: [{calendars}]\ntimezone: UTC\nstate: {home}/journal.db\n"
+                   "sinks:\n  - type: jsonl\n    path: /dev/null\n")
+    runtime = os.path.join(home, "run")
+    os.mkdir(runtime, 0o700)
+    env = dict(os.environ, XDG_RUNTIME_DIR=runtime)
+    daemon = subprocess.Popen([CALWATCH, "watch", "--config", config], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, env=env)
     try:
         deadline = time.time() + 120
         while b"watching" not in (line := daemon.stderr.readline()):
             if not line or time.time() > deadline:
                 sys.exit("calwatch watch did not start")
-        if not os.path.exists(socket):
-            sys.exit(f"no socket at {socket}")
-        through, answer = one_shot([vdir], runs, extra=["--config", config])
-        alone, own = one_shot([vdir], max(3, runs // 3), extra=["--config", config, "--no-daemon"])
+        if not os.listdir(os.path.join(runtime, "calwatch")):
+            sys.exit(f"no link to the daemon's socket in {runtime}/calwatch")
+        through, answer = one_shot([], runs, env=env, extra=["--config", config], tz=())
+        alone, own = one_shot([], max(3, runs // 3), env=env, extra=["--config", config, "--no-daemon"], tz=())
         # Both say "now" in their answer: compared without it.
         same = strip_now(answer) == strip_now(own)
         return through, alone, same
@@ -177,7 +182,7 @@ def main() -> None:
     parser.add_argument("--idle", type=float, default=130, help="seconds to leave --follow alone (default 130)")
     parser.add_argument("--runs", type=int, default=10, help="runs of the one-shot command (default 10)")
     args = parser.parse_args()
-    subprocess.run(["swift", "build", "-c", "release", "--product", "calwatch"], cwd=ROOT, check=True)
+    subprocess.run(["swift", "build", "-c", "release"], cwd=ROOT, check=True)
     work = tempfile.mkdtemp(prefix="calwatch-next-bench-")
     first_day = (dt.date.today() - dt.timedelta(days=7)).isoformat()
     subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "generate.py"), work, first_day], check=True,
@@ -186,6 +191,7 @@ def main() -> None:
     vdir = os.path.join(work, "vdir")
     once_samples, _ = one_shot([samples], args.runs)
     once_vdir, _ = one_shot([vdir], max(3, args.runs // 3))
+    daemon_samples, alone_samples, same_samples = with_daemon(samples, args.runs)
     daemon_vdir, alone_vdir, same = with_daemon(vdir, args.runs)
     folder = tempfile.mkdtemp(prefix="calwatch-next-bench-")
     try:
@@ -211,8 +217,11 @@ def main() -> None:
     print("|---|---:|")
     print(f"| `next` once, samples/calendars (median of {args.runs}) | {once_samples * 1000:.0f} ms |")
     print(f"| `next` once, 10,000-file vdir ({occurrences} occurrences in the 4 days around now) | {once_vdir * 1000:.0f} ms |")
+    print(f"| `next` once, samples/calendars while `calwatch watch` follows them (median of {args.runs}) | "
+          f"{daemon_samples * 1000:.1f} ms; `--no-daemon` beside it {alone_samples * 1000:.0f} ms; "
+          f"{'the same answer' if same_samples else 'ANSWERS DIFFER'} |")
     print(f"| `next` once, the same vdir while `calwatch watch` follows it (median of {args.runs}) | "
-          f"{daemon_vdir * 1000:.0f} ms; `--no-daemon` beside it {alone_vdir * 1000:.0f} ms; "
+          f"{daemon_vdir * 1000:.1f} ms; `--no-daemon` beside it {alone_vdir * 1000:.0f} ms; "
           f"{'the same answer' if same else 'ANSWERS DIFFER'} |")
     print(f"| `--follow`: item renamed into a folder → changed line (median / worst of 10) | "
           f"{latency * 1000:.1f} ms / {worst * 1000:.1f} ms |")

@@ -107,7 +107,7 @@ def main() -> None:
     parser.add_argument("--days", type=int, default=2, help="days each watcher replays (57,000 events a day)")
     args = parser.parse_args()
 
-    subprocess.run(["swift", "build", "-c", "release", "--product", "calwatch"], cwd=ROOT, check=True)
+    subprocess.run(["swift", "build", "-c", "release"], cwd=ROOT, check=True)
     if not os.path.exists(os.path.join(DATA, "benchmark.ics")):
         subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "generate.py"), DATA], check=True)
     calwatch = os.path.join(ROOT, ".build", "release", "calwatch")

@@ -100,7 +100,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=3)
     runs = parser.parse_args().runs
-    subprocess.run(["swift", "build", "-c", "release", "--product", "calwatch"], cwd=ROOT, check=True)
+    subprocess.run(["swift", "build", "-c", "release"], cwd=ROOT, check=True)
     calwatch = os.path.join(ROOT, ".build", "release", "calwatch")
     folder = tempfile.mkdtemp(prefix="calwatch-bench-push-")
     children = []

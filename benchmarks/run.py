@@ -197,7 +197,7 @@ def build_revision(revision: str) -> str:
         subprocess.run(["git", "clone", "-q", ROOT, folder], check=True)
     subprocess.run(["git", "-C", folder, "fetch", "-q", ROOT], check=True)
     subprocess.run(["git", "-C", folder, "checkout", "-q", "--detach", revision], check=True)
-    subprocess.run(["swift", "build", "-c", "release", "--product", "calwatch"], cwd=folder, check=True)
+    subprocess.run(["swift", "build", "-c", "release"], cwd=folder, check=True)
     return os.path.join(folder, ".build", "release", "calwatch")
 
 
@@ -340,7 +340,7 @@ def main() -> None:
                              "week's replay and the year's scan, their medians, ratios and outputs compared (~5 minutes)")
     args = parser.parse_args()
 
-    subprocess.run(["swift", "build", "-c", "release", "--product", "calwatch"], cwd=ROOT, check=True)
+    subprocess.run(["swift", "build", "-c", "release"], cwd=ROOT, check=True)
     libical = subprocess.run(["pkg-config", "--cflags", "--libs", "libical"], capture_output=True, text=True,
                              check=True).stdout.split()
     floor = os.path.join(DATA, "floor")

@@ -176,7 +176,7 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true", help="keep the working folder")
     args = parser.parse_args()
 
-    subprocess.run(["swift", "build", "-c", "release", "--product", "calwatch"], cwd=ROOT, check=True)
+    subprocess.run(["swift", "build", "-c", "release"], cwd=ROOT, check=True)
     calwatch = os.path.join(ROOT, ".build", "release", "calwatch")
     work = tempfile.mkdtemp(prefix="calwatch-soak-")
     vdir = os.path.join(work, "vdir")

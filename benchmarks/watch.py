@@ -75,7 +75,7 @@ def release_and_vdir(prefix: str, days: int = 7, build: bool = True) -> tuple[st
     """Builds the release calwatch (unless `build` is false) and generates the benchmark vdir, its first day `days`
     from today, in a new folder: returns the binary, the folder and the vdir."""
     if build:
-        subprocess.run(["swift", "build", "-c", "release", "--product", "calwatch"], cwd=ROOT, check=True)
+        subprocess.run(["swift", "build", "-c", "release"], cwd=ROOT, check=True)
     work = tempfile.mkdtemp(prefix=prefix)
     first_day = (dt.date.today() + dt.timedelta(days=days)).isoformat()
     subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "generate.py"), work, first_day],

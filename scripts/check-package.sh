@@ -26,7 +26,7 @@ version=$(field Version)
 
 # What the package holds: every file a user or the system looks for, in Debian's places.
 dpkg-deb -c "$deb" | awk '{ print $6 }' | sed 's|^\./|/|' >"$work/contents"
-for path in /usr/bin/calwatch /usr/lib/systemd/user/calwatch.service \
+for path in /usr/bin/calwatch /usr/libexec/calwatch/calwatch-commands /usr/lib/systemd/user/calwatch.service \
     /usr/share/bash-completion/completions/calwatch /usr/share/zsh/vendor-completions/_calwatch \
     /usr/share/fish/vendor_completions.d/calwatch.fish \
     /usr/share/man/man1/calwatch.1.gz /usr/share/man/man1/calwatch-scan.1.gz \
@@ -59,11 +59,17 @@ dpkg-deb -x "$deb" "$work/root"
 binary=$work/root/usr/bin/calwatch
 examples=$work/root/usr/share/doc/calwatch/examples
 
-# The binary loads no Swift library, and every library it does load is found without the toolchain.
-ldd "$binary" >"$work/ldd"
-grep -i swift "$work/ldd" && fail "ldd names a Swift library"
-grep "not found" "$work/ldd" && fail "ldd cannot find a library"
-pass "ldd: $(awk '{ print $1 }' "$work/ldd" | grep -v '^/' | tr '\n' ' ')"
+# Neither binary loads a Swift library, and every library they do load is found without the toolchain. The front
+# loads only the C and C++ runtimes (that is why it starts in a few milliseconds).
+program=$work/root/usr/libexec/calwatch/calwatch-commands
+for executable in "$binary" "$program"; do
+    ldd "$executable" >"$work/ldd"
+    grep -i swift "$work/ldd" && fail "ldd names a Swift library for $executable"
+    grep "not found" "$work/ldd" && fail "ldd cannot find a library for $executable"
+done
+front=$(ldd "$binary" | awk '{ print $1 }' | grep -v '^/' | grep -v linux-vdso | tr '\n' ' ')
+case $front in *curl* | *ical* | *sqlite*) fail "the front loads the program's libraries: $front" ;; esac
+pass "ldd: the front $front; the program $(awk '{ print $1 }' "$work/ldd" | grep -v '^/' | tr '\n' ' ')"
 
 # Run it as a user without Swift would: a minimal environment, no LD_LIBRARY_PATH, no toolchain in PATH.
 bare() { env -i PATH=/usr/bin:/bin HOME="$work/home" LANG=C.UTF-8 TZ=Europe/Berlin "$@"; }

@@ -9,7 +9,9 @@
 #   BINDIR    calwatch itself                       DATADIR   completions for bash and fish, and calwatch/data
 #   UNITDIR   the systemd user unit                 ZSHDIR    the zsh completion
 #   MANDIR    the manual pages (man1)               DOCDIR    README, docs, example configuration, sample hooks
-#   BINARY    the calwatch binary to install (install only; it also writes the completions)
+#   BINARY    the calwatch front to install (install only; it also writes the completions); the program it runs,
+#             calwatch-commands, is taken from beside it and goes to libexec/calwatch beside BINDIR, where the
+#             front looks for it
 #   MANPAGES  the folder of argument-parser's generated pages (install only)
 set -eu
 
@@ -19,6 +21,7 @@ root=${DESTDIR:-}
 bash_completion=$DATADIR/bash-completion/completions/calwatch
 fish_completion=$DATADIR/fish/vendor_completions.d/calwatch.fish
 zsh_completion=$ZSHDIR/_calwatch
+program=$(dirname "$BINDIR")/libexec/calwatch/calwatch-commands
 
 # argument-parser names a subcommand's page calwatch.scan.1; man pages of subcommands are calwatch-scan(1) by
 # convention (git, systemctl), and whatis and apropos find a page by the name in its NAME section, so that says
@@ -27,6 +30,7 @@ zsh_completion=$ZSHDIR/_calwatch
 install_manual_pages() {
     mkdir -p "$root$MANDIR"
     for page in "$MANPAGES"/calwatch*.1; do
+        [ -e "$page" ] || { echo "install-files.sh: no manual pages in $MANPAGES (make manual)" >&2; exit 1; }
         name=$(basename "$page" .1 | tr . -)
         words=$(echo "$name" | tr - ' ')
         [ "$name" = calwatch-help ] && continue
@@ -44,6 +48,7 @@ case $action in
 install)
     : "${BINARY:?}" "${MANPAGES:?}"
     install -D -m 0755 "$BINARY" "$root$BINDIR/calwatch"
+    install -D -m 0755 "$(dirname "$BINARY")/calwatch-commands" "$root$program"
     # The airport and airline tables with their manifest: calwatch finds them at ../share/calwatch/data from its
     # binary, and checks each against the SHA-256 the manifest records.
     for file in Sources/CalWatchCore/Resources/data/*; do
@@ -92,10 +97,11 @@ install)
     done
     ;;
 uninstall)
-    rm -f "$root$BINDIR/calwatch" "$root$UNITDIR/calwatch.service" \
+    rm -f "$root$BINDIR/calwatch" "$root$program" "$root$UNITDIR/calwatch.service" \
         "$root$bash_completion" "$root$fish_completion" "$root$zsh_completion" \
         "$root$MANDIR"/calwatch.1.gz "$root$MANDIR"/calwatch-*.1.gz
     rm -rf "$root$DATADIR/calwatch"
+    rmdir "$root$(dirname "$program")" 2>/dev/null || true
     case $DOCDIR in
     */calwatch) rm -rf "$root$DOCDIR" ;;
     *) echo "install-files.sh: DOCDIR=$DOCDIR is not calwatch's own folder; left in place" >&2 ;;

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CLinux
 
 /// The `calwatch` command: calendars in, typed events out.
 @main
@@ -23,6 +24,13 @@ struct CalwatchCommand: AsyncParsableCommand {
     /// configuration on every run, and the report loads the airport and airline tables (60 ms of every start).
     @Flag(help: "Show the version, and the data and libraries calwatch carries.")
     var version = false
+
+    /// The process is named as typed: the `calwatch` front runs this program as `calwatch-commands` in its own
+    /// place, and `killall calwatch`, `pgrep -x calwatch` and `top` know a process by its file's name.
+    static func main() async {
+        _ = CLinux_set_thread_name("calwatch")
+        await main(nil)
+    }
 
     func run() async throws {
         guard version else { throw CleanExit.helpRequest(self) }

@@ -38,14 +38,7 @@ struct ConfigurationOptions: ParsableArguments {
             configuration.feeds = calendars.feeds
         }
         if let tz = calendars?.tz { configuration.timeZone = tz }
-        // Where the paths in it were resolved (`~`, variables) counts too: one daemon's environment may differ.
-        var hasher = EventID.Hasher()
-        hasher.feed(configuration.readFrom)
-        for path in configuration.calendars { hasher.feed(path) }
-        for feed in configuration.feeds { hasher.feed(feed.address + " " + (feed.name ?? "")) }
-        hasher.feed(configuration.timeZone ?? "system")
-        hasher.feed(configuration.statePath)
-        configuration.readFrom = hasher.id.description
+        configuration.settleReadFrom()
         return configuration
     }
 

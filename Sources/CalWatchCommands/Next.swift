@@ -35,9 +35,12 @@ extension CalwatchCommand {
                 calendars, the zone, `me` (whose declined meetings are skipped) and the flight leads.
 
                 When `calwatch watch` runs on the same configuration, its local server answers over the socket \
-                beside its journal (GET /v1/next) with the same line, without reading the calendars again (a bar that runs this every minute pays a \
-                connection). It declines when it read another configuration (edited since, without SIGHUP) or has \
-                not read the calendars yet; then, as with --at, --follow or --no-daemon, `next` reads them itself.
+                beside its journal (GET /v1/next) with the same line, without reading the calendars again. With \
+                only --config, --format, --kinds, --calendars, --within, --max-width, --none and --markup, the \
+                `calwatch` front asks it directly (the daemon links its socket under $XDG_RUNTIME_DIR/calwatch) \
+                and prints the line in a few milliseconds. The daemon declines when it read another configuration \
+                (edited since, without SIGHUP; paths that lead elsewhere for this user) or has not read the \
+                calendars yet; then, as with --at, --follow or --no-daemon, `next` reads them itself.
 
                 --open-page prints the address of the daemon's page (serve: { listen: … } in config.yml), with \
                 the token that lets a browser in once (it then keeps a cookie), and opens it where a desktop runs.

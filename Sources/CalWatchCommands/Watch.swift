@@ -287,7 +287,9 @@ extension CalwatchCommand {
                     environment: .init(
                         journal: journalPath, view: { service.nextSource }, answers: { answers },
                         now: { CommandSupport.now }, timestamp: { CommandSupport.timestamp }, metrics: registry,
-                        buttonSnooze: buttonSnooze),
+                        buttonSnooze: buttonSnooze,
+                        configurationFile: journalPath == initial.statePath
+                            ? initial.file.flatMap(ConfigurationLoader.realPath) : nil),
                     logger: logger)
             } catch {
                 logger.error("no local server: \(error); calwatch next reads the calendars itself")

@@ -34,13 +34,19 @@ public struct LocalServer: Sendable {
         public var metrics: PrometheusCollectorRegistry?
         /// The phone's Snooze duration, when a webhook signs buttons (`answers:`).
         public var buttonSnooze: Int64?
+        /// The configuration file's real path, when `calwatch next` may find this daemon by it (`SocketLink`):
+        /// `nil` when the daemon reads another journal than that file names (`--state`).
+        public var configurationFile: String?
+        /// The daemon's environment (`XDG_RUNTIME_DIR`).
+        public var processEnvironment: [String: String] = ProcessInfo.processInfo.environment
 
         public init(
             journal: String, view: @escaping @Sendable () -> NextSource?,
             answers: @escaping @Sendable () throws -> JournalStore, now: @escaping @Sendable () -> Instant,
             timestamp: @escaping @Sendable () -> Timestamp, metrics: PrometheusCollectorRegistry?,
-            buttonSnooze: Int64?
+            buttonSnooze: Int64?, configurationFile: String?
         ) {
+            self.configurationFile = configurationFile
             self.journal = journal
             self.view = view
             self.answers = answers
@@ -74,6 +80,8 @@ public struct LocalServer: Sendable {
         var quiet = logger
         quiet.logLevel = .error
         let socket = ServeSettings.socketPath(journal: environment.journal)
+        let link = SocketLink(
+            configuration: environment.configurationFile, socket: socket, environment: environment.processEnvironment)
         var listeners: [any Service] = [
             Listener(
                 name: socket,
@@ -82,8 +90,18 @@ public struct LocalServer: Sendable {
                     configuration: .init(
                         address: .unixDomainSocket(path: socket), serverName: "calwatch",
                         availableConnectionsDelegate: MaximumAvailableConnections(512)),
-                    onServerRunning: { _ in _ = chmod(socket, 0o600) }, logger: quiet),
-                around: { unlink(socket) }, logger: logger)
+                    onServerRunning: { _ in
+                        _ = chmod(socket, 0o600)
+                        do {
+                            try link?.make()
+                        } catch {
+                            logger.warning("calwatch next cannot find this daemon without reading config.yml: \(error)")
+                        }
+                    }, logger: quiet),
+                around: {
+                    link?.remove()
+                    unlink(socket)
+                }, logger: logger)
         ]
         if let listen = settings.listen {
             let scheme = settings.tls == nil ? "http" : "https"

@@ -43,16 +43,17 @@ struct Routes: Sendable {
     // MARK: next and the day
 
     /// `GET /v1/next?format=json&kinds=meeting,flight&calendars=Work&horizon=86400&maxWidth=40&none=&pango=1`: what
-    /// `calwatch next` prints with those options; `config=` is the asking `next`'s configuration digest, refused
-    /// (409) when the daemon reads another.
+    /// `calwatch next` prints with those options. The asker says which configuration it read: `config=` its digest,
+    /// or `file=` the configuration file's real path with `env.NAME=` for `HOME` and each variable the file names
+    /// (the `calwatch` front, which reads no YAML). Refused (409) when the daemon reads another.
     func next(_ request: Request) async throws -> Response {
         let query = request.uri.queryParameters
         guard let format = NextUpFormat(rawValue: query["format"].map(String.init) ?? "json") else {
             return malformed("format is one of " + NextUpFormat.allCases.map(\.rawValue).joined(separator: ", "))
         }
         let horizon = query["horizon"].map { Int64($0) ?? DurationText.seconds(String($0)) ?? -1 } ?? 86_400
-        guard (1...Int64(366 * 86_400)).contains(horizon) else {
-            return malformed("horizon is seconds (or 12h, 2d) up to a year")
+        guard (60...Int64(31 * 86_400)).contains(horizon) else {
+            return malformed("horizon is seconds (or 12h, 2d) from a minute to 31 days, as next --within")
         }
         let named = query["kinds"].map { $0.split(separator: ",").map { PlanningFacts.Kind(rawValue: String($0)) } }
         if let named, named.contains(nil) { return malformed("kinds are meeting, flight and event, with commas") }
@@ -60,9 +61,18 @@ struct Routes: Sendable {
         let calendars = query["calendars"].map { $0.split(separator: ",").map(String.init) }
         let maxWidth = query["maxWidth"].flatMap { Int($0) }
         guard let view = environment.view() else { return refusal(.serviceUnavailable, "the daemon is starting") }
+        var readFrom = query["config"].map(String.init)
+        if let file = query["file"] {
+            var asker: [String: String] = [:]
+            for (name, value) in query where name.hasPrefix("env.") { asker[String(name.dropFirst(4))] = String(value) }
+            guard asker.count <= 64, let digest = view.readFrom(file: String(file), environment: asker) else {
+                CalwatchMetrics.nextAsked(answered: false)
+                return refusal(.conflict, "it reads another configuration")
+            }
+            readFrom = digest
+        }
         switch try await view.status(
-            readFrom: query["config"].map(String.init), kinds: kinds, calendars: calendars, horizon: horizon,
-            at: environment.now())
+            readFrom: readFrom, kinds: kinds, calendars: calendars, horizon: horizon, at: environment.now())
         {
         case .success(let status):
             CalwatchMetrics.nextAsked(answered: true)

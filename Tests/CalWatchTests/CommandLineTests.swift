@@ -32,20 +32,21 @@ import Testing
     /// Runs the binary on a thread of its own: waiting for a child process must not hold one of the few threads
     /// every other test's async work needs.
     /// `setpriv`: run it through util-linux's setpriv with these options (as another user). `environment`: variables
-    /// added to the test's own.
+    /// added to the test's own. `executable`: another copy of the binary.
     func calwatch(
         _ arguments: [String], input: String? = nil, shellPipe: String? = nil, setpriv: [String]? = nil,
-        environment: [String: String] = [:]
+        environment: [String: String] = [:], executable: URL = executable
     ) async throws -> Run {
         try await offCooperativePool {
             try self.calwatchBlocking(
-                arguments, input: input, shellPipe: shellPipe, setpriv: setpriv, environment: environment)
+                arguments, input: input, shellPipe: shellPipe, setpriv: setpriv, environment: environment,
+                executable: executable)
         }
     }
 
     func calwatchBlocking(
         _ arguments: [String], input: String? = nil, shellPipe: String? = nil, setpriv: [String]? = nil,
-        environment: [String: String] = [:]
+        environment: [String: String] = [:], executable: URL = executable
     ) throws -> Run {
         let process = Process()
         if !environment.isEmpty {
@@ -63,7 +64,7 @@ import Testing
             process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
             process.arguments = setpriv + [Self.executable.path] + arguments
         } else {
-            process.executableURL = Self.executable
+            process.executableURL = executable
             process.arguments = arguments
         }
         process.standardOutput = output

@@ -156,6 +156,80 @@ import Testing
         #expect(try await cli.calwatch(["next"] + config + ["--format", "json"]).output.contains("Incident call"))
     }
 
+    /// The `calwatch` front answers `next` alone (a copy of it with no program beside it prints the line) from the
+    /// daemon that reads the same configuration file, found by the link under `XDG_RUNTIME_DIR`; it steps aside
+    /// (runs the program, which reads the calendars itself) when the daemon's paths lead elsewhere for this user
+    /// (another `HOME`) or the file changed since the daemon read it; the link goes when the daemon stops.
+    @Test func theFrontAnswersFromTheDaemonOfTheSameFileAndStepsAsideOtherwise() async throws {
+        let folder = TestFolders.path("calwatch-next-front")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        for (home, uid, summary) in [("one", "review", "Design review"), ("two", "budget", "Budget call")] {
+            let calendar = folder + "/\(home)/cal/work"
+            try FileManager.default.createDirectory(atPath: calendar, withIntermediateDirectories: true)
+            try Self.put(Self.item(uid, summary, start: 1200, end: 2400), as: "\(uid).ics", in: calendar)
+        }
+        let runtime = folder + "/run"
+        try FileManager.default.createDirectory(
+            atPath: runtime, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try """
+        calendars: [~/cal]
+        timezone: UTC
+        state: state/journal.db
+        sinks:
+          - { type: jsonl, path: events.jsonl }
+        """.write(toFile: folder + "/config.yml", atomically: true, encoding: .utf8)
+        let one = ["HOME": folder + "/one", "XDG_RUNTIME_DIR": runtime]
+        let two = ["HOME": folder + "/two", "XDG_RUNTIME_DIR": runtime]
+        // The front alone: whatever it does not answer itself ends in "cannot run calwatch-commands".
+        let lonely = URL(fileURLWithPath: folder + "/lonely/calwatch")
+        try FileManager.default.createDirectory(atPath: folder + "/lonely", withIntermediateDirectories: true)
+        try FileManager.default.copyItem(at: CommandLineTests.executable, to: lonely)
+
+        let daemon = try WatchCommandTests.watch(in: folder, environment: one)
+        defer { if daemon.isRunning { daemon.terminate() } }
+        try await eventually("the daemon watching") {
+            ((try? String(contentsOfFile: folder + "/log.txt", encoding: .utf8)) ?? "").contains("watching")
+        }
+        let links = { (try? FileManager.default.contentsOfDirectory(atPath: runtime + "/calwatch")) ?? [] }
+        #expect(links().count == 1 && links()[0].hasPrefix("next-"), "\(links())")
+        let cli = CommandLineTests()
+        let next = ["next", "--config", folder + "/config.yml"]
+
+        for format in ["text", "waybar"] {
+            var answered = CommandLineTests.Run(status: -1, output: "", errors: "")
+            var alone = answered
+            // Again when a minute turned between the two.
+            for _ in 0..<3 {
+                answered = try await cli.calwatch(next + ["--format", format], environment: one, executable: lonely)
+                alone = try await cli.calwatch(next + ["--format", format, "--no-daemon"], environment: one)
+                if answered.output == alone.output { break }
+            }
+            #expect(answered.status == 0 && answered.output == alone.output, "\(answered) \(alone)")
+            #expect(answered.output.contains("Design review"), "\(answered.output)")
+        }
+        let cut = try await cli.calwatch(
+            next + ["--max-width", "8", "--kinds", "event, meeting"], environment: one, executable: lonely)
+        #expect(cut.status == 0 && cut.output == "Design …\n", "\(cut)")
+
+        // Another HOME: ~/cal is another folder, so the daemon's answer would be wrong; the front steps aside.
+        let elsewhere = try await cli.calwatch(next, environment: two, executable: lonely)
+        #expect(elsewhere.status == 69 && elsewhere.errors.contains("cannot run calwatch-commands"), "\(elsewhere)")
+        let read = try await cli.calwatch(next, environment: two)
+        #expect(read.status == 0 && read.output.contains("Budget call"), "\(read)")
+        // An argument the program refuses is the program's to say.
+        let wrong = try await cli.calwatch(next + ["--max-width", "0"], environment: one)
+        #expect(wrong.status == 64 && wrong.errors.contains("--max-width must be 1 or more"), "\(wrong)")
+
+        // The file edited since the daemon read it (no SIGHUP): the daemon reads another configuration.
+        let edited = try String(contentsOfFile: folder + "/config.yml", encoding: .utf8) + "# edited\n"
+        try edited.write(toFile: folder + "/config.yml", atomically: true, encoding: .utf8)
+        let stale = try await cli.calwatch(next, environment: one, executable: lonely)
+        #expect(stale.status == 69, "\(stale)")
+
+        try await LocalServerTests.stop(daemon)
+        #expect(links().isEmpty, "\(links())")
+    }
+
     /// Sends `text` to the socket at `path` and returns the reply.
     static func ask(_ path: String, _ text: String) throws -> String {
         try #require(path.utf8.count < 108, "\(path) is too long for a socket address")

@@ -5,8 +5,11 @@ import Testing
 /// sink and a hook, and the signals a service manager sends.
 @Suite struct WatchCommandTests {
     /// `calwatch watch --config config.yml` started in `folder`, logging into `log.txt` there.
-    static func watch(in folder: String) throws -> Process {
+    static func watch(in folder: String, environment: [String: String] = [:]) throws -> Process {
         let process = Process()
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         process.executableURL = CommandLineTests.executable
         process.arguments = ["watch", "--config", folder + "/config.yml", "--log-level", "info"]
         process.currentDirectoryURL = URL(fileURLWithPath: folder)

@@ -50,9 +50,9 @@ public struct Configuration: Sendable {
     public var sinkLines: [String: Int] = [:]
     /// The file the configuration was read from, when there was one.
     public var file: String?
-    /// What the configuration was read from: the file's text, then (`ConfigurationOptions`) the calendars and zone
-    /// given on the command line, hashed. A `calwatch next` and a daemon with the same read the same calendars the
-    /// same way, so the daemon can answer for it.
+    /// What the configuration was read from: the file's real path and text, then (`settleReadFrom`) the calendars,
+    /// zone and journal once the command line is applied, hashed. A `calwatch next` and a daemon with the same read
+    /// the same calendars the same way, so the daemon can answer for it.
     public var readFrom = ""
     /// Whether that file held no settings at all (empty, or only comments): all defaults at start, but on a
     /// reload more likely a file caught while an editor saves it.
@@ -63,6 +63,20 @@ public struct Configuration: Sendable {
         calendars = [home + "/.calendars"]
         statePath = home + "/.local/state/calwatch/journal.db"
         instance = "calwatch"
+    }
+}
+
+extension Configuration {
+    /// Adds to `readFrom` where the paths led (`~` and variables resolved in this environment; one daemon's may
+    /// differ) and what the command line changed: the calendars and feeds, the zone, the journal.
+    public mutating func settleReadFrom() {
+        var hasher = EventID.Hasher()
+        hasher.feed(readFrom)
+        for path in calendars { hasher.feed(path) }
+        for feed in feeds { hasher.feed(feed.address + " " + (feed.name ?? "")) }
+        hasher.feed(timeZone ?? "system")
+        hasher.feed(statePath)
+        readFrom = hasher.id.description
     }
 }
 

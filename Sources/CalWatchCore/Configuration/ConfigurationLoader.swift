@@ -27,10 +27,18 @@ public enum ConfigurationLoader {
         let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
         var configuration = try parse(text, file: path, directory: directory, environment: environment)
         var hasher = EventID.Hasher()
-        hasher.feed(path)
+        // The real path: `config.yml`, `./config.yml` and a link to it are one configuration.
+        hasher.feed(realPath(path) ?? path)
         hasher.feed(text)
         configuration.readFrom = hasher.id.description
         return configuration
+    }
+
+    /// `path` absolute with every symbolic link resolved, when it exists.
+    public static func realPath(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
     }
 
     /// The most a configuration file may hold (the documented example is 5 KiB).

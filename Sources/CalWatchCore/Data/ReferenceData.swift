@@ -45,8 +45,9 @@ public enum ReferenceData {
     }
 
     /// Where the files may be, first found wins: `CALWATCH_DATA`; the build's resource folder beside the binary;
-    /// `../share/calwatch/data` from it (`/usr/bin` → `/usr/share`, `~/.local/bin` → `~/.local/share`); the source
-    /// tree this was built from.
+    /// `../share/calwatch/data` from it (`/usr/bin` → `/usr/share`, `~/.local/bin` → `~/.local/share`), and
+    /// `../../share/calwatch/data` (the installed program in `/usr/libexec/calwatch`); the source tree this was
+    /// built from.
     static func candidateFolders() -> [String] {
         var folders: [String] = []
         if let override = ProcessInfo.processInfo.environment["CALWATCH_DATA"], !override.isEmpty {
@@ -55,9 +56,11 @@ public enum ReferenceData {
         if let executable = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
             let directory = (executable as NSString).deletingLastPathComponent
             folders.append(directory + "/calwatch_CalWatchCore.resources/data")
+            let parent = (directory as NSString).deletingLastPathComponent
+            folders.append((parent as NSString).appendingPathComponent("share/calwatch/data"))
             folders.append(
-                ((directory as NSString).deletingLastPathComponent as NSString)
-                    .appendingPathComponent("share/calwatch/data"))
+                ((parent as NSString).deletingLastPathComponent as NSString).appendingPathComponent(
+                    "share/calwatch/data"))
         }
         folders.append(
             URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()

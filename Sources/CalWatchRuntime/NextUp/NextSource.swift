@@ -1,4 +1,5 @@
 public import CalWatchCore
+import Foundation
 
 /// What a running daemon knows for its local server (`calwatch next`, the day, the event stream): the occurrences its
 /// watch holds, classified as it plans them, the zone and window it read them in, and its journal. Readable from any
@@ -23,6 +24,10 @@ public final class NextSource: Sendable {
     private let held = Locked<Held?>(nil)
     /// The configuration as the daemon read it (before the watch adapted it).
     private let configuration: Configuration
+    /// Its file's real path, for askers that name the file instead of a digest (the `calwatch` front).
+    private let file: String?
+    /// The digests worked out for such askers, by their environment and the file as it was then.
+    private let digests = Locked<[DigestKey: String]>([:])
     private let occurrences: WatchedOccurrences
     private let facts: @Sendable (Occurrence) -> PlanningFacts
     private let journal: JournalStore
@@ -32,6 +37,7 @@ public final class NextSource: Sendable {
         facts: @escaping @Sendable (Occurrence) -> PlanningFacts, journal: JournalStore
     ) {
         self.configuration = configuration
+        file = configuration.file.flatMap(ConfigurationLoader.realPath)
         self.occurrences = occurrences
         self.facts = facts
         self.journal = journal
@@ -64,10 +70,39 @@ public final class NextSource: Sendable {
             return .failure(Refusal(description: "it holds \(held.window.start)..\(held.window.end)"))
         }
         options.dismissed = try await journal.dismissed(at: now)
-        let all = occurrences.all.sorted { $0.key < $1.key }.flatMap { origin in
-            origin.value.filter { window.overlaps(start: $0.start, end: $0.end) }
-        }
+        let all = occurrences.inEffect { window.overlaps(start: $0, end: $1) }
         return .success(NextUp(all, facts: facts, options: options, now: now, zone: held.zone))
+    }
+
+    /// The digest (`Configuration.readFrom`) a `calwatch next` reading the configuration file at `path` in
+    /// `environment` (the variables its paths name, and `HOME`) would have, without calendars or a zone on its
+    /// command line; `nil` when `path` is not this daemon's own file, which is all it ever reads for an asker.
+    ///
+    /// The file is read again, since the asker may resolve its paths elsewhere; what that gave is kept until the
+    /// file changes, for at most 16 environments.
+    public func readFrom(file path: String, environment: [String: String]) -> String? {
+        guard let file, path == file else { return nil }
+        var status = stat()
+        guard stat(file, &status) == 0 else { return nil }
+        let key = DigestKey(
+            environment: environment,
+            file: [
+                Int64(status.st_dev), Int64(status.st_ino), Int64(status.st_size), Int64(status.st_mtim.tv_sec),
+                Int64(status.st_mtim.tv_nsec),
+            ])
+        if let known = digests.withLock({ $0[key] }) { return known }
+        guard var read = try? ConfigurationLoader.load(path: file, environment: environment) else { return nil }
+        read.settleReadFrom()
+        digests.withLock {
+            if $0.count >= 16 { $0.removeAll() }
+            $0[key] = read.readFrom
+        }
+        return read.readFrom
+    }
+
+    private struct DigestKey: Hashable {
+        var environment: [String: String]
+        var file: [Int64]
     }
 
     /// The zone the calendars were read in; `nil` until the first read is done.
@@ -85,7 +120,7 @@ public final class NextSource: Sendable {
             return .failure(Refusal(description: "it holds \(held.window.start)..\(held.window.end)"))
         }
         let answered = DaySheet.Answered.from(try await journal.answerEvents(at: now).map(\.event))
-        let all = occurrences.all.values.flatMap { $0.filter { $0.start < end && $0.end >= start } }
+        let all = occurrences.inEffect { $0 < end && $1 >= start }
         return .success(
             DaySheet(date: date, occurrences: all, facts: facts, answered: answered, now: now, zone: held.zone))
     }
