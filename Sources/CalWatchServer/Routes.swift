@@ -58,7 +58,9 @@ struct Routes: Sendable {
         let named = query["kinds"].map { $0.split(separator: ",").map { PlanningFacts.Kind(rawValue: String($0)) } }
         if let named, named.contains(nil) { return malformed("kinds are meeting, flight and event, with commas") }
         let kinds = named.map { Set($0.compactMap { $0 }) }
-        let calendars = query["calendars"].map { $0.split(separator: ",").map(String.init) }
+        let calendars = query["calendars"].map {
+            $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        }
         let maxWidth = query["maxWidth"].flatMap { Int($0) }
         guard let view = environment.view() else { return refusal(.serviceUnavailable, "the daemon is starting") }
         var readFrom = query["config"].map(String.init)
