@@ -199,7 +199,7 @@ enum CommandSupport {
     }
 
     static func report(_ problems: [CalendarProblem]) {
-        for problem in problems { StandardStreams.error("\(problem)\n") }
+        for problem in CalendarProblem.shown(problems) { StandardStreams.error("\(problem)\n") }
     }
 
     /// The configuration with its feeds fetched once into the cache and read from there like folders; a feed that

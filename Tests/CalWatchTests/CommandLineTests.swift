@@ -82,6 +82,29 @@ import Testing
             errors: String(decoding: errorData, as: UTF8.self))
     }
 
+    /// One hostile file cannot flood standard error (or the daemon's log, which reports the same way): 2,000
+    /// unclosed `BEGIN:VEVENT` lines are 4,000 problems, of which the first 20 are shown and the rest counted on one
+    /// line, marked an error because some of them are; a good file beside it is still read and its problem shown.
+    @Test func aFileWithThousandsOfProblemsShowsTheFirstAndCountsTheRest() async throws {
+        let folder = TestFolders.path("calwatch-many-problems")
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let hostile = "BEGIN:VCALENDAR\r\n" + String(repeating: "BEGIN:VEVENT\r\n", count: 2000) + "END:VCALENDAR\r\n"
+        try hostile.write(toFile: folder + "/hostile.ics", atomically: true, encoding: .utf8)
+        try [
+            "BEGIN:VCALENDAR", "VERSION:2.0", "BEGIN:VEVENT", "UID:good", "DTSTART:20270301T100000Z", "SUMMARY:Good",
+            "X-BROKEN", "END:VEVENT", "END:VCALENDAR",
+        ].joined(separator: "\r\n").write(toFile: folder + "/good.ics", atomically: true, encoding: .utf8)
+        let run = try await calwatch(["scan", folder, "--from", "2027-03-01", "--to", "2027-03-02", "--tz", "UTC"])
+        let lines = run.errors.split(separator: "\n")
+        let hostileLines = lines.filter { $0.hasPrefix(folder + "/hostile.ics") }
+        #expect(hostileLines.count == 21, "\(lines.count) lines")
+        let counted = folder + "/hostile.ics: error: 3980 more problems in this file are not shown; the first 20 are"
+        #expect(hostileLines.last.map(String.init) == counted, "\(hostileLines.last ?? "")")
+        #expect(lines.contains { $0.hasPrefix(folder + "/good.ics:") }, "\(run.errors)")
+        #expect(run.output.contains(#""uid":"good""#))
+    }
+
     /// `END;X=1:VEVENT` is a boundary to libical, which then printed its own debug line
     /// (`icalparser.c:786: Encountered END before BEGIN`) and, for `BEGIN;…`, lost the whole file: every line on
     /// standard error is in calwatch's `FILE:LINE: error|warning:` shape, and every event is read.

@@ -123,6 +123,30 @@ public struct CalendarProblem: Sendable, Hashable, CustomStringConvertible {
         self.message = message
     }
 
+    /// What a person is shown of `problems`: each file's first `limit`, then one line that counts the rest (an
+    /// error when any of them is). A file of 30 KB with 2,000 unclosed `BEGIN:VEVENT` lines wrote 4,000 lines to
+    /// the daemon's log each time it was read; its first lines say what is wrong with it as well.
+    public static func shown(_ problems: [CalendarProblem], perFile limit: Int = 20) -> [CalendarProblem] {
+        var seen: [String: (count: Int, error: Bool)] = [:]
+        var shown: [CalendarProblem] = []
+        var files: [String] = []
+        for problem in problems {
+            let before = seen[problem.path] ?? (0, false)
+            if before.count == 0 { files.append(problem.path) }
+            let rest = before.count >= limit
+            seen[problem.path] = (before.count + 1, before.error || rest && problem.severity == .error)
+            if !rest { shown.append(problem) }
+        }
+        for path in files {
+            guard let (count, error) = seen[path], count > limit else { continue }
+            shown.append(
+                CalendarProblem(
+                    severity: error ? .error : .warning, path: path,
+                    message: "\(count - limit) more problems in this file are not shown; the first \(limit) are"))
+        }
+        return shown
+    }
+
     /// `path:line: error: message`, with every excerpt of the file the message quotes ('…') and the UID left
     /// out: for places that others read (a fleet's `last_problem`), where the file's text must not show.
     public var withoutQuotedText: String {

@@ -344,7 +344,7 @@ public final class WatchService<WaitClock: Clock>: Service where WaitClock.Durat
     private func log(_ report: CalendarWatch.Report, _ cause: Logger.Message, in watch: CalendarWatch) {
         CalwatchMetrics.read(files: report.parsed, problems: report.problems)
         if !report.problems.isEmpty { setup.problems?(report.problems, watch.files.scopes) }
-        for problem in report.problems {
+        for problem in CalendarProblem.shown(report.problems) {
             let metadata: Logger.Metadata = ["calendar.path": "\(problem.path)"]
             if problem.severity == .error {
                 logger.error("\(problem)", metadata: metadata)
