@@ -132,6 +132,9 @@ extension CalwatchCommand {
                 keepsHistory: true,
                 planning: { classifier in for occurrence in scan.occurrences { _ = classifier.facts(for: occurrence) } }
             )
+            // Every item classified on all cores before planning starts, rather than one by one on the planner's
+            // thread as it meets them (5,000 meetings with links and attendees: 0.8 s of a week's replay).
+            _ = ParallelRuns.map(scan.occurrences) { classifier.prepare(Array($0)) }
             var replayOptions = CalWatchRuntime.Replay.Options()
             replayOptions.bus.finalWait = .seconds(DurationText.seconds(waitForSinks) ?? 60)
             let replay = CalWatchRuntime.Replay(
