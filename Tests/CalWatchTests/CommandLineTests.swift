@@ -15,6 +15,19 @@ import Testing
         Bundle.module.bundleURL.deletingLastPathComponent().appendingPathComponent("calwatch")
     }
 
+    /// The front and its program linked (or copied) into `folder`, for a run as another user: a clone's build
+    /// folder may be its owner's alone, and the front runs the program beside it.
+    static func executable(in folder: String) throws -> URL {
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        for name in ["calwatch", "calwatch-commands"] {
+            let source = executable.deletingLastPathComponent().appendingPathComponent(name).path
+            if (try? FileManager.default.linkItem(atPath: source, toPath: folder + "/" + name)) == nil {
+                try FileManager.default.copyItem(atPath: source, toPath: folder + "/" + name)
+            }
+        }
+        return URL(fileURLWithPath: folder + "/calwatch")
+    }
+
     /// `calwatch replay CALENDAR WINDOW --config FOLDER/config.yml --state FOLDER/journal.db` started in the
     /// background, its standard output dropped and its error output in FOLDER/errors.
     static func startReplay(_ calendar: String, window: [String], folder: String) throws -> Process {
@@ -58,11 +71,11 @@ import Testing
             // Only for the `| head` test: the shell is ours, the arguments are fixed strings.
             process.executableURL = URL(fileURLWithPath: "/bin/sh")
             process.arguments = [
-                "-c", "'\(Self.executable.path)' " + arguments.joined(separator: " ") + " | " + shellPipe,
+                "-c", "'\(executable.path)' " + arguments.joined(separator: " ") + " | " + shellPipe,
             ]
         } else if let setpriv {
             process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-            process.arguments = setpriv + [Self.executable.path] + arguments
+            process.arguments = setpriv + [executable.path] + arguments
         } else {
             process.executableURL = executable
             process.arguments = arguments

@@ -188,11 +188,14 @@ func strangersCalendar(uid: String = "stranger", _ lines: [String], summary: Str
         defer { try? FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: root + "/work") }
         let arguments = ["scan", root, "--from", "2027-03-01", "--to", "2027-03-02", "--tz", "UTC"]
         let nobody = ["--reuid=65534", "--regid=65534", "--clear-groups"]
-        // The data files where `nobody` may read them (a clone's build folder may be its owner's alone).
-        let data = (root as NSString).deletingLastPathComponent + "/data"
+        // The programs and the data files where `nobody` may read them (a clone's build folder may be its owner's
+        // alone).
+        let parent = (root as NSString).deletingLastPathComponent
+        let data = parent + "/data"
         try FileManager.default.copyItem(atPath: ReferenceDataTests.shipped, toPath: data)
         let run = try await CommandLineTests().calwatch(
-            arguments, setpriv: geteuid() == 0 ? nobody : nil, environment: ["CALWATCH_DATA": data])
+            arguments, setpriv: geteuid() == 0 ? nobody : nil, environment: ["CALWATCH_DATA": data],
+            executable: try CommandLineTests.executable(in: parent + "/bin"))
         #expect(run.status == 0, "\(run.errors)")
         #expect(run.output.contains("\"uid\":\"h1\""))
         #expect(run.errors.contains("\(root)/work: error: cannot list the directory (Permission denied)"))
