@@ -7,18 +7,19 @@ import NIOCore
 /// when it stops, if it is still this daemon's (another daemon of the same file may have taken it over since).
 struct SocketLink: Sendable {
     let link: String
+    let folder: String
     let socket: String
 
     /// `nil` without a runtime directory (no user session) or a configuration file: the front then runs the program.
     init?(configuration file: String?, socket: String, environment: [String: String]) {
         guard let file, let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") else { return nil }
         link = LocalAddress.link(configuration: file, runtimeDirectory: runtime)
+        folder = LocalAddress.directory(runtime)
         self.socket = socket
     }
 
     /// Replaces whatever link was there in one step (a link made aside, then renamed over it).
     func make() throws {
-        let folder = (link as NSString).deletingLastPathComponent
         guard mkdir(folder, 0o700) == 0 || errno == EEXIST else {
             throw IOError(errnoCode: errno, reason: "mkdir \(folder)")
         }

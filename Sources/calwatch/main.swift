@@ -171,40 +171,22 @@ func ask(socket path: String, request: String) -> [UInt8]? {
     return readAll(descriptor, limit: 4 << 20)
 }
 
-/// The body of an HTTP/1.1 answer with status 200 (`Content-Length`, chunked, or to the end); `nil` otherwise.
+/// The body of an HTTP/1.1 answer with status 200 and a `Content-Length` (what the daemon's server sends for a
+/// line: it knows the whole body first); `nil` for anything else, which the program then asks for itself.
 func body(ofSuccess answer: [UInt8]) -> [UInt8]? {
-    guard let end = find([13, 10, 13, 10], in: answer, from: 0) else { return nil }
-    let head = String(decoding: answer[..<end], as: UTF8.self).lowercased()
-    let lines = head.split(separator: "\r\n")
-    guard let status = lines.first, status.hasPrefix("http/1.1 200 ") || status == "http/1.1 200" else { return nil }
-    let payload = Array(answer[(end + 4)...])
-    if lines.contains(where: { $0.hasPrefix("transfer-encoding:") && $0.hasSuffix("chunked") }) {
-        var decoded: [UInt8] = []
-        var offset = 0
-        while let lineEnd = find([13, 10], in: payload, from: offset) {
-            let size = String(decoding: payload[offset..<lineEnd], as: UTF8.self).split(separator: ";").first ?? ""
-            guard let count = Int(trimmed(size), radix: 16), count >= 0 else { return nil }
-            if count == 0 { return decoded }
-            let start = lineEnd + 2
-            guard start + count + 2 <= payload.count else { return nil }
-            decoded += payload[start..<(start + count)]
-            offset = start + count + 2
-        }
-        return nil
-    }
-    if let length = lines.first(where: { $0.hasPrefix("content-length:") }) {
-        guard let count = Int(trimmed(length.dropFirst("content-length:".count))), payload.count >= count else {
-            return nil
-        }
-        return Array(payload.prefix(count))
-    }
-    return payload
+    guard let end = find([13, 10, 13, 10], in: answer) else { return nil }
+    let lines = String(decoding: answer[..<end], as: UTF8.self).lowercased().split(separator: "\r\n")
+    guard let status = lines.first, status.hasPrefix("http/1.1 200 ") || status == "http/1.1 200",
+        let length = lines.first(where: { $0.hasPrefix("content-length:") }),
+        let count = Int(trimmed(length.dropFirst("content-length:".count))), answer.count - end - 4 >= count
+    else { return nil }
+    return Array(answer[(end + 4)..<(end + 4 + count)])
 }
 
-/// Where `pattern` first occurs in `bytes` at or after `offset`.
-func find(_ pattern: [UInt8], in bytes: [UInt8], from offset: Int) -> Int? {
-    guard offset >= 0, bytes.count - pattern.count >= offset else { return nil }
-    return (offset...(bytes.count - pattern.count)).first { bytes[$0..<($0 + pattern.count)].elementsEqual(pattern) }
+/// Where `pattern` first occurs in `bytes`.
+func find(_ pattern: [UInt8], in bytes: [UInt8]) -> Int? {
+    guard bytes.count >= pattern.count else { return nil }
+    return (0...(bytes.count - pattern.count)).first { bytes[$0..<($0 + pattern.count)].elementsEqual(pattern) }
 }
 
 /// `next`'s line from the daemon that reads the same configuration, or `nil`.
