@@ -150,6 +150,12 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        /// What calwatch is made of: every module's kinds of sink in one list, for the commands and the tests.
+        .target(
+            name: "CalWatchDaemon",
+            dependencies: ["CalWatchCore", "CalWatchRuntime", "CalWatchRemote", "CalWatchPostgres", "CalWatchDesktop"],
+            swiftSettings: strictSettings
+        ),
         /// Where a daemon's socket is linked for the configuration it reads: plain Swift, shared by the server and
         /// the front.
         .target(name: "CalWatchLocalAddress", swiftSettings: strictSettings),
@@ -165,7 +171,7 @@ let package = Package(
             name: "CalWatchCommands",
             dependencies: [
                 "CLinux", "CalWatchCore", "CalWatchRuntime", "CalWatchRemote", "CalWatchPostgres", "CalWatchDesktop",
-                "CalWatchServer",
+                "CalWatchServer", "CalWatchDaemon",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Logging", package: "swift-log"),
@@ -178,7 +184,7 @@ let package = Package(
             name: "CalWatchTests",
             dependencies: [
                 "CalWatchCore", "CalWatchRuntime", "CalWatchRemote", "CalWatchPostgres", "CalWatchDesktop",
-                "CalWatchServer",
+                "CalWatchServer", "CalWatchDaemon",
                 .product(name: "Logging", package: "swift-log"),
             ],
             resources: [.copy("Fixtures")],

@@ -5,6 +5,7 @@ import CalWatchPostgres
 import CalWatchRemote
 import CalWatchRuntime
 import Foundation
+import Logging
 
 extension CalwatchCommand {
     /// `calwatch check`: the configuration and every calendar, with all problems reported at once.
@@ -71,60 +72,26 @@ extension CalwatchCommand {
                 configuration = fallback
             }
             let source = file ?? "defaults"
-            for (line, problem) in Self.sinkProblems(configuration) {
+            for (line, problem) in Self.fileProblems(configuration) {
                 StandardStreams.error("\(source)\(line.map { ":\($0)" } ?? ""): error: \(problem)\n")
                 configurationErrors += 1
             }
-            // Each database once: its server's version and calwatch's layout in it.
+            // Each sink checks itself without sending anything: what it reached (a database's layout, a desktop's
+            // notification server, a receiver, a broker) is listed; what keeps it from working is an error; what
+            // it waits out (a receiver down now, whose events the journal keeps) a warning.
             var databases: [String] = []
+            let environment = CommandSupport.sinkEnvironment(
+                state: configuration.statePath, logger: Logger(label: "calwatch.check"))
             for sink in configuration.sinks {
-                guard case .postgres(let postgres) = sink.output else { continue }
-                do {
-                    databases.append(
-                        "  \(sink.name): " + (try await PostgresSink(settings: postgres, name: sink.name).inspect()))
-                } catch {
-                    StandardStreams.error("\(source): error: \(error)\n")
-                    configurationErrors += 1
-                }
-            }
-
-            // Each notification sink's server: what it is and can do. None (a server, an SSH session) is a warning:
-            // the sink waits for one, and the others go on.
-            for sink in configuration.sinks {
-                guard case .notify(let notify) = sink.output else { continue }
-                switch await NotifySink.probe(notify) {
-                case .success(let server): databases.append("  \(sink.name): \(server)")
-                case .failure(let error): StandardStreams.error("\(source): warning: \(sink.name): \(error)\n")
-                }
-            }
-
-            // Each webhook's secret read once (never printed): a missing file or a failing command is an error now,
-            // not a silent stop of its deliveries later.
-            // Each receiver and broker reached once (nothing sent): one that cannot be reached now is a warning,
-            // since the journal keeps its events until it can; a broker refusing the login is an error.
-            for sink in configuration.sinks {
-                switch sink.output {
-                case .webhook(let webhook):
-                    if let problem = await WebhookSink.checkSecret(webhook, name: sink.name) {
-                        StandardStreams.error("\(source): error: \(problem)\n")
+                let at = source + (configuration.sinkLines[sink.name].map { ":\($0)" } ?? "")
+                for finding in await sink.driver?.check(named: sink.name, in: environment) ?? [] {
+                    switch finding {
+                    case .found(let text): databases.append("  \(sink.name): \(text)")
+                    case .warning(let text): StandardStreams.error("\(at): warning: \(sink.name): \(text)\n")
+                    case .error(let text):
+                        StandardStreams.error("\(at): error: \(sink.name): \(text)\n")
                         configurationErrors += 1
                     }
-                    switch await WebhookSink.probe(webhook) {
-                    case .success(let found): databases.append("  \(sink.name): \(found)")
-                    case .failure(let error):
-                        StandardStreams.error("\(source): warning: \(sink.name): \(error.reason)\n")
-                    }
-                case .mqtt(let mqtt):
-                    switch await MQTTSink.probe(mqtt) {
-                    case .success(let found): databases.append("  \(sink.name): \(found)")
-                    case .failure(let error) where error.lasting:
-                        StandardStreams.error("\(source): error: \(sink.name): \(error.reason)\n")
-                        configurationErrors += 1
-                    case .failure(let error):
-                        StandardStreams.error("\(source): warning: \(sink.name): \(error.reason)\n")
-                    }
-                default:
-                    continue
                 }
             }
 
@@ -322,55 +289,15 @@ extension CalwatchCommand {
         /// "1 error", "2 errors".
         static func count(_ number: Int, _ noun: String) -> String { "\(number) \(noun)" + (number == 1 ? "" : "s") }
 
-        /// What would keep a sink (or the journal) from working: folders that cannot be written, hook programs
-        /// that are missing or not executable; each with the line of config.yml it comes from, where known.
-        static func sinkProblems(_ configuration: Configuration) -> [(line: Int?, problem: String)] {
+        /// What would keep the journal or the metrics file from being written, with the line of config.yml it
+        /// comes from, where known.
+        static func fileProblems(_ configuration: Configuration) -> [(line: Int?, problem: String)] {
             var problems: [(line: Int?, problem: String)] = []
-            func writable(_ path: String, for what: String, line: Int? = nil) {
-                let manager = FileManager.default
-                if manager.fileExists(atPath: path) {
-                    if !manager.isWritableFile(atPath: path) {
-                        problems.append((line, "\(what): \(path) is not writable"))
-                    }
-                    return
-                }
-                // The nearest folder that exists must let calwatch create the rest.
-                var folder = (path as NSString).deletingLastPathComponent
-                while !folder.isEmpty && folder != "/" && !manager.fileExists(atPath: folder) {
-                    folder = (folder as NSString).deletingLastPathComponent
-                }
-                if !manager.isWritableFile(atPath: folder.isEmpty ? "." : folder) {
-                    problems.append((line, "\(what): cannot create \(path): the folder \(folder) is not writable"))
-                }
+            if let problem = FileAccess.writeProblem(configuration.statePath) {
+                problems.append((nil, "state: " + problem))
             }
-            writable(configuration.statePath, for: "state")
-            if let textfile = configuration.metrics.textfile { writable(textfile, for: "metrics.textfile") }
-            for sink in configuration.sinks {
-                let line = configuration.sinkLines[sink.name]
-                switch sink.output {
-                case .jsonLines(path: nil), .postgres, .notify, .webhook, .mqtt: break
-                case .jsonLines(path: let path?), .sqlite(let path, _): writable(path, for: sink.name, line: line)
-                case .hook(let hook):
-                    let program = hook.run[0]
-                    let candidates =
-                        program.contains("/")
-                        ? [program]
-                        : (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":")
-                            .map { "\($0)/\(program)" }
-                    if !candidates.contains(where: { FileManager.default.isExecutableFile(atPath: $0) }) {
-                        let found = candidates.first { FileManager.default.fileExists(atPath: $0) }
-                        let missing =
-                            program.contains("/")
-                            ? "; a relative path is read from the configuration's folder: put the program there, or "
-                                + "give its full path" : " in PATH; install it or give its full path"
-                        problems.append(
-                            (
-                                line,
-                                found.map { "\(sink.name): \($0) is not executable (chmod +x \($0))" }
-                                    ?? "\(sink.name): \(program) is not found" + missing
-                            ))
-                    }
-                }
+            if let textfile = configuration.metrics.textfile, let problem = FileAccess.writeProblem(textfile) {
+                problems.append((nil, "metrics.textfile: " + problem))
             }
             return problems
         }

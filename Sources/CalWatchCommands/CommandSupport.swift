@@ -90,40 +90,18 @@ enum CommandSupport {
     }
 
     /// Opens the configured sinks. `logger` hears about a repaired JSON Lines file and failed hook runs; a sink
-    /// that cannot be opened throws `SinkError`, worded for the user.
-    /// A notification sink keeps its cards beside the journal at `state`.
+    /// that cannot be opened throws `SinkError`, worded for the user. Sinks keep files of their own beside the
+    /// journal at `state`.
     static func openSinks(_ settings: [SinkSettings], state: String, logger: Logger) throws(SinkError)
         -> [any EventSink]
     {
-        try settings.map { (sink) throws(SinkError) in
-            do {
-                let opened = try sink.open(
-                    now: { now }, logger: logger, postgres: PostgresSink.init(settings:name:),
-                    notify: { settings, name in
-                        NotifySink(settings: settings, name: name, cardsPath: state + ".notify-cards", logger: logger)
-                    },
-                    webhook: { settings, name in
-                        try WebhookSink(
-                            settings: settings, name: name, logger: logger, answerKey: state + ".answers-key")
-                    },
-                    mqtt: { settings, name in
-                        MQTTSink(settings: settings, name: name, logger: logger, version: CalwatchVersion.release)
-                    })
-                if let file = opened as? JSONLinesSink, file.repairedBytes > 0 {
-                    logger.warning(
-                        """
-                        \(sink.name): cut off a partial last line (\(file.repairedBytes) bytes) left by an \
-                        interrupted write; its events are written again
-                        """,
-                        metadata: ["sink.name": "\(sink.name)", "sink.repaired_bytes": "\(file.repairedBytes)"])
-                }
-                return opened
-            } catch let error as SinkError {
-                throw error
-            } catch {
-                throw SinkError(sink: sink.name, reason: "\(error)")
-            }
-        }
+        let environment = sinkEnvironment(state: state, logger: logger)
+        return try settings.map { (sink) throws(SinkError) in try sink.open(in: environment) }
+    }
+
+    /// What sinks are opened and checked with.
+    static func sinkEnvironment(state: String, logger: Logger) -> SinkEnvironment {
+        SinkEnvironment(now: { now }, logger: logger, journal: state, release: CalwatchVersion.release)
     }
 
     /// `openSinks` for a command that ends on failure: problems on standard error, exit status 74.

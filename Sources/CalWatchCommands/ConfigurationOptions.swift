@@ -1,5 +1,6 @@
 import ArgumentParser
 import CalWatchCore
+import CalWatchDaemon
 import CalWatchRuntime
 import Foundation
 
@@ -28,9 +29,10 @@ struct ConfigurationOptions: ParsableArguments {
     func load(calendars: CalendarOptions?, useDefaultFile: Bool) throws(ConfigurationError) -> Configuration {
         var configuration: Configuration
         if let file = file(useDefaultFile: useDefaultFile) {
-            configuration = try ConfigurationLoader.load(path: file)
+            configuration = try ConfigurationLoader.load(path: file, sinks: .calwatch)
         } else {
             configuration = Configuration(home: ConfigurationLoader.home())
+            configuration.sinks = SinkKinds.calwatch.standard
         }
         // Calendars named on the command line replace the file's, its feeds too; an address there is a feed.
         if let calendars, !calendars.paths.isEmpty {

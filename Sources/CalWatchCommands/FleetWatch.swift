@@ -54,7 +54,7 @@ final class FleetWatch: Sendable {
         into url: String, of configuration: Configuration
     ) -> (name: String, postgres: PostgresSettings)? {
         for sink in configuration.sinks {
-            if case .postgres(let postgres) = sink.output, postgres.url == url { return (sink.name, postgres) }
+            if let postgres = sink.kind as? PostgresSettings, postgres.url == url { return (sink.name, postgres) }
         }
         return nil
     }
@@ -98,15 +98,15 @@ final class FleetWatch: Sendable {
         settled.feeds = []
         var found = false
         for index in settled.sinks.indices {
-            guard case .postgres(var postgres) = settled.sinks[index].output, postgres.url == url else { continue }
+            guard var postgres = settled.sinks[index].kind as? PostgresSettings, postgres.url == url else { continue }
             postgres.fleet = true
-            settled.sinks[index].output = .postgres(postgres)
+            settled.sinks[index].kind = postgres
             found = true
         }
         if !found {
             var postgres = PostgresSettings(url: url, watcher: instance)
             postgres.fleet = true
-            settled.sinks.append(SinkSettings(name: Self.sinkName(url), output: .postgres(postgres)))
+            settled.sinks.append(SinkSettings(name: Self.sinkName(url), kind: postgres))
         }
         return settled
     }
@@ -148,9 +148,9 @@ extension Configuration {
         var named = self
         named.instance = instance
         for index in named.sinks.indices {
-            if case .postgres(var postgres) = named.sinks[index].output {
+            if var postgres = named.sinks[index].kind as? PostgresSettings {
                 postgres.watcher = instance
-                named.sinks[index].output = .postgres(postgres)
+                named.sinks[index].kind = postgres
             }
         }
         return named

@@ -278,9 +278,7 @@ extension CalwatchCommand {
             // them, recorded in the journal the daemon reads) and metrics. After the watch, so it stops first.
             let journalPath = state ?? initial.statePath
             let answers = try CommandSupport.openJournalOrExit(journalPath)
-            let buttonSnooze = initial.sinks.lazy.compactMap { sink -> Int64? in
-                if case .webhook(let webhook) = sink.output { webhook.answers?.snooze } else { nil }
-            }.first
+            let buttonSnooze = initial.sinks.lazy.compactMap { ($0.kind as? WebhookSettings)?.answers?.snooze }.first
             do {
                 services += try LocalServer.services(
                     initial.serve,

@@ -321,13 +321,14 @@ public actor WebhookSink: EventSink {
         }
     }
 
-    /// Why the sink's secret cannot be had, or `nil` when it can (or none is configured): what `check` says.
+    /// Why the sink's secret cannot be had, or `nil` when it can (or none is configured): what `check` says after
+    /// the sink's name.
     public static func checkSecret(_ settings: WebhookSettings, name: String) async -> String? {
         do {
             return try await WebhookSink(settings: settings, name: name, logger: Logger(label: "calwatch.check"))
                 .secretProblem()
         } catch {
-            return error.description
+            return error.reason
         }
     }
 
@@ -336,7 +337,7 @@ public actor WebhookSink: EventSink {
             _ = try await signingKey()
             return nil
         } catch {
-            return error.description
+            return error.reason
         }
     }
 

@@ -1,3 +1,7 @@
+import CalWatchDaemon
+import CalWatchDesktop
+import CalWatchPostgres
+import CalWatchRemote
 import Foundation
 import Testing
 
@@ -104,8 +108,10 @@ import Testing
             configuration.sinks.map(\.name) == [
                 "jsonl:-", "jsonl:/etc/calwatch/events.jsonl", "sqlite:/home/ada/events.db", "notify",
             ])
-        #expect(configuration.sinks[2].output == .sqlite(path: "/home/ada/events.db", keep: 90 * 86_400))
-        guard case .hook(let hook) = configuration.sinks[3].output else {
+        #expect(
+            configuration.sinks[2].kind as? SQLiteSettings
+                == SQLiteSettings(path: "/home/ada/events.db", keep: 90 * 86_400))
+        guard let hook = configuration.sinks[3].kind as? HookSettings else {
             Issue.record("not a hook")
             return
         }
@@ -161,9 +167,7 @@ import Testing
               - { type: notify, name: nag, repeat: { until: answered, every: 10m, times: 2 }, bus: "unix:path=/b" }
               - { type: notify, name: quiet, repeat: never }
             """)
-        let notify = configuration.sinks.compactMap { sink -> NotifySettings? in
-            if case .notify(let settings) = sink.output { settings } else { nil }
-        }
+        let notify = configuration.sinks.compactMap { $0.kind as? NotifySettings }
         #expect(notify.map(\.snooze) == [[300, 3600], [600], [600]])
         #expect(notify.map(\.maxCards) == [3, 5, 5] && notify.map(\.liveActivities) == [false, true, true])
         #expect(notify.map(\.repeats) == [.init(every: 300, times: 3), .init(every: 600, times: 2), nil])
@@ -195,7 +199,7 @@ import Testing
                 timeout: 5s
             """)
         let sink = try #require(configuration.sinks.first)
-        guard case .webhook(let webhook) = sink.output else { throw CocoaError(.featureUnsupported) }
+        let webhook = try #require(sink.kind as? WebhookSettings)
         #expect(sink.name == "webhook:https://hooks.example.org/…")
         #expect(webhook.mode == .binary && webhook.secretCommand == ["pass", "show", "calwatch/webhook"])
         #expect(webhook.headers == ["X-Team": "ops"] && webhook.timeout == 5)
@@ -231,7 +235,7 @@ import Testing
                 url: https://ntfy.sh/t
                 answers: { listen: "localhost:8788", url: "https://calwatch.example.org/answers/" }
             """)
-        guard case .webhook(let ntfy) = answered.sinks.first?.output else { throw CocoaError(.featureUnsupported) }
+        let ntfy = try #require(answered.sinks.first?.kind as? WebhookSettings)
         // Its listen: is where the local server listens (the earlier spelling of serve: listen:).
         #expect(ntfy.answers.map { "\($0.url) \($0.snooze)" } == "https://calwatch.example.org/answers 600")
         #expect(answered.serve.listen?.description == "127.0.0.1:8788")
@@ -265,7 +269,7 @@ import Testing
             sinks:
               - { type: webhook, url: "https://ntfy.sh/t", preset: ntfy, answers: { snooze: 5m } }
             """)
-        guard case .webhook(let ntfy) = served.sinks.first?.output else { throw CocoaError(.featureUnsupported) }
+        let ntfy = try #require(served.sinks.first?.kind as? WebhookSettings)
         #expect(ntfy.answers?.url == "http://127.0.0.1:8790" && ntfy.answers?.snooze == 300)
         let problems = Self.problems(
             """
@@ -294,8 +298,9 @@ import Testing
     /// config.yml, the documented example, shows every key each type of sink takes (all but the refused `secret`).
     @Test func theExampleConfigurationShowsEverySinkKey() throws {
         let example = try String(contentsOfFile: Self.repository + "/config.yml", encoding: .utf8)
-        for (type, keys) in ConfigurationReader.sinkKeys {
-            for key in keys where key != "secret" {
+        for kind in SinkKinds.calwatch.kinds {
+            let type = kind.type
+            for key in kind.keys where key != "secret" {
                 #expect(
                     example.contains(try Regex("[ {,]\(key):\\s")), "config.yml shows no `\(key):` for type: \(type)")
             }
@@ -311,9 +316,7 @@ import Testing
               - { type: mqtt, url: "mqtt://10.0.0.3", discovery: true, name: ha }
             instance: "lap/top+1"
             """)
-        let mqtt = configuration.sinks.compactMap { sink -> MQTTSettings? in
-            if case .mqtt(let settings) = sink.output { settings } else { nil }
-        }
+        let mqtt = configuration.sinks.compactMap { $0.kind as? MQTTSettings }
         #expect(
             mqtt.map { $0.endpoint.map { "\($0.host):\($0.port) \($0.tls)" } } == [
                 "broker.example.org:8883 true", "10.0.0.2:1884 false", "10.0.0.3:1883 false",
@@ -352,10 +355,7 @@ import Testing
                 passwordCommand: [pass, show, calwatch/db]
             instance: rooms@host1
             """)
-        guard case .postgres(let settings) = configuration.sinks.first?.output else {
-            Issue.record("no postgres sink")
-            return
-        }
+        let settings = try #require(configuration.sinks.first?.kind as? PostgresSettings)
         // `instance:` after `sinks:` still names the watcher; the name shown never holds the password.
         #expect(settings.watcher == "rooms@host1" && settings.channel == "calwatch_events")
         #expect(settings.passwordCommand == ["pass", "show", "calwatch/db"])
@@ -381,7 +381,7 @@ import Testing
                 .scrubbed("invalid percent-encoded token: \"s3%zzcret\"") == "invalid percent-encoded token: \"***\"")
         // Without `instance:`, the user and the host.
         let defaults = try Self.parse("sinks: [{type: postgres, url: \"postgres:///calwatch\"}]")
-        guard case .postgres(let unnamed) = defaults.sinks.first?.output else { return }
+        let unnamed = try #require(defaults.sinks.first?.kind as? PostgresSettings)
         #expect(unnamed.watcher.hasSuffix("@" + ProcessInfo.processInfo.hostName))
 
         let problems = Self.problems(

@@ -1,3 +1,4 @@
+import CalWatchDaemon
 import Foundation
 import Testing
 
@@ -51,7 +52,7 @@ import Testing
     @Test func everySinkKindHasItsPageLinkedFromDelivery() throws {
         let design = try Self.read("docs/design.md")
         let delivery = String(design[design.range(of: "## 6. Delivery")!.lowerBound...].prefix(8000))
-        for (type, _) in ConfigurationReader.sinkKeys {
+        for type in SinkKinds.calwatch.kinds.map({ $0.type }) {
             let page = type == "hook" ? "hooks" : type
             #expect(
                 FileManager.default.fileExists(atPath: Self.repository + "/docs/sinks/\(page).md"),

@@ -121,10 +121,7 @@ func strangersCalendar(uid: String = "stranger", _ lines: [String], summary: Str
               - &hook { type: hook, run: [/bin/true], timeout: 5s, name: first }
               - { <<: *hook, name: second, concurrency: 2 }
             """)
-        let hooks = configuration.sinks.compactMap { sink -> (String, HookSettings)? in
-            guard case .hook(let settings) = sink.output else { return nil }
-            return (sink.name, settings)
-        }
+        let hooks = configuration.sinks.compactMap { sink in (sink.kind as? HookSettings).map { (sink.name, $0) } }
         #expect(hooks.map(\.0) == ["first", "second"])
         #expect(hooks.map(\.1.timeout) == [.seconds(5), .seconds(5)])
         #expect(hooks.map(\.1.concurrency) == [4, 2])

@@ -1,3 +1,4 @@
+import CalWatchDaemon
 import CalWatchPostgres
 import Foundation
 import Logging
@@ -15,13 +16,15 @@ import Testing
         var configuration: Configuration
         let zone = TimeZoneDatabase.rules(named: "UTC")!
 
-        /// `sinks` is the YAML list under `sinks:`; `extra` more top-level keys.
-        init(sinks: String, extra: String = "") throws {
+        /// `sinks` is the YAML list under `sinks:`, of `kinds`; `extra` more top-level keys.
+        init(sinks: String, extra: String = "", kinds: SinkKinds = .calwatch) throws {
             try FileManager.default.createDirectory(atPath: folder.path + "/cal", withIntermediateDirectories: true)
-            configuration = try Self.configuration(folder.path, sinks: sinks, extra: extra)
+            configuration = try Self.configuration(folder.path, sinks: sinks, extra: extra, kinds: kinds)
         }
 
-        static func configuration(_ path: String, sinks: String, extra: String) throws -> Configuration {
+        static func configuration(
+            _ path: String, sinks: String, extra: String, kinds: SinkKinds = .calwatch
+        ) throws -> Configuration {
             let text = """
                 calendars: [cal]
                 timezone: UTC
@@ -30,7 +33,8 @@ import Testing
                 sinks:
                 \(sinks)
                 """
-            return try ConfigurationLoader.parse(text, file: path + "/config.yml", directory: path)
+            return try ConfigurationLoader.parse(
+                text, file: path + "/config.yml", directory: path, environment: nil, sinks: kinds)
         }
 
         /// Writes one item into the calendar folder.
@@ -53,9 +57,8 @@ import Testing
             let scan = CalendarScan(paths: configuration.calendars, options: options).run()
             let journal = try JournalStore(path: configuration.statePath)
             let logger = Logger(label: "calwatch.test")
-            let sinks = try configuration.sinks.map {
-                try $0.open(now: { utc(to) }, logger: logger, postgres: PostgresSink.init(settings:name:))
-            }
+            let environment = SinkEnvironment(now: { utc(to) }, logger: logger, journal: configuration.statePath)
+            let sinks = try configuration.sinks.map { try $0.open(in: environment) }
             let classifier = Classifier(configuration)
             _ = try await Replay(
                 occurrences: scan.occurrences, facts: classifier.facts(for:), configuration: configuration.planner,

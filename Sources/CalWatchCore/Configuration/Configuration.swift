@@ -44,8 +44,9 @@ public struct Configuration: Sendable {
     public var serve = ServeSettings()
     /// This calwatch's name in a database that many share (`instance:`); the user and host by default.
     public var instance: String
-    /// Where events go; standard output as JSON Lines when the file names none.
-    public var sinks: [SinkSettings] = [SinkSettings(name: "jsonl:-", output: .jsonLines(path: nil))]
+    /// Where events go; when the file names none, the program's standard sinks (`SinkKinds.standard`: JSON Lines on
+    /// standard output).
+    public var sinks: [SinkSettings] = []
     /// The line of config.yml each sink's entry starts on, by the sink's name, for problems found later (`check`).
     public var sinkLines: [String: Int] = [:]
     /// The file the configuration was read from, when there was one.

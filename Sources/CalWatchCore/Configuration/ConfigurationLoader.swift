@@ -7,8 +7,10 @@ import Yams
 /// unknown keys are caught, and all problems of a file are reported at once instead of the first only.
 public enum ConfigurationLoader {
     /// Reads the file at `path`. `environment` (default: the process's) expands `$VARS` and gives `HOME` for `~`.
+    /// `sinks` are the kinds of sink the program offers; `nil`, for a command that delivers nothing, leaves
+    /// `sinks:` unread.
     public static func load(
-        path: String, environment: [String: String]? = nil
+        path: String, environment: [String: String]? = nil, sinks: SinkKinds?
     ) throws(ConfigurationError) -> Configuration {
         // A file handle reads what `contents(atPath:)` refuses: /dev/null, a pipe from process substitution. It
         // reads at most `largestFile` bytes and one more, so /dev/zero or an endless pipe is an error, not a hang.
@@ -25,7 +27,8 @@ public enum ConfigurationLoader {
         }
         let text = String(decoding: data, as: UTF8.self)
         let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
-        var configuration = try parse(text, file: path, directory: directory, environment: environment)
+        var configuration = try parse(
+            text, file: path, directory: directory, environment: environment, sinks: sinks)
         var hasher = EventID.Hasher()
         // The real path: `config.yml`, `./config.yml` and a link to it are one configuration.
         hasher.feed(realPath(path) ?? path)
@@ -63,13 +66,14 @@ public enum ConfigurationLoader {
     /// Reads configuration text; relative paths in it are relative to `directory`.
     public static func parse(
         _ text: String, file: String, directory: String,
-        environment: [String: String]? = nil
+        environment: [String: String]? = nil, sinks: SinkKinds?
     ) throws(ConfigurationError) -> Configuration {
         let environment = environment ?? ProcessInfo.processInfo.environment
         let home = home(environment: environment)
-        var reader = ConfigurationReader(
-            paths: PathExpander(home: home, environment: environment, directory: directory))
+        let reader = ConfigurationReader(
+            paths: PathExpander(home: home, environment: environment, directory: directory), sinks: sinks)
         var configuration = Configuration(home: home)
+        configuration.sinks = sinks?.standard ?? []
         configuration.file = file
         configuration.instance =
             "\(environment["USER"] ?? environment["LOGNAME"] ?? "calwatch")@\(ProcessInfo.processInfo.hostName)"

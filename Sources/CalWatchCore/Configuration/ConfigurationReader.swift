@@ -1,41 +1,45 @@
 import Foundation
 import Yams
 
+/// The largest value each setting takes. Generous for any real use; what they stop is a value that overflows the
+/// planner's arithmetic or a configuration that asks for unbounded work.
+public enum ConfigurationLimits {
+    public static let day: Int64 = 86_400
+    static let horizon = 1830 * day
+    /// A reminder's offset, a snooze, a filter's `offsets:`.
+    public static let reminderOffset = 366 * day
+    static let liveActivityLead = 7 * day
+    static let liveActivityUpdate = day
+    static let liveActivityDuration = 31 * day
+    static let flightLead = 2 * day
+    /// Time to get ready before leaving (`prep:`).
+    static let prep: Int64 = 12 * 3600
+    /// How long anything is kept.
+    public static let keep = 36_500 * day
+    static let sinks = 64
+}
+
 /// Walks the YAML nodes of a configuration file into a `Configuration`, noting every problem with its key and line
 /// and going on, so one run of `calwatch check` lists them all.
-struct ConfigurationReader {
-    /// The largest value each setting takes. Generous for any real use; what they stop is a value that overflows
-    /// the planner's arithmetic or a configuration that asks for unbounded work.
-    enum Limits {
-        static let day: Int64 = 86_400
-        static let horizon = 1830 * day
-        static let reminderOffset = 366 * day
-        static let liveActivityLead = 7 * day
-        static let liveActivityUpdate = day
-        static let liveActivityDuration = 31 * day
-        static let flightLead = 2 * day
-        /// Time to get ready before leaving (`prep:`).
-        static let prep: Int64 = 12 * 3600
-        static let keep = 36_500 * day
-        static let hookTimeout = day
-        static let hookConcurrency = 64
-        static let sinks = 64
-    }
+final class ConfigurationReader {
+    typealias Limits = ConfigurationLimits
 
     let paths: PathExpander
     private(set) var problems: [ConfigurationProblem] = []
 
     /// What `meetings.providers:` declared, for `rules:` to accept their names.
     private var configuredProviders: [MeetingProvider] = []
-    /// Where each webhook's `answers:` stands, and the `listen:` of those that give one: reconciled with `serve:`.
-    private var answersAt: [(Node, String)] = []
-    private var answersListen: [(Node, String, ServeSettings.Address)] = []
+    /// The kinds of sink the program offers; `nil`: `sinks:` is not read (a command that delivers nothing).
+    let sinkKinds: SinkKinds?
+    /// Earlier spellings of `serve: listen:` met in the file, reconciled with `serve:` once it is read.
+    var earlierServeListens: [(Node, String, ServeSettings.Address)] = []
 
-    init(paths: PathExpander) {
+    init(paths: PathExpander, sinks: SinkKinds?) {
         self.paths = paths
+        self.sinkKinds = sinks
     }
 
-    mutating func read(_ root: Node, into configuration: inout Configuration) {
+    func read(_ root: Node, into configuration: inout Configuration) {
         if case .scalar(let scalar) = root, scalar.string.isEmpty || root.null != nil { return }  // an empty file
         guard
             let keys = mapping(
@@ -46,6 +50,7 @@ struct ConfigurationReader {
                     "fleet", "classify", "serve",
                 ])
         else { return }
+        var sinks: [(SinkSettings, ConfigurationSection)] = []
         // Before `rules:`, whose `services:` may name them.
         if let (_, value) = keys["meetings"] { configuration.meetingProviders = readMeetings(value) }
         for (key, (keyNode, value)) in keys {
@@ -86,7 +91,7 @@ struct ConfigurationReader {
             case "flights": readFlights(value, into: &configuration.flights)
             case "state":
                 if let path = path(value, at: key) { configuration.statePath = path }
-            case "sinks": (configuration.sinks, configuration.sinkLines) = readSinks(value)
+            case "sinks": (sinks, configuration.sinkLines) = readSinks(value)
             case "metrics": readMetrics(value, into: &configuration.metrics)
             case "serve": readServe(value, into: &configuration.serve)
             case "instance":
@@ -106,23 +111,20 @@ struct ConfigurationReader {
             default: note(keyNode, key, "is not a configuration key")
             }
         }
-        reconcileAnswers(&configuration)
-        // Every row a PostgreSQL sink writes names this instance, wherever `instance:` stands in the file.
-        for index in configuration.sinks.indices {
-            if case .postgres(var settings) = configuration.sinks[index].output {
-                settings.watcher = configuration.instance
-                configuration.sinks[index].output = .postgres(settings)
-            }
-            if case .mqtt(var settings) = configuration.sinks[index].output {
-                settings.instance = configuration.instance
-                configuration.sinks[index].output = .mqtt(settings)
+        reconcileServe(&configuration)
+        // What each sink takes from the rest of the file (`instance:`, `serve:`), wherever it stands in it.
+        if keys["sinks"] != nil {
+            configuration.sinks = sinks.map { sink, entry in
+                var settled = sink
+                settled.kind.settle(in: configuration, entry: entry)
+                return settled
             }
         }
     }
 
     // MARK: Sections
 
-    private mutating func readReminders(_ node: Node, into planner: inout PlannerConfiguration) {
+    private func readReminders(_ node: Node, into planner: inout PlannerConfiguration) {
         let section = "reminders"
         guard
             let keys = mapping(
@@ -155,7 +157,7 @@ struct ConfigurationReader {
 
     /// `rules:`, a list of sections, first match wins. A rule after one without conditions, or one whose service is
     /// not a known one, can never apply and is reported.
-    private mutating func readRules(_ node: Node) -> [ReminderRule] {
+    private func readRules(_ node: Node) -> [ReminderRule] {
         var rules: [ReminderRule] = []
         var catchAll: Int?
         for (item, path) in list(node, at: "rules", single: false) {
@@ -232,7 +234,7 @@ struct ConfigurationReader {
     }
 
     /// `{ at: 18:00, daysBefore: 1 }`.
-    private mutating func readClockTimeReminder(_ node: Node, at path: String) -> ClockTimeReminder? {
+    private func readClockTimeReminder(_ node: Node, at path: String) -> ClockTimeReminder? {
         guard let keys = mapping(node, at: path, known: ["at", "daysBefore"]) else { return nil }
         var reminder = ClockTimeReminder(hour: 9, minute: 0, daysBefore: 0)
         for (key, (_, value)) in keys {
@@ -255,7 +257,7 @@ struct ConfigurationReader {
     }
 
     /// `{ from: 22:00, to: 07:00, then: defer|drop }`.
-    private mutating func readQuietHours(_ node: Node) -> QuietHours? {
+    private func readQuietHours(_ node: Node) -> QuietHours? {
         guard let keys = mapping(node, at: "quietHours", known: ["from", "to", "then"]) else { return nil }
         var from: Int?
         var to: Int?
@@ -284,7 +286,7 @@ struct ConfigurationReader {
 
     /// `{ agendaAt: 08:00, endingSoon: 5m, conflicts: { minOverlap: 5m, include: [accepted], ahead: 1d },
     /// overruns: true, pendingInvitations: [1d, 2h], travelZone: true }`; `conflicts: false` turns them off.
-    private mutating func readDay(_ node: Node) -> DaySettings? {
+    private func readDay(_ node: Node) -> DaySettings? {
         var day = DaySettings()
         if node.null != nil { return day }
         guard
@@ -334,7 +336,7 @@ struct ConfigurationReader {
     }
 
     /// `HH:MM` as minutes after midnight.
-    private mutating func clockTime(_ node: Node, at path: String) -> Int? {
+    private func clockTime(_ node: Node, at path: String) -> Int? {
         guard let text = string(node, at: path) else { return nil }
         guard let minutes = Self.minutes(text) else {
             note(node, path, "'\(text)' is not a time of day; write it like 07:00 or 22:30")
@@ -343,7 +345,7 @@ struct ConfigurationReader {
         return minutes
     }
 
-    private mutating func readLiveActivity(_ node: Node, into planner: inout PlannerConfiguration) {
+    private func readLiveActivity(_ node: Node, into planner: inout PlannerConfiguration) {
         guard let keys = mapping(node, at: "liveActivity", known: ["lead", "updateEvery", "maxDuration"]) else {
             return
         }
@@ -368,7 +370,7 @@ struct ConfigurationReader {
     }
 
     /// A `summary:` condition: a regular expression, else a problem naming it.
-    private mutating func summaryPattern(_ value: Node, at: String) -> SummaryPattern? {
+    private func summaryPattern(_ value: Node, at: String) -> SummaryPattern? {
         guard let text = string(value, at: at) else { return nil }
         guard let pattern = SummaryPattern(text) else {
             note(value, at, "'\(text)' is not a regular expression (ICU syntax, as in (?i)standup|sync)")
@@ -379,7 +381,7 @@ struct ConfigurationReader {
 
     /// `classify:`, a list of entries each settling what the items it matches are: `kind` and at least one of
     /// `summary` (a regular expression), `calendars` and `uids`.
-    private mutating func readKindRules(_ node: Node) -> [KindRule] {
+    private func readKindRules(_ node: Node) -> [KindRule] {
         var rules: [KindRule] = []
         for (item, path) in list(node, at: "classify", single: false) {
             guard let keys = mapping(item, at: path, known: ["kind", "summary", "calendars", "uids"]) else { continue }
@@ -411,7 +413,7 @@ struct ConfigurationReader {
 
     /// `meetings: { providers: [...] }`: services of the user's own, each a name, its hosts (each with its
     /// subdomains) and optionally the path prefixes that join and the words LOCATION uses for it.
-    private mutating func readMeetings(_ node: Node) -> [MeetingProvider] {
+    private func readMeetings(_ node: Node) -> [MeetingProvider] {
         guard let keys = mapping(node, at: "meetings", known: ["providers"]), let (_, list) = keys["providers"] else {
             return []
         }
@@ -474,7 +476,7 @@ struct ConfigurationReader {
 
     /// `places:`: each a name, and any of its point (`at: { lat, lon }`), LOCATION patterns (`match`), a fixed
     /// travel time and the hours the user is there.
-    private mutating func readPlaces(_ node: Node) -> [PlaceSettings] {
+    private func readPlaces(_ node: Node) -> [PlaceSettings] {
         var places: [PlaceSettings] = []
         for (index, entry) in list(node, at: "places", single: false).enumerated() {
             let at = "places[\(index)]"
@@ -535,7 +537,7 @@ struct ConfigurationReader {
     }
 
     /// `10%` or a duration, added to a travel time.
-    private mutating func buffer(_ node: Node, at path: String) -> TravelSettings.Buffer? {
+    private func buffer(_ node: Node, at path: String) -> TravelSettings.Buffer? {
         guard let text = string(node, at: path) else { return nil }
         if text.hasSuffix("%"), let percent = Int(text.dropLast()), (0...200).contains(percent) {
             return .percent(percent)
@@ -544,7 +546,7 @@ struct ConfigurationReader {
     }
 
     /// `travel:`: the mode, a buffer (`10%` or a duration) on a routing engine's answers, and the engine.
-    private mutating func readTravel(_ node: Node, into travel: inout TravelSettings) {
+    private func readTravel(_ node: Node, into travel: inout TravelSettings) {
         guard
             let keys = mapping(
                 node, at: "travel",
@@ -645,7 +647,7 @@ struct ConfigurationReader {
     }
 
     /// Whether `url` is an http or https address with a host; noted at `path` when it is not.
-    private mutating func isWebAddress(_ url: String, node: Node, at path: String) -> Bool {
+    func isWebAddress(_ url: String, node: Node, at path: String) -> Bool {
         if let parsed = URL(string: url), ["http", "https"].contains(parsed.scheme?.lowercased() ?? ""),
             parsed.host != nil
         {
@@ -664,7 +666,7 @@ struct ConfigurationReader {
         return hour * 60 + minute
     }
 
-    private mutating func readFlights(_ node: Node, into flights: inout FlightLeads) {
+    private func readFlights(_ node: Node, into flights: inout FlightLeads) {
         guard let keys = mapping(node, at: "flights", known: ["airportLead", "travelTime", "prep"]) else { return }
         for (key, (_, value)) in keys {
             switch key {
@@ -687,152 +689,62 @@ struct ConfigurationReader {
         }
     }
 
-    /// The sinks, and the line each one's entry starts on, by name.
-    private mutating func readSinks(_ node: Node) -> ([SinkSettings], [String: Int]) {
-        var sinks: [SinkSettings] = []
+    /// The sinks, each with its entry, and the line each one's entry starts on, by name.
+    private func readSinks(_ node: Node) -> ([(SinkSettings, ConfigurationSection)], [String: Int]) {
+        var sinks: [(SinkSettings, ConfigurationSection)] = []
         var names: [String: Int] = [:]
         let items = list(node, at: "sinks", single: false)
         if items.count > Limits.sinks {
             note(node, "sinks", "lists \(items.count) sinks; calwatch runs at most \(Limits.sinks)")
             return ([], [:])
         }
-        // Unnamed webhooks whose default names (scheme, host, port) would be the same: each named with a short hash
-        // of its whole address as well, which tells them apart without showing a path that may be a secret.
-        var read = items.compactMap { item in readSink(item.node, at: item.key).map { (item, $0) } }
-        let defaults = Dictionary(grouping: read.indices) { read[$0].1.name }
+        var read = items.compactMap { item in readSink(item.node, at: item.key) }
+        // Unnamed sinks whose default names would be the same (two webhooks on one host): each named with a short
+        // hash of what tells them apart as well, which never shows a path that may be a secret.
+        let defaults = Dictionary(grouping: read.indices) { read[$0].0.name }
         for (_, indices) in defaults where indices.count > 1 {
-            for index in indices where read[index].0.node["name"] == nil {
-                guard case .webhook(let webhook) = read[index].1.output else { continue }
-                read[index].1.name += " #" + String(SHA256.hex(Array(webhook.url.utf8)).prefix(6))
+            for index in indices where read[index].1["name"] == nil {
+                guard let distinction = read[index].0.kind.distinction else { continue }
+                read[index].0.name += " #" + String(SHA256.hex(Array(distinction.utf8)).prefix(6))
             }
         }
-        for (item, sink) in read {
+        for (sink, entry) in read {
             if let line = names[sink.name] {
-                note(
-                    item.node, item.key,
-                    "has the same name as the sink on line \(line) ('\(sink.name)'); give one of them a `name:`")
+                entry.note("has the same name as the sink on line \(line) ('\(sink.name)'); give one of them a `name:`")
                 continue
             }
-            names[sink.name] = item.node.mark?.line ?? 0
-            sinks.append(sink)
+            names[sink.name] = entry.node.mark?.line ?? 0
+            sinks.append((sink, entry))
         }
         return (sinks, names)
     }
 
-    /// The keys each type of sink takes besides `type` and `name`.
-    static let sinkKeys: KeyValuePairs<String, [String]> = [
-        "jsonl": ["path"], "sqlite": ["path", "keep"], "postgres": ["url", "channel", "passwordCommand"],
-        "hook": ["run", "on", "kinds", "offsets", "calendars", "timeout", "concurrency"],
-        "notify": ["snooze", "maxCards", "liveActivities", "repeat", "bus"],
-        "webhook": [
-            "url", "mode", "batchSize", "preset", "answers", "secretCommand", "secretFile", "secret", "headers",
-            "timeout", "on", "kinds", "offsets", "calendars",
-        ],
-        "mqtt": [
-            "url", "topic", "username", "passwordCommand", "caFile", "discovery", "on", "kinds", "offsets", "calendars",
-        ],
-    ]
-
-    private mutating func readSink(_ node: Node, at path: String) -> SinkSettings? {
+    private func readSink(_ node: Node, at path: String) -> (SinkSettings, ConfigurationSection)? {
+        guard let sinkKinds else {
+            return nil  // a command that delivers nothing does not read them
+        }
         guard let keys = mapping(node, at: path, known: nil) else { return nil }
+        let types = sinkKinds.kinds.map { $0.type }.joined(separator: ", ")
         guard let typeNode = keys["type"]?.value else {
-            note(node, path, "has no `type:`; write one of jsonl, sqlite, postgres, hook, notify")
+            note(node, path, "has no `type:`; write one of \(types)")
             return nil
         }
         guard let type = string(typeNode, at: path + ".type") else { return nil }
-        guard let allowed = Self.sinkKeys.first(where: { $0.key == type })?.value else {
-            note(
-                typeNode, path + ".type",
-                "'\(type)' is not a sink type; write one of jsonl, sqlite, postgres, hook, notify")
+        guard let kind = sinkKinds.kind(type) else {
+            note(typeNode, path + ".type", "'\(type)' is not a sink type; write one of \(types)")
             return nil
         }
-        rejectUnknown(keys, known: ["type", "name"] + allowed, at: path)
-        let name = keys["name"].flatMap { string($0.value, at: path + ".name") }
-        switch type {
-        case "jsonl":
-            var output: String? = nil
-            if let pathNode = keys["path"]?.value, let text = string(pathNode, at: path + ".path"), text != "-" {
-                guard let expanded = self.path(pathNode, at: path + ".path") else { return nil }
-                output = expanded
-            }
-            return SinkSettings(name: name ?? "jsonl:" + (output ?? "-"), output: .jsonLines(path: output))
-        case "sqlite":
-            guard let pathNode = keys["path"]?.value else {
-                note(node, path, "has no `path:` for the database (for example ~/.local/share/calwatch/events.db)")
-                return nil
-            }
-            guard let database = self.path(pathNode, at: path + ".path") else { return nil }
-            let keep = keys["keep"].flatMap {
-                duration($0.value, at: path + ".keep", positive: true, atMost: Limits.keep)
-            }
-            return SinkSettings(name: name ?? "sqlite:" + database, output: .sqlite(path: database, keep: keep))
-        case "postgres":
-            return readPostgres(keys, node: node, at: path, name: name)
-        case "webhook":
-            return readWebhook(keys, node: node, at: path, name: name)
-        case "mqtt":
-            return readMQTT(keys, node: node, at: path, name: name)
-        case "notify":
-            var notify = NotifySettings()
-            if let node = keys["snooze"]?.value {
-                let durations = list(node, at: path + ".snooze").compactMap {
-                    duration($0.node, at: $0.key, positive: true, atMost: Limits.reminderOffset)
-                }
-                if durations.count > 3 {
-                    note(node, path + ".snooze", "gives \(durations.count) buttons; a notification shows at most 3")
-                } else {
-                    notify.snooze = durations
-                }
-            }
-            if let node = keys["maxCards"]?.value, let count = integer(node, at: path + ".maxCards", in: 1...50) {
-                notify.maxCards = count
-            }
-            if let node = keys["liveActivities"]?.value, let on = bool(node, at: path + ".liveActivities") {
-                notify.liveActivities = on
-            }
-            if let node = keys["repeat"]?.value { notify.repeats = readRepeat(node, at: path + ".repeat") }
-            if let node = keys["bus"]?.value { notify.bus = string(node, at: path + ".bus") }
-            return SinkSettings(name: name ?? "notify", output: .notify(notify))
-        default:
-            return readHook(keys, node: node, at: path, name: name)
-        }
-    }
-
-    /// `repeat: until answered` (every 5m, at most 3 times), `repeat: never`, or
-    /// `repeat: {until: answered, every: 10m, times: 2}`.
-    private mutating func readRepeat(_ node: Node, at path: String) -> NotifySettings.Repeat? {
-        if case .scalar = node {
-            switch string(node, at: path) {
-            case "until answered": return NotifySettings.Repeat()
-            case "never": return nil
-            default:
-                note(node, path, "should be `until answered`, `never`, or {until: answered, every: 5m, times: 3}")
-                return nil
-            }
-        }
-        guard let keys = mapping(node, at: path, known: ["until", "every", "times"]) else { return nil }
-        var repeats = NotifySettings.Repeat()
-        if let until = keys["until"]?.value, let text = string(until, at: path + ".until"), text != "answered" {
-            note(until, path + ".until", "can only be `answered`")
-        }
-        if let every = keys["every"]?.value,
-            let seconds = duration(every, at: path + ".every", positive: true, atMost: Limits.reminderOffset)
-        {
-            if seconds < 60 {
-                note(every, path + ".every", "should be at least 1m: a card every few seconds is a siren")
-            } else {
-                repeats.every = seconds
-            }
-        }
-        if let times = keys["times"]?.value, let count = integer(times, at: path + ".times", in: 1...20) {
-            repeats.times = count
-        }
-        return repeats
+        let entry = ConfigurationSection(
+            node: node, keys: rejectUnknown(keys, known: ["type", "name"] + kind.keys, at: path), path: path,
+            reader: self)
+        let name = entry["name"].flatMap { $0.string() }
+        guard let settings = kind.init(entry) else { return nil }
+        return (SinkSettings(name: name ?? settings.defaultName, kind: settings), entry)
     }
 
     /// A `calendars:` entry on a server: a feed `{url: https://…, name: Work, every: 10m}`, or a CalDAV account
     /// `{caldav: https://…, username: me, passwordCommand: [pass, show, dav], every: 5m}`.
-    private mutating func readFeed(_ node: Node, at path: String) -> FeedSettings? {
+    private func readFeed(_ node: Node, at path: String) -> FeedSettings? {
         guard
             let keys = mapping(
                 node, at: path, known: ["url", "caldav", "name", "every", "username", "passwordCommand"])
@@ -895,7 +807,7 @@ struct ConfigurationReader {
         return feed
     }
 
-    private mutating func readMetrics(_ node: Node, into metrics: inout MetricsSettings) {
+    private func readMetrics(_ node: Node, into metrics: inout MetricsSettings) {
         guard let keys = mapping(node, at: "metrics", known: ["textfile", "every"]) else { return }
         if let (_, value) = keys["textfile"], let file = path(value, at: "metrics.textfile") {
             if file.hasSuffix(".prom") {
@@ -914,53 +826,8 @@ struct ConfigurationReader {
         }
     }
 
-    private mutating func readPostgres(
-        _ keys: [String: (key: Node, value: Node)], node: Node, at path: String, name: String?
-    ) -> SinkSettings? {
-        guard let urlNode = keys["url"]?.value else {
-            note(
-                node, path,
-                "has no `url:`; write the database's address, such as postgres://calwatch@db.example.org/calwatch")
-            return nil
-        }
-        guard let url = string(urlNode, at: path + ".url") else { return nil }
-        guard url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") || url.contains("=") else {
-            note(
-                urlNode, path + ".url",
-                "'\(url)' is not a PostgreSQL address; write postgres://user@host/database, or "
-                    + "postgres:///database?host=/run/postgresql for a Unix socket")
-            return nil
-        }
-        var settings = PostgresSettings(url: url, watcher: "")
-        if let channelNode = keys["channel"]?.value, let channel = string(channelNode, at: path + ".channel") {
-            let letters = channel.unicodeScalars
-            if channel.isEmpty || channel.utf8.count > 63
-                || !letters.allSatisfy({
-                    $0.isASCII && ($0 == "_" || $0.properties.isAlphabetic || ("0"..."9").contains($0))
-                })
-                || ("0"..."9").contains(letters.first!)
-            {
-                note(
-                    channelNode, path + ".channel",
-                    "'\(channel)' is not a channel name; use letters, digits and _ (up to 63, not starting with a digit)"
-                )
-            } else {
-                settings.channel = channel
-            }
-        }
-        if let commandNode = keys["passwordCommand"]?.value {
-            guard
-                let argv = readArgv(
-                    commandNode, at: path + ".passwordCommand", example: "[pass, show, calwatch/db]",
-                    empty: "name the program that prints the password")
-            else { return nil }
-            settings.passwordCommand = argv
-        }
-        return SinkSettings(name: name ?? "postgres:" + settings.redactedURL, output: .postgres(settings))
-    }
-
     /// `on`, `kinds`, `offsets` and `calendars` of a hook, webhook or MQTT sink.
-    private mutating func readFilters(
+    func readFilters(
         _ keys: [String: (key: Node, value: Node)], at path: String, into filters: inout some EventFilters
     ) {
         if let node = keys["on"]?.value {
@@ -993,116 +860,9 @@ struct ConfigurationReader {
         }
     }
 
-    /// `type: webhook`: its address, how the event travels, where its signing secret comes from (never
-    /// config.yml itself: a `secret:` written there is refused with where to put it instead), headers, a timeout.
-    private mutating func readWebhook(
-        _ keys: [String: (key: Node, value: Node)], node: Node, at path: String, name: String?
-    ) -> SinkSettings? {
-        guard let urlNode = keys["url"]?.value else {
-            note(node, path, "has no `url:`; write the receiver's address, such as https://hooks.example.org/calwatch")
-            return nil
-        }
-        guard let url = string(urlNode, at: path + ".url"), isWebAddress(url, node: urlNode, at: path + ".url")
-        else { return nil }
-        var settings = WebhookSettings(url: url)
-        if let modeNode = keys["mode"]?.value,
-            let mode = choice(modeNode, at: path + ".mode", of: WebhookSettings.Mode.self)
-        {
-            settings.mode = mode
-        }
-        if let presetNode = keys["preset"]?.value,
-            let preset = choice(presetNode, at: path + ".preset", of: WebhookSettings.Preset.self)
-        {
-            settings.preset = preset
-        }
-        if settings.preset != nil, settings.mode != .structured, let modeNode = keys["mode"]?.value {
-            note(
-                modeNode, path + ".mode",
-                "is for CloudEvents receivers; a preset sends each message as its service documents it: leave `mode:` out"
-            )
-        }
-        if let answersNode = keys["answers"]?.value {
-            if settings.preset == .ntfy {
-                settings.answers = readAnswers(answersNode, at: path + ".answers")
-            } else {
-                note(answersNode, path + ".answers", "is for `preset: ntfy`, whose notifications can carry buttons")
-            }
-        }
-        if let sizeNode = keys["batchSize"]?.value, let size = integer(sizeNode, at: path + ".batchSize", in: 1...1000)
-        {
-            settings.batchSize = size
-        }
-        if let secretNode = keys["secret"]?.value {
-            note(
-                secretNode, path + ".secret",
-                "is not read from config.yml, which is often shared and backed up; put the secret in a file of its own "
-                    + "(secretFile: ~/.config/calwatch/webhook.secret, mode 0600) or print it from a password manager "
-                    + "(secretCommand: [pass, show, calwatch/webhook])")
-        }
-        if let commandNode = keys["secretCommand"]?.value {
-            settings.secretCommand = readArgv(
-                commandNode, at: path + ".secretCommand", example: "[pass, show, calwatch/webhook]",
-                empty: "name the program that prints the secret")
-        }
-        if let fileNode = keys["secretFile"]?.value {
-            settings.secretFile = self.path(fileNode, at: path + ".secretFile")
-        }
-        if let headersNode = keys["headers"]?.value,
-            let headers = mapping(headersNode, at: path + ".headers", known: nil)
-        {
-            for (header, (_, valueNode)) in headers {
-                guard let value = string(valueNode, at: path + ".headers." + header) else { continue }
-                let token = header.unicodeScalars.allSatisfy { $0.isASCII && $0.value > 32 && $0 != ":" }
-                if !token || header.isEmpty || value.contains("\r") || value.contains("\n") {
-                    note(valueNode, path + ".headers." + header, "is not a header a request can carry")
-                } else {
-                    settings.headers[header] = value
-                }
-            }
-        }
-        if let timeoutNode = keys["timeout"]?.value,
-            let seconds = duration(timeoutNode, at: path + ".timeout", positive: true, atMost: 300)
-        {
-            settings.timeout = seconds
-        }
-        readFilters(keys, at: path, into: &settings)
-        return SinkSettings(
-            name: name ?? (settings.preset?.rawValue ?? "webhook") + ":" + settings.shownURL, output: .webhook(settings)
-        )
-    }
-
-    /// A webhook's `answers: {url: https://calwatch.example.org/answers, snooze: 10m}`; the buttons post to the
-    /// local server (`serve: listen:`). `listen:` here is the earlier spelling of that.
-    private mutating func readAnswers(_ node: Node, at path: String) -> WebhookSettings.Answers? {
-        guard let keys = mapping(node, at: path, known: ["listen", "url", "snooze"]) else { return nil }
-        var refusedListen = false
-        if let listenNode = keys["listen"]?.value, let listen = string(listenNode, at: path + ".listen") {
-            if let address = ServeSettings.loopback(listen) {
-                answersListen.append((listenNode, path + ".listen", address))
-            } else {
-                note(listenNode, path + ".listen", Self.notLoopback(listen))
-                refusedListen = true
-            }
-        }
-        var answers = WebhookSettings.Answers(url: "")
-        if let urlNode = keys["url"]?.value, let url = string(urlNode, at: path + ".url"),
-            isWebAddress(url, node: urlNode, at: path + ".url")
-        {
-            answers.url = url.hasSuffix("/") ? String(url.dropLast()) : url
-        }
-        if let snoozeNode = keys["snooze"]?.value,
-            let seconds = duration(snoozeNode, at: path + ".snooze", positive: true, atMost: 86_400)
-        {
-            answers.snooze = seconds
-        }
-        // One problem is enough for answers whose listen: was refused.
-        if !refusedListen { answersAt.append((node, path)) }
-        return answers
-    }
-
     /// `serve: {listen: 127.0.0.1:8787}`, `serve: {listen: 0.0.0.0:8787, allowRemote: true, tls: {certificate: …,
     /// key: …}}`, or `serve: off`.
-    private mutating func readServe(_ node: Node, into serve: inout ServeSettings) {
+    private func readServe(_ node: Node, into serve: inout ServeSettings) {
         if case .scalar = node {
             if let on = bool(node, at: "serve") { serve.enabled = on }
             return
@@ -1152,10 +912,10 @@ struct ConfigurationReader {
             + "machines reach it through a reverse proxy with TLS, Caddy or nginx, or serve: allowRemote: with tls:)"
     }
 
-    /// A phone's buttons post to the local server's TCP address: an answers' `listen:` gives it when `serve:` does
-    /// not, and answers with neither have nowhere to arrive.
-    private mutating func reconcileAnswers(_ configuration: inout Configuration) {
-        for (node, path, address) in answersListen {
+    /// An earlier spelling of `serve: listen:` (a webhook's `answers: listen:`) gives the local server its address
+    /// when `serve:` does not, and must agree with it when it does.
+    private func reconcileServe(_ configuration: inout Configuration) {
+        for (node, path, address) in earlierServeListens {
             if configuration.serve.listen == nil { configuration.serve.listen = address }
             if configuration.serve.listen != address {
                 note(
@@ -1164,81 +924,11 @@ struct ConfigurationReader {
                         + "answers: remove this listen:")
             }
         }
-        if let listen = configuration.serve.listen {
-            for index in configuration.sinks.indices {
-                if case .webhook(var webhook) = configuration.sinks[index].output, webhook.answers?.url == "" {
-                    webhook.answers?.url = (configuration.serve.tls == nil ? "http://" : "https://") + "\(listen)"
-                    configuration.sinks[index].output = .webhook(webhook)
-                }
-            }
-        }
-        guard configuration.serve.listen == nil || !configuration.serve.enabled else { return }
-        for (node, path) in answersAt {
-            note(
-                node, path,
-                configuration.serve.enabled
-                    ? "has nowhere to arrive: write serve: { listen: 127.0.0.1:8788 } for the phone's buttons"
-                    : "needs the local server, which serve: off turns off")
-        }
-    }
-
-    /// `type: mqtt`: the broker, the topic template, credentials (the password from a command), Home Assistant
-    /// discovery's prefix (`discovery: false` for none).
-    private mutating func readMQTT(
-        _ keys: [String: (key: Node, value: Node)], node: Node, at path: String, name: String?
-    ) -> SinkSettings? {
-        guard let urlNode = keys["url"]?.value, let url = string(urlNode, at: path + ".url") else {
-            note(node, path, "has no `url:`; write the broker's address, such as mqtt://broker.local:1883")
-            return nil
-        }
-        var settings = MQTTSettings(url: url)
-        // A password in the address would be shown wherever the address is; it has keys of its own.
-        if settings.addressHoldsCredentials {
-            note(
-                urlNode, path + ".url",
-                "holds a user name or password; write the address alone, the user in `username:` and the password "
-                    + "as a command that prints it (`passwordCommand: [pass, show, mqtt/calwatch]`)")
-            return nil
-        }
-        guard settings.endpoint != nil else {
-            note(
-                urlNode, path + ".url",
-                "'\(url)' is not a broker's address; write mqtt://host:1883 or mqtts://host:8883")
-            return nil
-        }
-        if let topicNode = keys["topic"]?.value, let topic = string(topicNode, at: path + ".topic") {
-            if topic.contains("+") || topic.contains("#") || topic.isEmpty || !topic.contains("{type}") {
-                note(
-                    topicNode, path + ".topic",
-                    "should be a topic with {type} in it and no + or #, such as calwatch/{instance}/{type}")
-            } else {
-                settings.topic = topic
-            }
-        }
-        if let userNode = keys["username"]?.value { settings.username = string(userNode, at: path + ".username") }
-        if let commandNode = keys["passwordCommand"]?.value {
-            settings.passwordCommand = readArgv(
-                commandNode, at: path + ".passwordCommand", example: "[pass, show, mqtt/calwatch]",
-                empty: "name the program that prints the password")
-        }
-        if let caNode = keys["caFile"]?.value { settings.caFile = self.path(caNode, at: path + ".caFile") }
-        if let discoveryNode = keys["discovery"]?.value {
-            // true or false, or the prefix itself.
-            if case .scalar = discoveryNode, let on = discoveryNode.bool {
-                settings.discovery = on ? "homeassistant" : nil
-            } else if let prefix = string(discoveryNode, at: path + ".discovery") {
-                settings.discovery = prefix
-            }
-        }
-        readFilters(keys, at: path, into: &settings)
-        // Host and port only.
-        let endpoint = settings.endpoint.map { "\($0.tls ? "mqtts" : "mqtt")://\($0.host):\($0.port)" } ?? "mqtt"
-        return SinkSettings(name: name ?? "mqtt:" + endpoint, output: .mqtt(settings))
     }
 
     /// A program and its arguments as a list (never one text for a shell), its program given as a relative path
     /// found next to the configuration, like every other path in it.
-    private mutating func readArgv(_ node: Node, at key: String, example: String, empty: String) -> [String]? {
+    func readArgv(_ node: Node, at key: String, example: String, empty: String) -> [String]? {
         if case .scalar = node, let text = node.string, text.contains(" ") {
             note(
                 node, key,
@@ -1256,7 +946,7 @@ struct ConfigurationReader {
     }
 
     /// `fleet:`: the folders a fleet's `path` rows may name, and the credentials its CalDAV rows may name.
-    private mutating func readFleetAccess(_ node: Node) -> FleetAccess {
+    private func readFleetAccess(_ node: Node) -> FleetAccess {
         var access = FleetAccess()
         guard let keys = mapping(node, at: "fleet", known: ["roots", "credentials"]) else { return access }
         if let (_, value) = keys["roots"] {
@@ -1279,51 +969,14 @@ struct ConfigurationReader {
         return access
     }
 
-    private mutating func readHook(
-        _ keys: [String: (key: Node, value: Node)], node: Node, at path: String, name: String?
-    ) -> SinkSettings? {
-        guard let runNode = keys["run"]?.value else {
-            note(
-                node, path,
-                "has no `run:`; write the program and its arguments as a list, such as [notify.sh, \"{summary}\"]")
-            return nil
-        }
-        guard
-            let argv = readArgv(
-                runNode, at: path + ".run", example: "[notify-send, \"{summary}\"]", empty: "name the program to run")
-        else { return nil }
-        for (index, argument) in argv.enumerated()
-        where argument.hasPrefix("{") && argument.hasSuffix("}")
-            && !HookSettings.placeholders.contains(String(argument.dropFirst().dropLast()))
-        {
-            note(
-                runNode, "\(path).run[\(index)]",
-                "'\(argument)' is not a field; the fields are "
-                    + HookSettings.placeholders.map { "{\($0)}" }.joined(separator: ", "))
-        }
-        var hook = HookSettings(run: argv)
-        readFilters(keys, at: path, into: &hook)
-        if let node = keys["timeout"]?.value,
-            let seconds = duration(node, at: path + ".timeout", positive: true, atMost: Limits.hookTimeout)
-        {
-            hook.timeout = .seconds(seconds)
-        }
-        if let node = keys["concurrency"]?.value,
-            let limit = integer(node, at: path + ".concurrency", in: 1...Limits.hookConcurrency)
-        {
-            hook.concurrency = limit
-        }
-        return SinkSettings(name: name ?? "hook:" + hook.run.joined(separator: " "), output: .hook(hook))
-    }
-
     // MARK: Values
 
-    private mutating func note(_ node: Node, _ key: String?, _ message: String) {
+    func note(_ node: Node, _ key: String?, _ message: String) {
         problems.append(
             ConfigurationProblem(line: node.mark?.line, column: node.mark?.column, key: key, message: message))
     }
 
-    private static func describe(_ node: Node) -> String {
+    static func describe(_ node: Node) -> String {
         switch node {
         case .mapping: "a section (key: value pairs)"
         case .sequence: "a list"
@@ -1334,7 +987,7 @@ struct ConfigurationReader {
 
     /// The keys of a section, each with its key node (for its line); unknown keys are noted. `nil` when the
     /// node is not a section. `known: nil` accepts any key (the caller checks them later).
-    private mutating func mapping(
+    func mapping(
         _ node: Node, at path: String?, known: [String]?
     ) -> [String: (key: Node, value: Node)]? {
         guard case .mapping(let mapping) = node else {
@@ -1359,7 +1012,7 @@ struct ConfigurationReader {
 
     /// Notes every key not in `known`, and returns the others.
     @discardableResult
-    private mutating func rejectUnknown(
+    func rejectUnknown(
         _ keys: [String: (key: Node, value: Node)], known: [String], at path: String?
     ) -> [String: (key: Node, value: Node)] {
         keys.filter { name, nodes in
@@ -1398,7 +1051,7 @@ struct ConfigurationReader {
 
     /// A list's items with their key paths; one value where a list is expected counts as a list of one unless
     /// `single` is false.
-    private mutating func list(_ node: Node, at path: String, single: Bool = true) -> [(node: Node, key: String)] {
+    func list(_ node: Node, at path: String, single: Bool = true) -> [(node: Node, key: String)] {
         switch node {
         case .sequence(let sequence):
             return sequence.enumerated().map { ($1, "\(path)[\($0)]") }
@@ -1410,7 +1063,7 @@ struct ConfigurationReader {
         }
     }
 
-    private mutating func string(_ node: Node, at path: String) -> String? {
+    func string(_ node: Node, at path: String) -> String? {
         guard case .scalar(let scalar) = node, node.null == nil else {
             note(node, path, "should be a value, not \(Self.describe(node))")
             return nil
@@ -1418,7 +1071,7 @@ struct ConfigurationReader {
         return scalar.string
     }
 
-    private mutating func bool(_ node: Node, at path: String) -> Bool? {
+    func bool(_ node: Node, at path: String) -> Bool? {
         guard case .scalar = node, let value = node.bool else {
             note(node, path, "should be true or false, not \(Self.describe(node))")
             return nil
@@ -1427,7 +1080,7 @@ struct ConfigurationReader {
     }
 
     /// A whole number within `range`; noted at `path` when outside it.
-    private mutating func integer(_ node: Node, at path: String, in range: ClosedRange<Int>) -> Int? {
+    func integer(_ node: Node, at path: String, in range: ClosedRange<Int>) -> Int? {
         guard let value = integer(node, at: path) else { return nil }
         guard range.contains(value) else {
             note(node, path, "must be from \(range.lowerBound) to \(range.upperBound)")
@@ -1436,7 +1089,7 @@ struct ConfigurationReader {
         return value
     }
 
-    private mutating func integer(_ node: Node, at path: String) -> Int? {
+    func integer(_ node: Node, at path: String) -> Int? {
         guard case .scalar = node, let value = node.int else {
             note(node, path, "should be a whole number, not \(Self.describe(node))")
             return nil
@@ -1446,7 +1099,7 @@ struct ConfigurationReader {
 
     /// A duration no longer than `atMost`: every duration in the configuration has a bound, so that no value
     /// (`9223372036854775807s`) passes `check` and then overflows when the planner adds it to an instant.
-    private mutating func duration(_ node: Node, at path: String, positive: Bool = false, atMost: Int64) -> Int64? {
+    func duration(_ node: Node, at path: String, positive: Bool = false, atMost: Int64) -> Int64? {
         guard let text = string(node, at: path) else { return nil }
         guard let seconds = DurationText.seconds(text) else {
             note(node, path, "'\(text)' is not a duration; write it like 45s, 30m, 2h, 60d or 1h30m")
@@ -1463,7 +1116,7 @@ struct ConfigurationReader {
         return seconds
     }
 
-    private mutating func choice<Choice: RawRepresentable & CaseIterable>(
+    func choice<Choice: RawRepresentable & CaseIterable>(
         _ node: Node, at path: String, of: Choice.Type
     ) -> Choice? where Choice.RawValue == String {
         guard let text = string(node, at: path) else { return nil }
@@ -1476,7 +1129,7 @@ struct ConfigurationReader {
         return value
     }
 
-    private mutating func path(_ node: Node, at key: String, text: String? = nil) -> String? {
+    func path(_ node: Node, at key: String, text: String? = nil) -> String? {
         guard let raw = text ?? string(node, at: key) else { return nil }
         guard !raw.isEmpty else {
             note(node, key, "is an empty path")

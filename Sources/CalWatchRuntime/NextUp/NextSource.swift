@@ -91,7 +91,9 @@ public final class NextSource: Sendable {
                 Int64(status.st_mtim.tv_nsec),
             ])
         if let known = digests.withLock({ $0[key] }) { return known }
-        guard var read = try? ConfigurationLoader.load(path: file, environment: environment) else { return nil }
+        guard var read = try? ConfigurationLoader.load(path: file, environment: environment, sinks: nil) else {
+            return nil
+        }
         read.settleReadFrom()
         digests.withLock {
             if $0.count >= 16 { $0.removeAll() }

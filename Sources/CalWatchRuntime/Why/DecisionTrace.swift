@@ -1,5 +1,6 @@
 public import CalWatchCore
 import Foundation
+import Synchronization
 
 /// `calwatch why`: for one occurrence, every event calwatch plans for it and what became of each, with the reason
 /// when one is not planned, not emitted or not delivered.
@@ -33,6 +34,12 @@ public struct DecisionTrace: Sendable {
         public var state: String
         public var sink: String
         public var detail: String
+
+        public init(state: String, sink: String, detail: String) {
+            self.state = state
+            self.sink = sink
+            self.detail = detail
+        }
     }
 
     /// One planned event, or a group of live-activity updates.
@@ -476,7 +483,7 @@ public struct DecisionTrace: Sendable {
     {
         guard let journal = inputs.journal else { return }
         let bySequence = Dictionary(rows.map { ($0.sequence, $0) }, uniquingKeysWith: { first, _ in first })
-        var records = SinkRecords()
+        let lookup = DeliveryLookup(journal: journal, records: SinkRecords(), zone: inputs.zone)
         for sink in inputs.configuration.sinks {
             let cursor = try await journal.cursor(for: sink.name)
             for index in trace.steps.indices {
@@ -484,8 +491,7 @@ public struct DecisionTrace: Sendable {
                     trace.steps[index].type != .liveActivityUpdate || trace.steps[index].state == .emitted
                 else { continue }
                 let delivery = try await deliveryOf(
-                    row, to: sink, cursor: cursor, trace: trace, journal: journal, records: &records,
-                    now: inputs.now, zone: inputs.zone)
+                    row, to: sink, cursor: cursor, trace: trace, lookup: lookup, now: inputs.now)
                 trace.steps[index].deliveries.append(delivery)
             }
         }
@@ -493,16 +499,9 @@ public struct DecisionTrace: Sendable {
 
     static func deliveryOf(
         _ row: JournalStore.Journaled, to sink: SinkSettings, cursor: Int64, trace: DecisionTrace,
-        journal: JournalStore, records: inout SinkRecords, now: Instant, zone: ZoneRules
+        lookup: DeliveryLookup, now: Instant
     ) async throws -> Delivery {
-        let filters: (any EventFilters)? =
-            switch sink.output {
-            case .hook(let settings): settings
-            case .webhook(let settings): settings
-            case .mqtt(let settings): settings
-            default: nil
-            }
-        if let filters {
+        if let filters = sink.driver?.filters {
             let entry = JournalStore.Entry(
                 sequence: row.sequence, event: row.event, occurrence: trace.occurrence, facts: trace.facts,
                 recorded: row.recorded)
@@ -515,106 +514,63 @@ public struct DecisionTrace: Sendable {
                 return Delivery(
                     state: "expired", sink: sink.name,
                     detail:
-                        "expired at \(shown(row.event.expiry, in: zone)) before the sink took it (it is at sequence \(cursor))"
+                        "expired at \(lookup.shown(row.event.expiry)) before the sink took it (it is at sequence \(cursor))"
                 )
             }
             return Delivery(
                 state: "waiting", sink: sink.name, detail: "not taken yet (the sink is at sequence \(cursor))")
         }
-        switch sink.output {
-        case .hook:
-            let runs = try await journal.hookRuns(row.sequence, sink: sink.name)
-            if try await journal.isHeldForRetry(row.sequence, sink: sink.name) {
-                return Delivery(
-                    state: "retrying", sink: sink.name,
-                    detail:
-                        "ran \(runs.count) times, last at \(runs.last.map { shown($0.finished, in: zone) } ?? "?"): "
-                        + "\(runs.last.map { "\($0.outcome)" } ?? "?"); it will be tried again")
-            }
-            guard let last = runs.last else {
-                return Delivery(state: "delivered", sink: sink.name, detail: "handed to the hook (no run recorded)")
-            }
-            let times = runs.count == 1 ? "" : " (attempt \(runs.count))"
-            return last.outcome.succeeded
-                ? Delivery(
-                    state: "delivered", sink: sink.name,
-                    detail: "ran at \(shown(last.finished, in: zone))\(times): exit 0")
-                : Delivery(
-                    state: "failed", sink: sink.name,
-                    detail: "ran at \(shown(last.finished, in: zone))\(times): \(last.outcome); not tried again")
-        case .jsonLines(path: nil):
-            return Delivery(state: "delivered", sink: sink.name, detail: "written to standard output")
-        case .jsonLines(path: let path?):
-            return records.jsonLines(path).contains(row.event.id.description)
-                ? Delivery(state: "delivered", sink: sink.name, detail: "written to \(path)")
-                : Delivery(
-                    state: "missing", sink: sink.name,
-                    detail: "the sink took it, but \(path) has no line with its id (cut, replaced or edited since)")
-        case .sqlite(let path, _):
-            return records.sqlite(path, has: row.event)
-                ? Delivery(state: "delivered", sink: sink.name, detail: "stored in \(path)")
-                : Delivery(
-                    state: "missing", sink: sink.name,
-                    detail: "the sink took it, but \(path) has no row with its id (replaced or edited since)")
-        case .postgres(let settings):
-            return Delivery(
-                state: "delivered", sink: sink.name, detail: "committed to \(settings.redactedURL)")
-        case .notify:
-            return Delivery(state: "delivered", sink: sink.name, detail: "shown on the desktop")
-        case .webhook(let settings):
-            // A 2xx, or a refusal the log names (the journal keeps no answers).
-            return Delivery(state: "delivered", sink: sink.name, detail: "posted to \(settings.shownURL)")
-        case .mqtt(let settings):
-            return Delivery(
-                state: "delivered", sink: sink.name,
-                detail: "published to \(settings.topic(for: row.event.type.rawValue))")
+        guard let driver = sink.driver else {
+            return Delivery(state: "delivered", sink: sink.name, detail: "taken by the sink")
         }
+        return try await driver.delivery(of: row, sink: sink.name, in: lookup)
     }
 
-    /// The sinks' own records, each file read once.
-    struct SinkRecords {
-        private var lines: [String: Set<String>] = [:]
+}
 
-        /// The event ids in a JSON Lines file (each line's first `"id":"…"`).
-        mutating func jsonLines(_ path: String) -> Set<String> {
-            if let known = lines[path] { return known }
-            var ids = Set<String>()
-            if let data = FileManager.default.contents(atPath: path) {
-                let marker = Array(#""id":""#.utf8)
-                data.withUnsafeBytes { (bytes: UnsafeRawBufferPointer) in
-                    var lineStart = 0
-                    while lineStart < bytes.count {
-                        let end = bytes[lineStart...].firstIndex(of: 10) ?? bytes.count
-                        if let found = Self.find(marker, in: bytes, from: lineStart, to: end), found + 32 <= end {
-                            ids.insert(String(decoding: bytes[(found)..<(found + 32)], as: UTF8.self))
-                        }
-                        lineStart = end + 1
+/// The sinks' own records for `calwatch why`, each file read once.
+public final class SinkRecords: Sendable {
+    private let lines = Mutex<[String: Set<String>]>([:])
+
+    /// The event ids in a JSON Lines file (each line's first `"id":"…"`).
+    public func jsonLines(_ path: String) -> Set<String> {
+        if let known = lines.withLock({ $0[path] }) { return known }
+        var ids = Set<String>()
+        if let data = FileManager.default.contents(atPath: path) {
+            let marker = Array(#""id":""#.utf8)
+            data.withUnsafeBytes { (bytes: UnsafeRawBufferPointer) in
+                var lineStart = 0
+                while lineStart < bytes.count {
+                    let end = bytes[lineStart...].firstIndex(of: 10) ?? bytes.count
+                    if let found = Self.find(marker, in: bytes, from: lineStart, to: end), found + 32 <= end {
+                        ids.insert(String(decoding: bytes[(found)..<(found + 32)], as: UTF8.self))
                     }
+                    lineStart = end + 1
                 }
             }
-            lines[path] = ids
-            return ids
         }
+        lines.withLock { $0[path] = ids }
+        return ids
+    }
 
-        /// The index after `marker` in `bytes[from..<to]`.
-        private static func find(_ marker: [UInt8], in bytes: UnsafeRawBufferPointer, from: Int, to: Int) -> Int? {
-            var index = from
-            while index + marker.count <= to {
-                if bytes[index] == marker[0] && zip(marker, bytes[index..<(index + marker.count)]).allSatisfy(==) {
-                    return index + marker.count
-                }
-                index += 1
+    /// The index after `marker` in `bytes[from..<to]`.
+    private static func find(_ marker: [UInt8], in bytes: UnsafeRawBufferPointer, from: Int, to: Int) -> Int? {
+        var index = from
+        while index + marker.count <= to {
+            if bytes[index] == marker[0] && zip(marker, bytes[index..<(index + marker.count)]).allSatisfy(==) {
+                return index + marker.count
             }
-            return nil
+            index += 1
         }
+        return nil
+    }
 
-        /// Whether a SQLite sink's file holds the event.
-        func sqlite(_ path: String, has event: PlannedEvent) -> Bool {
-            guard FileManager.default.fileExists(atPath: path), let connection = try? SQLiteConnection(path: path),
-                let statement = try? connection.prepare("SELECT 1 FROM event_log WHERE time = ?1 AND id = ?2"),
-                (try? statement.bind([.text(event.time.description), .text(event.id.description)])) != nil
-            else { return false }
-            return (try? statement.step()) ?? false
-        }
+    /// Whether a SQLite sink's file holds the event.
+    public func sqlite(_ path: String, has event: PlannedEvent) -> Bool {
+        guard FileManager.default.fileExists(atPath: path), let connection = try? SQLiteConnection(path: path),
+            let statement = try? connection.prepare("SELECT 1 FROM event_log WHERE time = ?1 AND id = ?2"),
+            (try? statement.bind([.text(event.time.description), .text(event.id.description)])) != nil
+        else { return false }
+        return (try? statement.step()) ?? false
     }
 }

@@ -1,0 +1,15 @@
+import CalWatchCore
+import CalWatchDaemon
+
+extension ConfigurationLoader {
+    /// The loader as the program calls it: with every kind of sink calwatch offers.
+    static func parse(
+        _ text: String, file: String, directory: String, environment: [String: String]? = nil
+    ) throws(ConfigurationError) -> Configuration {
+        try parse(text, file: file, directory: directory, environment: environment, sinks: .calwatch)
+    }
+
+    static func load(path: String, environment: [String: String]? = nil) throws(ConfigurationError) -> Configuration {
+        try load(path: path, environment: environment, sinks: .calwatch)
+    }
+}
