@@ -16,8 +16,11 @@ let package = Package(
         .executable(name: "calwatch", targets: ["calwatch"]),
         .executable(name: "calwatch-commands", targets: ["CalWatchCommands"]),
         .library(name: "CalWatch", targets: ["CalWatchCore", "CalWatchRuntime"]),
-        /// Calendars on servers (ICS feeds, CalDAV), webhooks, and the PostgreSQL sink, each linked only by those who use it.
+        /// Calendars on servers (ICS feeds, CalDAV), and each sink that links a library of its own, linked only by
+        /// those who use it.
         .library(name: "CalWatchRemote", targets: ["CalWatchRemote"]),
+        .library(name: "CalWatchWebhook", targets: ["CalWatchWebhook"]),
+        .library(name: "CalWatchMQTT", targets: ["CalWatchMQTT"]),
         .library(name: "CalWatchPostgres", targets: ["CalWatchPostgres"]),
         .library(name: "CalWatchDesktop", targets: ["CalWatchDesktop"]),
     ],
@@ -103,15 +106,34 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
-        /// Calendars on servers: ICS feeds and CalDAV accounts fetched through libcurl into the cache folders that
-        /// the runtime reads like any vdir; and events to servers: signed webhooks (HMAC from swift-crypto).
+        /// Calendars on servers through libcurl: ICS feeds and CalDAV accounts fetched into the cache folders that
+        /// the runtime reads like any vdir; routing, geocoding and weather answers.
         .target(
             name: "CalWatchRemote",
             dependencies: [
-                "CalWatchCore", "CalWatchRuntime", "CCurl", "CMosquitto",
-                .product(name: "Crypto", package: "swift-crypto"),
+                "CalWatchCore", "CalWatchRuntime", "CCurl",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        /// The webhook sink (CloudEvents, ntfy, Gotify) over the remote module's HTTP client, signed with HMAC from
+        /// swift-crypto, and the key of a phone's answer buttons.
+        .target(
+            name: "CalWatchWebhook",
+            dependencies: [
+                "CalWatchCore", "CalWatchRuntime", "CalWatchRemote",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        /// The MQTT sink, through libmosquitto, with Home Assistant discovery.
+        .target(
+            name: "CalWatchMQTT",
+            dependencies: [
+                "CalWatchCore", "CalWatchRuntime", "CMosquitto",
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings
         ),
@@ -120,7 +142,7 @@ let package = Package(
         .target(
             name: "CalWatchServer",
             dependencies: [
-                "CalWatchCore", "CalWatchRuntime", "CalWatchRemote", "CalWatchLocalAddress",
+                "CalWatchCore", "CalWatchRuntime", "CalWatchWebhook", "CalWatchLocalAddress",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
@@ -153,7 +175,10 @@ let package = Package(
         /// What calwatch is made of: every module's kinds of sink in one list, for the commands and the tests.
         .target(
             name: "CalWatchDaemon",
-            dependencies: ["CalWatchCore", "CalWatchRuntime", "CalWatchRemote", "CalWatchPostgres", "CalWatchDesktop"],
+            dependencies: [
+                "CalWatchCore", "CalWatchRuntime", "CalWatchPostgres", "CalWatchDesktop", "CalWatchWebhook",
+                "CalWatchMQTT",
+            ],
             swiftSettings: strictSettings
         ),
         /// Where a daemon's socket is linked for the configuration it reads: plain Swift, shared by the server and
@@ -171,7 +196,7 @@ let package = Package(
             name: "CalWatchCommands",
             dependencies: [
                 "CLinux", "CalWatchCore", "CalWatchRuntime", "CalWatchRemote", "CalWatchPostgres", "CalWatchDesktop",
-                "CalWatchServer", "CalWatchDaemon",
+                "CalWatchServer", "CalWatchDaemon", "CalWatchWebhook",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Logging", package: "swift-log"),
@@ -184,7 +209,7 @@ let package = Package(
             name: "CalWatchTests",
             dependencies: [
                 "CalWatchCore", "CalWatchRuntime", "CalWatchRemote", "CalWatchPostgres", "CalWatchDesktop",
-                "CalWatchServer", "CalWatchDaemon",
+                "CalWatchServer", "CalWatchDaemon", "CalWatchWebhook", "CalWatchMQTT",
                 .product(name: "Logging", package: "swift-log"),
             ],
             resources: [.copy("Fixtures")],

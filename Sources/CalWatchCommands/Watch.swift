@@ -4,6 +4,7 @@ import CalWatchPostgres
 import CalWatchRemote
 import CalWatchRuntime
 import CalWatchServer
+import CalWatchWebhook
 import Foundation
 import Logging
 import Prometheus

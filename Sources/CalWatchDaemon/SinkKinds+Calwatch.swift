@@ -1,8 +1,9 @@
 public import CalWatchCore
 import CalWatchDesktop
+import CalWatchMQTT
 import CalWatchPostgres
-import CalWatchRemote
 import CalWatchRuntime
+import CalWatchWebhook
 
 extension SinkKinds {
     /// Every kind of sink calwatch offers, the `type:`s config.yml chooses from. A new sink is a folder beside its

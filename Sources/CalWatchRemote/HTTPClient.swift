@@ -1,7 +1,7 @@
 import CCurl
 import CalWatchCore
 import CalWatchRuntime
-import Foundation
+package import Foundation
 
 /// The HTTP client of feeds and CalDAV accounts: libcurl's easy interface, driven so that a stranger's server cannot
 /// take more than it is given. Every limit holds while the answer arrives, not after:
@@ -16,33 +16,33 @@ import Foundation
 ///
 /// FoundationNetworking's URLSession, used before, received whole bodies before any check, could not time out a
 /// trickle and carried `Authorization` across redirects to any host.
-enum HTTPClient {
+package enum HTTPClient {
     /// A user and password for one origin.
-    struct Credentials: Sendable, Equatable {
-        var user: String
-        var password: String
+    package struct Credentials: Sendable, Equatable {
+        package var user: String
+        package var password: String
         /// Where they may go: `https://host:443`.
-        var origin: String
+        package var origin: String
     }
 
-    struct Request: Sendable {
-        var method = "GET"
-        var url: URL
-        var headers: [String: String] = [:]
-        var body: Data?
+    package struct Request: Sendable {
+        package var method = "GET"
+        package var url: URL
+        package var headers: [String: String] = [:]
+        package var body: Data?
         /// Sent as Basic authentication to `credentials.origin` only. A user and password written in `url` become
         /// these when none are given.
-        var credentials: Credentials?
+        package var credentials: Credentials?
         /// The certificate authorities an https server must be signed by: a PEM file, as `SSL_CERT_FILE` names it
         /// (a company's own CA); `nil`, the system's. Verification is never off.
-        var certificateAuthorities: String? = ProcessInfo.processInfo.environment["SSL_CERT_FILE"].flatMap {
+        package var certificateAuthorities: String? = ProcessInfo.processInfo.environment["SSL_CERT_FILE"].flatMap {
             $0.isEmpty ? nil : $0
         }
 
         /// A Unix socket to reach the server through (the local server's), instead of the address's host.
-        var unixSocket: String?
+        package var unixSocket: String?
 
-        init(method: String = "GET", url: URL, headers: [String: String] = [:], body: Data? = nil) {
+        package init(method: String = "GET", url: URL, headers: [String: String] = [:], body: Data? = nil) {
             self.method = method
             self.url = url
             self.headers = headers
@@ -50,44 +50,44 @@ enum HTTPClient {
         }
     }
 
-    struct Limits: Sendable {
+    package struct Limits: Sendable {
         /// The whole exchange, redirects included.
-        var deadline: Duration = .seconds(30)
+        package var deadline: Duration = .seconds(30)
         /// The most bytes a body may have, counted decoded.
-        var largest = 32 << 20
+        package var largest = 32 << 20
         /// Whether a body past `largest` ends the reading rather than the answer: the first `largest` bytes are
         /// kept, the connection is dropped, and the status stands (a webhook's 2xx is a delivery whatever it says).
-        var truncating = false
+        package var truncating = false
         /// How many times its received size a body may grow when decoded (an ICS feed gzips about 8:1; a bomb of
         /// zeros, 1000:1). Checked once the body has reached a mebibyte.
-        var expansion = 100
+        package var expansion = 100
         /// Redirects followed; with `nil` none is, and a redirect is the answer (a webhook's receiver moving is
         /// its refusal: the signature and headers were meant for the address configured).
-        var redirects: Int? = 5
+        package var redirects: Int? = 5
         /// The most bytes of headers an answer may have.
-        var headerBytes = 256 << 10
+        package var headerBytes = 256 << 10
     }
 
-    struct Answer: Sendable {
-        var status: Int
+    package struct Answer: Sendable {
+        package var status: Int
         /// Header names in lower case; a repeated header's last value.
-        var headers: [String: String]
-        var body: Data
+        package var headers: [String: String]
+        package var body: Data
         /// Where the answer came from, after redirects.
-        var url: URL
+        package var url: URL
         /// The body's bytes as they came over the wire (before decoding).
-        var received: Int
+        package var received: Int
         /// The body was cut at `Limits.largest` (`truncating`).
-        var truncated = false
+        package var truncated = false
     }
 
     /// Why no answer came, worded for the user without the address (the caller adds it, shown without secrets).
-    struct Failure: Error, Sendable, Equatable {
-        var reason: String
+    package struct Failure: Error, Sendable, Equatable {
+        package var reason: String
     }
 
     /// One exchange: the request, and the redirects it leads to.
-    static func send(_ request: Request, limits: Limits = Limits()) async -> Result<Answer, Failure> {
+    package static func send(_ request: Request, limits: Limits = Limits()) async -> Result<Answer, Failure> {
         let end = ContinuousClock.now + limits.deadline
         var request = request
         if request.credentials == nil, let user = request.url.user(percentEncoded: false) {
@@ -187,9 +187,14 @@ enum HTTPClient {
     fileprivate static let initialised: Bool = curl_global_init(Int(CURL_GLOBAL_DEFAULT)) == CURLE_OK
 }
 
+extension HTTPClient.Limits {
+    /// The defaults, for another module of this package (the synthesized initializers are internal).
+    package static var defaults: Self { Self() }
+}
+
 extension URL {
     /// `scheme://host:port`, the port written even when it is the scheme's own: credentials go to this only.
-    var origin: String {
+    package var origin: String {
         let scheme = self.scheme?.lowercased() ?? ""
         let port = self.port ?? (scheme == "https" ? 443 : 80)
         return "\(scheme)://\((host(percentEncoded: false) ?? "").lowercased()):\(port)"

@@ -1,6 +1,6 @@
 public import CalWatchCore
-import CalWatchRemote
 public import CalWatchRuntime
+import CalWatchWebhook
 @preconcurrency import Crypto
 import Foundation
 import Hummingbird

@@ -1,6 +1,6 @@
 import CalWatchCore
-import CalWatchRemote
 import CalWatchRuntime
+import CalWatchWebhook
 @preconcurrency import Crypto
 import Foundation
 import HTTPTypes

@@ -1,7 +1,9 @@
 import CalWatchDaemon
 import CalWatchDesktop
+import CalWatchMQTT
 import CalWatchPostgres
 import CalWatchRemote
+import CalWatchWebhook
 import Foundation
 import Testing
 

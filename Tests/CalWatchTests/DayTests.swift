@@ -4,6 +4,7 @@ import Testing
 @testable import CalWatchCore
 @testable import CalWatchRemote
 @testable import CalWatchRuntime
+@testable import CalWatchWebhook
 
 /// The day as a whole (`day:`): conflicts, overruns, the end of a meeting, unanswered invitations and the agenda,
 /// planned by the pipeline's own loop on a virtual clock from real calendar text.

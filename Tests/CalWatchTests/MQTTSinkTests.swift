@@ -2,8 +2,10 @@ import Foundation
 import Testing
 
 @testable import CalWatchCore
+@testable import CalWatchMQTT
 @testable import CalWatchRemote
 @testable import CalWatchRuntime
+@testable import CalWatchWebhook
 
 /// The MQTT sink against a real broker (Debian's mosquitto on loopback, in a folder of its own) and its own
 /// clients (`mosquitto_sub`), through `calwatch replay` as a user runs it.

@@ -3,6 +3,7 @@ import Testing
 
 @testable import CalWatchCore
 @testable import CalWatchRemote
+@testable import CalWatchWebhook
 
 /// The webhook sink against a real HTTP receiver (scripts/webhook-server.py) that checks every signature with
 /// Python's own HMAC, through `calwatch replay` as a user runs it.

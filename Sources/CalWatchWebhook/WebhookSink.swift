@@ -1,4 +1,5 @@
 public import CalWatchCore
+import CalWatchRemote
 public import CalWatchRuntime
 import Crypto
 import Foundation
@@ -237,7 +238,7 @@ public actor WebhookSink: EventSink {
 
     /// Sends one request; `what` names its events in a refusal's log line.
     private func send(_ request: HTTPClient.Request, what: String, id: String) async throws {
-        var limits = HTTPClient.Limits()
+        var limits = HTTPClient.Limits.defaults
         limits.deadline = .seconds(settings.timeout)
         limits.largest = 64 << 10
         // A 2xx delivers whatever its body: past 64 KiB the rest is not read and the connection is dropped.
@@ -311,7 +312,7 @@ public actor WebhookSink: EventSink {
         guard let url = URL(string: settings.url) else {
             return .failure(SinkError(sink: settings.shownURL, reason: "not an address"))
         }
-        var limits = HTTPClient.Limits()
+        var limits = HTTPClient.Limits.defaults
         limits.deadline = .seconds(min(settings.timeout, 10))
         limits.largest = 64 << 10
         limits.redirects = nil
