@@ -60,4 +60,19 @@ import Testing
             #expect(delivery.contains("](sinks/\(page).md)"), "design.md §6 does not link the \(type) sink's page")
         }
     }
+
+    /// A file a newcomer reads whole: at most 750 lines, a longer type split by feature (`Type+Feature.swift`).
+    @Test func noSourceFileIsLongerThan750Lines() throws {
+        let manager = FileManager.default
+        let root = Self.repository + "/Sources"
+        let files = try #require(manager.enumerator(atPath: root)).compactMap { $0 as? String }
+            .filter { $0.hasSuffix(".swift") }
+        #expect(files.count > 100)
+        for file in files {
+            let lines = try String(contentsOfFile: root + "/" + file, encoding: .utf8).split(
+                separator: "\n", omittingEmptySubsequences: false
+            ).count
+            #expect(lines <= 751, "Sources/\(file) has \(lines) lines; split it by feature (Type+Feature.swift)")
+        }
+    }
 }

@@ -18,7 +18,7 @@ import Foundation
 public actor JournalStore {
     private let executor = BlockingExecutor(name: "calwatch-journal")
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
-    private let connection: SQLiteConnection
+    let connection: SQLiteConnection
     private let insert: SQLiteStatement
     /// `insert` of `chunkRows` rows at once, without OR IGNORE.
     private let insertChunk: SQLiteStatement
@@ -378,7 +378,7 @@ public actor JournalStore {
 
     /// The `events` table's columns as `append` writes them and `journaled` reads them, by name: a column added is
     /// a case here, a value in `append` and (for an older journal) an entry of `addedColumns`.
-    private enum EventColumn: Int32, CaseIterable {
+    enum EventColumn: Int32, CaseIterable {
         case seq, id, type, calendar, uid, recurrenceID, occurrenceStart, occurrenceEnd, time, expiry, fingerprint
         case recorded, secondsBefore, reminderSource, lateness, endReason, answered, answerUntil, answerCount
         case deferredFrom, detail, scope
@@ -406,7 +406,7 @@ public actor JournalStore {
     }
 
     /// The event in the current row of a `SELECT` of `columns`; `nil` for a row this version cannot read.
-    private static func journaled(_ row: SQLiteStatement) -> Journaled? {
+    static func journaled(_ row: SQLiteStatement) -> Journaled? {
         func integer(_ column: EventColumn) -> Int64 { row.integer(column.rawValue) }
         func text(_ column: EventColumn) -> String? { row.text(column.rawValue) }
         func instant(_ column: EventColumn) -> Instant? {
@@ -613,52 +613,6 @@ public actor JournalStore {
         }
     }
 
-    /// Records how a hook's run for the event `sequence` ended.
-    public func recordHookRun(
-        _ sequence: Int64, sink: String, attempt: Int, outcome: HookOutcome, at finished: Instant
-    )
-        throws
-    {
-        let statement = try connection.prepare(
-            "INSERT OR REPLACE INTO hook_runs (sink, seq, attempt, finished, outcome) VALUES (?1, ?2, ?3, ?4, ?5)")
-        try statement.bind([
-            .text(sink), .integer(sequence), .integer(Int64(attempt)), .integer(finished.secondsSinceEpoch),
-            .text(outcome.description),
-        ])
-        try statement.step()
-    }
-
-    /// One run of a hook, as `recordHookRun` kept it.
-    public struct HookRun: Sendable, Hashable {
-        public var attempt: Int
-        public var finished: Instant
-        public var outcome: HookOutcome
-    }
-
-    /// The runs of `sink` for the event `sequence`, in order.
-    public func hookRuns(_ sequence: Int64, sink: String) throws -> [HookRun] {
-        let statement = try connection.prepare(
-            "SELECT attempt, finished, outcome FROM hook_runs WHERE sink = ?1 AND seq = ?2 ORDER BY attempt")
-        try statement.bind([.text(sink), .integer(sequence)])
-        var runs: [HookRun] = []
-        while try statement.step() {
-            // Every outcome is written by `recordHookRun`; a row it could not have written is passed over.
-            guard let outcome = statement.text(2).flatMap(HookOutcome.init(journalText:)) else { continue }
-            runs.append(
-                HookRun(
-                    attempt: Int(statement.integer(0)), finished: Instant(secondsSinceEpoch: statement.integer(1)),
-                    outcome: outcome))
-        }
-        return runs
-    }
-
-    /// Whether `sink` holds the event `sequence` for a retry.
-    public func isHeldForRetry(_ sequence: Int64, sink: String) throws -> Bool {
-        let statement = try connection.prepare("SELECT 1 FROM sink_retries WHERE sink = ?1 AND seq = ?2")
-        try statement.bind([.text(sink), .integer(sequence)])
-        return try statement.step()
-    }
-
     /// Every journaled event about `uid`, in sequence order: what `calwatch why` reads.
     public func events(uid: String) throws -> [Journaled] {
         let statement = try connection.prepare("SELECT \(EventColumn.list) FROM events WHERE uid = ?1 ORDER BY seq")
@@ -683,139 +637,11 @@ public actor JournalStore {
         return rows
     }
 
-    /// An answer as `calwatch snooze`, `dismiss` or `ack` left it.
-    public struct Answer: Sendable, Hashable {
-        public enum Kind: String, Sendable { case snooze, dismiss, ack }
-        public var id: Int64
-        public var kind: Kind
-        /// An event id (32 hex digits, as hooks get it in `CE_ID`) or a subject `UID/START`.
-        public var target: String
-        /// A snooze's duration.
-        public var seconds: Int64?
-        public var given: Timestamp
-        /// What the daemon did with it; `nil` while it waits.
-        public var outcome: String?
-    }
-
-    /// Records an answer; returns it as kept, an earlier identical one included (the same answer twice is one).
-    public func recordAnswer(_ kind: Answer.Kind, target: String, seconds: Int64?, given: Timestamp) throws -> Answer {
-        let insert = try connection.prepare(
-            "INSERT OR IGNORE INTO answers (kind, target, seconds, given) VALUES (?1, ?2, ?3, ?4)")
-        try insert.bind([
-            .text(kind.rawValue), .text(target), seconds.map { .integer($0) } ?? .null,
-            .integer(given.millisecondsSinceEpoch),
-        ])
-        try insert.step()
-        return try answers(where: "kind = ?1 AND target = ?2", [.text(kind.rawValue), .text(target)])[0]
-    }
-
-    /// Answers the daemon has not handled yet, oldest first.
-    public func pendingAnswers() throws -> [Answer] {
-        try answers(where: "outcome IS NULL", [])
-    }
-
-    /// An answer by its row id.
-    public func answer(id: Int64) throws -> Answer? {
-        try answers(where: "id = ?1", [.integer(id)]).first
-    }
-
-    /// Records what became of an answer.
-    public func settleAnswer(_ id: Int64, outcome: String) throws {
-        let statement = try connection.prepare("UPDATE answers SET outcome = ?2 WHERE id = ?1")
-        try statement.bind([.integer(id), .text(outcome)])
-        try statement.step()
-    }
-
-    private func answers(where condition: String, _ values: [SQLiteValue]) throws -> [Answer] {
-        let statement = try connection.prepare(
-            "SELECT id, kind, target, seconds, given, outcome FROM answers WHERE \(condition) ORDER BY id")
-        try statement.bind(values)
-        var answers: [Answer] = []
-        while try statement.step() {
-            guard let kind = statement.text(1).flatMap(Answer.Kind.init) else { continue }
-            answers.append(
-                Answer(
-                    id: statement.integer(0), kind: kind, target: statement.text(2) ?? "",
-                    seconds: statement.isNull(3) ? nil : statement.integer(3),
-                    given: Timestamp(millisecondsSinceEpoch: statement.integer(4)), outcome: statement.text(5)))
-        }
-        return answers
-    }
-
-    /// The occurrences dismissed (`calwatch dismiss`) whose answer has not expired by `instant`: what
-    /// `calwatch next` leaves out.
-    public func dismissed(at instant: Instant) throws -> Set<OccurrenceKey> {
-        let statement = try connection.prepare(
-            "SELECT calendar, uid, recurrence_id, scope FROM events WHERE type = 'reminderDismissed' AND expiry >= ?1")
-        try statement.bind([.integer(instant.secondsSinceEpoch)])
-        var keys = Set<OccurrenceKey>()
-        while try statement.step() {
-            keys.insert(
-                OccurrenceKey(
-                    calendar: statement.text(0) ?? "", uid: statement.text(1) ?? "",
-                    recurrenceID: statement.text(2).flatMap(DateValueText.init(text:)),
-                    scope: statement.text(3) ?? ""))
-        }
-        return keys
-    }
-
-    /// The answers (dismissed, acknowledged, snoozed) whose events have not expired by `instant`, by occurrence, in
-    /// the order given: what the local server's day shows of them.
-    public func answerEvents(at instant: Instant) throws -> [Journaled] {
-        let statement = try connection.prepare(
-            "SELECT \(EventColumn.list) FROM events WHERE type IN ('reminderDismissed', 'reminderAcknowledged', "
-                + "'reminderSnoozed') AND expiry >= ?1 ORDER BY seq")
-        try statement.bind([.integer(instant.secondsSinceEpoch)])
-        var rows: [Journaled] = []
-        while try statement.step() {
-            if let journaled = Self.journaled(statement) { rows.append(journaled) }
-        }
-        return rows
-    }
-
     /// The journaled event with this id, if the journal still holds it.
     public func event(id: EventID) throws -> Journaled? {
         let statement = try connection.prepare("SELECT \(EventColumn.list) FROM events WHERE id = ?1 LIMIT 1")
         try statement.bind([.text(id.description)])
         return try statement.step() ? Self.journaled(statement) : nil
-    }
-
-    /// Records that `sink` will try the event `sequence` again later.
-    /// Keeps the events `sequences` for `sink` in one transaction, as `holdRetry` keeps one (a hook's day events set
-    /// aside behind its reminders).
-    public func holdRetries(_ sequences: [Int64], for sink: String) throws {
-        try connection.transaction {
-            for sequence in sequences {
-                let statement = try connection.prepare("INSERT OR IGNORE INTO sink_retries (sink, seq) VALUES (?1, ?2)")
-                try statement.bind([.text(sink), .integer(sequence)])
-                try statement.step()
-            }
-        }
-    }
-
-    public func holdRetry(_ sequence: Int64, for sink: String) throws {
-        try holdRetries([sequence], for: sink)
-    }
-
-    /// Records that `sink` is done with the event `sequence` (it worked, failed for good, or expired).
-    public func releaseRetry(_ sequence: Int64, for sink: String) throws {
-        let statement = try connection.prepare("DELETE FROM sink_retries WHERE sink = ?1 AND seq = ?2")
-        try statement.bind([.text(sink), .integer(sequence)])
-        try statement.step()
-    }
-
-    /// The events `sink` was to try again when it last stopped, in order.
-    public func heldRetries(for sink: String) throws -> [Journaled] {
-        let statement = try connection.prepare(
-            """
-            SELECT \(EventColumn.list) FROM events WHERE seq IN (SELECT seq FROM sink_retries WHERE sink = ?1) ORDER BY seq
-            """)
-        try statement.bind([.text(sink)])
-        var rows: [Journaled] = []
-        while try statement.step() {
-            if let journaled = Self.journaled(statement) { rows.append(journaled) }
-        }
-        return rows
     }
 
     /// SQLite's journal mode (`wal` once opened).
