@@ -98,31 +98,51 @@ extension FeedPoller: CustomStringConvertible {
 }
 
 /// The feeds a fleet's watcher holds, which change as it takes and gives back calendars: each polled by a
-/// `FeedPoller` of its own while held, stopped when given back, and all stopped on a graceful shutdown.
+/// `FeedPoller` of its own while held, stopped when given back, and all stopped on a graceful shutdown. Each poller
+/// is a child of `run`'s task group, so none outlives the service.
 public actor FleetFeeds: Service {
     private let logger: Logger
-    private var polling: [FeedSettings: Task<Void, Never>] = [:]
+    /// The stop of each feed polled now.
+    private var polling: [FeedSettings: Outcome<Void>] = [:]
+    /// The feeds to start polling, each with its stop, for `run` to take.
+    private let starts: AsyncStream<(FeedSettings, Outcome<Void>)>
+    private let startInput: AsyncStream<(FeedSettings, Outcome<Void>)>.Continuation
 
     public init(logger: Logger) {
         self.logger = logger
+        (starts, startInput) = AsyncStream.makeStream()
     }
 
     /// Polls exactly `feeds` from now on.
     public func follow(_ feeds: [FeedSettings]) {
         let wanted = Set(feeds)
-        for (feed, task) in polling where !wanted.contains(feed) {
-            task.cancel()
+        for (feed, stop) in polling where !wanted.contains(feed) {
+            stop.set()
             polling[feed] = nil
         }
         for feed in wanted where polling[feed] == nil {
-            let poller = FeedPoller(feeds: [feed], clock: ContinuousClock(), logger: logger)
-            polling[feed] = Task { try? await poller.run() }
+            let stop = Outcome<Void>()
+            polling[feed] = stop
+            startInput.yield((feed, stop))
         }
     }
 
     public func run() async throws {
-        try? await gracefulShutdown()
-        for task in polling.values { task.cancel() }
-        polling.removeAll()
+        let logger = logger
+        await withDiscardingTaskGroup { group in
+            for await (feed, stop) in starts.cancelOnGracefulShutdown() {
+                group.addTask {
+                    let poller = FeedPoller(feeds: [feed], clock: ContinuousClock(), logger: logger)
+                    // Until it is given back, or the watch stops.
+                    await withTaskGroup(of: Void.self) { one in
+                        one.addTask { try? await poller.run() }
+                        one.addTask { _ = await stop.wait() }
+                        await one.next()
+                        one.cancelAll()
+                    }
+                }
+            }
+            group.cancelAll()
+        }
     }
 }

@@ -3,7 +3,7 @@ import CalWatchCore
 /// A value set once by one task and awaited by others: how an owner learns what a child task produced (a bus's
 /// reports), or how a stop is announced to every task that waits for it. A wait ends early, with `nil`, when its
 /// task is cancelled, so a wait can be raced against a sleep in a task group.
-final class Outcome<Value: Sendable>: Sendable {
+package final class Outcome<Value: Sendable>: Sendable {
     private struct State {
         var value: Value?
         var waiters: [Int: CheckedContinuation<Value?, Never>] = [:]
@@ -11,10 +11,10 @@ final class Outcome<Value: Sendable>: Sendable {
     }
     private let state = Locked(State())
 
-    init() {}
+    package init() {}
 
     /// Sets the value (the first one set stays) and wakes every waiter.
-    func set(_ value: Value) {
+    package func set(_ value: Value) {
         let waiters = state.withLock { state -> [CheckedContinuation<Value?, Never>] in
             guard state.value == nil else { return [] }
             state.value = value
@@ -25,13 +25,13 @@ final class Outcome<Value: Sendable>: Sendable {
     }
 
     /// Whether the value is set.
-    var isSet: Bool { state.withLock { $0.value != nil } }
+    package var isSet: Bool { state.withLock { $0.value != nil } }
 
     /// The value if it is set, without waiting.
-    var value: Value? { state.withLock { $0.value } }
+    package var value: Value? { state.withLock { $0.value } }
 
     /// The value once set; `nil` if the waiting task is cancelled first.
-    func wait() async -> Value? {
+    package func wait() async -> Value? {
         let id = state.withLock { state in
             defer { state.nextWaiter += 1 }
             return state.nextWaiter
@@ -55,5 +55,5 @@ final class Outcome<Value: Sendable>: Sendable {
 
 extension Outcome where Value == Void {
     /// Announces it (a stop).
-    func set() { set(()) }
+    package func set() { set(()) }
 }
