@@ -172,12 +172,17 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
-        /// What calwatch is made of: every module's kinds of sink in one list, for the commands and the tests.
+        /// What calwatch is made of: every module's kinds of sink in one list, and the daemon built from its parts
+        /// (`Daemon.build`), for the commands and the tests.
         .target(
             name: "CalWatchDaemon",
             dependencies: [
-                "CalWatchCore", "CalWatchRuntime", "CalWatchPostgres", "CalWatchDesktop", "CalWatchWebhook",
-                "CalWatchMQTT",
+                "CalWatchCore", "CalWatchRuntime", "CalWatchRemote", "CalWatchPostgres", "CalWatchDesktop",
+                "CalWatchWebhook", "CalWatchMQTT", "CalWatchServer",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strictSettings
         ),

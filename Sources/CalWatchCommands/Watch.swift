@@ -1,15 +1,9 @@
 import ArgumentParser
 import CalWatchCore
-import CalWatchPostgres
-import CalWatchRemote
+import CalWatchDaemon
 import CalWatchRuntime
-import CalWatchServer
-import CalWatchWebhook
 import Foundation
 import Logging
-import Prometheus
-import ServiceLifecycle
-import UnixSignals
 
 extension CalwatchCommand {
     /// `calwatch watch`: the daemon.
@@ -164,143 +158,29 @@ extension CalwatchCommand {
             }
             let logger = Logger(label: "calwatch")
             // Read once here, so that a configuration with problems is a usage error before anything starts.
-            let loaded = try settings.loadOrExit(calendars: calendars, useDefaultFile: true).named(instance)
-            let fleet = fleet.map { url in
-                FleetWatch(
-                    url: url, configuration: loaded, lease: DurationText.seconds(lease) ?? 30, logger: logger)
-            }
-            let initial = try fleet?.settleOrExit(loaded) ?? loaded
-            let instance = instance
-            // A refused data file leaves flights without airports: said once, at start.
-            for problem in ReferenceData.problems { logger.error("\(problem)") }
-            let settings = settings
-            let calendars = calendars
-            let state = state
-            // Only a watch without a configured zone follows the system's.
-            let followsSystemZone = initial.timeZone == nil
-            // A routing engine's answers, kept across reloads; asked by the poller below.
-            let routeHistory = RouteHistoryFile(journal: state ?? initial.statePath)
-            let routes = initial.travel.routing.map { _ in routeHistory.load() }
-            // A weather forecast's answers, asked by the poller below.
-            let weather = initial.travel.weather.map { _ in WeatherCache() }
-            // A geocoder's answers, read from disk once and kept there by the poller below.
-            let geocodes = initial.travel.geocoder.map(Geocoder.loadCache)
-            let setup = WatchService<ContinuousClock>.Setup(
-                load: {
-                    let configuration = try settings.load(calendars: calendars, useDefaultFile: true)
-                    // A fleet's watcher reads the calendars it holds (their feeds from cache folders it polls).
-                    if let fleet { return try fleet.configuration(from: configuration) }
-                    // Feeds are read from their cache folders, which the poller below keeps fresh.
-                    var named = configuration.named(instance)
-                    named.calendars += FeedPoller<ContinuousClock>.folders(configuration.feeds)
-                    return named
-                },
-                open: { configuration, now in
-                    let zone = try CommandSupport.zone(configuration.timeZone)
-                    let journal = try CommandSupport.openJournal(state ?? configuration.statePath)
-                    // What the fleet delivered about the calendars taken over counts as sent.
-                    let handOver = await fleet?.opening(configuration, journal: journal)
-                    // Hooks inherit it, so `calwatch snooze "$CE_ID"` in a hook finds this daemon's journal.
-                    setenv("CALWATCH_STATE", journal.path, 1)
-                    let sinks = try CommandSupport.openSinks(configuration.sinks, state: journal.path, logger: logger)
-                    return try await CalendarWatch(
-                        configuration: configuration, zone: zone, journal: journal, sinks: sinks, now: now,
-                        routes: routes, geocodes: geocodes, weather: weather, handOver: handOver,
-                        recordedTime: { CommandSupport.timestamp }, logger: logger)
-                },
-                changeCalendars: { watch, now in try await fleet?.changeCalendars(watch, at: now) },
-                problems: { problems, roots in fleet?.member.noted(problems, roots: roots) })
-            var options = WatchService<ContinuousClock>.Options()
+            let configuration = try settings.loadOrExit(calendars: calendars, useDefaultFile: true).named(instance)
+            let (settings, calendars) = (settings, calendars)
+            var options = Daemon.Options { try settings.load(calendars: calendars, useDefaultFile: true) }
+            options.state = state
+            options.instance = instance
             options.rescanEvery = .seconds(DurationText.seconds(rescanEvery) ?? 600)
             options.debounce = .milliseconds(debounceMs)
-            let service = WatchService(
-                setup: setup, options: options, clock: ContinuousClock(), wallClock: { CommandSupport.timestamp },
-                logger: logger,
-                systemZone: {
-                    followsSystemZone ? TimeZoneDatabase.rules(named: TimeZoneDatabase.systemZoneName) : nil
-                })
-            var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
-            // Metrics as the configuration at start asks (a reload does not move the file), and for the local
-            // server's /metrics. The file's writer is first in the group, so it is stopped last, after the watch's
-            // sinks have finished: its last write has their final counts.
-            let registry = PrometheusCollectorRegistry()
-            if initial.metrics.textfile != nil || initial.serve.enabled { PrometheusTextfile.bootstrap(registry) }
-            if let path = initial.metrics.textfile {
-                services.append(
-                    .init(
-                        service: PrometheusTextfile.Service(
-                            PrometheusTextfile(path: path, registry: registry), every: .seconds(initial.metrics.every),
-                            clock: ContinuousClock(),
-                            failed: { logger.error("cannot write the metrics to \(path): \($0)") })))
-            }
-            // The fleet's heartbeat, before the watch in the group so that it stops after it: its calendars are
-            // given back once the watch has stored what it committed. It joins before the watch starts, which then
-            // reads what its first beat took; a watcher of the same name alive elsewhere stops this one here.
-            if let fleet {
-                fleet.onChange { service.calendarsChanged() }
-                do {
-                    try await fleet.member.start()
-                } catch {
-                    StandardStreams.error("calwatch: \(error)\n")
-                    throw ExitCode.journalBusy
-                }
-                services.append(.init(service: fleet.member))
-                services.append(.init(service: fleet.feeds))
-            }
-            // The feeds as the configuration at start names them (a reload does not change what is polled).
-            if !initial.feeds.isEmpty {
-                services.append(
-                    .init(service: FeedPoller(feeds: initial.feeds, clock: ContinuousClock(), logger: logger)))
-            }
-            // The routing engine as the configuration at start names it.
-            if let routing = initial.travel.routing, let routes {
-                services.append(
-                    .init(
-                        service: RoutePoller(
-                            routing: routing, replanAfter: initial.travel.replanAfter, cache: routes, logger: logger,
-                            history: routeHistory, changed: { service.travelTimesChanged() })))
-            }
-            if let settings = initial.travel.weather, let weather {
-                services.append(
-                    .init(
-                        service: WeatherPoller(
-                            weather: settings, cache: weather, logger: logger,
-                            changed: { service.travelTimesChanged() })))
-            }
-            if let geocoder = initial.travel.geocoder, let geocodes {
-                services.append(
-                    .init(
-                        service: GeocodePoller(
-                            geocoder: geocoder, cache: geocodes, logger: logger,
-                            changed: { service.travelTimesChanged() })))
-            }
-            services.append(.init(service: service))
-            // The local server (`serve:`): next, the day, the event stream, answers (a phone's signed buttons among
-            // them, recorded in the journal the daemon reads) and metrics. After the watch, so it stops first.
-            let journalPath = state ?? initial.statePath
-            let answers = try CommandSupport.openJournalOrExit(journalPath)
-            let buttonSnooze = initial.sinks.lazy.compactMap { ($0.kind as? WebhookSettings)?.answers?.snooze }.first
+            options.fleet = fleet.map { ($0, DurationText.seconds(lease) ?? 30) }
+            options.release = CalwatchVersion.release
+            let daemon: Daemon
             do {
-                services += try LocalServer.services(
-                    initial.serve,
-                    environment: .init(
-                        journal: journalPath, view: { service.nextSource }, answers: { answers },
-                        now: { CommandSupport.now }, timestamp: { CommandSupport.timestamp }, metrics: registry,
-                        buttonSnooze: buttonSnooze,
-                        configurationFile: journalPath == initial.statePath
-                            ? initial.file.flatMap(ConfigurationLoader.realPath) : nil),
-                    logger: logger)
+                daemon = try await Daemon.build(configuration: configuration, options: options, logger: logger)
             } catch {
-                logger.error("no local server: \(error); calwatch next reads the calendars itself")
+                // A configuration's problem names its file and line already.
+                StandardStreams.error((error.kind == .configuration ? "" : "calwatch: ") + "\(error)\n")
+                switch error.kind {
+                case .configuration: throw ExitCode.usageError
+                case .journal: throw ExitCode.ioError
+                case .busy: throw ExitCode.journalBusy
+                }
             }
-            // One daemon per journal, held until the process ends.
-            let lock = try CommandSupport.lockJournalOrExit(state ?? initial.statePath)
-            defer { withExtendedLifetime(lock) {} }
-            let group = ServiceGroup(
-                configuration: .init(
-                    services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
             do {
-                try await group.run()
+                try await daemon.run(logger: logger)
             } catch {
                 logger.critical("\(error)")
                 throw ExitCode.ioError

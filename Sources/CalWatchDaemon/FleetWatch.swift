@@ -1,5 +1,4 @@
-import ArgumentParser
-import CalWatchCore
+public import CalWatchCore
 import CalWatchPostgres
 import CalWatchRemote
 import CalWatchRuntime
@@ -39,7 +38,7 @@ final class FleetWatch: Sendable {
         self.sink = sink
         member = FleetMember(
             url: url, password: named?.postgres.passwordCommand, watcher: instance, options: options,
-            wallClock: { CommandSupport.timestamp },
+            wallClock: { Timestamp.now },
             backlog: {
                 guard let journal = journal.withLock({ $0 }) else { return 0 }
                 let last = (try? await journal.lastSequence()) ?? 0
@@ -111,18 +110,9 @@ final class FleetWatch: Sendable {
         return settled
     }
 
+    /// A configuration a fleet's watcher cannot run with.
     struct Refusal: Error, CustomStringConvertible {
         var description: String
-    }
-
-    /// `settle`, with its problem on standard error and exit status 64.
-    func settleOrExit(_ configuration: Configuration) throws -> Configuration {
-        do {
-            return try settle(configuration)
-        } catch {
-            StandardStreams.error("\(error)\n")
-            throw ExitCode.usageError
-        }
     }
 
     /// The configuration with the calendars this watcher holds now.
@@ -143,7 +133,7 @@ final class FleetWatch: Sendable {
 
 extension Configuration {
     /// The configuration with `instance` (`--instance`) as this calwatch's name, in its PostgreSQL sinks too.
-    func named(_ instance: String?) -> Configuration {
+    public func named(_ instance: String?) -> Configuration {
         guard let instance else { return self }
         var named = self
         named.instance = instance

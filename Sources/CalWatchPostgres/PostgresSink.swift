@@ -1,4 +1,4 @@
-public import CalWatchCore
+import CalWatchCore
 public import CalWatchRuntime
 import Foundation
 

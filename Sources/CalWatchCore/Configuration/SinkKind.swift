@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// One kind of sink (`type: jsonl`, `type: webhook`, …) as config.yml writes it: its `type:` name, the keys of its
 /// entry, and its settings read from that entry. The runtime's `SinkDriver` adds how it opens, checks itself and

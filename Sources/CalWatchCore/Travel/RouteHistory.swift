@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// What the routing engine said about each way before, by hour of the week: the estimate when the engine has no
 /// answer for a way now (down, over its budget, not asked yet). The last few answers of each hour are kept and their

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// Whether calwatch can write a file it is told to keep, asked before it tries (`calwatch check`).
 public enum FileAccess {

@@ -27,6 +27,15 @@ public final class PrometheusTextfile: Sendable {
         MetricsSystem.bootstrap(HelpfulFactory(registry: registry))
     }
 
+    /// The registry swift-metrics records into for a daemon, bootstrapped when first asked for. swift-metrics is
+    /// one per process and bootstrapped once, so every daemon built in a process (one; several in a test) shares
+    /// it.
+    public static let daemonRegistry: PrometheusCollectorRegistry = {
+        let registry = PrometheusCollectorRegistry()
+        bootstrap(registry)
+        return registry
+    }()
+
     /// Writes what was recorded so far (mode 0644, its folder made when missing).
     public func write() throws {
         let url = URL(fileURLWithPath: path)

@@ -1,5 +1,5 @@
 public import CalWatchCore
-public import Foundation
+import Foundation
 
 /// A shell hook (docs/design.md §6): which events it wants and how it is run.
 public struct HookSettings: SinkDriver, EventFilters {

@@ -1,0 +1,260 @@
+public import CalWatchCore
+import CalWatchPostgres
+import CalWatchRemote
+import CalWatchRuntime
+import CalWatchServer
+import CalWatchWebhook
+import Foundation
+public import Logging
+import Prometheus
+public import ServiceLifecycle
+public import UnixSignals
+
+/// `calwatch watch` assembled: the parts a configuration and the command line ask for, as services in the order
+/// they start, and the journal's one-writer lock, held while the daemon lives. The command parses its arguments
+/// and runs what this builds; a test builds and runs it in process.
+public struct Daemon: Sendable {
+    /// A part of the daemon. The order of the cases is the order the services start: a `ServiceGroup` stops them
+    /// in reverse, so each part stops after the parts below it, which use it.
+    public enum Part: String, CaseIterable, Sendable, Comparable {
+        /// The metrics file, stopped last, after the watch's sinks have finished: its last write has their counts.
+        case metricsFile
+        /// A fleet's heartbeat, stopped after the watch: its calendars are given back once the watch has stored what
+        /// it committed. It joins before the watch starts, which then reads what its first beat took.
+        case fleet
+        /// The feeds of the calendars a fleet's watcher holds, polled while held.
+        case fleetFeeds
+        /// The feeds the configuration at start names (a reload does not change what is polled).
+        case feeds
+        /// The routing engine's answers for the ways planning lacks.
+        case routes
+        /// The weather forecast for the ways' hours.
+        case weather
+        /// The geocoder's answers for addresses without a point.
+        case geocodes
+        /// The calendars read and followed, the planner, the journal and the sinks.
+        case watch
+        /// The local server (`serve:`), stopped first: nothing asks a daemon that is going.
+        case server
+
+        public static func < (left: Part, right: Part) -> Bool {
+            allCases.firstIndex(of: left)! < allCases.firstIndex(of: right)!
+        }
+    }
+
+    /// What the command line adds to the configuration.
+    public struct Options: Sendable {
+        /// `--state`: the journal, instead of the configuration's `state:`.
+        public var state: String?
+        /// `--rescan-every`.
+        public var rescanEvery: Duration = .seconds(600)
+        /// `--debounce-ms`.
+        public var debounce: Duration = .milliseconds(100)
+        /// `--instance`.
+        public var instance: String?
+        /// `--fleet` and `--lease` (seconds).
+        public var fleet: (url: String, lease: Int64)?
+        /// The configuration read again, as at start (SIGHUP): the file and the command line's calendars and zone.
+        public var reload: @Sendable () throws -> Configuration
+        /// The release, for what sinks tell their receivers.
+        public var release = "0"
+
+        public init(reload: @escaping @Sendable () throws -> Configuration) {
+            self.reload = reload
+        }
+    }
+
+    /// What keeps a daemon from being built, and the exit status it means (sysexits).
+    public struct Failure: Error, CustomStringConvertible, Sendable {
+        public enum Kind: Sendable {
+            /// A configuration a fleet's watcher cannot run with (64).
+            case configuration
+            /// The journal cannot be opened (74).
+            case journal
+            /// Another daemon holds the journal, or a watcher of the same name runs in the fleet (75).
+            case busy
+        }
+
+        public var kind: Kind
+        public var description: String
+    }
+
+    /// The parts built, in the order they start.
+    public let parts: [(part: Part, service: ServiceGroupConfiguration.ServiceConfiguration)]
+    /// One daemon per journal.
+    private let lock: JournalLock
+
+    /// The services of the daemon `configuration` and `options` describe, its journal locked. Logs go to `logger`.
+    public static func build(
+        configuration loaded: Configuration, options: Options, logger: Logger
+    ) async throws(Failure) -> Daemon {
+        let fleet = options.fleet.map { fleet in
+            FleetWatch(url: fleet.url, configuration: loaded, lease: fleet.lease, logger: logger)
+        }
+        let initial: Configuration
+        do {
+            initial = try fleet?.settle(loaded) ?? loaded
+        } catch {
+            throw Failure(kind: .configuration, description: error.description)
+        }
+        let state = options.state
+        let journalPath = state ?? initial.statePath
+        let lock: JournalLock
+        do {
+            lock = try JournalLock(journal: journalPath)
+        } catch {
+            throw Failure(kind: .busy, description: "\(error)")
+        }
+        // A refused data file leaves flights without airports: said once, at start.
+        for problem in ReferenceData.problems { logger.error("\(problem)") }
+        var parts: [(Part, ServiceGroupConfiguration.ServiceConfiguration)] = []
+        func add(_ part: Part, _ service: some Service) { parts.append((part, .init(service: service))) }
+
+        // Answers kept across reloads: a routing engine's, the weather's, the geocoder's.
+        let routeHistory = RouteHistoryFile(journal: journalPath)
+        let routes = initial.travel.routing.map { _ in routeHistory.load() }
+        let weather = initial.travel.weather.map { _ in WeatherCache() }
+        let geocodes = initial.travel.geocoder.map(Geocoder.loadCache)
+        let service = watch(
+            initial, options: options, fleet: fleet, routes: routes, weather: weather, geocodes: geocodes,
+            logger: logger)
+        add(.watch, service)
+
+        // Metrics as the configuration at start asks (a reload does not move the file), and for /metrics.
+        let registry =
+            initial.metrics.textfile != nil || initial.serve.enabled
+            ? PrometheusTextfile.daemonRegistry : PrometheusCollectorRegistry()
+        if let path = initial.metrics.textfile {
+            add(
+                .metricsFile,
+                PrometheusTextfile.Service(
+                    PrometheusTextfile(path: path, registry: registry), every: .seconds(initial.metrics.every),
+                    clock: ContinuousClock(), failed: { logger.error("cannot write the metrics to \(path): \($0)") }))
+        }
+        if let fleet {
+            fleet.onChange { service.calendarsChanged() }
+            do {
+                try await fleet.member.start()
+            } catch {
+                throw Failure(kind: .busy, description: "\(error)")
+            }
+            add(.fleet, fleet.member)
+            add(.fleetFeeds, fleet.feeds)
+        }
+        if !initial.feeds.isEmpty {
+            add(.feeds, FeedPoller(feeds: initial.feeds, clock: ContinuousClock(), logger: logger))
+        }
+        if let routing = initial.travel.routing, let routes {
+            add(
+                .routes,
+                RoutePoller(
+                    routing: routing, replanAfter: initial.travel.replanAfter, cache: routes, logger: logger,
+                    history: routeHistory, changed: { service.travelTimesChanged() }))
+        }
+        if let settings = initial.travel.weather, let weather {
+            add(
+                .weather,
+                WeatherPoller(
+                    weather: settings, cache: weather, logger: logger, changed: { service.travelTimesChanged() }))
+        }
+        if let geocoder = initial.travel.geocoder, let geocodes {
+            add(
+                .geocodes,
+                GeocodePoller(
+                    geocoder: geocoder, cache: geocodes, logger: logger, changed: { service.travelTimesChanged() }))
+        }
+        // The local server: next, the day, the event stream, answers (a phone's signed buttons among them, recorded
+        // in the journal the daemon reads) and metrics.
+        let answers: JournalStore
+        do {
+            answers = try JournalStore(path: journalPath)
+        } catch {
+            throw Failure(kind: .journal, description: "cannot open the journal \(journalPath): \(error)")
+        }
+        do {
+            let buttonSnooze = initial.sinks.lazy.compactMap { ($0.kind as? WebhookSettings)?.answers?.snooze }.first
+            let served = try LocalServer.services(
+                initial.serve,
+                environment: .init(
+                    journal: journalPath, view: { service.nextSource }, answers: { answers },
+                    now: { Timestamp.now.instant }, timestamp: { Timestamp.now }, metrics: registry,
+                    buttonSnooze: buttonSnooze,
+                    configurationFile: state == nil ? initial.file.flatMap(ConfigurationLoader.realPath) : nil),
+                logger: logger)
+            parts += served.map { (.server, $0) }
+        } catch {
+            logger.error("no local server: \(error); calwatch next reads the calendars itself")
+        }
+        return Daemon(parts: parts.sorted { $0.0 < $1.0 }, lock: lock)
+    }
+
+    /// The watch: the configuration read again on SIGHUP (a fleet's watcher's calendars are those it holds; feeds
+    /// are read from the cache folders their poller keeps fresh), its journal and sinks opened at each (re)start.
+    private static func watch(
+        _ initial: Configuration, options: Options, fleet: FleetWatch?, routes: RouteCache?, weather: WeatherCache?,
+        geocodes: GeocodeCache?, logger: Logger
+    ) -> WatchService<ContinuousClock> {
+        let state = options.state
+        let instance = options.instance
+        let reload = options.reload
+        let release = options.release
+        // Only a watch without a configured zone follows the system's.
+        let followsSystemZone = initial.timeZone == nil
+        let setup = WatchService<ContinuousClock>.Setup(
+            load: {
+                let configuration = try reload()
+                if let fleet { return try fleet.configuration(from: configuration) }
+                var named = configuration.named(instance)
+                named.calendars += FeedPoller<ContinuousClock>.folders(configuration.feeds)
+                return named
+            },
+            open: { configuration, now in
+                let zoneName = configuration.timeZone ?? TimeZoneDatabase.systemZoneName
+                guard
+                    let zone = TimeZoneDatabase.rules(named: zoneName)
+                        ?? WindowsZones.ianaName(for: zoneName).flatMap(TimeZoneDatabase.rules)
+                else { throw Failure(kind: .configuration, description: "'\(zoneName)' is not a known zone") }
+                let path = state ?? configuration.statePath
+                let journal: JournalStore
+                do {
+                    journal = try JournalStore(path: path)
+                } catch {
+                    throw Failure(kind: .journal, description: "cannot open the journal \(path): \(error)")
+                }
+                // What the fleet delivered about the calendars taken over counts as sent.
+                let handOver = await fleet?.opening(configuration, journal: journal)
+                // Hooks inherit it, so `calwatch snooze "$CE_ID"` in a hook finds this daemon's journal.
+                setenv("CALWATCH_STATE", journal.path, 1)
+                let environment = SinkEnvironment(
+                    now: { Timestamp.now.instant }, logger: logger, journal: journal.path, release: release)
+                let sinks = try configuration.sinks.map { (sink) throws(SinkError) in try sink.open(in: environment) }
+                return try await CalendarWatch(
+                    configuration: configuration, zone: zone, journal: journal, sinks: sinks, now: now,
+                    routes: routes, geocodes: geocodes, weather: weather, handOver: handOver,
+                    recordedTime: { Timestamp.now }, logger: logger)
+            },
+            changeCalendars: { watch, now in try await fleet?.changeCalendars(watch, at: now) },
+            problems: { problems, roots in fleet?.member.noted(problems, roots: roots) })
+        var watchOptions = WatchService<ContinuousClock>.Options()
+        watchOptions.rescanEvery = options.rescanEvery
+        watchOptions.debounce = options.debounce
+        return WatchService(
+            setup: setup, options: watchOptions, clock: ContinuousClock(), wallClock: { Timestamp.now },
+            logger: logger,
+            systemZone: { followsSystemZone ? TimeZoneDatabase.rules(named: TimeZoneDatabase.systemZoneName) : nil })
+    }
+
+    /// The parts as one group, stopped gracefully on `signals`.
+    public func group(gracefulShutdownSignals signals: [UnixSignal], logger: Logger) -> ServiceGroup {
+        ServiceGroup(
+            configuration: .init(
+                services: parts.map(\.service), gracefulShutdownSignals: signals, logger: logger))
+    }
+
+    /// Runs the parts until they stop (on a signal, or when the task is cancelled); the journal stays locked until
+    /// then.
+    public func run(gracefulShutdownSignals signals: [UnixSignal] = [.sigterm, .sigint], logger: Logger) async throws {
+        defer { withExtendedLifetime(lock) {} }
+        try await group(gracefulShutdownSignals: signals, logger: logger).run()
+    }
+}
