@@ -3,6 +3,8 @@ import CalWatchCore
 import CalWatchRuntime
 import Foundation
 import Logging
+import ServiceLifecycle
+import UnixSignals
 
 extension CalwatchCommand {
     /// `calwatch replay`: the event pipeline over a time window on a virtual clock.
@@ -141,10 +143,17 @@ extension CalwatchCommand {
                 occurrences: scan.occurrences, facts: classifier.facts(for:), configuration: configuration,
                 journal: journal, sinks: sinks, recordedTime: { CommandSupport.timestamp }, options: replayOptions,
                 logger: logger)
+            // SIGTERM and SIGINT stop it at its next consistent point instead of mid-way.
+            let run = CalWatchRuntime.Replay.Run(replay, from: window.start, to: window.end)
+            let group = ServiceGroup(
+                configuration: .init(
+                    services: [.init(service: run, successTerminationBehavior: .gracefullyShutdownGroup)],
+                    gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
             let summary: CalWatchRuntime.Replay.Summary
-            StopSignals.install()
             do {
-                summary = try await replay.run(from: window.start, to: window.end, shouldStop: StopSignals.received)
+                try await group.run()
+                guard let finished = run.summary else { throw CancellationError() }
+                summary = finished
             } catch {
                 StandardStreams.error("calwatch: \(error)\n")
                 throw ExitCode.ioError
@@ -156,7 +165,7 @@ extension CalwatchCommand {
                     summary, hooks: hooks, window: window, seconds: Date().timeIntervalSince(started),
                     journalKept: !temporary))
             if summary.sinks.allSatisfy(\.closed) { return }  // the reader went away (`| head`): a quiet end
-            if StopSignals.received() { throw ExitCode.interrupted }
+            if run.stoppedByShutdown { throw ExitCode.interrupted }
             if summary.sinks.contains(where: { $0.undelivered > 0 }) { throw ExitCode.ioError }
         }
 

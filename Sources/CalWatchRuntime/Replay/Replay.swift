@@ -9,7 +9,7 @@ public import Logging
 /// killed at any point and started again over the same journal emits the rest: nothing lost, nothing journaled
 /// twice. State, journal and queues stay bounded however long the
 /// window: ids are forgotten once expired, journal rows pruned once delivered and expired.
-public final class Replay {
+public final class Replay: Sendable {
     /// What a replay did.
     public struct Summary: Sendable {
         public var counts: [EventType: Int] = [:]
@@ -42,7 +42,7 @@ public final class Replay {
     private let configuration: PlannerConfiguration
     private let journal: JournalStore
     private let sinks: [any EventSink]
-    private let recordedTime: () -> Timestamp
+    private let recordedTime: @Sendable () -> Timestamp
     private let options: Options
     private let logger: Logger
 
@@ -51,7 +51,7 @@ public final class Replay {
     public init(
         occurrences: [Occurrence], facts: @escaping @Sendable (Occurrence) -> PlanningFacts = { _ in .event },
         configuration: PlannerConfiguration, journal: JournalStore,
-        sinks: [any EventSink], recordedTime: @escaping () -> Timestamp, options: Options = Options(),
+        sinks: [any EventSink], recordedTime: @escaping @Sendable () -> Timestamp, options: Options = Options(),
         logger: Logger = Logger(label: "calwatch.replay")
     ) {
         self.occurrences = Occurrences(occurrences, facts: facts)
