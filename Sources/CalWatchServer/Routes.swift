@@ -298,7 +298,7 @@ struct Routes: Sendable {
             answered: query["answered"].flatMap { DayPage.answered[String($0)] })
         let fragment = query["fragment"] == "1"
         var nonceBytes = SystemRandomNumberGenerator()
-        let nonce = ServerToken.base64url((0..<16).map { _ in UInt8.random(in: 0...255, using: &nonceBytes) })
+        let nonce = Base64URL.encode((0..<16).map { _ in UInt8.random(in: 0...255, using: &nonceBytes) })
         return Response(
             status: .ok,
             headers: [

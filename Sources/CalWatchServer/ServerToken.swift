@@ -1,3 +1,5 @@
+import CalWatchRuntime
+import Crypto
 import Foundation
 
 #if canImport(Glibc)
@@ -12,7 +14,7 @@ enum ServerToken {
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         if fd >= 0 {
             var generator = SystemRandomNumberGenerator()
-            let token = base64url((0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) })
+            let token = Base64URL.encode((0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) })
             let bytes = Array((token + "\n").utf8)
             let written = write(fd, bytes, bytes.count)
             close(fd)
@@ -26,27 +28,16 @@ enum ServerToken {
             throw ServerError("cannot read the token \(path); remove it to make a new one at the next start")
         }
         let token = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        guard token.utf8.count >= 32, token.utf8.allSatisfy(isTokenByte) else {
+        guard token.utf8.count >= 32, token.utf8.allSatisfy(Base64URL.isAlphabet) else {
             throw ServerError("\(path) is not a calwatch token; remove it to make a new one at the next start")
         }
         return token
     }
 
-    /// Whether `given` is `token`, in time that depends on the length alone.
+    /// Whether `given` is `token`: their SHA-256 digests compared (swift-crypto compares digests in constant time),
+    /// so the time taken says nothing of how much of a guess was right.
     static func matches(_ given: some StringProtocol, _ token: String) -> Bool {
-        let (given, token) = (Array(given.utf8), Array(token.utf8))
-        guard given.count == token.count else { return false }
-        return zip(given, token).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0
-    }
-
-    static func base64url(_ bytes: [UInt8]) -> String {
-        Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
-            .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
-    }
-
-    private static func isTokenByte(_ byte: UInt8) -> Bool {
-        (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || byte == 0x2D
-            || byte == 0x5F
+        SHA256.hash(data: Array(given.utf8)) == SHA256.hash(data: Array(token.utf8))
     }
 }
 

@@ -30,20 +30,21 @@ public enum AnswerKey {
         "\(kind.rawValue)/\(event)/\(token(kind, event: event, key: key))"
     }
 
-    /// The first 16 bytes of the HMAC-SHA256 of `answer/event`, base64url.
+    /// The HMAC-SHA256 of `answer/event`, base64url.
     static func token(_ kind: JournalStore.Answer.Kind, event: String, key: SymmetricKey) -> String {
-        let mac = HMAC<Crypto.SHA256>.authenticationCode(for: Data("\(kind.rawValue)/\(event)".utf8), using: key)
-        return Data(Data(mac).prefix(16)).base64EncodedString().replacingOccurrences(of: "+", with: "-")
-            .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+        Base64URL.encode(HMAC<Crypto.SHA256>.authenticationCode(for: message(kind, event: event), using: key))
     }
 
-    /// Whether `token` is the one for this answer, compared in constant time.
+    /// Whether `token` is the one for this answer, verified by swift-crypto (in constant time).
     public static func matches(
-        _ token: String, kind: JournalStore.Answer.Kind, event: String, key: SymmetricKey
+        _ token: some StringProtocol, kind: JournalStore.Answer.Kind, event: String, key: SymmetricKey
     ) -> Bool {
-        let expected = Array(Self.token(kind, event: event, key: key).utf8)
-        let given = Array(token.utf8)
-        guard given.count == expected.count else { return false }
-        return zip(given, expected).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0
+        guard let code = Base64URL.decode(token) else { return false }
+        return HMAC<Crypto.SHA256>.isValidAuthenticationCode(
+            code, authenticating: message(kind, event: event), using: key)
+    }
+
+    private static func message(_ kind: JournalStore.Answer.Kind, event: String) -> Data {
+        Data("\(kind.rawValue)/\(event)".utf8)
     }
 }
