@@ -92,18 +92,16 @@ extension CalwatchCommand {
         var event: String
 
         @Argument(help: "How long: 30s, 5m, 1h.")
-        var duration: String = "5m"
+        var duration = DurationArgument("5m")
 
         @OptionGroup var options: AnswerOptions
 
         func validate() throws {
-            guard let seconds = DurationText.seconds(duration), (1...86_400).contains(seconds) else {
-                throw ValidationError("'\(duration)' is not a duration from 1s to 1d; write it like 5m or 30s.")
-            }
+            try duration.checked("", in: 1...86_400, example: "5m or 30s")
         }
 
         func run() async throws {
-            try await options.give(.snooze, target: event, seconds: DurationText.seconds(duration))
+            try await options.give(.snooze, target: event, seconds: duration.seconds)
         }
     }
 

@@ -127,7 +127,7 @@ extension CalwatchCommand.Fleet {
         var person: String?
 
         @Option(help: ArgumentHelp("How often a feed or CalDAV account is polled.", valueName: "duration"))
-        var every: String = "10m"
+        var every = DurationArgument("10m")
 
         func validate() throws {
             let kinds = [!paths.isEmpty, feed != nil, caldav != nil].filter { $0 }.count
@@ -149,9 +149,7 @@ extension CalwatchCommand.Fleet {
             if caldav == nil && (user != nil || credential != nil) {
                 throw ValidationError("--user and --credential go with --caldav.")
             }
-            guard let seconds = DurationText.seconds(every), FleetCalendar.every.contains(seconds) else {
-                throw ValidationError("--every '\(every)' is not a duration from 1m to 1d; write it like 10m.")
-            }
+            let seconds = try every.checked("--every", in: FleetCalendar.every, example: "10m")
             for name in names {
                 if let problem = FleetCalendar.problem(withName: name) { throw ValidationError("\(problem).") }
             }
@@ -175,7 +173,7 @@ extension CalwatchCommand.Fleet {
         }
 
         func run() async throws {
-            let seconds = DurationText.seconds(every) ?? 600
+            let seconds = every.seconds ?? 600
             var calendars: [FleetCalendar] = []
             for (path, name) in zip(paths, names) {
                 let absolute = URL(fileURLWithPath: path).standardizedFileURL.path

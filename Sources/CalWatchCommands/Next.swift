@@ -92,7 +92,7 @@ extension CalwatchCommand {
         var calendarNames: String?
 
         @Option(help: ArgumentHelp("How far ahead to look for the next one.", valueName: "duration"))
-        var within: String = "24h"
+        var within = DurationArgument("24h")
 
         @Option(help: ArgumentHelp("Cut the line to this many terminal columns, with …", valueName: "columns"))
         var maxWidth: Int?
@@ -118,9 +118,7 @@ extension CalwatchCommand {
         func validate() throws {
             _ = try calendars.zone()
             _ = try kindSet()
-            guard let seconds = DurationText.seconds(within), (60...31 * 86_400).contains(seconds) else {
-                throw ValidationError("--within '\(within)' is not a duration from 1m to 31d; write it like 12h or 2d.")
-            }
+            try within.checked("--within", in: 60...31 * 86_400, example: "12h or 2d")
             if let maxWidth, maxWidth < 1 { throw ValidationError("--max-width must be 1 or more.") }
             if follow && at != nil { throw ValidationError("--at shows one moment; it cannot be used with --follow.") }
             if markup == .pango && format != .i3blocks {
@@ -156,7 +154,7 @@ extension CalwatchCommand {
                 configuration, kinds: try kindSet(),
                 calendars: calendarNames.map {
                     $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
-                }, horizon: DurationText.seconds(within) ?? 86_400)
+                }, horizon: within.seconds ?? 86_400)
             let style = NextUpFormat.Style(maxWidth: maxWidth, none: none, pango: markup == .pango)
 
             guard follow else {
@@ -203,7 +201,7 @@ extension CalwatchCommand {
         func askDaemon(_ configuration: Configuration) async -> String? {
             var query = [
                 "format=\(format.rawValue)", "config=" + LocalServerClient.query(configuration.readFrom),
-                "horizon=\(DurationText.seconds(within) ?? 86_400)",
+                "horizon=\(within.seconds ?? 86_400)",
             ]
             if let kinds { query.append("kinds=" + LocalServerClient.query(kinds.filter { $0 != " " })) }
             if let calendarNames {

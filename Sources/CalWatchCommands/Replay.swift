@@ -68,12 +68,10 @@ extension CalwatchCommand {
             help: ArgumentHelp(
                 "How long a sink that worked and then failed (a broker restarting) is still tried after the last event.",
                 valueName: "duration"))
-        var waitForSinks = "1m"
+        var waitForSinks = DurationArgument("1m")
 
         func validate() throws {
-            guard let wait = DurationText.seconds(waitForSinks), (0...86_400).contains(wait) else {
-                throw ValidationError("'\(waitForSinks)' is not a duration from 0s to 1d; write it like 1m or 30s.")
-            }
+            try waitForSinks.checked("", in: 0...86_400, example: "1m or 30s")
             if calendars.paths.isEmpty && settings.config == nil {
                 throw ValidationError("Name the calendars to replay, or a --config that lists them.")
             }
@@ -138,7 +136,7 @@ extension CalwatchCommand {
             // thread as it meets them (5,000 meetings with links and attendees: 0.8 s of a week's replay).
             _ = ParallelRuns.map(scan.occurrences) { classifier.prepare(Array($0)) }
             var replayOptions = CalWatchRuntime.Replay.Options()
-            replayOptions.bus.finalWait = .seconds(DurationText.seconds(waitForSinks) ?? 60)
+            replayOptions.bus.finalWait = waitForSinks.duration
             let replay = CalWatchRuntime.Replay(
                 occurrences: scan.occurrences, facts: classifier.facts(for:), configuration: configuration,
                 journal: journal, sinks: sinks, recordedTime: { CommandSupport.timestamp }, options: replayOptions,

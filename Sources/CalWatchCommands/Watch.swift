@@ -93,7 +93,7 @@ extension CalwatchCommand {
         var logLevel: String = "info"
 
         @Option(help: ArgumentHelp("How often every folder is looked at again (safety net).", valueName: "duration"))
-        var rescanEvery: String = "10m"
+        var rescanEvery = DurationArgument("10m")
 
         @Option(
             help: ArgumentHelp(
@@ -119,23 +119,18 @@ extension CalwatchCommand {
                 "With --fleet: how long a calendar stays with a watcher that stops renewing it (renewed every third "
                     + "of it).",
                 valueName: "duration"))
-        var lease: String = "30s"
+        var lease = DurationArgument("30s")
 
         func validate() throws {
             guard Logger.Level(rawValue: logLevel) != nil else {
                 throw ValidationError(
                     "--log-level '\(logLevel)' is not one of trace, debug, info, notice, warning, error, critical.")
             }
-            guard let seconds = DurationText.seconds(rescanEvery), (1...86_400).contains(seconds) else {
-                throw ValidationError(
-                    "--rescan-every '\(rescanEvery)' is not a duration from 1s to 1d; write it like 10m or 1h.")
-            }
+            try rescanEvery.checked("--rescan-every", in: 1...86_400, example: "10m or 1h")
             guard (0...10_000).contains(debounceMs) else {
                 throw ValidationError("--debounce-ms must be between 0 and 10000.")
             }
-            guard let seconds = DurationText.seconds(lease), (3...3_600).contains(seconds) else {
-                throw ValidationError("--lease '\(lease)' is not a duration from 3s to 1h; write it like 30s or 2m.")
-            }
+            try lease.checked("--lease", in: 3...3_600, example: "30s or 2m")
             if fleet != nil && !calendars.paths.isEmpty {
                 throw ValidationError(
                     "--fleet takes the calendars from the fleet's database; add paths there (calwatch fleet add) "
@@ -163,9 +158,9 @@ extension CalwatchCommand {
             var options = Daemon.Options { try settings.load(calendars: calendars, useDefaultFile: true) }
             options.state = state
             options.instance = instance
-            options.rescanEvery = .seconds(DurationText.seconds(rescanEvery) ?? 600)
+            options.rescanEvery = rescanEvery.duration
             options.debounce = .milliseconds(debounceMs)
-            options.fleet = fleet.map { ($0, DurationText.seconds(lease) ?? 30) }
+            options.fleet = fleet.map { ($0, lease.seconds ?? 30) }
             options.release = CalwatchVersion.release
             let daemon: Daemon
             do {
