@@ -127,12 +127,12 @@ extension CalwatchCommand {
             if let at { _ = try CommandSupport.instant(at, zone: calendars.zone()) }
         }
 
-        func kindSet() throws -> Set<PlanningFacts.Kind>? {
+        func kindSet() throws -> Set<OccurrenceFacts.Kind>? {
             guard let kinds else { return nil }
-            var set = Set<PlanningFacts.Kind>()
+            var set = Set<OccurrenceFacts.Kind>()
             for name in kinds.split(separator: ",") {
                 let name = name.trimmingCharacters(in: .whitespaces)
-                guard let kind = PlanningFacts.Kind(rawValue: name) else {
+                guard let kind = OccurrenceFacts.Kind(rawValue: name) else {
                     throw ValidationError("--kinds: '\(name)' is not one of meeting, flight, event.")
                 }
                 set.insert(kind)

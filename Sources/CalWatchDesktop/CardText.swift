@@ -143,7 +143,7 @@ struct CardText {
     }
 
     /// Icon names of the freedesktop icon naming specification.
-    static func icon(_ kind: PlanningFacts.Kind) -> String {
+    static func icon(_ kind: OccurrenceFacts.Kind) -> String {
         switch kind {
         case .flight: "airplane-mode-symbolic"
         case .meeting: "call-start"

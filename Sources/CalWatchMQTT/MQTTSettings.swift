@@ -10,7 +10,7 @@ public struct MQTTSettings: SinkDriver, EventFilters {
         "url", "topic", "username", "passwordCommand", "caFile", "discovery", "on", "kinds", "offsets", "calendars",
     ]
     public var events: Set<EventType>?
-    public var kinds: Set<PlanningFacts.Kind>?
+    public var kinds: Set<OccurrenceFacts.Kind>?
     public var offsets: Set<Int64>?
     public var calendars: Set<String>?
     /// `mqtt://host:1883` or `mqtts://host:8883` (TLS, verified against the system's authorities or `caFile`).

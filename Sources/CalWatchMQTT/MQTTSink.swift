@@ -28,7 +28,7 @@ public actor MQTTSink: EventSink {
     private let now: @Sendable () -> Timestamp
     private var client: UnsafeMutablePointer<cw_mqtt>?
     /// Live activities in progress, by subject: a meeting among them is "in a meeting".
-    private var live: [String: PlanningFacts.Kind] = [:]
+    private var live: [String: OccurrenceFacts.Kind] = [:]
     /// The connection (libmosquitto's count) on which the availability, discovery and state were last published:
     /// a broker restarted, or one that sent the last will when the connection dropped, hears them again.
     private var announcedOn = 0

@@ -55,7 +55,7 @@ struct Routes: Sendable {
         guard (60...Int64(31 * 86_400)).contains(horizon) else {
             return malformed("horizon is seconds (or 12h, 2d) from a minute to 31 days, as next --within")
         }
-        let named = query["kinds"].map { $0.split(separator: ",").map { PlanningFacts.Kind(rawValue: String($0)) } }
+        let named = query["kinds"].map { $0.split(separator: ",").map { OccurrenceFacts.Kind(rawValue: String($0)) } }
         if let named, named.contains(nil) { return malformed("kinds are meeting, flight and event, with commas") }
         let kinds = named.map { Set($0.compactMap { $0 }) }
         let calendars = query["calendars"].map {

@@ -11,7 +11,7 @@ public struct WebhookSettings: SinkDriver, EventFilters {
         "on", "kinds", "offsets", "calendars",
     ]
     public var events: Set<EventType>?
-    public var kinds: Set<PlanningFacts.Kind>?
+    public var kinds: Set<OccurrenceFacts.Kind>?
     public var offsets: Set<Int64>?
     public var calendars: Set<String>?
     /// How the event travels (CloudEvents HTTP binding).

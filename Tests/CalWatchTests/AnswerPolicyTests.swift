@@ -6,7 +6,7 @@ import Testing
     static let standup = PlannerTests.meeting("standup", "2027-03-01T10:00:00Z", "2027-03-01T10:30:00Z")
 
     static func answer(
-        _ answer: Planner.Answer, _ occurrence: Occurrence = standup, facts: PlanningFacts = .event,
+        _ answer: Planner.Answer, _ occurrence: Occurrence = standup, facts: OccurrenceFacts = .event,
         target: String = "standup/2027-03-01T10:00:00Z", answered: (id: EventID, type: EventType?)? = nil,
         state: PlannerState = PlannerState(), at now: String
     ) -> Result<PlannedEvent, Planner.AnswerRefused> {

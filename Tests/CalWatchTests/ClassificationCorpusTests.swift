@@ -29,7 +29,7 @@ import Testing
         var summary: String
         var expected: [String: String]
         var expectedJoin: String?
-        var facts: PlanningFacts
+        var facts: OccurrenceFacts
     }
 
     /// Labels by UID, read from the files' text.

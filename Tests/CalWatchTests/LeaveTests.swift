@@ -50,7 +50,7 @@ import Testing
         return [home, office]
     }()
 
-    static func facts(_ body: String, places: [PlaceSettings] = places) throws -> (Occurrence, PlanningFacts) {
+    static func facts(_ body: String, places: [PlaceSettings] = places) throws -> (Occurrence, OccurrenceFacts) {
         let result = try ProducerHabitTests.scanText(body)
         let occurrence = try #require(result.occurrences.first)
         return (occurrence, Classifier(travel: TravelTimes(places: places)).facts(for: occurrence))

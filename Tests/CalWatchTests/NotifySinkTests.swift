@@ -479,7 +479,7 @@ import Testing
             let context = SinkContext(journal: journal, entry: { _ in fatalError("not read back") })
             let link = "https://example.zoom.us/j/123456789?pwd=a;b$(touch x)"
             let reminder = try #require(try HookSinkTests.reminders(summary: "Standup", location: "Room 4").first)
-            var facts = PlanningFacts(kind: .meeting)
+            var facts = OccurrenceFacts(kind: .meeting)
             facts.meeting = MeetingFacts(service: "zoom", joinURL: link)
             let entry = JournalStore.Entry(
                 sequence: 1, event: reminder.event, occurrence: reminder.occurrence, facts: facts,

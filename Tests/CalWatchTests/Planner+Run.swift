@@ -9,7 +9,7 @@ extension Planner {
     /// occurrences in force at an instant, so a test can change the calendar part-way.
     static func run(
         from: Instant, to: Instant, state: inout PlannerState, configuration: PlannerConfiguration,
-        facts: (Occurrence) -> PlanningFacts = { _ in .event }, occurrencesAt: (Instant) -> [Occurrence],
+        facts: (Occurrence) -> OccurrenceFacts = { _ in .event }, occurrencesAt: (Instant) -> [Occurrence],
         emit: (PlannedEvent) -> Void
     ) {
         var now = from

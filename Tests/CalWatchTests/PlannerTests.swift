@@ -24,7 +24,7 @@ import Testing
     /// Runs from `from` to `to`; `calendar` gives the occurrences in force at each instant.
     static func run(
         from: String, to: String, state: inout PlannerState, configuration: PlannerConfiguration = .init(),
-        facts: (Occurrence) -> PlanningFacts = { _ in .event }, calendar: @escaping (Instant) -> [Occurrence]
+        facts: (Occurrence) -> OccurrenceFacts = { _ in .event }, calendar: @escaping (Instant) -> [Occurrence]
     ) -> [PlannedEvent] {
         var events: [PlannedEvent] = []
         Planner.run(
@@ -37,7 +37,7 @@ import Testing
     /// Runs from a fresh state with a fixed calendar.
     static func run(
         from: String, to: String, configuration: PlannerConfiguration = .init(),
-        facts: (Occurrence) -> PlanningFacts = { _ in .event }, _ occurrences: [Occurrence]
+        facts: (Occurrence) -> OccurrenceFacts = { _ in .event }, _ occurrences: [Occurrence]
     ) -> [PlannedEvent] {
         var state = PlannerState()
         return run(from: from, to: to, state: &state, configuration: configuration, facts: facts) { _ in occurrences }
@@ -249,8 +249,8 @@ extension PlannerTests {
 extension PlannerTests {
     /// BA987 departs 07:10 Berlin (06:10Z); leave by 02:25Z (3 h international lead and 45 min travel).
     static let flight = PlannerTests.meeting("ba987", "2027-03-03T06:10:00Z", "2027-03-03T08:05:00Z")
-    static func flightFacts(gate: String = "") -> PlanningFacts {
-        PlanningFacts(
+    static func flightFacts(gate: String = "") -> OccurrenceFacts {
+        OccurrenceFacts(
             kind: .flight, leave: Leave(by: utc("2027-03-03T02:25:00Z"), travelSeconds: 2700, source: .flightRule),
             flightIdentity: "BA987 BER-LHR 2027-03-03T06:10:00Z gate \(gate)")
     }
@@ -297,7 +297,7 @@ extension PlannerTests {
     }
 
     @Test func aDeclinedMeetingGetsNoRemindersUnlessConfigured() {
-        let declined: (Occurrence) -> PlanningFacts = { _ in PlanningFacts(kind: .meeting, declined: true) }
+        let declined: (Occurrence) -> OccurrenceFacts = { _ in OccurrenceFacts(kind: .meeting, declined: true) }
         let events = Self.run(
             from: "2027-03-01T09:00:00Z", to: "2027-03-01T12:00:00Z", facts: declined, [standup])
         #expect(Self.lines(events, types: [.reminderDue]).isEmpty)

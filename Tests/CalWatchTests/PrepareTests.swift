@@ -71,7 +71,7 @@ import Testing
 
     /// Plans the dentist at `now` with `facts`, applying what is due; returns the `prepareDue` events.
     static func prepare(
-        _ occurrence: Occurrence, _ facts: PlanningFacts, _ state: inout PlannerState,
+        _ occurrence: Occurrence, _ facts: OccurrenceFacts, _ state: inout PlannerState,
         _ configuration: PlannerConfiguration, at now: String
     ) -> [PlannedEvent] {
         let plan = Planner.plan(

@@ -62,7 +62,7 @@ import Testing
         leave.confidence = .usual
         #expect(leave.explanation.contains("estimated: the way's usual time"))
         let (occurrence, _) = try LeaveTests.facts(LeaveTests.office, places: [])
-        var facts = PlanningFacts.event
+        var facts = OccurrenceFacts.event
         facts.leave = leave
         let status = NextUp(
             [occurrence], facts: { _ in facts }, options: .init(), now: Self.monday.adding(seconds: -600), zone: .utc)

@@ -19,7 +19,7 @@ public enum FuzzedStatusBar {
             source: source, recurrenceID: nil, start: now.adding(seconds: 600), end: now.adding(seconds: 3600))
         for at in [now, now.adding(seconds: 900)] {
             let status = NextUp(
-                [occurrence], facts: { _ in PlanningFacts() }, options: NextUp.Options(), now: at, zone: .utc)
+                [occurrence], facts: { _ in OccurrenceFacts() }, options: NextUp.Options(), now: at, zone: .utc)
             for width in [nil, 20] {
                 let style = NextUpFormat.Style(maxWidth: width, pango: true)
                 polybar(NextUpFormat.polybar.render(status, style: style))

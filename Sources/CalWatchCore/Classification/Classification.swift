@@ -2,9 +2,9 @@
 /// meeting's facts, and the evidence behind them, which `calwatch explain` prints.
 ///
 /// It is worked out once per component: every occurrence of a series shares it, and only a flight's instants
-/// (departure, arrival, leave-by) are per occurrence (`PlanningFacts`).
+/// (departure, arrival, leave-by) are per occurrence (`OccurrenceFacts`).
 public struct Classification: Sendable, Hashable {
-    public var kind: PlanningFacts.Kind
+    public var kind: OccurrenceFacts.Kind
     /// The user's own PARTSTAT is DECLINED. (Beside `kind`, in its padding: a classification is kept per item.)
     public var declined: Bool
     /// How sure the classifier is of `kind`, 0…1.
@@ -27,7 +27,7 @@ public struct Classification: Sendable, Hashable {
     public var evidence: [Evidence]
 
     public init(
-        kind: PlanningFacts.Kind = .event, confidence: Double = 0.5, flight: FlightFacts? = nil,
+        kind: OccurrenceFacts.Kind = .event, confidence: Double = 0.5, flight: FlightFacts? = nil,
         meeting: MeetingFacts? = nil, declined: Bool = false, evidence: [Evidence] = []
     ) {
         self.kind = kind

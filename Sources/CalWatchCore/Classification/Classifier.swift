@@ -80,7 +80,7 @@ public final class Classifier: Sendable {
         }
         if let declared = component.declaredKind {
             let value = declared.trimmingCharacters(in: .whitespaces).lowercased()
-            if let kind = PlanningFacts.Kind(rawValue: value) {
+            if let kind = OccurrenceFacts.Kind(rawValue: value) {
                 KindRule.settle(
                     &result, as: kind,
                     why: Evidence(
@@ -155,10 +155,10 @@ public final class Classifier: Sendable {
     }
 
     /// What planning and the sinks need about one occurrence.
-    public func facts(for occurrence: Occurrence) -> PlanningFacts {
+    public func facts(for occurrence: Occurrence) -> OccurrenceFacts {
         let known = known(occurrence)
         let classification = known.result
-        var facts = PlanningFacts(
+        var facts = OccurrenceFacts(
             kind: classification.kind, declined: classification.declined, flight: classification.flight,
             meeting: classification.meeting, confidence: classification.confidence)
         facts.participation = classification.participation

@@ -2,7 +2,7 @@
 /// own `X-CALWATCH-KIND:flight|meeting|event` property, or a `classify:` entry of config.yml matching its summary,
 /// calendar or UID (the first that matches wins; the property wins over every entry).
 public struct KindRule: Sendable, Hashable {
-    public var kind: PlanningFacts.Kind
+    public var kind: OccurrenceFacts.Kind
     /// Calendars it applies to, compared without regard to case (`nil`: any).
     public var calendars: [String]?
     /// UIDs it applies to (`nil`: any).
@@ -12,7 +12,7 @@ public struct KindRule: Sendable, Hashable {
     /// The entry's line in config.yml, for `explain`.
     public var line: Int?
 
-    public init(kind: PlanningFacts.Kind) { self.kind = kind }
+    public init(kind: OccurrenceFacts.Kind) { self.kind = kind }
 
     /// How the evidence of a settled item begins: "settled as flight by …".
     public static let settledPrefix = "settled as "
@@ -40,7 +40,7 @@ public struct KindRule: Sendable, Hashable {
     /// what the flight scan read whatever the weights decided; a meeting without meeting facts an empty one; an
     /// event loses both.
     static func settle(
-        _ result: inout Classification, as kind: PlanningFacts.Kind, why: Evidence, input: ClassifierInput
+        _ result: inout Classification, as kind: OccurrenceFacts.Kind, why: Evidence, input: ClassifierInput
     ) {
         result.evidence.append(why)
         result.kind = kind

@@ -96,7 +96,9 @@ extension ConfigurationReader {
         }
         if let node = keys["kinds"]?.value {
             filters.kinds = Set(
-                list(node, at: path + ".kinds").compactMap { choice($0.node, at: $0.key, of: PlanningFacts.Kind.self) })
+                list(node, at: path + ".kinds").compactMap {
+                    choice($0.node, at: $0.key, of: OccurrenceFacts.Kind.self)
+                })
         }
         if let node = keys["offsets"]?.value {
             filters.offsets = Set(

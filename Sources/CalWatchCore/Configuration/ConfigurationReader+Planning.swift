@@ -17,10 +17,10 @@ extension ConfigurationReader {
                     duration($0.node, at: $0.key, atMost: Limits.reminderOffset)
                 }
             case "anchor":
-                guard let anchors = mapping(value, at: path, known: PlanningFacts.Kind.allCases.map(\.rawValue))
+                guard let anchors = mapping(value, at: path, known: OccurrenceFacts.Kind.allCases.map(\.rawValue))
                 else { break }
                 for (kindName, (_, anchorNode)) in anchors {
-                    guard let kind = PlanningFacts.Kind(rawValue: kindName),
+                    guard let kind = OccurrenceFacts.Kind(rawValue: kindName),
                         let anchor = choice(anchorNode, at: path + "." + kindName, of: ReminderDetail.Anchor.self)
                     else { continue }
                     planner.anchors[kind] = anchor
@@ -57,7 +57,7 @@ extension ConfigurationReader {
                 case "calendars": rule.calendars = list(value, at: at).compactMap { string($0.node, at: $0.key) }
                 case "kinds":
                     rule.kinds = Set(
-                        list(value, at: at).compactMap { choice($0.node, at: $0.key, of: PlanningFacts.Kind.self) })
+                        list(value, at: at).compactMap { choice($0.node, at: $0.key, of: OccurrenceFacts.Kind.self) })
                 case "services":
                     let known = Array(Set(configuredProviders.map(\.id) + MeetingProvider.all.map(\.id))).sorted()
                     rule.services = Set(
@@ -265,7 +265,7 @@ extension ConfigurationReader {
         for (item, path) in list(node, at: "classify", single: false) {
             guard let keys = mapping(item, at: path, known: ["kind", "summary", "calendars", "uids"]) else { continue }
             guard let (_, kindNode) = keys["kind"],
-                let kind = choice(kindNode, at: path + ".kind", of: PlanningFacts.Kind.self)
+                let kind = choice(kindNode, at: path + ".kind", of: OccurrenceFacts.Kind.self)
             else {
                 if keys["kind"] == nil { note(item, path, "needs a kind: flight, meeting or event") }
                 continue

@@ -4,7 +4,7 @@ public protocol EventFilters {
     /// Event types to deliver; `nil` means all.
     var events: Set<EventType>? { get set }
     /// Kinds of occurrence to deliver; `nil` means all.
-    var kinds: Set<PlanningFacts.Kind>? { get set }
+    var kinds: Set<OccurrenceFacts.Kind>? { get set }
     /// Reminder offsets (seconds) to deliver; other events pass. `nil` means all.
     var offsets: Set<Int64>? { get set }
     /// Calendars (their display names) to deliver; `nil` means all.

@@ -7,10 +7,10 @@ public struct OtherOccurrence: Hashable, Sendable, Codable {
     public var summary: String?
     public var start: Instant
     public var end: Instant
-    public var kind: PlanningFacts.Kind
+    public var kind: OccurrenceFacts.Kind
     public var joinUrl: String?
 
-    package init(_ occurrence: Occurrence, facts: PlanningFacts) {
+    package init(_ occurrence: Occurrence, facts: OccurrenceFacts) {
         uid = occurrence.uid
         recurrenceId = occurrence.recurrenceID?.description
         calendar = occurrence.calendar

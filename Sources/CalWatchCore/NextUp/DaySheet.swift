@@ -3,7 +3,7 @@
 public struct DaySheet: Sendable {
     public struct Item: Sendable {
         public var occurrence: Occurrence
-        public var facts: PlanningFacts
+        public var facts: OccurrenceFacts
         /// `UID/START`, as `calwatch dismiss` and the answer routes take it (`CE_SUBJECT`).
         public var subject: String
         /// The subjects of the other timed occurrences it overlaps (neither cancelled, declined nor all-day).
@@ -53,7 +53,7 @@ public struct DaySheet: Sendable {
     }
 
     public init(
-        date: CalendarDate, occurrences: [Occurrence], facts: (Occurrence) -> PlanningFacts,
+        date: CalendarDate, occurrences: [Occurrence], facts: (Occurrence) -> OccurrenceFacts,
         answered: [OccurrenceKey: Answered], now: Instant, zone: ZoneRules
     ) {
         self.date = date

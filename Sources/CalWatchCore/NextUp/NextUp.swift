@@ -30,7 +30,7 @@ public struct NextUp: Sendable {
     /// Which occurrences count, and how far ahead to look.
     public struct Options: Sendable {
         /// Kinds shown (`nil`: all).
-        public var kinds: Set<PlanningFacts.Kind>?
+        public var kinds: Set<OccurrenceFacts.Kind>?
         /// Calendars shown, compared without regard to case (`nil`: all).
         public var calendars: [String]?
         /// How far ahead the next one may be, in seconds.
@@ -48,12 +48,12 @@ public struct NextUp: Sendable {
         /// How far back to read: two days, or a month on a trip, to find the flight that took the user there.
         public var lookBehind: Int64 { day.travelZone ? 31 * 86_400 : 2 * 86_400 }
 
-        public init(kinds: Set<PlanningFacts.Kind>? = nil, calendars: [String]? = nil) {
+        public init(kinds: Set<OccurrenceFacts.Kind>? = nil, calendars: [String]? = nil) {
             self.kinds = kinds
             self.calendars = calendars
         }
 
-        func admits(_ occurrence: Occurrence, _ facts: PlanningFacts) -> Bool {
+        func admits(_ occurrence: Occurrence, _ facts: OccurrenceFacts) -> Bool {
             if !dismissed.isEmpty && dismissed.contains(OccurrenceKey(occurrence)) { return false }
             if let kinds, !kinds.contains(facts.kind) { return false }
             if let calendars, !calendars.namesCalendar(occurrence.calendar) {
@@ -66,7 +66,7 @@ public struct NextUp: Sendable {
     /// One occurrence as the status shows it.
     public struct Item: Sendable {
         public var occurrence: Occurrence
-        public var facts: PlanningFacts
+        public var facts: OccurrenceFacts
         public var phase: Phase
         public var target: Target
         /// The instant counted down to.
@@ -97,7 +97,7 @@ public struct NextUp: Sendable {
 
     /// The status at `now`. `occurrences` must cover `[now − longest duration, now + horizon]`.
     public init(
-        _ occurrences: [Occurrence], facts: (Occurrence) -> PlanningFacts, options: Options, now: Instant,
+        _ occurrences: [Occurrence], facts: (Occurrence) -> OccurrenceFacts, options: Options, now: Instant,
         zone: ZoneRules
     ) {
         var occurrences = occurrences
@@ -133,7 +133,7 @@ public struct NextUp: Sendable {
         self.today = today
     }
 
-    static func item(_ occurrence: Occurrence, facts: PlanningFacts, now: Instant, soon: Int64) -> Item {
+    static func item(_ occurrence: Occurrence, facts: OccurrenceFacts, now: Instant, soon: Int64) -> Item {
         let start = occurrence.start
         if start <= now {
             let length = Double(occurrence.end.secondsSinceEpoch - start.secondsSinceEpoch)
@@ -182,7 +182,7 @@ public struct NextUp: Sendable {
     /// The next instant after `now` at which the status changes by itself (a countdown reaching `soon`, a start,
     /// a leave-by, an end), or `nil`: `--follow` wakes then as well as every minute.
     public static func nextChange(
-        _ occurrences: [Occurrence], facts: (Occurrence) -> PlanningFacts, options: Options, now: Instant
+        _ occurrences: [Occurrence], facts: (Occurrence) -> OccurrenceFacts, options: Options, now: Instant
     ) -> Instant? {
         var next: Instant?
         func consider(_ instant: Instant) {
@@ -208,7 +208,7 @@ extension NextUp.Options {
     /// The options `calwatch next` takes from `configuration` (the live activity's lead as `soon`, `day:`, the rules),
     /// with what it was asked for.
     public init(
-        _ configuration: Configuration, kinds: Set<PlanningFacts.Kind>?, calendars: [String]?, horizon: Int64
+        _ configuration: Configuration, kinds: Set<OccurrenceFacts.Kind>?, calendars: [String]?, horizon: Int64
     ) {
         self.init(kinds: kinds, calendars: calendars)
         self.horizon = horizon

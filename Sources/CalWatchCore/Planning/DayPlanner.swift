@@ -17,7 +17,7 @@ struct DayPlanner {
     /// An occurrence as the day sees it.
     struct Item {
         var occurrence: Occurrence
-        var facts: PlanningFacts
+        var facts: OccurrenceFacts
         var origin: PlanningLoop.Origin
         var key: OccurrenceKey
         /// Its times and the fields events report, hashed: an `add` that changes none of them changes nothing.
@@ -83,7 +83,7 @@ struct DayPlanner {
 
     private struct Pending {
         var occurrence: Occurrence
-        var facts: PlanningFacts
+        var facts: OccurrenceFacts
         var origin: PlanningLoop.Origin
         var generation: Int32
     }
@@ -105,7 +105,7 @@ struct DayPlanner {
     // MARK: Occurrences
 
     /// Takes an occurrence: indexed at once when its day is near `now`, else when it comes (`plan`).
-    mutating func add(_ occurrence: Occurrence, facts: PlanningFacts, origin: PlanningLoop.Origin, now: Instant) {
+    mutating func add(_ occurrence: Occurrence, facts: OccurrenceFacts, origin: PlanningLoop.Origin, now: Instant) {
         // A whole (UTC) day at once, so that a crowded day is known to be crowded before any of its pairs is proposed.
         let indexed = Instant(secondsSinceEpoch: Item.day(occurrence.start) * 86_400).adding(seconds: -lead)
         guard indexed <= now || items[OccurrenceKey(occurrence)] != nil else {
@@ -119,7 +119,7 @@ struct DayPlanner {
         index(occurrence, facts: facts, origin: origin)
     }
 
-    private mutating func index(_ occurrence: Occurrence, facts: PlanningFacts, origin: PlanningLoop.Origin) {
+    private mutating func index(_ occurrence: Occurrence, facts: OccurrenceFacts, origin: PlanningLoop.Origin) {
         var hasher = EventID.Hasher()
         hasher.feed(occurrence.start.secondsSinceEpoch)
         hasher.feed(occurrence.end.secondsSinceEpoch)

@@ -50,7 +50,7 @@ public struct DaySettings: Sendable, Hashable {
 
     /// Whether an occurrence takes part in conflicts and overruns: timed, shorter than a day, busy, not cancelled,
     /// and either the user's own or answered as `conflicts.include` says (declined never).
-    public func takesPart(_ occurrence: Occurrence, facts: PlanningFacts) -> Bool {
+    public func takesPart(_ occurrence: Occurrence, facts: OccurrenceFacts) -> Bool {
         let length = occurrence.end.secondsSinceEpoch - occurrence.start.secondsSinceEpoch
         guard !occurrence.allDay, occurrence.status != .cancelled, !occurrence.source.component.transparent,
             length > 0, length < 86_400
@@ -60,7 +60,7 @@ public struct DaySettings: Sendable, Hashable {
     }
 
     /// The same, unless the first of `rules` that matches it says `conflicts: false`.
-    public func takesPart(_ occurrence: Occurrence, facts: PlanningFacts, rules: [ReminderRule]) -> Bool {
+    public func takesPart(_ occurrence: Occurrence, facts: OccurrenceFacts, rules: [ReminderRule]) -> Bool {
         takesPart(occurrence, facts: facts)
             && (rules.isEmpty || rules.first { $0.matches(occurrence, facts: facts) }?.conflicts != false)
     }

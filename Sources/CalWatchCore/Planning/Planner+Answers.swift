@@ -22,7 +22,7 @@ extension Planner {
     /// given twice is one event; `answered` is the event it named by id, with its type when the journal still has it.
     public static func answer(
         _ answer: Answer, target: String, answered: (id: EventID, type: EventType?)?, occurrence: Occurrence,
-        facts: PlanningFacts, state: PlannerState, now: Instant
+        facts: OccurrenceFacts, state: PlannerState, now: Instant
     ) -> Result<PlannedEvent, AnswerRefused> {
         if case .snooze = answer, let type = answered?.type,
             [.liveActivityStart, .liveActivityUpdate, .liveActivityEnd].contains(type)

@@ -17,7 +17,7 @@ public enum Planner {
 
     /// Plans every occurrence at `now`; `facts` classifies each (plain events when not given).
     public static func plan(
-        _ occurrences: [Occurrence], facts: (Occurrence) -> PlanningFacts = { _ in .event }, state: PlannerState,
+        _ occurrences: [Occurrence], facts: (Occurrence) -> OccurrenceFacts = { _ in .event }, state: PlannerState,
         configuration: PlannerConfiguration, now: Instant
     ) -> Plan {
         var due: [PlannedEvent] = []
@@ -74,7 +74,7 @@ public enum Planner {
     /// The earliest instant at which anything can be due for an occurrence (a reminder, a calendar alarm, its live
     /// activity, a flight entering the horizon): a caller may leave it unplanned until then.
     public static func earliestEvent(
-        of occurrence: Occurrence, facts: PlanningFacts, configuration: PlannerConfiguration
+        of occurrence: Occurrence, facts: OccurrenceFacts, configuration: PlannerConfiguration
     ) -> Instant {
         // Rules are matched here only when one of them moves the anchor: this runs for every occurrence admitted.
         let rule =
@@ -96,7 +96,7 @@ public enum Planner {
     /// key's hash, its fingerprint, its anchor, its reminders and their ids).
     public struct Subject: Sendable {
         public let occurrence: Occurrence
-        public let facts: PlanningFacts
+        public let facts: OccurrenceFacts
         public let key: OccurrenceKey
         /// What reminders and the live activity count back from, and which instant that is.
         let anchorKind: ReminderDetail.Anchor
@@ -118,7 +118,7 @@ public enum Planner {
             var deferredFrom: Instant?
         }
 
-        public init(_ occurrence: Occurrence, facts: PlanningFacts = .event, configuration: PlannerConfiguration) {
+        public init(_ occurrence: Occurrence, facts: OccurrenceFacts = .event, configuration: PlannerConfiguration) {
             self.occurrence = occurrence
             self.facts = facts
             rule = configuration.rules.first { $0.matches(occurrence, facts: facts) }
@@ -139,7 +139,7 @@ public enum Planner {
         /// The time to leave when the occurrence's rule, else its kind, is anchored there and it has one (a flight's
         /// from the airport rule, a placed event's from its travel time), else the start.
         package static func anchor(
-            _ occurrence: Occurrence, facts: PlanningFacts, rule: ReminderRule?, configuration: PlannerConfiguration
+            _ occurrence: Occurrence, facts: OccurrenceFacts, rule: ReminderRule?, configuration: PlannerConfiguration
         ) -> (kind: ReminderDetail.Anchor, instant: Instant) {
             if (rule?.anchor ?? configuration.anchors[facts.kind]) == .leaveBy, let leaveBy = facts.leaveBy {
                 return (.leaveBy, leaveBy)

@@ -9,7 +9,7 @@ public struct PlannerConfiguration: Sendable, Hashable {
     /// Whether occurrences the user declined still get reminders.
     public var includeDeclined = false
     /// What reminders and live activities count back from, per kind (a flight's `leaveBy` when it has one).
-    public var anchors: [PlanningFacts.Kind: ReminderDetail.Anchor] = [
+    public var anchors: [OccurrenceFacts.Kind: ReminderDetail.Anchor] = [
         .flight: .leaveBy, .meeting: .start, .event: .start,
     ]
     /// How far ahead a flight is detected (`flightDetected`), in seconds (default 60 days).

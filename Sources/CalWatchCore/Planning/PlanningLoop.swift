@@ -15,7 +15,7 @@ public struct PlanningLoop {
     public struct Emitted: Sendable {
         public var event: PlannedEvent
         public var occurrence: Occurrence?
-        public var facts: PlanningFacts
+        public var facts: OccurrenceFacts
     }
 
     /// A group of occurrences replaced together.
@@ -45,7 +45,7 @@ public struct PlanningLoop {
 
     public let configuration: PlannerConfiguration
     public let retention: Retention
-    private let facts: (Occurrence) -> PlanningFacts
+    private let facts: (Occurrence) -> OccurrenceFacts
     /// What has been emitted, as planning sees it.
     public private(set) var state: PlannerState
 
@@ -89,7 +89,7 @@ public struct PlanningLoop {
 
     /// A loop that continues from `state` (rebuilt from the journal).
     public init(
-        configuration: PlannerConfiguration, facts: @escaping (Occurrence) -> PlanningFacts, state: PlannerState,
+        configuration: PlannerConfiguration, facts: @escaping (Occurrence) -> OccurrenceFacts, state: PlannerState,
         retention: Retention = Retention()
     ) {
         self.configuration = configuration
@@ -180,7 +180,7 @@ public struct PlanningLoop {
 
     /// A copy that takes over from another copy of the meeting: the reminders whose time has passed were the other
     /// copy's to deliver, so this one does not deliver them again, late.
-    private mutating func takeOver(_ occurrence: Occurrence, facts: PlanningFacts, at now: Instant) {
+    private mutating func takeOver(_ occurrence: Occurrence, facts: OccurrenceFacts, at now: Instant) {
         let subject = Planner.Subject(occurrence, facts: facts, configuration: configuration)
         for reminder in subject.reminders where reminder.time <= now {
             state.assumeDelivered(reminder.id, expiry: reminder.expiry)

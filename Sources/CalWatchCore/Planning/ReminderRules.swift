@@ -4,7 +4,7 @@ import Foundation
 public struct ReminderRule: Sendable, Hashable {
     /// Calendars it applies to, compared without regard to case (`nil`: any).
     public var calendars: [String]?
-    public var kinds: Set<PlanningFacts.Kind>?
+    public var kinds: Set<OccurrenceFacts.Kind>?
     /// Meeting services (`zoom`, `teams`, …) (`nil`: any, meeting or not).
     public var services: Set<String>?
     /// A regular expression the summary must contain a match of.
@@ -43,7 +43,7 @@ public struct ReminderRule: Sendable, Hashable {
     public init() {}
 
     /// Whether the rule applies to the occurrence.
-    public func matches(_ occurrence: Occurrence, facts: PlanningFacts) -> Bool {
+    public func matches(_ occurrence: Occurrence, facts: OccurrenceFacts) -> Bool {
         if let calendars, !calendars.namesCalendar(occurrence.calendar) {
             return false
         }

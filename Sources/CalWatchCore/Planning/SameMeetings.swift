@@ -9,14 +9,14 @@ package struct SameMeetings {
     /// One copy: an occurrence as found in one calendar.
     package struct Copy {
         package var occurrence: Occurrence
-        package var facts: PlanningFacts
+        package var facts: OccurrenceFacts
         var origin: PlanningLoop.Origin
         /// The key with its calendar: copies of one UID in two calendars are two copies.
         package let id: String
         /// `identity`: the copies of one meeting share it.
         package let group: String?
 
-        package init(_ occurrence: Occurrence, facts: PlanningFacts, origin: PlanningLoop.Origin = 0) {
+        package init(_ occurrence: Occurrence, facts: OccurrenceFacts, origin: PlanningLoop.Origin = 0) {
             self.occurrence = occurrence
             self.facts = facts
             self.origin = origin
@@ -33,7 +33,7 @@ package struct SameMeetings {
 
     /// What makes copies the same meeting: the start with the join link, or with the organizer and summary; `nil`
     /// for an occurrence with neither (it is never grouped).
-    package static func identity(_ occurrence: Occurrence, facts: PlanningFacts) -> String? {
+    package static func identity(_ occurrence: Occurrence, facts: OccurrenceFacts) -> String? {
         guard !occurrence.allDay else { return nil }
         // Copies are one person's: in a fleet, the same meeting in two people's calendars is reminded to each.
         let start = occurrence.scope + " " + String(occurrence.start.secondsSinceEpoch)

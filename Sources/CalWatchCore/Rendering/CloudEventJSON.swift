@@ -4,7 +4,7 @@
 public enum CloudEventJSON {
     /// One event as a JSON object, without the newline.
     public static func render(
-        _ event: PlannedEvent, occurrence: Occurrence?, facts: PlanningFacts = .event, sequence: Int64,
+        _ event: PlannedEvent, occurrence: Occurrence?, facts: OccurrenceFacts = .event, sequence: Int64,
         recordedTime: Timestamp
     ) -> String {
         var writer = JSONLineWriter(capacity: 2048)
@@ -15,7 +15,7 @@ public enum CloudEventJSON {
     /// The event's own part of `data` (reminder, liveActivity, flight, meeting) as one JSON object: what the SQLite
     /// sink stores, the occurrence being in its columns.
     package static func writeDetails(
-        _ event: PlannedEvent, facts: PlanningFacts, flightAndMeeting: Bool = true, to writer: inout JSONLineWriter
+        _ event: PlannedEvent, facts: OccurrenceFacts, flightAndMeeting: Bool = true, to writer: inout JSONLineWriter
     ) {
         writer.beginObject()
         writeDetails(of: event, facts: facts, flightAndMeeting: flightAndMeeting, to: &writer)
@@ -23,7 +23,7 @@ public enum CloudEventJSON {
     }
 
     private static func writeDetails(
-        of event: PlannedEvent, facts: PlanningFacts, flightAndMeeting: Bool = true, to writer: inout JSONLineWriter
+        of event: PlannedEvent, facts: OccurrenceFacts, flightAndMeeting: Bool = true, to writer: inout JSONLineWriter
     ) {
         if let reminder = event.reminder {
             writer.beginObject(field: "reminder")
@@ -151,7 +151,7 @@ public enum CloudEventJSON {
     /// Appends one event. `occurrence` is the occurrence as planned (absent when it was deleted); `sequence`
     /// is the journal's; `recordedTime` is when the event was actually emitted.
     public static func write(
-        _ event: PlannedEvent, occurrence: Occurrence?, facts: PlanningFacts = .event, sequence: Int64,
+        _ event: PlannedEvent, occurrence: Occurrence?, facts: OccurrenceFacts = .event, sequence: Int64,
         recordedTime: Timestamp, to writer: inout JSONLineWriter
     ) {
         var cache = OccurrenceJSON.FragmentCache(limit: 0)
@@ -177,7 +177,7 @@ public enum CloudEventJSON {
 
         /// Appends one event's line, as `CloudEventJSON.write` renders it.
         public mutating func append(
-            _ event: PlannedEvent, occurrence: Occurrence?, facts: PlanningFacts, sequence: Int64,
+            _ event: PlannedEvent, occurrence: Occurrence?, facts: OccurrenceFacts, sequence: Int64,
             recordedTime: Timestamp
         ) {
             CloudEventJSON.write(
@@ -187,7 +187,7 @@ public enum CloudEventJSON {
     }
 
     private static func write(
-        _ event: PlannedEvent, occurrence: Occurrence?, facts: PlanningFacts, sequence: Int64,
+        _ event: PlannedEvent, occurrence: Occurrence?, facts: OccurrenceFacts, sequence: Int64,
         recordedTime: Timestamp, cache: inout OccurrenceJSON.FragmentCache, to writer: inout JSONLineWriter
     ) {
         writer.beginObject()

@@ -61,7 +61,7 @@ public enum OccurrenceJSON {
     /// Appends one occurrence with its classification as a JSON Lines record, or (`newline: false`) as an object
     /// inside another.
     public static func write(
-        _ occurrence: Occurrence, facts: PlanningFacts = .event, to writer: inout JSONLineWriter, newline: Bool = true
+        _ occurrence: Occurrence, facts: OccurrenceFacts = .event, to writer: inout JSONLineWriter, newline: Bool = true
     ) {
         write(
             occurrence, shared: Fragments(occurrence, facts: facts), leaveBy: facts.leaveBy, to: &writer,
@@ -106,7 +106,7 @@ public enum OccurrenceJSON {
 
         /// `facts` of any occurrence of the component: kind, confidence, flight and meeting are the component's
         /// (`.event`, with no confidence, when it was not classified).
-        init(_ occurrence: Occurrence, facts: PlanningFacts) {
+        init(_ occurrence: Occurrence, facts: OccurrenceFacts) {
             // Each part after the first begins with its comma, as it follows a field written per occurrence.
             var writer = JSONLineWriter(capacity: 256)
             writer.field("uid", occurrence.uid)
@@ -129,14 +129,14 @@ public enum OccurrenceJSON {
     /// The `Fragments` of the components written lately, for a writer of many events about the same occurrences
     /// (a live activity's minute updates): rendered once per component and classification instead of per event.
     struct FragmentCache {
-        private var entries: [ObjectIdentifier: (source: OccurrenceSource, facts: PlanningFacts, shared: Fragments)] =
+        private var entries: [ObjectIdentifier: (source: OccurrenceSource, facts: OccurrenceFacts, shared: Fragments)] =
             [:]
         /// Components kept; past this the cache starts again (a calendar's meetings of a day fit many times over).
         private let limit: Int
 
         init(limit: Int = 4096) { self.limit = limit }
 
-        mutating func fragments(_ occurrence: Occurrence, facts: PlanningFacts) -> Fragments {
+        mutating func fragments(_ occurrence: Occurrence, facts: OccurrenceFacts) -> Fragments {
             guard limit > 0 else { return Fragments(occurrence, facts: facts) }
             let id = ObjectIdentifier(occurrence.source)
             // The source is held, so its identifier is not reused while cached; facts can change with a reload.
@@ -150,7 +150,7 @@ public enum OccurrenceJSON {
 
     /// Appends one occurrence as an object inside another, its shared fields from `cache`.
     static func write(
-        _ occurrence: Occurrence, facts: PlanningFacts, cache: inout FragmentCache, to writer: inout JSONLineWriter
+        _ occurrence: Occurrence, facts: OccurrenceFacts, cache: inout FragmentCache, to writer: inout JSONLineWriter
     ) {
         write(
             occurrence, shared: cache.fragments(occurrence, facts: facts), leaveBy: facts.leaveBy, to: &writer,

@@ -46,12 +46,12 @@ public struct TravelTimes: Sendable {
 
     /// When to leave for `occurrence` (not a flight: flights have their own rule), or `nil` when nothing gives a
     /// time for the way there. All-day and cancelled occurrences have none.
-    public func leave(for occurrence: Occurrence, facts: PlanningFacts = .event) -> Leave? {
+    public func leave(for occurrence: Occurrence, facts: OccurrenceFacts = .event) -> Leave? {
         leave(for: occurrence, at: place(of: occurrence.source.component), facts: facts)
     }
 
     /// `leave(for:)` with the item's place already found (`Classifier` finds it once per item, not per occurrence).
-    public func leave(for occurrence: Occurrence, at place: PlaceSettings?, facts: PlanningFacts) -> Leave? {
+    public func leave(for occurrence: Occurrence, at place: PlaceSettings?, facts: OccurrenceFacts) -> Leave? {
         guard !occurrence.allDay, occurrence.status != .cancelled else { return nil }
         let component = occurrence.source.component
         let point = point(of: component, at: place)
@@ -91,7 +91,7 @@ public struct TravelTimes: Sendable {
     /// Time to get ready before leaving for `occurrence`: its rule's `prep`, else its place's (for a flight,
     /// `flights.prep`), else `travel.prep`. A `prep` of 0 says there is none.
     public func prep(
-        for occurrence: Occurrence, facts: PlanningFacts, place: PlaceSettings?, flights: FlightLeads? = nil
+        for occurrence: Occurrence, facts: OccurrenceFacts, place: PlaceSettings?, flights: FlightLeads? = nil
     ) -> Leave.Prep? {
         prep(rule: travelRules.first { $0.matches(occurrence, facts: facts) }, place: place, flights: flights)
     }
@@ -137,7 +137,7 @@ public struct TravelTimes: Sendable {
 
     /// Why `occurrence` (not a flight) would get no time to leave; `nil` when it gets one, or will once the routing
     /// engine (and the geocoder, for an address) answers. Asks nothing of either.
-    public func missing(for occurrence: Occurrence, at place: PlaceSettings?, facts: PlanningFacts) -> Missing? {
+    public func missing(for occurrence: Occurrence, at place: PlaceSettings?, facts: OccurrenceFacts) -> Missing? {
         guard !occurrence.allDay, occurrence.status != .cancelled else { return nil }
         let component = occurrence.source.component
         let rule = travelRules.first { $0.matches(occurrence, facts: facts) }
@@ -163,7 +163,7 @@ public struct TravelTimes: Sendable {
     /// estimate's margin. `nil` when there is no engine or the way has no start.
     public func way(
         to: GeoPoint, arrivingBy arrival: Instant, for occurrence: Occurrence, at place: PlaceSettings?,
-        facts: PlanningFacts, straightLine: Bool = true
+        facts: OccurrenceFacts, straightLine: Bool = true
     ) -> Way? {
         way(
             to: to, arrivingBy: arrival, for: occurrence, at: place,

@@ -25,7 +25,7 @@ public struct TravelZones: Sendable {
 
     /// The flights among `occurrences` as `facts` classifies them: arrival, and the destination airport's zone.
     public static func flights(
-        in occurrences: some Sequence<Occurrence>, facts: (Occurrence) -> PlanningFacts
+        in occurrences: some Sequence<Occurrence>, facts: (Occurrence) -> OccurrenceFacts
     ) -> [(arrival: Instant, zone: String)] {
         occurrences.compactMap { occurrence in
             let facts = facts(occurrence)

@@ -54,7 +54,7 @@ public actor JournalStore {
         public let event: PlannedEvent
         /// `nil` when the occurrence is gone from the calendars (a live activity ended as `removed`).
         public let occurrence: Occurrence?
-        public let facts: PlanningFacts
+        public let facts: OccurrenceFacts
         /// When the event was committed: its CloudEvents `recordedtime`.
         public let recorded: Timestamp
         /// Where its JSON is kept once rendered: shared by the entries of a batch (one allocation a batch, not a few
@@ -64,7 +64,7 @@ public actor JournalStore {
 
         /// An entry whose JSON is kept in `rendering` at `slot` (made for the batch), or on its own.
         public init(
-            sequence: Int64, event: PlannedEvent, occurrence: Occurrence?, facts: PlanningFacts, recorded: Timestamp,
+            sequence: Int64, event: PlannedEvent, occurrence: Occurrence?, facts: OccurrenceFacts, recorded: Timestamp,
             rendering: Rendering = Rendering(count: 1), slot: Int = 0
         ) {
             self.rendering = rendering
@@ -83,7 +83,7 @@ public actor JournalStore {
 
         /// A journaled event read back for a sink, joined to its occurrence as the calendars have it now (`nil`:
         /// gone) and classified by `facts`.
-        init(_ journaled: Journaled, occurrence: Occurrence?, facts: (Occurrence) -> PlanningFacts) {
+        init(_ journaled: Journaled, occurrence: Occurrence?, facts: (Occurrence) -> OccurrenceFacts) {
             self.init(
                 sequence: journaled.sequence, event: journaled.event, occurrence: occurrence,
                 facts: occurrence.map(facts) ?? .event, recorded: journaled.recorded)

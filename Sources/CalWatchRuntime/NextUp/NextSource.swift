@@ -29,12 +29,12 @@ public final class NextSource: Sendable {
     /// The digests worked out for such askers, by their environment and the file as it was then.
     private let digests = Locked<[DigestKey: String]>([:])
     private let occurrences: WatchedOccurrences
-    private let facts: @Sendable (Occurrence) -> PlanningFacts
+    private let facts: @Sendable (Occurrence) -> OccurrenceFacts
     private let journal: JournalStore
 
     init(
         configuration: Configuration, occurrences: WatchedOccurrences,
-        facts: @escaping @Sendable (Occurrence) -> PlanningFacts, journal: JournalStore
+        facts: @escaping @Sendable (Occurrence) -> OccurrenceFacts, journal: JournalStore
     ) {
         self.configuration = configuration
         file = configuration.file.flatMap(ConfigurationLoader.realPath)
@@ -52,7 +52,7 @@ public final class NextSource: Sendable {
     /// rest comes from the configuration), for a `next` whose configuration was `readFrom` (`nil`: any asker that
     /// takes the daemon's own, such as a widget).
     public func status(
-        readFrom: String?, kinds: Set<PlanningFacts.Kind>?, calendars: [String]?, horizon: Int64, at now: Instant
+        readFrom: String?, kinds: Set<OccurrenceFacts.Kind>?, calendars: [String]?, horizon: Int64, at now: Instant
     ) async throws -> Result<NextUp, Refusal> {
         guard !configuration.fleet else { return .failure(Refusal(description: "a fleet's watcher")) }
         guard readFrom == nil || readFrom == configuration.readFrom else {

@@ -38,7 +38,7 @@ public final class Replay: Sendable {
     }
 
     private let occurrences: Occurrences
-    private let facts: @Sendable (Occurrence) -> PlanningFacts
+    private let facts: @Sendable (Occurrence) -> OccurrenceFacts
     private let configuration: PlannerConfiguration
     private let journal: JournalStore
     private let sinks: [any EventSink]
@@ -49,7 +49,7 @@ public final class Replay: Sendable {
     /// Creates a replay of `occurrences` (any order), classified by `facts`, into `journal` and `sinks`;
     /// `recordedTime` is the real clock; `logger` hears about sink failures.
     public init(
-        occurrences: [Occurrence], facts: @escaping @Sendable (Occurrence) -> PlanningFacts = { _ in .event },
+        occurrences: [Occurrence], facts: @escaping @Sendable (Occurrence) -> OccurrenceFacts = { _ in .event },
         configuration: PlannerConfiguration, journal: JournalStore,
         sinks: [any EventSink], recordedTime: @escaping @Sendable () -> Timestamp, options: Options = Options(),
         logger: Logger = Logger(label: "calwatch.replay")
@@ -142,11 +142,11 @@ public final class Replay: Sendable {
     /// it back from the journal.
     private final class Occurrences: Sendable {
         let all: [Occurrence]
-        let facts: @Sendable (Occurrence) -> PlanningFacts
+        let facts: @Sendable (Occurrence) -> OccurrenceFacts
         /// Built the first time a sink catches up, which most replays never need.
         private let byKey = Locked<[OccurrenceKey: Occurrence]?>(nil)
 
-        init(_ occurrences: [Occurrence], facts: @escaping @Sendable (Occurrence) -> PlanningFacts) {
+        init(_ occurrences: [Occurrence], facts: @escaping @Sendable (Occurrence) -> OccurrenceFacts) {
             all = occurrences
             self.facts = facts
         }

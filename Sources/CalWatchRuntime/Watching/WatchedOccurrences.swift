@@ -59,9 +59,9 @@ final class WatchedOccurrences: Sendable {
     }
 
     private let held = Locked(Held())
-    private let facts: @Sendable (Occurrence) -> PlanningFacts
+    private let facts: @Sendable (Occurrence) -> OccurrenceFacts
 
-    init(facts: @escaping @Sendable (Occurrence) -> PlanningFacts) {
+    init(facts: @escaping @Sendable (Occurrence) -> OccurrenceFacts) {
         self.facts = facts
     }
 

@@ -62,7 +62,7 @@ public struct DecisionTrace: Sendable {
     public var occurrence: Occurrence?
     public var uid: String
     public var classification: Classification?
-    public var facts: PlanningFacts
+    public var facts: OccurrenceFacts
     /// The instant the trace is about (`--at`, or now).
     public var now: Instant
     /// Notes about the whole occurrence: why no reminders, which anchor, which journal.
@@ -253,7 +253,7 @@ public struct DecisionTrace: Sendable {
     /// The copies of a meeting kept in several calendars (`nil`: it is in one): a note naming each copy and the one
     /// planned, whether that is this one, and the winner.
     static func copies(
-        of occurrence: Occurrence, facts: PlanningFacts, among all: [Occurrence], classifier: Classifier
+        of occurrence: Occurrence, facts: OccurrenceFacts, among all: [Occurrence], classifier: Classifier
     ) -> (note: String, planned: Bool, winner: Occurrence)? {
         guard let identity = SameMeetings.identity(occurrence, facts: facts) else { return nil }
         let copies = all.filter { $0.start == occurrence.start }
@@ -359,7 +359,7 @@ public struct DecisionTrace: Sendable {
 
     /// Reminders and live activities the configuration leaves out for this occurrence, each with why.
     static func skippedSteps(
-        _ occurrence: Occurrence, facts: PlanningFacts, anchor: Instant, planner: PlannerConfiguration,
+        _ occurrence: Occurrence, facts: OccurrenceFacts, anchor: Instant, planner: PlannerConfiguration,
         into trace: inout DecisionTrace
     ) -> [Step] {
         var reason: String?

@@ -312,7 +312,7 @@ enum ICalDocumentParser {
                     let value = String(textValue(property).prefix(32))
                     item.declaredKind = value
                     let kind = value.trimmingCharacters(in: .whitespaces).lowercased()
-                    if PlanningFacts.Kind(rawValue: kind) == nil {
+                    if OccurrenceFacts.Kind(rawValue: kind) == nil {
                         item.problems.append(
                             "X-CALWATCH-KIND '\(TerminalText.safe(value, keepingLines: false))' is not flight, "
                                 + "meeting or event; it is ignored and calwatch's judgement decides. Write one of the three."

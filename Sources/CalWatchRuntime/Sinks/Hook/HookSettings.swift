@@ -10,7 +10,7 @@ public struct HookSettings: SinkDriver, EventFilters {
     /// Event types to run for; `nil` means all.
     public var events: Set<EventType>?
     /// Kinds of occurrence to run for; `nil` means all.
-    public var kinds: Set<PlanningFacts.Kind>?
+    public var kinds: Set<OccurrenceFacts.Kind>?
     /// Reminder offsets (seconds) to run for; other events pass. `nil` means all.
     public var offsets: Set<Int64>?
     /// Calendars (their display names) to run for; `nil` means all.

@@ -34,7 +34,7 @@ public actor SQLiteSink: EventSink {
         var source: ObjectIdentifier?
         var start: Int64
         var end: Int64
-        var kind: PlanningFacts.Kind
+        var kind: OccurrenceFacts.Kind
         /// Only for an occurrence gone from the calendars (no source): its calendar and UID.
         var calendar = ""
         var uid = ""

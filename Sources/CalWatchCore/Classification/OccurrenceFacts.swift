@@ -2,7 +2,7 @@
 /// kind, a flight's leave-by instant, identity and code, a meeting's join link, and whether the user declined it.
 ///
 /// The planner takes these as input, so it stays a pure function; the classifiers fill them in.
-public struct PlanningFacts: Sendable, Hashable {
+public struct OccurrenceFacts: Sendable, Hashable {
     /// What an occurrence is.
     public enum Kind: String, Sendable, Hashable, CaseIterable, Codable { case flight, meeting, event }
 
@@ -80,5 +80,5 @@ public struct PlanningFacts: Sendable, Hashable {
     public var joinURL: String? { meeting?.joinURL }
 
     /// A plain event: what every occurrence is until classified.
-    public static let event = PlanningFacts()
+    public static let event = OccurrenceFacts()
 }
