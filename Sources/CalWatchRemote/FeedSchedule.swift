@@ -24,7 +24,7 @@ public struct FeedSchedule: Sendable, Equatable {
             wait = every
         case .failed(_, let retryAfter):
             failures += 1
-            wait = min(every * (1 << min(failures, 16)), max(every, Self.longest))
+            wait = Backoff(first: every * 2, most: max(every, Self.longest)).delay(afterFailures: failures)
             if let retryAfter { wait = max(wait, min(retryAfter, Self.longest * 4)) }
         }
         return wait + wait * (max(-1, min(1, jitter)) / 10)

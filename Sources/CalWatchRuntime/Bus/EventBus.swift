@@ -389,7 +389,7 @@ public final class EventBus: Service {
                 group.cancelAll()
             }
             waited += delay
-            self.delay = min(self.delay * 2, policy.maxRetryDelay)
+            self.delay = Backoff(first: policy.retryDelay, most: policy.maxRetryDelay).delay(after: self.delay)
         }
     }
 }

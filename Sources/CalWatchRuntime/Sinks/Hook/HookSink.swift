@@ -174,7 +174,7 @@ public actor HookSink: EventSink {
         }
         guard due, !context.isStopped else { return }
         // A retry left from the last run comes at once, then waits the first delay again if it must.
-        let next = waiting.delay == .zero ? retry.firstDelay : min(waiting.delay * 2, retry.maxDelay)
+        let next = Backoff(first: retry.firstDelay, most: retry.maxDelay).delay(after: waiting.delay)
         await permits.withPermit {
             await attempt(waiting.entry, number: waiting.attempt, delay: next, held: waiting.held)
         }
