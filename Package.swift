@@ -33,6 +33,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        .package(url: "https://github.com/apple/swift-system", from: "1.4.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
     ],
     targets: [
@@ -86,6 +87,7 @@ let package = Package(
             dependencies: [
                 "CICal", "CXML2",
                 .product(name: "Yams", package: "Yams"),
+                .product(name: "SystemPackage", package: "swift-system"),
             ],
             /// The airport, metropolitan-area and airline tables, with the manifest that records their checksums.
             resources: [.copy("Resources/data")],
@@ -98,6 +100,7 @@ let package = Package(
             dependencies: [
                 "CalWatchCore", "CSQLite", "CLinux",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "Subprocess", package: "swift-subprocess"),
@@ -169,6 +172,7 @@ let package = Package(
             dependencies: [
                 "CalWatchCore", "CalWatchRuntime", "CSDBus",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "SystemPackage", package: "swift-system"),
             ],
             swiftSettings: strictSettings
         ),

@@ -1,6 +1,7 @@
 import CSDBus
 import CalWatchRuntime
 import Foundation
+import SystemPackage
 
 /// One connection to the session bus and the notification server on it (the Desktop Notifications
 /// Specification, `org.freedesktop.Notifications`), through sd-bus. sd-bus is not thread-safe, so the connection
@@ -207,5 +208,5 @@ actor NotificationBus {
         message.map { String(cString: $0) } ?? Self.reason(status)
     }
 
-    private static func reason(_ status: Int32) -> String { String(cString: strerror(-status)) }
+    private static func reason(_ status: Int32) -> String { Errno(rawValue: -status).description }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import SystemPackage
 
 #if canImport(Glibc)
     import Glibc
@@ -203,7 +204,7 @@ public enum CalendarReader {
 
     package struct POSIXFailure: Error, CustomStringConvertible {
         package var code: Int32
-        package var description: String { String(cString: strerror(code)) }
+        package var description: String { Errno(rawValue: code).description }
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import SystemPackage
 
 /// Finds the calendar files behind the paths a user names (docs/design.md §2).
 ///
@@ -150,7 +151,7 @@ public enum SourceDiscovery {
         directories.append(directory)
         guard let entries = FileStatus.list(directory) else {
             failures.append(
-                Failure(path: directory, reason: "cannot list the directory (\(String(cString: strerror(errno))))"))
+                Failure(path: directory, reason: "cannot list the directory (\(Errno(rawValue: errno)))"))
             return
         }
         let isRadicale = entries.contains(".Radicale.props")
@@ -209,7 +210,7 @@ public enum SourceDiscovery {
         if let underlying = nsError.userInfo[NSUnderlyingErrorKey] as? NSError,
             let posix = POSIXErrorCode(rawValue: Int32(underlying.code))
         {
-            return String(cString: strerror(posix.rawValue))
+            return Errno(rawValue: posix.rawValue).description
         }
         return nsError.localizedDescription
     }

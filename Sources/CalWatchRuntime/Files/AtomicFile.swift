@@ -1,5 +1,6 @@
 import CLinux
 package import Foundation
+import SystemPackage
 
 #if canImport(Glibc)
     import Glibc
@@ -55,6 +56,6 @@ package enum AtomicFile {
     private static func failure(_ path: String, code: Int32 = errno) -> CocoaError {
         CocoaError(
             .fileWriteUnknown,
-            userInfo: [NSFilePathErrorKey: path, NSLocalizedDescriptionKey: String(cString: strerror(code))])
+            userInfo: [NSFilePathErrorKey: path, NSLocalizedDescriptionKey: Errno(rawValue: code).description])
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import SystemPackage
 
 #if canImport(Glibc)
     import Glibc
@@ -12,7 +13,7 @@ public struct DescriptorWriter: Sendable {
     /// A write failed for another reason (disk full, I/O error).
     public struct Failure: Error, CustomStringConvertible, Sendable {
         public var code: Int32
-        public var description: String { String(cString: strerror(code)) }
+        public var description: String { Errno(rawValue: code).description }
     }
 
     public let descriptor: Int32

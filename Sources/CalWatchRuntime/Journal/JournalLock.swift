@@ -1,4 +1,5 @@
 import Foundation
+import SystemPackage
 
 /// The one writer of a journal: `watch` and `replay` hold an exclusive `flock` on `<journal>.lock` for as long as
 /// they run, with their process id in it. Two daemons on one journal would each plan and deliver every event, so
@@ -21,7 +22,7 @@ public final class JournalLock: Sendable {
         }
         let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else {
-            throw Held(description: "cannot open \(path): \(String(cString: strerror(errno)))")
+            throw Held(description: "cannot open \(path): \(Errno(rawValue: errno))")
         }
         guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
             var buffer = [UInt8](repeating: 0, count: 32)

@@ -1,6 +1,7 @@
 import CLinux
 import CalWatchCore
 import Foundation
+import SystemPackage
 
 #if canImport(Glibc)
     import Glibc
@@ -107,7 +108,7 @@ public final class DirectoryWatcher: Sendable {
                     let reason =
                         errno == ENOSPC
                         ? "the inotify watch limit is reached; raise fs.inotify.max_user_watches"
-                        : String(cString: strerror(errno))
+                        : Errno(rawValue: errno).description
                     followed.failures.append((path, reason))
                     continue
                 }

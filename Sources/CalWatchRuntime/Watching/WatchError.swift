@@ -1,4 +1,5 @@
 import Foundation
+import SystemPackage
 
 #if canImport(Glibc)
     import Glibc
@@ -8,5 +9,5 @@ import Foundation
 public struct WatchError: Error, CustomStringConvertible {
     public var operation: String
     public var code: Int32
-    public var description: String { "\(operation): \(String(cString: strerror(code)))" }
+    public var description: String { "\(operation): \(Errno(rawValue: code))" }
 }

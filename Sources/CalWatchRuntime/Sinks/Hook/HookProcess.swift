@@ -156,7 +156,7 @@ struct HookProcess: Sendable {
 
     /// "No such file or directory" rather than the error's own wording, where the system says why.
     private static func reason(_ error: SubprocessError) -> String {
-        if let underlying = error.underlyingError { return String(cString: strerror(underlying.rawValue)) }
+        if let underlying = error.underlyingError { return Errno(rawValue: underlying.rawValue).description }
         return "\(error)"
     }
 }

@@ -1,5 +1,6 @@
 import CalWatchCore
 import Foundation
+import SystemPackage
 
 #if canImport(Glibc)
     import Glibc
@@ -57,7 +58,7 @@ public actor JSONLinesSink: EventSink {
         }
         let descriptor = open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else {
-            throw SinkError(sink: name, reason: "cannot open \(path): \(String(cString: strerror(errno)))")
+            throw SinkError(sink: name, reason: "cannot open \(path): \(Errno(rawValue: errno))")
         }
         do {
             let (repaired, tail, foreignEnd) = try Self.repairTail(descriptor)
