@@ -122,14 +122,15 @@ public actor WebhookSink: EventSink {
             headers["Content-Type"] = "application/cloudevents+json; charset=utf-8"
         case .binary:
             // The attributes as `ce-` headers (percent-encoded where not plain ASCII), the data as the body.
-            let event = (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] ?? [:]
-            for (attribute, value) in event where attribute != "data" && attribute != "datacontenttype" {
-                let text = "\(value)"
+            let (attributes, data) = CloudEventJSON.binary(
+                first.event, occurrence: first.occurrence, facts: first.facts, sequence: first.sequence,
+                recordedTime: first.recorded)
+            for (attribute, value) in attributes {
                 headers["ce-" + attribute] =
-                    text.addingPercentEncoding(withAllowedCharacters: Self.headerSafe) ?? text
+                    value.addingPercentEncoding(withAllowedCharacters: Self.headerSafe) ?? value
             }
             headers["Content-Type"] = "application/json"
-            body = (try? JSONSerialization.data(withJSONObject: event["data"] ?? [:], options: [.sortedKeys])) ?? Data()
+            body = Data(data)
         case .batch:
             // `webhook-id`: the first event's id and the count, the same when the same events are sent again; a
             // retry may group them differently, so a receiver drops a repeat by each event's own `id`.

@@ -137,6 +137,14 @@ import Testing
             #expect(headers["content-type"] == "application/json")
             let data = try JSONSerialization.jsonObject(with: Data(((first["body"] as? String) ?? "").utf8))
             #expect((data as? [String: Any])?["specversion"] == nil, "the body is the data, not the event")
+            // The same event as the JSON line of its id: every attribute in a header, the body its data.
+            let line = try #require(lines.first { $0.contains(#""id":"\#(headers["ce-id"] ?? "")""#) })
+            let event = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            for (attribute, value) in event where attribute != "data" && attribute != "datacontenttype" {
+                #expect(headers["ce-" + attribute]?.removingPercentEncoding == "\(value)", "\(attribute)")
+            }
+            let sorted = { (object: Any) in try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) }
+            #expect(try sorted(data) == sorted(try #require(event["data"])))
         }
     }
 

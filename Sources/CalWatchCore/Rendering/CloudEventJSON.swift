@@ -201,7 +201,41 @@ public enum CloudEventJSON {
         writer.field("recordedtime", recordedTime)
         writer.field("expirytime", event.expiry)
         writer.field("sequence", String(sequence))
-        writer.beginObject(field: "data")
+        writer.key("data")
+        writeData(event, occurrence: occurrence, facts: facts, cache: &cache, to: &writer)
+        writer.endObject(newline: true)
+    }
+
+    /// The event in CloudEvents' binary mode: its attributes (but `datacontenttype`) as a header carries them,
+    /// each value the text the JSON form has, and its `data` alone as a JSON object.
+    public static func binary(
+        _ event: PlannedEvent, occurrence: Occurrence?, facts: OccurrenceFacts, sequence: Int64,
+        recordedTime: Timestamp
+    ) -> (attributes: [(name: String, value: String)], data: [UInt8]) {
+        func text(_ write: (inout JSONLineWriter) -> Void) -> String {
+            var writer = JSONLineWriter(capacity: 32)
+            write(&writer)
+            return String(decoding: writer.bytes, as: UTF8.self)
+        }
+        let attributes = [
+            ("specversion", "1.0"), ("id", event.id.description), ("source", "calwatch:" + event.key.calendar),
+            ("type", event.type.cloudEventType), ("subject", event.subject),
+            ("time", text { $0.append(instant: event.time) }),
+            ("recordedtime", text { $0.append(timestamp: recordedTime) }),
+            ("expirytime", text { $0.append(instant: event.expiry) }), ("sequence", String(sequence)),
+        ]
+        var writer = JSONLineWriter(capacity: 2048)
+        var cache = OccurrenceJSON.FragmentCache(limit: 0)
+        writeData(event, occurrence: occurrence, facts: facts, cache: &cache, to: &writer)
+        return (attributes.map { (name: $0.0, value: $0.1) }, writer.bytes)
+    }
+
+    /// The event's `data` object: the occurrence, then the event's own part.
+    private static func writeData(
+        _ event: PlannedEvent, occurrence: Occurrence?, facts: OccurrenceFacts,
+        cache: inout OccurrenceJSON.FragmentCache, to writer: inout JSONLineWriter
+    ) {
+        writer.beginObject()
         if event.type == .agendaDue {
             // About a day, not one occurrence: its occurrences are the agenda's items.
         } else if let occurrence {
@@ -219,6 +253,5 @@ public enum CloudEventJSON {
         }
         writeDetails(of: event, facts: facts, to: &writer)
         writer.endObject()
-        writer.endObject(newline: true)
     }
 }
