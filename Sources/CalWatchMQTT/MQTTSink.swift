@@ -320,64 +320,84 @@ public actor MQTTSink: EventSink {
         var messages = [(base + "/status", "online", true)]
         guard let prefix = settings.discovery else { return messages }
         let id = "calwatch_" + MQTTSettings.level(settings.instance).replacingOccurrences(of: "-", with: "_")
-        let device: [String: Any] = [
-            "identifiers": [id], "name": "calwatch \(settings.instance)", "manufacturer": "calwatch",
-            "sw_version": version,
-        ]
-        func document(_ fields: [String: Any]) -> String {
-            var all = fields
-            all["availability_topic"] = base + "/status"
-            all["device"] = device
-            all["origin"] = ["name": "calwatch", "sw_version": version]
-            let data = (try? JSONSerialization.data(withJSONObject: all, options: [.sortedKeys])) ?? Data()
-            return String(decoding: data, as: UTF8.self)
+        let device = Discovery.Device(
+            identifiers: [id], name: "calwatch \(settings.instance)", manufacturer: "calwatch", swVersion: version)
+        func entity(_ suffix: String, _ name: String, state: String, icon: String) -> Discovery {
+            Discovery(
+                name: name, uniqueId: id + "_" + suffix, stateTopic: base + "/" + state, icon: icon,
+                availabilityTopic: base + "/status", device: device,
+                origin: Discovery.Origin(name: "calwatch", swVersion: version))
         }
-        messages.append(
-            (
-                "\(prefix)/binary_sensor/\(id)_in_meeting/config",
-                document([
-                    "name": "In a meeting", "unique_id": id + "_in_meeting", "state_topic": base + "/live",
-                    "payload_on": "ON", "payload_off": "OFF", "icon": "mdi:account-voice",
-                ]), true
-            ))
-        messages.append(
-            (
-                "\(prefix)/sensor/\(id)_next/config",
-                document([
-                    "name": "Next event", "unique_id": id + "_next", "state_topic": base + "/next",
-                    "value_template": "{{ value_json.summary }}", "json_attributes_topic": base + "/next",
-                    "icon": "mdi:calendar-clock",
-                ]), true
-            ))
-        messages.append(
-            (
-                "\(prefix)/sensor/\(id)_leave_by/config",
-                document([
-                    "name": "Leave by", "unique_id": id + "_leave_by", "state_topic": base + "/leave_by",
-                    "device_class": "timestamp", "icon": "mdi:car-clock",
-                ]), true
-            ))
-        messages.append(
-            (
-                "\(prefix)/sensor/\(id)_wake_at/config",
-                document([
-                    "name": "Get ready at", "unique_id": id + "_wake_at", "state_topic": base + "/wake_at",
-                    "device_class": "timestamp", "icon": "mdi:alarm",
-                ]), true
-            ))
+        var inMeeting = entity("in_meeting", "In a meeting", state: "live", icon: "mdi:account-voice")
+        (inMeeting.payloadOn, inMeeting.payloadOff) = ("ON", "OFF")
+        var next = entity("next", "Next event", state: "next", icon: "mdi:calendar-clock")
+        next.valueTemplate = "{{ value_json.summary }}"
+        next.jsonAttributesTopic = base + "/next"
+        var leaveBy = entity("leave_by", "Leave by", state: "leave_by", icon: "mdi:car-clock")
+        leaveBy.deviceClass = "timestamp"
+        var wakeAt = entity("wake_at", "Get ready at", state: "wake_at", icon: "mdi:alarm")
+        wakeAt.deviceClass = "timestamp"
+        for (component, document) in [
+            ("binary_sensor", inMeeting), ("sensor", next), ("sensor", leaveBy), ("sensor", wakeAt),
+        ] {
+            messages.append(("\(prefix)/\(component)/\(document.uniqueId)/config", Self.json(document), true))
+        }
         return messages
     }
 
     /// The occurrence a reminder is about, as the "next event" state: its summary, start, kind and link.
     static func next(_ entry: JournalStore.Entry) -> String {
-        var fields: [String: Any] = ["summary": ReminderText.title(entry), "kind": entry.facts.kind.rawValue]
-        if let occurrence = entry.occurrence {
-            fields["start"] = "\(occurrence.start)"
-            fields["end"] = "\(occurrence.end)"
+        json(
+            NextState(
+                summary: ReminderText.title(entry), kind: entry.facts.kind.rawValue,
+                start: entry.occurrence.map { "\($0.start)" }, end: entry.occurrence.map { "\($0.end)" },
+                link: ReminderText.link(entry)))
+    }
+
+    /// The "next event" state's document.
+    struct NextState: Encodable {
+        var summary: String
+        var kind: String
+        var start: String?
+        var end: String?
+        var link: String?
+    }
+
+    /// Home Assistant's MQTT discovery document for one entity
+    /// (https://www.home-assistant.io/integrations/mqtt/#discovery-messages); keys in snake case.
+    struct Discovery: Encodable {
+        var name: String
+        var uniqueId: String
+        var stateTopic: String
+        var icon: String
+        var availabilityTopic: String
+        var device: Device
+        var origin: Origin
+        var payloadOn: String?
+        var payloadOff: String?
+        var valueTemplate: String?
+        var jsonAttributesTopic: String?
+        var deviceClass: String?
+
+        struct Device: Encodable {
+            var identifiers: [String]
+            var name: String
+            var manufacturer: String
+            var swVersion: String
         }
-        if let link = ReminderText.link(entry) { fields["link"] = link }
-        let data = (try? JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys])) ?? Data()
-        return String(decoding: data, as: UTF8.self)
+
+        struct Origin: Encodable {
+            var name: String
+            var swVersion: String
+        }
+    }
+
+    /// A document as JSON: keys in snake case and sorted, absent values left out, slashes as they are.
+    static func json(_ document: some Encodable) -> String {
+        let encoder = JSONEncoder()
+        encoder.keyEncodingStrategy = .convertToSnakeCase
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return String(decoding: (try? encoder.encode(document)) ?? Data(), as: UTF8.self)
     }
 
     private static func words(_ status: Int32) -> String { String(cString: mosquitto_strerror(status)) }

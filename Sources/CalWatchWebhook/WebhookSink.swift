@@ -192,21 +192,21 @@ public actor WebhookSink: EventSink {
         let flight = entry.event.type == .flightDetected
         var headers = headers
         headers["Content-Type"] = "application/json"
-        var document: [String: Any]
+        let body: Data
         var address = url
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         switch preset {
         case .ntfy:
             // JSON publishing: to the server's root, the topic in the body (https://docs.ntfy.sh/publish/#publish-as-json).
-            let topic = url.lastPathComponent
             address = url.deletingLastPathComponent()
-            document = [
-                "topic": topic, "title": title, "message": message.isEmpty ? title : message,
-                "priority": flight ? 2 : urgent ? 4 : 3, "tags": [flight ? "airplane" : "calendar"],
-            ]
-            var actions: [[String: Any]] = []
+            var document = NtfyMessage(
+                topic: url.lastPathComponent, title: title, message: message.isEmpty ? title : message,
+                priority: flight ? 2 : urgent ? 4 : 3, tags: [flight ? "airplane" : "calendar"])
+            var actions: [NtfyMessage.Action] = []
             if let link {
-                document["click"] = link
-                actions.append(["action": "view", "label": joins ? "Join" : "Open", "url": link])
+                document.click = link
+                actions.append(NtfyMessage.Action(action: "view", label: joins ? "Join" : "Open", url: link))
             }
             // Snooze and Dismiss through the answer endpoint (https://docs.ntfy.sh/publish/#send-http-request):
             // at most three actions in all, and only for a reminder.
@@ -216,25 +216,68 @@ public actor WebhookSink: EventSink {
                     (JournalStore.Answer.Kind.snooze, "Snooze \(DurationText.text(answers.snooze))"),
                     (.dismiss, "Dismiss"),
                 ] {
-                    actions.append([
-                        "action": "http", "label": label, "method": "POST", "clear": true,
-                        "url": answers.url + "/" + AnswerKey.path(kind, event: id, key: key),
-                    ])
+                    actions.append(
+                        NtfyMessage.Action(
+                            action: "http", label: label,
+                            url: answers.url + "/" + AnswerKey.path(kind, event: id, key: key), method: "POST",
+                            clear: true))
                 }
             }
-            if !actions.isEmpty { document["actions"] = actions }
+            if !actions.isEmpty { document.actions = actions }
             if let token { headers["Authorization"] = "Bearer " + token }
+            body = (try? encoder.encode(document)) ?? Data()
         case .gotify:
             // POST /message (https://gotify.net/docs/pushmsg), the click URL in the client::notification extra.
             address = url.appendingPathComponent("message")
-            document = [
-                "title": title, "message": message.isEmpty ? title : message, "priority": flight ? 2 : urgent ? 8 : 5,
-            ]
-            if let link { document["extras"] = ["client::notification": ["click": ["url": link]]] }
+            let document = GotifyMessage(
+                title: title, message: message.isEmpty ? title : message, priority: flight ? 2 : urgent ? 8 : 5,
+                extras: link.map { GotifyMessage.Extras(notification: .init(click: .init(url: $0))) })
             if let token { headers["X-Gotify-Key"] = token }
+            body = (try? encoder.encode(document)) ?? Data()
         }
-        let body = (try? JSONSerialization.data(withJSONObject: document, options: [.sortedKeys])) ?? Data()
         return HTTPClient.Request(method: "POST", url: address, headers: headers, body: body)
+    }
+
+    /// A message as ntfy's JSON publishing takes it (https://docs.ntfy.sh/publish/#publish-as-json).
+    struct NtfyMessage: Encodable {
+        var topic: String
+        var title: String
+        var message: String
+        var priority: Int
+        var tags: [String]
+        var click: String?
+        var actions: [Action]?
+
+        /// A `view` or `http` action button (https://docs.ntfy.sh/publish/#action-buttons).
+        struct Action: Encodable {
+            var action: String
+            var label: String
+            var url: String
+            var method: String?
+            var clear: Bool?
+        }
+    }
+
+    /// A message as Gotify's `POST /message` takes it, the click address in the `client::notification` extra.
+    struct GotifyMessage: Encodable {
+        var title: String
+        var message: String
+        var priority: Int
+        var extras: Extras?
+
+        struct Extras: Encodable {
+            var notification: Notification
+
+            enum CodingKeys: String, CodingKey { case notification = "client::notification" }
+        }
+
+        struct Notification: Encodable {
+            var click: Click
+        }
+
+        struct Click: Encodable {
+            var url: String
+        }
     }
 
     /// Sends one request; `what` names its events in a refusal's log line.
