@@ -165,12 +165,7 @@ public struct Daemon: Sendable {
         }
         // The local server: next, the day, the event stream, answers (a phone's signed buttons among them, recorded
         // in the journal the daemon reads) and metrics.
-        let answers: JournalStore
-        do {
-            answers = try JournalStore(path: journalPath)
-        } catch {
-            throw Failure(kind: .journal, description: "cannot open the journal \(journalPath): \(error)")
-        }
+        let answers = try openJournal(journalPath)
         do {
             let buttonSnooze = initial.sinks.lazy.compactMap { ($0.kind as? WebhookSettings)?.answers?.snooze }.first
             let served = try LocalServer.services(
@@ -214,13 +209,7 @@ public struct Daemon: Sendable {
                     let zone = TimeZoneDatabase.rules(named: zoneName)
                         ?? WindowsZones.ianaName(for: zoneName).flatMap(TimeZoneDatabase.rules)
                 else { throw Failure(kind: .configuration, description: "'\(zoneName)' is not a known zone") }
-                let path = state ?? configuration.statePath
-                let journal: JournalStore
-                do {
-                    journal = try JournalStore(path: path)
-                } catch {
-                    throw Failure(kind: .journal, description: "cannot open the journal \(path): \(error)")
-                }
+                let journal = try openJournal(state ?? configuration.statePath)
                 // What the fleet delivered about the calendars taken over counts as sent.
                 let handOver = await fleet?.opening(configuration, journal: journal)
                 // Hooks inherit it, so `calwatch snooze "$CE_ID"` in a hook finds this daemon's journal.
@@ -242,6 +231,14 @@ public struct Daemon: Sendable {
             setup: setup, options: watchOptions, clock: ContinuousClock(), wallClock: { Timestamp.now },
             logger: logger,
             systemZone: { followsSystemZone ? TimeZoneDatabase.rules(named: TimeZoneDatabase.systemZoneName) : nil })
+    }
+
+    private static func openJournal(_ path: String) throws(Failure) -> JournalStore {
+        do {
+            return try JournalStore(path: path)
+        } catch {
+            throw Failure(kind: .journal, description: "cannot open the journal \(path): \(error)")
+        }
     }
 
     /// The parts as one group, stopped gracefully on `signals`.
