@@ -83,4 +83,41 @@ import Testing
         // Nothing was locked or made.
         #expect(!FileManager.default.fileExists(atPath: folder.path + "/journal.db"))
     }
+
+    /// `calwatch check` in process: what it finds is returned, each problem naming the line of its sink.
+    @Test func aCheckReturnsItsProblemsWithTheirLines() async throws {
+        let (folder, calendar) = (try NextTests.Folder(), try NextTests.Folder())
+        try calendar.write("standup", ["SUMMARY:Standup", "DTSTART:20270405T090000Z", "DURATION:PT15M"])
+        let file = folder.path + "/blocker"
+        try Data().write(to: URL(fileURLWithPath: file))
+        let text = """
+            calendars: [\(calendar.path)]
+            timezone: UTC
+            state: \(folder.path)/journal.db
+            sinks:
+              - { type: jsonl, path: \(file)/events.jsonl }
+              - { type: hook, run: [calwatch-no-such-program] }
+            serve: off
+            """
+        let configuration = try ConfigurationLoader.parse(
+            text, file: folder.path + "/config.yml", directory: folder.path)
+        let check = await ConfigurationCheck.run(
+            configuration, source: "config.yml", configurationErrors: 0, zone: TimeZoneDatabase.rules(named: "UTC")!,
+            now: Timestamp.now.instant, unsure: false, release: "test")
+        #expect(check.configurationErrors == 2 && check.calendarErrors == 0, "\(check.messages)")
+        #expect(
+            check.messages.contains {
+                $0.hasPrefix("config.yml:5: error: jsonl:\(file)/events.jsonl: ")
+                    && $0.contains("is a file, not a folder")
+            }, "\(check.messages)")
+        #expect(
+            check.messages.contains {
+                $0.hasPrefix(
+                    "config.yml:6: error: hook:calwatch-no-such-program: calwatch-no-such-program is not found in PATH")
+            }, "\(check.messages)")
+        #expect(
+            check.report.hasPrefix("calwatch check: configuration config.yml: 2 errors; sinks: jsonl:"),
+            "\(check.report)")
+        #expect(check.report.contains("  serve: off"))
+    }
 }
