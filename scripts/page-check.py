@@ -62,7 +62,12 @@ def main():
         seen["overlaps"] = [element.get_attribute("data-subject")
                             for element in driver.find_elements(By.CSS_SELECTOR, ".items .conflict")]
 
-        card.find_element(By.CSS_SELECTOR, "button.snooze").click()
+        # The page replaces its fragment after each stream event: a button found just before may be gone by the
+        # click, so the button is found again until a click lands.
+        def click_snooze():
+            driver.find_element(By.CSS_SELECTOR, "#next button.snooze").click()
+            return True
+        wait(click_snooze, 60, "a Snooze button that takes the click")
         wait(lambda: driver.find_element(By.CSS_SELECTOR, ".said"), 60, "what became of the snooze")
         seen["said"] = driver.find_element(By.CSS_SELECTOR, ".said").text
 
