@@ -1,13 +1,13 @@
 import CXML2
-import Foundation
+package import Foundation
 
 /// Extracts the calendar objects of a CalDAV REPORT response (`multistatus` XML).
 ///
 /// Elements are matched by namespace URI, not prefix (`C:calendar-data`, `cal:calendar-data` and a default
 /// namespace are all the same element); CDATA and escaped text both work.
-enum CalDAVMultistatus {
-    static let calDAVNamespace = "urn:ietf:params:xml:ns:caldav"
-    static let davNamespace = "DAV:"
+package enum CalDAVMultistatus {
+    package static let calDAVNamespace = "urn:ietf:params:xml:ns:caldav"
+    package static let davNamespace = "DAV:"
     static let appleICalNamespace = "http://apple.com/ns/ical/"
 
     /// One `calendar-data` element and the `href` of its response.
@@ -66,7 +66,7 @@ enum CalDAVMultistatus {
     }
 
     /// What the pull reader meets, in document order.
-    enum XMLEvent {
+    package enum XMLEvent {
         case start(String, namespace: String)
         case end(String, namespace: String)
         case text(String)
@@ -79,7 +79,7 @@ enum CalDAVMultistatus {
     /// instruction, which took every other path of the command down with it. The reader never fetches anything
     /// (`XML_PARSE_NONET`), never substitutes entities (no `XML_PARSE_NOENT`, so no entity can expand or read a
     /// file), and keeps libxml2's limits on depth and sizes (no `XML_PARSE_HUGE`).
-    static func read(_ data: Data, _ handle: (XMLEvent) -> Void) throws {
+    package static func read(_ data: Data, _ handle: (XMLEvent) -> Void) throws {
         _ = libxml2Ready
         calwatch_xml_silence()
         let options = Int32(XML_PARSE_NONET.rawValue | XML_PARSE_NOWARNING.rawValue | XML_PARSE_NOERROR.rawValue)
@@ -115,9 +115,9 @@ enum CalDAVMultistatus {
     }
 
     /// The XML could not be read.
-    struct ParseFailure: Error, Sendable {
-        var line: Int?
-        var reason: String
+    package struct ParseFailure: Error, Sendable {
+        package var line: Int?
+        package var reason: String
     }
 
     /// libxml2's one-time set-up, before any thread parses ("xmlInitParser … should be called once before

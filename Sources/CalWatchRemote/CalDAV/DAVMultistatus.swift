@@ -1,3 +1,4 @@
+import CalWatchCore
 package import Foundation
 
 /// A WebDAV `multistatus` answer as a CalDAV client reads it (RFC 4918 §13, RFC 6578, RFC 4791): each response's
