@@ -98,17 +98,26 @@ public enum RoutingClient {
         case .valhalla:
             let costing =
                 ["driving": "auto", "cycling": "bicycle", "walking": "pedestrian"][key.mode.rawValue] ?? "auto"
-            let body: [String: Any] = [
-                "locations": [
-                    ["lat": from.latitude, "lon": from.longitude], ["lat": to.latitude, "lon": to.longitude],
+            let body = ValhallaRoute(
+                locations: [
+                    .init(lat: from.latitude, lon: from.longitude), .init(lat: to.latitude, lon: to.longitude),
                 ],
-                "costing": costing,
-            ]
-            guard let url = URL(string: "\(base)/route"), let data = try? JSONSerialization.data(withJSONObject: body)
-            else { return nil }
+                costing: costing)
+            guard let url = URL(string: "\(base)/route"), let data = try? JSONEncoder().encode(body) else { return nil }
             return HTTPClient.Request(
                 method: "POST", url: url, headers: ["Content-Type": "application/json"], body: data)
         }
+    }
+
+    /// Valhalla's `/route` request (https://valhalla.github.io/valhalla/api/turn-by-turn/api-reference/).
+    struct ValhallaRoute: Encodable {
+        struct Location: Encodable {
+            var lat: Double
+            var lon: Double
+        }
+
+        var locations: [Location]
+        var costing: String
     }
 
     /// The seconds an answer gives, or why it gives none (the engine's own code and message where it sends one).
