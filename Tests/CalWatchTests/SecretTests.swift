@@ -120,3 +120,22 @@ import Testing
         try await eventually("the child stopped") { kill(child, 0) != 0 }
     }
 }
+
+/// The tokens of answer buttons and the local server's token are base64url: one text for one token.
+@Suite struct Base64URLTests {
+    @Test func everyTokenHasOneTextOnly() {
+        for count in [0, 1, 2, 3, 16, 31, 32, 33] {
+            let bytes = (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 250) }
+            let text = Base64URL.encode(bytes)
+            #expect(!text.contains("=") && !text.contains("+") && !text.contains("/"))
+            #expect(Base64URL.decode(text) == bytes, "\(count) bytes")
+        }
+        // 32 bytes are 43 characters; the last holds 4 bits and 2 unused, which `encode` leaves zero. A text with
+        // them set would decode to the same bytes: it is refused, as are padding and base64's own `+` and `/`.
+        let token = Base64URL.encode([UInt8](repeating: 0, count: 32))
+        #expect(token.hasSuffix("A") && Base64URL.decode(token) != nil)
+        #expect(Base64URL.decode(token.dropLast() + "B") == nil)
+        #expect(Base64URL.decode(token + "=") == nil)
+        #expect(Base64URL.decode("+/8") == nil && Base64URL.decode("-_8") == [0xFB, 0xFF])
+    }
+}

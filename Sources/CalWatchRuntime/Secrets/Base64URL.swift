@@ -7,12 +7,17 @@ public enum Base64URL {
             .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
     }
 
-    /// The bytes, or `nil` when `text` is not base64url without padding.
+    /// The bytes, or `nil` when `text` is not base64url without padding as `encode` writes it. The unused low
+    /// bits of a last character must be zero (RFC 4648 §3.5): otherwise several texts would stand for one token.
     public static func decode(_ text: some StringProtocol) -> [UInt8]? {
         guard text.utf8.allSatisfy(isAlphabet) else { return nil }
         let base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        return Data(base64Encoded: base64 + String(repeating: "=", count: (4 - base64.utf8.count % 4) % 4))
-            .map(Array.init)
+        guard
+            let bytes = Data(base64Encoded: base64 + String(repeating: "=", count: (4 - base64.utf8.count % 4) % 4))
+                .map(Array.init),
+            encode(bytes) == String(text)
+        else { return nil }
+        return bytes
     }
 
     /// A byte of base64url's alphabet: letters, digits, `-` and `_`.
