@@ -1,5 +1,6 @@
 import ArgumentParser
 import CalWatchCore
+import CalWatchRemote
 import CalWatchRuntime
 
 /// The arguments every command that reads calendars takes: where they are, and the zone for their floating times.
@@ -12,8 +13,8 @@ struct CalendarOptions: ParsableArguments {
     var paths: [String] = []
 
     /// The arguments that are feed addresses rather than paths.
-    var feeds: [FeedSettings] {
-        paths.filter(Self.isAddress).map { FeedSettings(address: $0) }
+    var feeds: [SourceSettings] {
+        paths.filter(Self.isAddress).map { SourceSettings(ICSFeedSettings(address: $0)) }
     }
 
     /// The arguments that are paths.

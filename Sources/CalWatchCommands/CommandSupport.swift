@@ -192,8 +192,8 @@ enum CommandSupport {
     static func fetchingFeedsNamed(
         _ configuration: Configuration, source: String = "calwatch", severity: String = "warning"
     ) async -> (configuration: Configuration, shown: [String: String], failed: [String]) {
-        guard !configuration.feeds.isEmpty else { return (configuration, [:], []) }
-        let fetched = await FeedSync.fetch(configuration.feeds)
+        guard !configuration.sources.isEmpty else { return (configuration, [:], []) }
+        let fetched = await FeedSync.fetch(configuration.sources)
         for problem in fetched.problems { StandardStreams.error("\(source): \(severity): \(problem)\n") }
         var configuration = configuration
         configuration.calendars += fetched.folders

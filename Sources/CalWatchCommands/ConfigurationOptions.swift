@@ -29,15 +29,16 @@ struct ConfigurationOptions: ParsableArguments {
     func load(calendars: CalendarOptions?, useDefaultFile: Bool) throws(ConfigurationError) -> Configuration {
         var configuration: Configuration
         if let file = file(useDefaultFile: useDefaultFile) {
-            configuration = try ConfigurationLoader.load(path: file, sinks: .calwatch)
+            configuration = try ConfigurationLoader.load(path: file, sinks: .calwatch, sources: .calwatch)
         } else {
             configuration = Configuration(home: ConfigurationLoader.home())
             configuration.sinks = SinkKinds.calwatch.standard
+            configuration.sourceKinds = .calwatch
         }
         // Calendars named on the command line replace the file's, its feeds too; an address there is a feed.
         if let calendars, !calendars.paths.isEmpty {
             configuration.calendars = calendars.files
-            configuration.feeds = calendars.feeds
+            configuration.sources = calendars.feeds
         }
         if let tz = calendars?.tz { configuration.timeZone = tz }
         configuration.settleReadFrom()

@@ -51,12 +51,11 @@ public struct ConfigurationCheck: Sendable {
             }
         }
 
-        // Each feed and account fetched once: one that cannot be read now is an error (its copy kept, if any,
-        // is still checked).
-        // Each feed and account fetched once into the cache, and read from there like a folder.
+        // Each feed and account fetched once into the cache, and read from there like a folder: one that cannot
+        // be read now is an error (its copy kept, if any, is still checked).
         var (shown, failed): ([String: String], [String]) = ([:], [])
-        if !configuration.feeds.isEmpty {
-            let fetched = await FeedSync.fetch(configuration.feeds)
+        if !configuration.sources.isEmpty {
+            let fetched = await FeedSync.fetch(configuration.sources)
             for problem in fetched.problems { messages.append("\(source): error: \(problem)\n") }
             configuration.calendars += fetched.folders
             (shown, failed) = (fetched.shown, fetched.failed.map(\.shown))

@@ -141,8 +141,8 @@ public struct Daemon: Sendable {
             add(.fleet, fleet.member)
             add(.fleetFeeds, fleet.feeds)
         }
-        if !initial.feeds.isEmpty {
-            add(.feeds, FeedPoller(feeds: initial.feeds, clock: ContinuousClock(), logger: logger))
+        if !initial.sources.isEmpty {
+            add(.feeds, FeedPoller(feeds: initial.sources, clock: ContinuousClock(), logger: logger))
         }
         if let routing = initial.travel.routing, let routes {
             add(
@@ -200,7 +200,7 @@ public struct Daemon: Sendable {
                 let configuration = try reload()
                 if let fleet { return try fleet.configuration(from: configuration) }
                 var named = configuration.named(instance)
-                named.calendars += FeedPoller<ContinuousClock>.folders(configuration.feeds)
+                named.calendars += FeedPoller<ContinuousClock>.folders(configuration.sources)
                 return named
             },
             open: { configuration, now in

@@ -70,9 +70,9 @@ final class FleetWatch: Sendable {
     /// the fleet delivered about them; calendars given go once the fleet's database has stored every event
     /// committed so far (`FleetMember.release(_:whenStored:)`).
     func changeCalendars(_ watch: CalendarWatch, at now: Instant) async throws -> CalendarWatch.Report? {
-        let change = await member.change { FeedPoller<ContinuousClock>.folders($0) }
+        let change = await member.change(open: Self.open)
         guard !change.isEmpty else { return nil }
-        await feeds.follow(change.feeds)
+        await feeds.follow(change.sources)
         let report = try await watch.calendarsChanged(
             roots: change.roots, scopes: change.scopes, people: member.people(), handOver: change.handOver, at: now)
         guard !change.given.isEmpty, let journal = journal.withLock({ $0 }) else { return report }
@@ -94,7 +94,7 @@ final class FleetWatch: Sendable {
         }
         var settled = configuration
         settled.calendars = []
-        settled.feeds = []
+        settled.sources = []
         var found = false
         for index in settled.sinks.indices {
             guard var postgres = settled.sinks[index].kind as? PostgresSettings, postgres.url == url else { continue }
@@ -117,8 +117,28 @@ final class FleetWatch: Sendable {
 
     /// The configuration with the calendars this watcher holds now.
     func configuration(from configuration: Configuration) throws -> Configuration {
-        member.configuration(from: try settle(configuration.named(instance))) {
-            FeedPoller<ContinuousClock>.folders($0)
+        member.configuration(from: try settle(configuration.named(instance)), open: Self.open)
+    }
+
+    /// A calendar on a server the fleet gave this watcher, as calwatch's own kinds read it, and its cache folder.
+    static func open(_ server: FleetCalendar.Server) -> (settings: SourceSettings, folder: String)? {
+        guard let settings = settings(for: server), let folder = FeedPoller<ContinuousClock>.folders([settings]).first
+        else { return nil }
+        return (settings, folder)
+    }
+
+    /// A fleet's `feed` row is an ICS feed under the calendar's name; a `caldav` row, an account whose collections
+    /// keep their own names.
+    static func settings(for server: FleetCalendar.Server) -> SourceSettings? {
+        switch server.source {
+        case .path: nil
+        case .feed(let url, let every): SourceSettings(ICSFeedSettings(address: url), name: server.name, every: every)
+        case .caldav(let url, let username, _, let every):
+            SourceSettings(
+                CalDAVSettings(
+                    address: url, username: username, passwordCommand: server.passwordCommand,
+                    passwordFile: server.passwordFile),
+                every: every)
         }
     }
 
@@ -126,7 +146,7 @@ final class FleetWatch: Sendable {
     /// about the calendars it takes over is returned.
     func opening(_ configuration: Configuration, journal: JournalStore) async -> PlannerState.HandOver? {
         self.journal.withLock { $0 = journal }
-        await feeds.follow(configuration.feeds)
+        await feeds.follow(configuration.sources)
         return await member.opening(configuration)
     }
 }

@@ -2,6 +2,7 @@ public import CalWatchCore
 import CalWatchDesktop
 import CalWatchMQTT
 import CalWatchPostgres
+import CalWatchRemote
 import CalWatchRuntime
 import CalWatchWebhook
 
@@ -15,4 +16,10 @@ extension SinkKinds {
             WebhookSettings.self,
             MQTTSettings.self,
         ]
+}
+
+extension SourceKinds {
+    /// Every kind of calendar on a server calwatch reads, the keys a `calendars:` entry chooses from (`url:`,
+    /// `caldav:`). A new kind is a `SourceDriver` beside its client and a line here.
+    public static let calwatch = SourceKinds.remote
 }

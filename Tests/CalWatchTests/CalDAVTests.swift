@@ -79,11 +79,10 @@ import Testing
 /// refused password.
 @Suite(.timeLimit(.minutes(3))) struct CalDAVSyncTests {
     static func settings(_ server: RadicaleServer, _ path: String = "/", password: String = RadicaleServer.password)
-        -> FeedSettings
+        -> CalDAVSettings
     {
-        FeedSettings(
-            address: server.url(path),
-            kind: .caldav(username: RadicaleServer.user, passwordCommand: ["/bin/echo", password]))
+        CalDAVSettings(
+            address: server.url(path), username: RadicaleServer.user, passwordCommand: ["/bin/echo", password])
     }
 
     static func client(
@@ -228,15 +227,14 @@ import Testing
                 "\(reason)")
             #expect(!reason.contains("hunter2") && !reason.contains(RadicaleServer.password))
             #expect(try Self.copy(in: wrong.folder)["work"]?.count == 4)
-            #expect(RemoteCalendar.caldav(wrong).hasCopy)
+            #expect(wrong.hasCopy)
         }
     }
 
     /// A CalDAV account pointed at a plain web server (a feed's address, say): the failure says what is wrong.
     @Test func anAddressThatIsNoCalDAVServerIsSaidSo() async throws {
         try await FeedServer.with { server in
-            let settings = FeedSettings(
-                address: server.url("/feed.ics"), kind: .caldav(username: nil, passwordCommand: nil))
+            let settings = CalDAVSettings(address: server.url("/feed.ics"))
             let client = CalDAVClient(account: try #require(CalDAVAccount(settings)), root: SinkFixtures.folder())
             guard case .failed(let reason, _) = await client.sync() else {
                 Issue.record("a web server was taken for CalDAV")
@@ -248,8 +246,7 @@ import Testing
 
     @Test func aServerDownIsSaidWithItsAddress() async throws {
         let port = try RadicaleServer.freePort()
-        let settings = FeedSettings(
-            address: "http://anna:pw@127.0.0.1:\(port)/", kind: .caldav(username: nil, passwordCommand: nil))
+        let settings = CalDAVSettings(address: "http://anna:pw@127.0.0.1:\(port)/")
         let client = CalDAVClient(account: try #require(CalDAVAccount(settings)), root: SinkFixtures.folder())
         guard case .failed(let reason, _) = await client.sync() else {
             Issue.record("no failure")

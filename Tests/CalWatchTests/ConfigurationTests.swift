@@ -419,10 +419,11 @@ import Testing
             """)
         #expect(configuration.calendars == ["/home/ada/.calendars"])
         #expect(
-            configuration.feeds == [
-                FeedSettings(
-                    address: "webcal://calendar.example.org/secret/basic.ics", name: "Work (Google)", every: 600),
-                FeedSettings(address: "https://example.org/team.ics"),
+            configuration.sources == [
+                SourceSettings(
+                    ICSFeedSettings(address: "webcal://calendar.example.org/secret/basic.ics"), name: "Work (Google)",
+                    every: 600),
+                SourceSettings(ICSFeedSettings(address: "https://example.org/team.ics")),
             ])
         let problems = Self.problems(
             """
@@ -452,13 +453,13 @@ import Testing
                 every: 10s
             """)
         #expect(
-            configuration.feeds == [
-                FeedSettings(
-                    address: "https://cloud.example.org/remote.php/dav/",
-                    kind: .caldav(username: "me", passwordCommand: ["pass", "show", "nextcloud"]), every: 300),
+            configuration.sources == [
+                SourceSettings(
+                    CalDAVSettings(
+                        address: "https://cloud.example.org/remote.php/dav/", username: "me",
+                        passwordCommand: ["pass", "show", "nextcloud"]), every: 300),
                 // A server on this machine may be polled more often than once a minute.
-                FeedSettings(
-                    address: "http://localhost:5232/", kind: .caldav(username: nil, passwordCommand: nil), every: 10),
+                SourceSettings(CalDAVSettings(address: "http://localhost:5232/"), every: 10),
             ])
         let problems = Self.problems(
             """

@@ -6,7 +6,8 @@ import Testing
 
 /// The docs that describe the code's layout are checked against it, so that they cannot fall behind: every module
 /// of Package.swift is in design.md's module list and development.md's layout, every top folder of a module in
-/// development.md, and every sink kind's page linked from design.md's delivery section.
+/// development.md, every sink kind's page linked from design.md's delivery section, and every kind of calendar on
+/// a server in design.md's inputs and the example configuration.
 @Suite struct DocsLayoutTests {
     static let repository = ConfigurationTests.repository
 
@@ -61,8 +62,19 @@ import Testing
         }
     }
 
-    /// A file a newcomer reads whole: at most 750 lines, a longer type split by feature (`Type+Feature.swift`).
-    @Test func noSourceFileIsLongerThan750Lines() throws {
+    @Test func everyKindOfCalendarOnAServerIsInTheInputsAndTheExample() throws {
+        let design = try Self.read("docs/design.md")
+        let inputs = String(design[design.range(of: "## 2. Inputs")!.lowerBound...].prefix(4000))
+        let example = try Self.read("config.yml")
+        for type in SourceKinds.calwatch.kinds.map({ $0.type }) {
+            #expect(inputs.contains("`\(type):`"), "design.md §2 does not name `\(type):`")
+            #expect(example.contains("\(type): "), "config.yml does not show a `\(type):` entry")
+        }
+    }
+
+    /// A file a newcomer reads whole: at most 750 lines, a longer type split by feature (`Type+Feature.swift`),
+    /// and never empty (a file left behind by a move).
+    @Test func noSourceFileIsLongerThan750LinesOrEmpty() throws {
         let manager = FileManager.default
         let root = Self.repository + "/Sources"
         let files = try #require(manager.enumerator(atPath: root)).compactMap { $0 as? String }
@@ -73,6 +85,7 @@ import Testing
                 separator: "\n", omittingEmptySubsequences: false
             ).count
             #expect(lines <= 751, "Sources/\(file) has \(lines) lines; split it by feature (Type+Feature.swift)")
+            #expect(lines > 1, "Sources/\(file) is empty; remove it")
         }
     }
 }

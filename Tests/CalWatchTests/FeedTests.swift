@@ -193,8 +193,8 @@ struct FeedServer: Sendable {
         let root = SinkFixtures.folder()
         let settings = try await FeedServer.with { server in
             let settings = [
-                FeedSettings(address: server.url("/feed.ics"), name: "Work (Google)"),
-                FeedSettings(address: server.url("/gone")),
+                SourceSettings(ICSFeedSettings(address: server.url("/feed.ics")), name: "Work (Google)"),
+                SourceSettings(ICSFeedSettings(address: server.url("/gone"))),
             ]
             let result = await FeedSync.fetch(settings, root: root)
             #expect(result.folders.count == 1)
@@ -261,7 +261,7 @@ struct FeedServer: Sendable {
         try await FeedServer.with { server in
             let root = SinkFixtures.folder()
             let clock = ManualClock()
-            let settings = FeedSettings(address: server.url("/feed.ics"), name: "Team", every: 300)
+            let settings = SourceSettings(ICSFeedSettings(address: server.url("/feed.ics")), name: "Team", every: 300)
             let folder = try #require(FeedPoller<ManualClock>.folders([settings], root: root).first)
             let poller = FeedPoller(feeds: [settings], root: root, clock: clock, logger: Logger(label: "test")) { 0 }
             let task = Task { try await poller.run() }
@@ -294,7 +294,7 @@ struct FeedServer: Sendable {
     @Test func aPollerStoppedMidFetchEndsAtOnceAndStoresNothing() async throws {
         try await FeedServer.with { server in
             let root = SinkFixtures.folder()
-            let settings = FeedSettings(address: server.url("/slow/20"), every: 300)
+            let settings = SourceSettings(ICSFeedSettings(address: server.url("/slow/20")), every: 300)
             let folder = try #require(FeedPoller<ManualClock>.folders([settings], root: root).first)
             let poller = FeedPoller(feeds: [settings], root: root, clock: ManualClock(), logger: Logger(label: "test"))
             let task = Task { try await poller.run() }

@@ -1,8 +1,10 @@
+import CalWatchRemote
 import Foundation
 import Logging
 import Testing
 
 @testable import CalWatchCore
+@testable import CalWatchDaemon
 @testable import CalWatchPostgres
 @testable import CalWatchRuntime
 
@@ -236,14 +238,16 @@ import Testing
             try await member.start()
             // It holds every row (no other watcher takes them in a loop) and reads only the good ones.
             #expect(try await server.value("SELECT count(*) FROM calendars WHERE watcher = 'w'") == "\(rows.count + 1)")
-            let configuration = member.configuration(from: Configuration(home: folder)) { feeds in
-                feeds.map { folder + "/cache/" + $0.address.replacingOccurrences(of: "/", with: "_") }
+            let configuration = member.configuration(from: Configuration(home: folder)) { server in
+                FleetWatch.settings(for: server).map {
+                    ($0, folder + "/cache/" + $0.address.replacingOccurrences(of: "/", with: "_"))
+                }
             }
             #expect(configuration.calendars.first == root + "/alice", "\(configuration.calendars)")
             #expect(configuration.scopes.values.sorted() == ["alice", "carol", "from-systemd"])
-            #expect(
-                configuration.feeds.contains { $0.kind == .caldav(username: "u", passwordCommand: ["/bin/echo", "x"]) })
-            #expect(configuration.feeds.contains { $0.passwordFile == folder + "/dav-file" })
+            let accounts = configuration.sources.compactMap { $0.kind as? CalDAVSettings }
+            #expect(accounts.contains { $0.username == "u" && $0.passwordCommand == ["/bin/echo", "x"] })
+            #expect(accounts.contains { $0.passwordFile == folder + "/dav-file" })
             #expect(!FileManager.default.fileExists(atPath: marker), "a row ran a program")
             let problems = Dictionary(
                 uniqueKeysWithValues: try await server.psql(

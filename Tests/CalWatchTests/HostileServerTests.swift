@@ -80,7 +80,8 @@ import Testing
                 of: "VERSION:2.0", with: "VERSION:2.0\r\nX-WR-CALNAME:" + String(repeating: "ü", count: 200_000))
             try calendar.write(toFile: server.folder + "/big.ics", atomically: true, encoding: .utf8)
             let root = SinkFixtures.folder()
-            let remote = try #require(RemoteCalendar(FeedSettings(address: server.url("/f/big.ics")), root: root))
+            let remote = try #require(
+                SourceSettings(ICSFeedSettings(address: server.url("/f/big.ics"))).open(root: root))
             guard case .changed = await remote.fetch() else {
                 Issue.record("not fetched")
                 return
@@ -173,9 +174,9 @@ import Testing
                 #expect(other.log == ["GET /echo -"], "the other port was sent the password: \(other.log)")
 
                 // A CalDAV account whose discovery is sent elsewhere asks there without the password.
-                let settings = FeedSettings(
-                    address: "http://127.0.0.1:\(server.port)/to-other-port/\(other.port)",
-                    kind: .caldav(username: "me", passwordCommand: ["/bin/echo", "hunter2"]))
+                let settings = CalDAVSettings(
+                    address: "http://127.0.0.1:\(server.port)/to-other-port/\(other.port)", username: "me",
+                    passwordCommand: ["/bin/echo", "hunter2"])
                 let client = CalDAVClient(account: try #require(CalDAVAccount(settings)), root: SinkFixtures.folder())
                 _ = await client.sync()
                 #expect(server.log.last == "PROPFIND /to-other-port/\(other.port) auth", "\(server.log)")
@@ -250,8 +251,7 @@ import Testing
     @Test func oneFailingCollectionIsSaidAndTheOthersAreRead() async throws {
         try await FeedServer.with(script: "hostile-server.py") { server in
             let root = SinkFixtures.folder()
-            let settings = FeedSettings(
-                address: server.url("/dav/"), kind: .caldav(username: nil, passwordCommand: nil))
+            let settings = CalDAVSettings(address: server.url("/dav/"))
             let client = CalDAVClient(account: try #require(CalDAVAccount(settings)), root: root)
             guard case .failed(let reason, _) = await client.sync() else {
                 Issue.record("a calendar answering 403 was not said")

@@ -34,7 +34,7 @@ import Testing
                 \(sinks)
                 """
             return try ConfigurationLoader.parse(
-                text, file: path + "/config.yml", directory: path, environment: nil, sinks: kinds)
+                text, file: path + "/config.yml", directory: path, environment: nil, sinks: kinds, sources: .calwatch)
         }
 
         /// Writes one item into the calendar folder.

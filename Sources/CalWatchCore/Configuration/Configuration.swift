@@ -8,7 +8,10 @@ public struct Configuration: Sendable {
     public var calendars: [String]
     /// Calendars on servers (`calendars: - url: …` or `- caldav: …`), read from calwatch's cache like files once
     /// fetched.
-    public var feeds: [FeedSettings] = []
+    public var sources: [SourceSettings] = []
+    /// The kinds of calendar on a server the file was read with, to read it again the same way (the daemon
+    /// working out what a `calwatch next` beside it read).
+    public var sourceKinds = SourceKinds.none
     /// Whose calendar each path of `calendars` is, when a fleet's watcher holds several people's (path → the
     /// fleet's name for the calendar); empty outside a fleet.
     public var scopes: [String: String] = [:]
@@ -69,12 +72,12 @@ public struct Configuration: Sendable {
 
 extension Configuration {
     /// Adds to `readFrom` where the paths led (`~` and variables resolved in this environment; one daemon's may
-    /// differ) and what the command line changed: the calendars and feeds, the zone, the journal.
+    /// differ) and what the command line changed: the calendars and those on servers, the zone, the journal.
     public mutating func settleReadFrom() {
         var hasher = EventID.Hasher()
         hasher.feed(readFrom)
         for path in calendars { hasher.feed(path) }
-        for feed in feeds { hasher.feed(feed.address + " " + (feed.name ?? "")) }
+        for source in sources { hasher.feed(source.address + " " + (source.name ?? "")) }
         hasher.feed(timeZone ?? "system")
         hasher.feed(statePath)
         readFrom = hasher.id.description

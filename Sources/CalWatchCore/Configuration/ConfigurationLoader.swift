@@ -8,9 +8,9 @@ import Yams
 public enum ConfigurationLoader {
     /// Reads the file at `path`. `environment` (default: the process's) expands `$VARS` and gives `HOME` for `~`.
     /// `sinks` are the kinds of sink the program offers; `nil`, for a command that delivers nothing, leaves
-    /// `sinks:` unread.
+    /// `sinks:` unread. `sources` are the kinds of calendar on a server it reads.
     public static func load(
-        path: String, environment: [String: String]? = nil, sinks: SinkKinds?
+        path: String, environment: [String: String]? = nil, sinks: SinkKinds?, sources: SourceKinds
     ) throws(ConfigurationError) -> Configuration {
         // A file handle reads what `contents(atPath:)` refuses: /dev/null, a pipe from process substitution. It
         // reads at most `largestFile` bytes and one more, so /dev/zero or an endless pipe is an error, not a hang.
@@ -28,7 +28,7 @@ public enum ConfigurationLoader {
         let text = String(decoding: data, as: UTF8.self)
         let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
         var configuration = try parse(
-            text, file: path, directory: directory, environment: environment, sinks: sinks)
+            text, file: path, directory: directory, environment: environment, sinks: sinks, sources: sources)
         var hasher = EventID.Hasher()
         // The real path: `config.yml`, `./config.yml` and a link to it are one configuration.
         hasher.feed(realPath(path) ?? path)
@@ -66,13 +66,15 @@ public enum ConfigurationLoader {
     /// Reads configuration text; relative paths in it are relative to `directory`.
     public static func parse(
         _ text: String, file: String, directory: String,
-        environment: [String: String]? = nil, sinks: SinkKinds?
+        environment: [String: String]? = nil, sinks: SinkKinds?, sources: SourceKinds
     ) throws(ConfigurationError) -> Configuration {
         let environment = environment ?? ProcessInfo.processInfo.environment
         let home = home(environment: environment)
         let reader = ConfigurationReader(
-            paths: PathExpander(home: home, environment: environment, directory: directory), sinks: sinks)
+            paths: PathExpander(home: home, environment: environment, directory: directory), sinks: sinks,
+            sources: sources)
         var configuration = Configuration(home: home)
+        configuration.sourceKinds = sources
         configuration.sinks = sinks?.standard ?? []
         configuration.file = file
         configuration.instance =

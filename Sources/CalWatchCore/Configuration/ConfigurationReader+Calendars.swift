@@ -3,69 +3,66 @@ import Yams
 
 /// `calendars:` entries on servers, `fleet:`, and the programs that print their passwords.
 extension ConfigurationReader {
-    /// A `calendars:` entry on a server: a feed `{url: https://…, name: Work, every: 10m}`, or a CalDAV account
-    /// `{caldav: https://…, username: me, passwordCommand: [pass, show, dav], every: 5m}`.
-    func readFeed(_ node: Node, at path: String) -> FeedSettings? {
-        guard
-            let keys = mapping(
-                node, at: path, known: ["url", "caldav", "name", "every", "username", "passwordCommand"])
-        else { return nil }
-        let addressNode: Node
-        var kind = FeedSettings.Kind.ics
-        switch (keys["url"]?.value, keys["caldav"]?.value) {
-        case (let url?, nil):
-            addressNode = url
-            for key in ["username", "passwordCommand"] where keys[key] != nil {
-                note(
-                    keys[key]!.key, path + "." + key,
-                    "is for CalDAV (`caldav:`); a feed address carries its own secret, or https://user:password@…")
-            }
-        case (nil, let caldav?):
-            addressNode = caldav
-            var username: String?
-            var command: [String]?
-            if let (_, value) = keys["username"] { username = string(value, at: path + ".username") }
-            if let (_, value) = keys["passwordCommand"] {
-                command = readArgv(
-                    value, at: path + ".passwordCommand", example: "[pass, show, nextcloud]",
-                    empty: "name the program that prints the password, such as [pass, show, nextcloud]")
-            }
-            kind = .caldav(username: username, passwordCommand: command)
-        case (_?, _?):
-            note(node, path, "has both `url:` and `caldav:`; a feed is one .ics address, CalDAV a server: keep one")
-            return nil
-        case (nil, nil):
+    /// A `calendars:` entry on a server, read by the kind whose key it has: a feed `{url: https://…, name: Work,
+    /// every: 10m}`, a CalDAV account `{caldav: https://…, username: me, passwordCommand: [pass, show, dav]}`.
+    func readSource(_ node: Node, at path: String) -> SourceSettings? {
+        let kinds = sourceKinds.kinds
+        let common = ["name", "every"]
+        let everyKey = kinds.flatMap { [$0.type] + $0.keys }
+        guard let keys = mapping(node, at: path, known: common + everyKey) else { return nil }
+        let written = kinds.filter { keys[$0.type] != nil }
+        guard let kind = written.first else {
             note(
                 node, path,
-                "has no `url:` or `caldav:`; write the calendar's address, such as webcal://example.org/calendar.ics, "
-                    + "or a CalDAV server's, such as caldav: https://cloud.example.org/remote.php/dav/")
+                kinds.isEmpty
+                    ? "is a calendar on a server, which this program does not read; write a path"
+                    : "has no \(sourceKinds.typesShown); write the calendar's address, such as "
+                        + kinds.map { "\($0.type): \($0.example)" }.joined(separator: ", or "))
             return nil
         }
-        let key = path + (kind == .ics ? ".url" : ".caldav")
+        guard written.count == 1 else {
+            note(
+                node, path,
+                "has both " + written.map { "`\($0.type):`" }.joined(separator: " and ") + "; "
+                    + written.map { "\($0.title) is `\($0.type):`" }.joined(separator: ", ") + ": keep one")
+            return nil
+        }
+        for (name, (keyNode, _)) in keys where !common.contains(name) && name != kind.type && !kind.keys.contains(name)
+        {
+            let owner = kinds.first { $0.keys.contains(name) }
+            note(
+                keyNode, path + "." + name,
+                "is for \(owner?.title ?? "another kind") (`\(owner?.type ?? name):`), not \(kind.title) (`\(kind.type):`)"
+            )
+        }
+        let addressNode = keys[kind.type]!.value
+        let key = path + "." + kind.type
         guard let address = string(addressNode, at: key) else { return nil }
         let lowered = address.lowercased()
-        let schemes = kind == .ics ? ["https://", "http://", "webcal://"] : ["https://", "http://"]
-        guard schemes.contains(where: { lowered.hasPrefix($0) }) else {
+        guard kind.schemes.contains(where: { lowered.hasPrefix($0 + "://") }) else {
             note(
                 addressNode, key,
-                "'\(address)' is not an \(kind == .ics ? "http, https or webcal" : "http or https") address")
+                "'\(ConnectionString(address).redacted)' is not an address for \(kind.title) (`\(kind.type):`); "
+                    + "write one starting with \(kind.schemes.map { $0 + "://" }.listedWithOr)")
             return nil
         }
-        var feed = FeedSettings(address: address, kind: kind)
-        if let (_, nameNode) = keys["name"] { feed.name = string(nameNode, at: path + ".name") }
+        let entry = ConfigurationSection(node: node, keys: keys, path: path, reader: self)
+        guard let settings = kind.init(address: address, entry: entry) else { return nil }
+        var source = SourceSettings(settings)
+        if let (_, nameNode) = keys["name"] { source.name = string(nameNode, at: path + ".name") }
         if let (_, everyNode) = keys["every"],
             let seconds = duration(everyNode, at: path + ".every", positive: true, atMost: Limits.day)
         {
-            if seconds < 60 && !feed.isLoopback {
+            if seconds < 60 && !source.isLoopback {
                 note(
                     everyNode, path + ".every",
                     "polls a server more than once a minute; use 1m or more (only a server on this machine, "
                         + "localhost, may be polled more often)")
             } else {
-                feed.every = seconds
+                source.every = seconds
             }
         }
-        return feed
+        return source
     }
 
     /// A program and its arguments as a list (never one text for a shell), its program given as a relative path

@@ -31,12 +31,15 @@ final class ConfigurationReader {
     var configuredProviders: [MeetingProvider] = []
     /// The kinds of sink the program offers; `nil`: `sinks:` is not read (a command that delivers nothing).
     let sinkKinds: SinkKinds?
+    /// The kinds of calendar on a server the program offers.
+    let sourceKinds: SourceKinds
     /// Earlier spellings of `serve: listen:` met in the file, reconciled with `serve:` once it is read.
     var earlierServeListens: [(Node, String, ServeSettings.Address)] = []
 
-    init(paths: PathExpander, sinks: SinkKinds?) {
+    init(paths: PathExpander, sinks: SinkKinds?, sources: SourceKinds) {
         self.paths = paths
         self.sinkKinds = sinks
+        self.sourceKinds = sources
     }
 
     func read(_ root: Node, into configuration: inout Configuration) {
@@ -60,7 +63,7 @@ final class ConfigurationReader {
                 configuration.calendars = []
                 for item in list(value, at: key) {
                     if case .mapping = item.node {
-                        if let feed = readFeed(item.node, at: item.key) { configuration.feeds.append(feed) }
+                        if let source = readSource(item.node, at: item.key) { configuration.sources.append(source) }
                     } else if let path = path(item.node, at: item.key) {
                         configuration.calendars.append(path)
                     }

@@ -181,18 +181,17 @@ public struct FleetCalendar: Sendable, Hashable {
                             : "the path is outside the folders this watcher allows (fleet.roots in its config.yml)"))
             }
             return .success(.path(resolved))
-        case .feed(let url, let every):
-            return .success(.server(FeedSettings(address: url, kind: .ics, name: name, every: every)))
-        case .caldav(let url, let username, let credential, let every):
-            var feed = FeedSettings(
-                address: url, kind: .caldav(username: username, passwordCommand: nil), name: nil, every: every)
+        case .feed:
+            return .success(.server(Server(name: name, source: source)))
+        case .caldav(_, _, let credential, _):
+            var server = Server(name: name, source: source)
             if let credential {
                 if let command = access.credentials[credential] {
-                    feed.kind = .caldav(username: username, passwordCommand: command)
+                    server.passwordCommand = command
                 } else if let directory = credentialsDirectory,
                     FileManager.default.isReadableFile(atPath: directory + "/" + credential)
                 {
-                    feed.passwordFile = directory + "/" + credential
+                    server.passwordFile = directory + "/" + credential
                 } else {
                     return .failure(
                         Refusal(
@@ -201,14 +200,26 @@ public struct FleetCalendar: Sendable, Hashable {
                                 + "(LoadCredential=\(credential):…)"))
                 }
             }
-            return .success(.server(feed))
+            return .success(.server(server))
         }
+    }
+
+    /// A calendar on a server as a watcher admitted it: its row's name and source, with the credential resolved on
+    /// this machine. The watcher's program makes it the `SourceSettings` of its own kinds.
+    public struct Server: Sendable, Hashable {
+        public var name: String
+        /// `.feed` or `.caldav`.
+        public var source: Source
+        /// The program that prints the password (`fleet.credentials:` in the watcher's config.yml).
+        public var passwordCommand: [String]?
+        /// A file whose first line is the password (a systemd credential).
+        public var passwordFile: String?
     }
 
     /// What a watcher reads for a calendar it admitted.
     public enum Admitted: Sendable, Hashable {
         case path(String)
-        case server(FeedSettings)
+        case server(Server)
     }
 
     /// The path made absolute, without `.`, `..` or symbolic links where it exists.

@@ -81,21 +81,21 @@ public final class FleetMember: Service, Sendable {
 
     /// `base` (config.yml's rules, reminders and sinks) with the calendars this watcher holds, each path scoped by
     /// its name in the fleet, so one invitation in two people's calendars is two occurrences. Calendars on
-    /// servers are read from their cache folders (`feeds`: what to poll).
-    public func configuration(from base: Configuration, folder: ([FeedSettings]) -> [String]) -> Configuration {
+    /// servers are read from their cache folders (`sources`: what to poll), as `open` makes them.
+    public func configuration(from base: Configuration, open: Open) -> Configuration {
         var configuration = base
         configuration.fleet = true
-        (configuration.calendars, configuration.scopes, configuration.feeds) = held(folder: folder)
+        (configuration.calendars, configuration.scopes, configuration.sources) = held(open: open)
         configuration.people = people()
         return configuration
     }
 
     /// The roots of the calendars held (and not being given back) that this watcher admitted, whose calendar each
-    /// is, and the feeds to poll.
-    private func held(folder: ([FeedSettings]) -> [String]) -> ([String], [String: String], [FeedSettings]) {
+    /// is, and the calendars on servers to poll.
+    private func held(open: Open) -> ([String], [String: String], [SourceSettings]) {
         var roots: [String] = []
         var scopes: [String: String] = [:]
-        var feeds: [FeedSettings] = []
+        var sources: [SourceSettings] = []
         let held = state.withLock { state in
             state.held.keys.filter { !state.leaving.contains($0) }.compactMap { name in
                 state.admitted[name].map { (name, $0) }
@@ -104,9 +104,9 @@ public final class FleetMember: Service, Sendable {
         for (name, admitted) in held.sorted(by: { $0.0 < $1.0 }) {
             let root: String
             switch admitted {
-            case .server(let feed):
-                guard let cache = folder([feed]).first else { continue }
-                feeds.append(feed)
+            case .server(let server):
+                guard let (source, cache) = open(server) else { continue }
+                sources.append(source)
                 root = cache
             case .path(let path):
                 root = path
@@ -114,8 +114,12 @@ public final class FleetMember: Service, Sendable {
             roots.append(root)
             scopes[root] = name
         }
-        return (roots, scopes, feeds)
+        return (roots, scopes, sources)
     }
+
+    /// How the watcher's program reads a calendar on a server it admitted: its settings, and the cache folder
+    /// (made) that holds its copy; `nil` when the program cannot read it.
+    public typealias Open = (FleetCalendar.Server) -> (settings: SourceSettings, folder: String)?
 
     /// The address of each calendar's person (`person`), by name: whose own attendee entries are whose.
     public func people() -> [String: [String]] {
@@ -128,10 +132,10 @@ public final class FleetMember: Service, Sendable {
 
     /// What changed in the calendars held since the watch last took them in.
     public struct Change: Sendable {
-        /// The roots to read now, whose calendar each is, and the feeds to poll.
+        /// The roots to read now, whose calendar each is, and the calendars on servers to poll.
         public var roots: [String]
         public var scopes: [String: String]
-        public var feeds: [FeedSettings]
+        public var sources: [SourceSettings]
         /// The calendars taken from other watchers, with what those delivered.
         public var handOver: PlannerState.HandOver?
         /// The calendars being given back: release them (`release`) once what was committed about them is stored.
@@ -142,8 +146,8 @@ public final class FleetMember: Service, Sendable {
     }
 
     /// What the watch in use must change to read the calendars held now (a heartbeat took, gave or lost some).
-    public func change(folder: ([FeedSettings]) -> [String]) async -> Change {
-        let (roots, scopes, feeds) = held(folder: folder)
+    public func change(open: Open) async -> Change {
+        let (roots, scopes, sources) = held(open: open)
         let names = Set(scopes.values)
         let (taken, given, lost) = state.withLock { state in
             let taken = names.subtracting(state.opened)
@@ -152,7 +156,7 @@ public final class FleetMember: Service, Sendable {
             state.opened = names
             return (taken, given, lost)
         }
-        var change = Change(roots: roots, scopes: scopes, feeds: feeds, given: given.sorted(), lost: lost)
+        var change = Change(roots: roots, scopes: scopes, sources: sources, given: given.sorted(), lost: lost)
         if !taken.isEmpty { change.handOver = await handOver(taken) }
         return change
     }

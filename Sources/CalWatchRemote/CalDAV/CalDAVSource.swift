@@ -12,24 +12,23 @@ public struct CalDAVAccount: Sendable, Hashable {
     /// A password written in the address (`https://user:secret@…`), taken out of it: `url` never holds one.
     var password: String?
     public var passwordCommand: [String]?
-    /// A file whose first line is the password (`FeedSettings.passwordFile`).
+    /// A file whose first line is the password (`CalDAVSettings.passwordFile`).
     public var passwordFile: String?
     /// The calendar's name when the account holds one collection; otherwise each collection's `displayname`.
     public var name: String?
     public var every: Duration
 
-    public init?(_ settings: FeedSettings) {
-        guard case .caldav(let username, let command) = settings.kind,
-            let url = URL(string: settings.address.trimmingCharacters(in: .whitespaces)),
+    public init?(_ settings: CalDAVSettings, name: String? = nil, every: Int64 = 600) {
+        guard let url = URL(string: settings.address.trimmingCharacters(in: .whitespaces)),
             let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https", url.host != nil
         else { return nil }
         self.url = url.withoutCredentials
-        self.username = username ?? url.user(percentEncoded: false)
+        username = settings.username ?? url.user(percentEncoded: false)
         password = url.password(percentEncoded: false)
-        passwordCommand = command
+        passwordCommand = settings.passwordCommand
         passwordFile = settings.passwordFile
-        name = settings.name
-        every = .seconds(settings.every)
+        self.name = name
+        self.every = .seconds(every)
     }
 
     /// The address as messages show it, without a user or password.
@@ -46,9 +45,9 @@ public struct CalDAVAccount: Sendable, Hashable {
 /// one kept is not asked again. A changed collection is asked what changed (`sync-collection` from the token kept;
 /// without sync support, every item's `getetag` compared), and only changed items are fetched, by
 /// `calendar-multiget`. Items are renamed into place, so the daemon's watcher re-plans exactly them.
-public final class CalDAVClient: Sendable {
+public final class CalDAVClient: RemoteCalendar {
     public let account: CalDAVAccount
-    let folder: String
+    public let folder: String
     /// Requests sent and bytes received since the client was made (for `check` and the benchmarks).
     public var requests: Int { counts.withLock { $0.requests } }
     public var bytesReceived: Int { counts.withLock { $0.bytes } }
@@ -123,6 +122,12 @@ public final class CalDAVClient: Sendable {
     }
 
     private var statePath: String { folder + "/.calwatch-caldav.json" }
+
+    public var shownURL: String { account.shownURL }
+    public var every: Duration { account.every }
+    public var hasCopy: Bool { !loadState().collections.isEmpty }
+    public var traffic: (requests: Int, bytes: Int)? { (requests, bytesReceived) }
+    public func fetch() async -> FeedFetcher.Outcome { await sync() }
 
     func loadState() -> State {
         let fresh = State(url: account.url.absoluteString)

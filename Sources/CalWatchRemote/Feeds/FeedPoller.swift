@@ -11,7 +11,7 @@ public import ServiceLifecycle
 /// once per change of state (failing, then fetched again), with the address and no credentials; the copy kept
 /// stays in effect meanwhile.
 public struct FeedPoller<WaitClock: Clock>: Service where WaitClock.Duration == Duration {
-    let feeds: [FeedSettings]
+    let feeds: [SourceSettings]
     let root: String
     let clock: WaitClock
     let fetcher: FeedFetcher
@@ -20,7 +20,8 @@ public struct FeedPoller<WaitClock: Clock>: Service where WaitClock.Duration == 
     let jitter: @Sendable () -> Double
 
     public init(
-        feeds: [FeedSettings], root: String = FeedCache.root(), clock: WaitClock, fetcher: FeedFetcher = FeedFetcher(),
+        feeds: [SourceSettings], root: String = FeedCache.root(), clock: WaitClock,
+        fetcher: FeedFetcher = FeedFetcher(),
         logger: Logger, jitter: @escaping @Sendable () -> Double = { Double.random(in: -1...1) }
     ) {
         self.feeds = feeds
@@ -33,9 +34,9 @@ public struct FeedPoller<WaitClock: Clock>: Service where WaitClock.Duration == 
 
     /// The cache folders the feeds are read from, made (mode 0700) when missing, so the watcher follows them from
     /// the start.
-    public static func folders(_ feeds: [FeedSettings], root: String = FeedCache.root()) -> [String] {
+    public static func folders(_ feeds: [SourceSettings], root: String = FeedCache.root()) -> [String] {
         feeds.compactMap { settings in
-            guard let folder = RemoteCalendar(settings, root: root)?.folder else { return nil }
+            guard let folder = settings.open(root: root)?.folder else { return nil }
             try? FileManager.default.createDirectory(
                 atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             return folder
@@ -45,13 +46,13 @@ public struct FeedPoller<WaitClock: Clock>: Service where WaitClock.Duration == 
     public func run() async throws {
         await withTaskGroup(of: Void.self) { group in
             for settings in feeds {
-                guard let remote = RemoteCalendar(settings, root: root, fetcher: fetcher) else { continue }
+                guard let remote = settings.open(root: root, fetcher: fetcher) else { continue }
                 group.addTask { await poll(remote) }
             }
         }
     }
 
-    private func poll(_ remote: RemoteCalendar) async {
+    private func poll(_ remote: any RemoteCalendar) async {
         var schedule = FeedSchedule(every: remote.every)
         var failing: String?
         repeat {
@@ -103,10 +104,10 @@ extension FeedPoller: CustomStringConvertible {
 public actor FleetFeeds: Service {
     private let logger: Logger
     /// The stop of each feed polled now.
-    private var polling: [FeedSettings: Outcome<Void>] = [:]
+    private var polling: [SourceSettings: Outcome<Void>] = [:]
     /// The feeds to start polling, each with its stop, for `run` to take.
-    private let starts: AsyncStream<(FeedSettings, Outcome<Void>)>
-    private let startInput: AsyncStream<(FeedSettings, Outcome<Void>)>.Continuation
+    private let starts: AsyncStream<(SourceSettings, Outcome<Void>)>
+    private let startInput: AsyncStream<(SourceSettings, Outcome<Void>)>.Continuation
 
     public init(logger: Logger) {
         self.logger = logger
@@ -114,7 +115,7 @@ public actor FleetFeeds: Service {
     }
 
     /// Polls exactly `feeds` from now on.
-    public func follow(_ feeds: [FeedSettings]) {
+    public func follow(_ feeds: [SourceSettings]) {
         let wanted = Set(feeds)
         for (feed, stop) in polling where !wanted.contains(feed) {
             stop.set()

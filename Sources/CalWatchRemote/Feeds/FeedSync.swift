@@ -19,7 +19,7 @@ public enum FeedSync {
 
     /// Fetches each feed once, at most four at a time.
     public static func fetch(
-        _ feeds: [FeedSettings], root: String = FeedCache.root(), fetcher: FeedFetcher = FeedFetcher()
+        _ feeds: [SourceSettings], root: String = FeedCache.root(), fetcher: FeedFetcher = FeedFetcher()
     ) async -> Result {
         // Each feed's place in the list, its folder when there is something to read, its problem, its address.
         typealias Fetched = (index: Int, folder: String?, problem: String?, address: String)
@@ -28,7 +28,7 @@ public enum FeedSync {
             for (index, settings) in feeds.enumerated() {
                 if index >= 4, let done = await group.next() { found.append(done) }
                 group.addTask {
-                    guard let remote = RemoteCalendar(settings, root: root, fetcher: fetcher) else {
+                    guard let remote = settings.open(root: root, fetcher: fetcher) else {
                         return (
                             index, nil, "\(settings.shownAddress): not an http, https or webcal address",
                             settings.shownAddress

@@ -91,7 +91,10 @@ public final class NextSource: Sendable {
                 Int64(status.st_mtim.tv_nsec),
             ])
         if let known = digests.withLock({ $0[key] }) { return known }
-        guard var read = try? ConfigurationLoader.load(path: file, environment: environment, sinks: nil) else {
+        guard
+            var read = try? ConfigurationLoader.load(
+                path: file, environment: environment, sinks: nil, sources: configuration.sourceKinds)
+        else {
             return nil
         }
         read.settleReadFrom()

@@ -39,7 +39,7 @@ import Testing
             do {
                 _ = try ConfigurationLoader.parse(
                     "sinks:\n" + sinks, file: "config.yml", directory: "/tmp", environment: ["HOME": "/home/ada"],
-                    sinks: kinds)
+                    sinks: kinds, sources: .none)
                 return []
             } catch {
                 return error.problems.map(\.description)
@@ -63,7 +63,7 @@ import Testing
         func findings(_ folder: String) async throws -> [SinkFinding] {
             let read = try ConfigurationLoader.parse(
                 "sinks: [{ type: file-per-event, folder: \(folder) }]", file: "config.yml", directory: "/tmp",
-                environment: ["HOME": "/home/ada"], sinks: Self.kinds)
+                environment: ["HOME": "/home/ada"], sinks: Self.kinds, sources: .none)
             let sink = try #require(read.sinks.first)
             #expect(sink.name == "file-per-event:" + folder.replacingOccurrences(of: "~", with: "/home/ada"))
             let environment = SinkEnvironment(

@@ -1,0 +1,28 @@
+public import CalWatchCore
+
+/// `calendars: - url: https://…`: a subscribed ICS feed. A secret it needs is in its address
+/// (`https://user:password@…`, or the secret path a "secret address" has).
+public struct ICSFeedSettings: SourceDriver {
+    public static let type = "url"
+    public static let title = "an ICS feed"
+    public static let keys: [String] = []
+    public static let schemes = ["https", "http", "webcal"]
+    public static let example = "webcal://example.org/calendar.ics"
+
+    public var address: String
+
+    public init(address: String) {
+        self.address = address
+    }
+
+    public init?(address: String, entry: ConfigurationSection) {
+        self.init(address: address)
+    }
+
+    public func open(_ settings: SourceSettings, root: String, fetcher: FeedFetcher) -> (any RemoteCalendar)? {
+        guard let feed = ICSFeed(address: address, name: settings.name, every: .seconds(settings.every)) else {
+            return nil
+        }
+        return FeedCalendar(feed: feed, cache: FeedCache(root: root, feed: feed), fetcher: fetcher)
+    }
+}
