@@ -11,12 +11,12 @@ public import ServiceLifecycle
 public import UnixSignals
 
 /// `calwatch watch` assembled: the parts a configuration and the command line ask for, as services in the order
-/// they start, and the journal's one-writer lock, held while the daemon lives. The command parses its arguments
+/// they start, and the journal's one-writer lock, held from the build until the run ends. The command parses its arguments
 /// and runs what this builds; a test builds and runs it in process.
 public struct Daemon: Sendable {
-    /// A part of the daemon. The order of the cases is the order the services start: a `ServiceGroup` stops them
-    /// in reverse, so each part stops after the parts below it, which use it.
-    public enum Part: String, CaseIterable, Sendable, Comparable {
+    /// A part of the daemon. The order of the cases is the order the services start (and how they compare): a
+    /// `ServiceGroup` stops them in reverse, so each part stops after the parts below it, which use it.
+    public enum Part: CaseIterable, Sendable, Comparable {
         /// The metrics file, stopped last, after the watch's sinks have finished: its last write has their counts.
         case metricsFile
         /// A fleet's heartbeat, stopped after the watch: its calendars are given back once the watch has stored what
@@ -36,10 +36,6 @@ public struct Daemon: Sendable {
         case watch
         /// The local server (`serve:`), stopped first: nothing asks a daemon that is going.
         case server
-
-        public static func < (left: Part, right: Part) -> Bool {
-            allCases.firstIndex(of: left)! < allCases.firstIndex(of: right)!
-        }
     }
 
     /// What the command line adds to the configuration.
@@ -248,10 +244,10 @@ public struct Daemon: Sendable {
                 services: parts.map(\.service), gracefulShutdownSignals: signals, logger: logger))
     }
 
-    /// Runs the parts until they stop (on a signal, or when the task is cancelled); the journal stays locked until
-    /// then.
+    /// Runs the parts until they stop (on a signal, or when the task is cancelled), then gives the journal back:
+    /// once this returns, another daemon may take it. A daemon runs once.
     public func run(gracefulShutdownSignals signals: [UnixSignal] = [.sigterm, .sigint], logger: Logger) async throws {
-        defer { withExtendedLifetime(lock) {} }
+        defer { lock.release() }
         try await group(gracefulShutdownSignals: signals, logger: logger).run()
     }
 }

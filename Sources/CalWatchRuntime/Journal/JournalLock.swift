@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import SystemPackage
 
 /// The one writer of a journal: `watch` and `replay` hold an exclusive `flock` on `<journal>.lock` for as long as
@@ -7,7 +8,8 @@ import SystemPackage
 /// crash leaves no stale lock.
 public final class JournalLock: Sendable {
     public let path: String
-    private let descriptor: Int32
+    /// The locked file; -1 once released.
+    private let descriptor: Mutex<Int32>
 
     /// Why the lock was not taken, worded for the user.
     public struct Held: Error, CustomStringConvertible {
@@ -38,10 +40,19 @@ public final class JournalLock: Sendable {
         let pid = Array("\(getpid())\n".utf8)
         _ = ftruncate(descriptor, 0)
         _ = pwrite(descriptor, pid, pid.count, 0)
-        self.descriptor = descriptor
+        self.descriptor = Mutex(descriptor)
+    }
+
+    /// Lets go at once, rather than whenever the last reference goes (which may be on another thread, after the
+    /// caller has gone on to take the journal again).
+    public func release() {
+        descriptor.withLock { descriptor in
+            if descriptor >= 0 { close(descriptor) }
+            descriptor = -1
+        }
     }
 
     deinit {
-        close(descriptor)
+        release()
     }
 }

@@ -23,7 +23,7 @@ extension SinkDriver {
     public func delivery(of row: JournalStore.Journaled, sink name: String, in lookup: DeliveryLookup) async throws
         -> DecisionTrace.Delivery
     {
-        DecisionTrace.Delivery(state: "delivered", sink: name, detail: "taken by the sink")
+        .taken(by: name)
     }
 }
 

@@ -40,6 +40,11 @@ public struct DecisionTrace: Sendable {
             self.sink = sink
             self.detail = detail
         }
+
+        /// Taken by a sink that keeps no record of its own to say more.
+        public static func taken(by sink: String) -> Delivery {
+            Delivery(state: "delivered", sink: sink, detail: "taken by the sink")
+        }
     }
 
     /// One planned event, or a group of live-activity updates.
@@ -520,10 +525,7 @@ public struct DecisionTrace: Sendable {
             return Delivery(
                 state: "waiting", sink: sink.name, detail: "not taken yet (the sink is at sequence \(cursor))")
         }
-        guard let driver = sink.driver else {
-            return Delivery(state: "delivered", sink: sink.name, detail: "taken by the sink")
-        }
-        return try await driver.delivery(of: row, sink: sink.name, in: lookup)
+        return try await sink.driver?.delivery(of: row, sink: sink.name, in: lookup) ?? .taken(by: sink.name)
     }
 
 }
