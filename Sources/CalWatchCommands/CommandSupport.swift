@@ -95,13 +95,9 @@ enum CommandSupport {
     static func openSinks(_ settings: [SinkSettings], state: String, logger: Logger) throws(SinkError)
         -> [any EventSink]
     {
-        let environment = sinkEnvironment(state: state, logger: logger)
+        let environment = SinkEnvironment(
+            now: { now }, logger: logger, journal: state, release: CalwatchVersion.release)
         return try settings.map { (sink) throws(SinkError) in try sink.open(in: environment) }
-    }
-
-    /// What sinks are opened and checked with.
-    static func sinkEnvironment(state: String, logger: Logger) -> SinkEnvironment {
-        SinkEnvironment(now: { now }, logger: logger, journal: state, release: CalwatchVersion.release)
     }
 
     /// `openSinks` for a command that ends on failure: problems on standard error, exit status 74.
