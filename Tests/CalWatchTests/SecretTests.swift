@@ -1,4 +1,5 @@
 import CalWatchCore
+import CalWatchRemote
 import Foundation
 import Testing
 
@@ -137,5 +138,21 @@ import Testing
         #expect(Base64URL.decode(token.dropLast() + "B") == nil)
         #expect(Base64URL.decode(token + "=") == nil)
         #expect(Base64URL.decode("+/8") == nil && Base64URL.decode("-_8") == [0xFB, 0xFF])
+    }
+}
+
+/// Settings are logged whole by reflection (each service at debug level): a password in an address is not.
+@Suite struct PrintedSettingsTests {
+    @Test func aCalendarOnAServerPrintsWithoutItsPassword() {
+        let feed = SourceSettings(ICSFeedSettings(address: "https://ada:hunter2@example.org/team.ics"), name: "Team")
+        let account = SourceSettings(CalDAVSettings(address: "https://ada:hunter2@dav.example.org/", username: "ada"))
+        for settings in [feed, account] {
+            for printed in [
+                "\(settings)", "\(settings.kind)", String(reflecting: settings), String(reflecting: settings.kind),
+                "\([settings])",
+            ] {
+                #expect(!printed.contains("hunter2") && printed.contains("example.org"), "\(printed)")
+            }
+        }
     }
 }

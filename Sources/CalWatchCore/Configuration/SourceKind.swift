@@ -6,7 +6,7 @@ import Foundation
 /// rest of calwatch reads like any vdir; each kind lives beside its client, and the executable hands the list to
 /// the loader (`SourceKinds`), so the core names none of them. A path in `calendars:` is not a kind: it is what
 /// every kind ends in.
-public protocol SourceKind: Sendable, Hashable {
+public protocol SourceKind: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible {
     /// The key that holds the address and says what kind the entry is (`url`, `caldav`).
     static var type: String { get }
     /// What the kind is called in messages ("an ICS feed", "CalDAV").
@@ -22,6 +22,13 @@ public protocol SourceKind: Sendable, Hashable {
     init?(address: String, entry: ConfigurationSection)
     /// The address as written. It may hold a password: messages show `SourceSettings.shownAddress`.
     var address: String { get }
+}
+
+/// Settings are printed whole by reflection (swift-service-lifecycle logs each service at debug level): with the
+/// address's password left out.
+extension SourceKind {
+    public var description: String { "\(Self.type): \(ConnectionString(address).redacted)" }
+    public var debugDescription: String { description }
 }
 
 /// One calendar on a server: its kind's settings, its name and how often it is fetched.
