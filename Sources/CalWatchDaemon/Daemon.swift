@@ -22,9 +22,8 @@ public struct Daemon: Sendable {
         /// A fleet's heartbeat, stopped after the watch: its calendars are given back once the watch has stored what
         /// it committed. It joins before the watch starts, which then reads what its first beat took.
         case fleet
-        /// The feeds of the calendars a fleet's watcher holds, polled while held.
-        case fleetFeeds
-        /// The feeds the configuration at start names (a reload does not change what is polled).
+        /// The calendars on servers, polled while the configuration in use names them (a reload that names others
+        /// changes what is polled) or, in a fleet, while the watcher holds them.
         case feeds
         /// The routing engine's answers for the ways planning lacks.
         case routes
@@ -84,8 +83,9 @@ public struct Daemon: Sendable {
     public static func build(
         configuration loaded: Configuration, options: Options, logger: Logger
     ) async throws(Failure) -> Daemon {
+        let polled = PolledCalendars(logger: logger)
         let fleet = options.fleet.map { fleet in
-            FleetWatch(url: fleet.url, configuration: loaded, lease: fleet.lease, logger: logger)
+            FleetWatch(url: fleet.url, configuration: loaded, lease: fleet.lease, feeds: polled, logger: logger)
         }
         let initial: Configuration
         do {
@@ -112,8 +112,8 @@ public struct Daemon: Sendable {
         let weather = initial.travel.weather.map { _ in WeatherCache() }
         let geocodes = initial.travel.geocoder.map(Geocoder.loadCache)
         let service = watch(
-            initial, options: options, fleet: fleet, routes: routes, weather: weather, geocodes: geocodes,
-            logger: logger)
+            initial, options: options, fleet: fleet, polled: polled, routes: routes, weather: weather,
+            geocodes: geocodes, logger: logger)
         add(.watch, service)
 
         // Metrics as the configuration at start asks (a reload does not move the file), and for /metrics.
@@ -135,11 +135,8 @@ public struct Daemon: Sendable {
                 throw Failure(kind: .busy, description: "\(error)")
             }
             add(.fleet, fleet.member)
-            add(.fleetFeeds, fleet.feeds)
         }
-        if !initial.sources.isEmpty {
-            add(.feeds, FeedPoller(feeds: initial.sources, clock: ContinuousClock(), logger: logger))
-        }
+        add(.feeds, polled)
         if let routing = initial.travel.routing, let routes {
             add(
                 .routes,
@@ -179,10 +176,12 @@ public struct Daemon: Sendable {
         return Daemon(parts: parts.sorted { $0.0 < $1.0 }, lock: lock)
     }
 
-    /// The watch: the configuration read again on SIGHUP (a fleet's watcher's calendars are those it holds; feeds
-    /// are read from the cache folders their poller keeps fresh), its journal and sinks opened at each (re)start.
+    /// The watch: the configuration read again on SIGHUP (a fleet's watcher's calendars are those it holds;
+    /// calendars on servers are read from the cache folders `polled` keeps fresh, and polled while the
+    /// configuration in use names them), its journal and sinks opened at each (re)start.
     private static func watch(
-        _ initial: Configuration, options: Options, fleet: FleetWatch?, routes: RouteCache?, weather: WeatherCache?,
+        _ initial: Configuration, options: Options, fleet: FleetWatch?, polled: PolledCalendars, routes: RouteCache?,
+        weather: WeatherCache?,
         geocodes: GeocodeCache?, logger: Logger
     ) -> WatchService<ContinuousClock> {
         let state = options.state
@@ -213,10 +212,14 @@ public struct Daemon: Sendable {
                 let environment = SinkEnvironment(
                     now: { Timestamp.now.instant }, logger: logger, journal: journal.path, release: release)
                 let sinks = try configuration.sinks.map { (sink) throws(SinkError) in try sink.open(in: environment) }
-                return try await CalendarWatch(
+                let watch = try await CalendarWatch(
                     configuration: configuration, zone: zone, journal: journal, sinks: sinks, now: now,
                     routes: routes, geocodes: geocodes, weather: weather, handOver: handOver,
                     recordedTime: { Timestamp.now }, logger: logger)
+                // What this configuration names is polled from now on; a reload that fails opens the one in use
+                // again, and with it what it names.
+                await polled.follow(configuration.sources)
+                return watch
             },
             changeCalendars: { watch, now in try await fleet?.changeCalendars(watch, at: now) },
             problems: { problems, roots in fleet?.member.noted(problems, roots: roots) })

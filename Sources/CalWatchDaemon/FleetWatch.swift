@@ -14,7 +14,8 @@ final class FleetWatch: Sendable {
     let url: String
     let instance: String
     let member: FleetMember
-    let feeds: FleetFeeds
+    /// The daemon's polled calendars, which follow the calendars on servers held.
+    let feeds: PolledCalendars
     /// What tells the daemon its calendars changed; set once the daemon is made.
     private let reload = Locked<(@Sendable () -> Void)?>(nil)
     /// The PostgreSQL sink into the fleet's database: what it has stored decides when a calendar may go.
@@ -24,7 +25,7 @@ final class FleetWatch: Sendable {
 
     /// A watcher of the fleet at `url` named as `configuration` says. When config.yml names a PostgreSQL sink into
     /// that database, its name and its `passwordCommand` are the fleet's too.
-    init(url: String, configuration: Configuration, lease: Int64, logger: Logger) {
+    init(url: String, configuration: Configuration, lease: Int64, feeds: PolledCalendars, logger: Logger) {
         self.url = url
         self.instance = configuration.instance
         var options = FleetMember.Options()
@@ -45,7 +46,7 @@ final class FleetWatch: Sendable {
                 return max(0, last - ((try? await journal.cursor(for: sink)) ?? last))
             },
             changed: { reload.withLock { $0 }?() }, logger: logger)
-        feeds = FleetFeeds(logger: logger)
+        self.feeds = feeds
     }
 
     /// The PostgreSQL sink of `configuration` into the database at `url`, if it names one.
@@ -142,11 +143,10 @@ final class FleetWatch: Sendable {
         }
     }
 
-    /// A watch of `configuration` opens on `journal`: the feeds it holds are polled, and what the fleet delivered
-    /// about the calendars it takes over is returned.
+    /// A watch of `configuration` opens on `journal`: what the fleet delivered about the calendars it takes over is
+    /// returned. (The daemon polls the calendars on servers the configuration holds once the watch is open.)
     func opening(_ configuration: Configuration, journal: JournalStore) async -> PlannerState.HandOver? {
         self.journal.withLock { $0 = journal }
-        await feeds.follow(configuration.sources)
         return await member.opening(configuration)
     }
 }

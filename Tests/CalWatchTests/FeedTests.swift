@@ -313,3 +313,62 @@ struct FeedServer: Sendable {
         FileManager.default.fileExists(atPath: server.folder + "/asked")
     }
 }
+
+/// A running daemon follows the calendars on servers its configuration names across reloads.
+@Suite(.timeLimit(.minutes(3))) struct FeedReloadTests {
+    @Test func aFeedAddedOnReloadIsFetchedAndOneRemovedIsNoLongerPolled() async throws {
+        let cache = SinkFixtures.folder()
+        try await FeedServer.with { server in
+            let folder = SinkFixtures.folder()
+            try FileManager.default.createDirectory(atPath: folder + "/cal", withIntermediateDirectories: true)
+            // A meeting two minutes ahead: its 30- and 15-minute reminders are due (late) once it is read.
+            let start = Date().addingTimeInterval(120)
+            let formatter = DateFormatter()
+            formatter.dateFormat = "yyyyMMdd'T'HHmmss'Z'"
+            formatter.timeZone = TimeZone(identifier: "UTC")
+            try [
+                "BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:-//calwatch tests//EN", "BEGIN:VEVENT", "UID:added",
+                "DTSTAMP:20270101T000000Z", "DTSTART:\(formatter.string(from: start))", "DURATION:PT30M",
+                "SUMMARY:Planning", "END:VEVENT", "END:VCALENDAR", "",
+            ].joined(separator: "\r\n").write(toFile: server.folder + "/team.ics", atomically: true, encoding: .utf8)
+            let base = """
+                timezone: UTC
+                state: state/journal.db
+                sinks: [{ type: jsonl, path: events.jsonl }]
+                calendars:
+                  - cal
+
+                """
+            try base.write(toFile: folder + "/config.yml", atomically: true, encoding: .utf8)
+            let process = try WatchCommandTests.watch(in: folder, environment: ["XDG_CACHE_HOME": cache])
+            defer { if process.isRunning { process.terminate() } }
+            func log() -> String { (try? String(contentsOfFile: folder + "/log.txt", encoding: .utf8)) ?? "" }
+            func fetches() -> Int { server.requests.filter { $0.path == "/f/team.ics" }.count }
+            try await eventually("the daemon to watch") { log().contains("watching") }
+            #expect(fetches() == 0)
+
+            // Added: fetched at once, read from the cache, planned and delivered.
+            try (base + "  - { url: \"\(server.url("/f/team.ics"))\", name: Team, every: 2s }\n").write(
+                toFile: folder + "/config.yml", atomically: true, encoding: .utf8)
+            kill(process.processIdentifier, SIGHUP)
+            try await eventually("the added feed's reminders") {
+                let events = (try? String(contentsOfFile: folder + "/events.jsonl", encoding: .utf8)) ?? ""
+                return events.contains("calwatch.reminderDue") && events.contains(#""calendar":"Team""#)
+            }
+            try await eventually("a second fetch, on its schedule") { fetches() >= 2 }
+
+            // Removed: no longer polled.
+            try base.write(toFile: folder + "/config.yml", atomically: true, encoding: .utf8)
+            kill(process.processIdentifier, SIGHUP)
+            try await eventually("the second reload") {
+                log().components(separatedBy: "configuration read again").count == 3
+            }
+            try await Task.sleep(for: .seconds(1))
+            let after = fetches()
+            // Three of its periods, and more.
+            try await Task.sleep(for: .seconds(7))
+            #expect(fetches() == after, "\(server.requests.map(\.path))")
+            #expect(process.isRunning, "\(log())")
+        }
+    }
+}

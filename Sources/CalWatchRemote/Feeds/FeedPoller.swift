@@ -98,10 +98,11 @@ extension FeedPoller: CustomStringConvertible {
     public var description: String { "FeedPoller(\(feeds.count) calendars on servers)" }
 }
 
-/// The feeds a fleet's watcher holds, which change as it takes and gives back calendars: each polled by a
-/// `FeedPoller` of its own while held, stopped when given back, and all stopped on a graceful shutdown. Each poller
-/// is a child of `run`'s task group, so none outlives the service.
-public actor FleetFeeds: Service {
+/// The calendars on servers the daemon polls, which change when a reload names others or a fleet's watcher takes and
+/// gives back calendars: each polled by a `FeedPoller` of its own while named, stopped when no longer named (one
+/// named again with the same settings is not fetched anew), and all stopped on a graceful shutdown. Each poller is
+/// a child of `run`'s task group, so none outlives the service.
+public actor PolledCalendars: Service {
     private let logger: Logger
     /// The stop of each feed polled now.
     private var polling: [SourceSettings: Outcome<Void>] = [:]
@@ -114,7 +115,7 @@ public actor FleetFeeds: Service {
         (starts, startInput) = AsyncStream.makeStream()
     }
 
-    /// Polls exactly `feeds` from now on.
+    /// Polls exactly `feeds` from now on: a new one is fetched at once.
     public func follow(_ feeds: [SourceSettings]) {
         let wanted = Set(feeds)
         for (feed, stop) in polling where !wanted.contains(feed) {
@@ -134,7 +135,7 @@ public actor FleetFeeds: Service {
             for await (feed, stop) in starts.cancelOnGracefulShutdown() {
                 group.addTask {
                     let poller = FeedPoller(feeds: [feed], clock: ContinuousClock(), logger: logger)
-                    // Until it is given back, or the watch stops.
+                    // Until it is no longer named, or the watch stops.
                     await withTaskGroup(of: Void.self) { one in
                         one.addTask { try? await poller.run() }
                         one.addTask { _ = await stop.wait() }
