@@ -193,6 +193,14 @@ public struct Daemon: Sendable {
         let setup = WatchService<ContinuousClock>.Setup(
             load: {
                 let configuration = try reload()
+                let unchanged = Self.readAtStartOnly(initial, configuration)
+                if !unchanged.isEmpty {
+                    logger.warning(
+                        """
+                        \(unchanged.joined(separator: ", ")) changed; read at start only, the one in use stays until \
+                        calwatch watch is restarted
+                        """)
+                }
                 if let fleet { return try fleet.configuration(from: configuration) }
                 var named = configuration.named(instance)
                 named.calendars += FeedPoller<ContinuousClock>.folders(configuration.sources)
@@ -230,6 +238,20 @@ public struct Daemon: Sendable {
             setup: setup, options: watchOptions, clock: ContinuousClock(), wallClock: { Timestamp.now },
             logger: logger,
             systemZone: { followsSystemZone ? TimeZoneDatabase.rules(named: TimeZoneDatabase.systemZoneName) : nil })
+    }
+
+    /// The settings of `fresh` that differ from those the daemon started with but that only a start takes: where
+    /// the journal, the metrics and the local server are, and the services planning asks (their caches and pollers
+    /// are made at start).
+    static func readAtStartOnly(_ initial: Configuration, _ fresh: Configuration) -> [String] {
+        var changed: [String] = []
+        if fresh.statePath != initial.statePath { changed.append("state:") }
+        if fresh.metrics != initial.metrics { changed.append("metrics:") }
+        if fresh.serve != initial.serve { changed.append("serve:") }
+        if fresh.travel.routing != initial.travel.routing { changed.append("travel.routing:") }
+        if fresh.travel.geocoder != initial.travel.geocoder { changed.append("travel.geocoder:") }
+        if fresh.travel.weather != initial.travel.weather { changed.append("travel.weather:") }
+        return changed
     }
 
     private static func openJournal(_ path: String) throws(Failure) -> JournalStore {

@@ -314,9 +314,10 @@ struct FeedServer: Sendable {
     }
 }
 
-/// A running daemon follows the calendars on servers its configuration names across reloads.
+/// A running daemon follows the calendars on servers its configuration names across reloads, and says which
+/// settings wait for a restart.
 @Suite(.timeLimit(.minutes(3))) struct FeedReloadTests {
-    @Test func aFeedAddedOnReloadIsFetchedAndOneRemovedIsNoLongerPolled() async throws {
+    @Test func aFeedAddedOnReloadIsFetchedAndOneRemovedIsNoLongerPolledAndAStartOnlySettingIsSaid() async throws {
         let cache = SinkFixtures.folder()
         try await FeedServer.with { server in
             let folder = SinkFixtures.folder()
@@ -351,14 +352,17 @@ struct FeedServer: Sendable {
             try (base + "  - { url: \"\(server.url("/f/team.ics"))\", name: Team, every: 2s }\n").write(
                 toFile: folder + "/config.yml", atomically: true, encoding: .utf8)
             kill(process.processIdentifier, SIGHUP)
-            try await eventually("the added feed's reminders") {
-                let events = (try? String(contentsOfFile: folder + "/events.jsonl", encoding: .utf8)) ?? ""
-                return events.contains("calwatch.reminderDue") && events.contains(#""calendar":"Team""#)
+            func events() -> [String] { SinkFixtures.lines(folder + "/events.jsonl") }
+            try await eventually("the added feed's reminder") {
+                events().contains { $0.contains("calwatch.reminderDue") }
             }
+            // Its first events too are the calendar's by its name: the name is in place before the calendar is.
+            #expect(events().allSatisfy { $0.contains(#""calendar":"Team""#) }, "\(events())")
             try await eventually("a second fetch, on its schedule") { fetches() >= 2 }
 
-            // Removed: no longer polled.
-            try base.write(toFile: folder + "/config.yml", atomically: true, encoding: .utf8)
+            // Removed: no longer polled. A setting only a start takes is said to wait for one.
+            try (base + "metrics: { textfile: calwatch.prom }\n").write(
+                toFile: folder + "/config.yml", atomically: true, encoding: .utf8)
             kill(process.processIdentifier, SIGHUP)
             try await eventually("the second reload") {
                 log().components(separatedBy: "configuration read again").count == 3
@@ -369,6 +373,8 @@ struct FeedServer: Sendable {
             try await Task.sleep(for: .seconds(7))
             #expect(fetches() == after, "\(server.requests.map(\.path))")
             #expect(process.isRunning, "\(log())")
+            #expect(log().contains("metrics: changed; read at start only"), "\(log())")
+            #expect(!FileManager.default.fileExists(atPath: folder + "/calwatch.prom"))
         }
     }
 }

@@ -23,7 +23,7 @@ import Testing
         let cache = FeedCache(root: SinkFixtures.folder(), feed: feed)
         let good = Array(FeedTests.calendar(["kept"]).utf8)
         try cache.store(
-            good,
+            good, named: "kept",
             record: FeedCache.Record(url: feed.shownURL, sha256: SHA256.hex(good), bytes: good.count, fetched: Date()))
         let start = ContinuousClock.now
         let outcome = await fetcher(for: path).fetch(feed, into: cache)

@@ -39,16 +39,23 @@ public struct FeedCache: Sendable {
         return try? decoder.decode(Record.self, from: data)
     }
 
-    /// Keeps a new copy: the calendar first, then the record, each written beside and renamed into place, so a
-    /// reader (and inotify) sees the whole file or the old one.
-    public func store(_ calendar: [UInt8]?, record: Record) throws {
+    /// Keeps a new copy: the collection's name, the calendar, then the record, each written beside and renamed into
+    /// place, so a reader (and inotify) sees the whole file or the old one, and reads a new calendar under its name.
+    public func store(_ calendar: [UInt8]?, named name: String?, record: Record) throws {
         try FileManager.default.createDirectory(
             atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        if let name { try Self.keepName(name, in: folder) }
         if let calendar { try Self.replace(calendarPath, with: Data(calendar)) }
         let encoder = JSONEncoder()
         encoder.dateEncodingStrategy = .iso8601
         encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
         try Self.replace(recordPath, with: try encoder.encode(record))
+    }
+
+    /// Writes a collection's `displayname` when it differs.
+    static func keepName(_ name: String, in folder: String) throws {
+        let path = folder + "/displayname"
+        if (try? String(contentsOfFile: path, encoding: .utf8)) != name { try replace(path, with: Data(name.utf8)) }
     }
 
     /// Private: only the user reads a calendar's copy. `durable: false` for the many items of a CalDAV copy, made

@@ -78,7 +78,8 @@ public struct FeedFetcher: Sendable {
             fetched: now)
         let same = kept?.sha256 == digest && FileManager.default.fileExists(atPath: cache.calendarPath)
         do {
-            try cache.store(same ? nil : bytes, record: record)
+            try cache.store(
+                same ? nil : bytes, named: same ? nil : FeedSync.displayName(feed, calendar: bytes), record: record)
         } catch {
             return .failed("cannot keep \(feed.shownURL) in \(cache.folder): \(error)", retryAfter: nil)
         }

@@ -71,21 +71,27 @@ public enum FeedSync {
             .trimmingCharacters(in: .whitespaces)
     }
 
-    /// Writes the collection's `displayname` when it differs.
-    /// The feed's own name is looked for only in a calendar just stored, or when there is no name yet: an
-    /// unchanged feed's poll reads nothing.
-    static func name(_ feed: ICSFeed, in cache: FeedCache, calendarChanged: Bool = true) throws {
-        let path = cache.folder + "/displayname"
-        if feed.name == nil && !calendarChanged && FileManager.default.fileExists(atPath: path) { return }
+    /// The collection's name: the configured one, else the feed's `X-WR-CALNAME` (looked for in the calendar's
+    /// first 16 KiB), else its host.
+    static func displayName(_ feed: ICSFeed, calendar: some Collection<UInt8>) -> String {
         var name = feed.name
-        if name == nil, let handle = FileHandle(forReadingAtPath: cache.calendarPath) {
-            defer { try? handle.close() }
-            let head = String(decoding: (try? handle.read(upToCount: 16_384)) ?? Data(), as: UTF8.self)
+        if name == nil {
+            let head = String(decoding: calendar.prefix(16_384), as: UTF8.self)
             name = head.split(whereSeparator: \.isNewline).lazy.compactMap(calendarName).first
         }
-        let text = CalendarReader.calendarName((name?.isEmpty == false ? name : nil) ?? feed.url.host ?? "feed")
-        if (try? String(contentsOfFile: path, encoding: .utf8)) != text {
-            try text.write(toFile: path, atomically: true, encoding: .utf8)
+        return CalendarReader.calendarName((name?.isEmpty == false ? name : nil) ?? feed.url.host ?? "feed")
+    }
+
+    /// Names the copy kept when the feed did not change (a new fetch names its calendar as it stores it,
+    /// `FeedCache.store`): its name is written when the configured one changed or there is none yet, so an
+    /// unchanged feed's poll reads nothing.
+    static func nameKept(_ feed: ICSFeed, in cache: FeedCache) throws {
+        let path = cache.folder + "/displayname"
+        if feed.name == nil && FileManager.default.fileExists(atPath: path) { return }
+        let head = FileHandle(forReadingAtPath: cache.calendarPath).map { handle in
+            defer { try? handle.close() }
+            return (try? handle.read(upToCount: 16_384)) ?? Data()
         }
+        try FeedCache.keepName(displayName(feed, calendar: head ?? Data()), in: cache.folder)
     }
 }

@@ -57,10 +57,9 @@ public struct FeedCalendar: RemoteCalendar {
 
     public func fetch() async -> FeedFetcher.Outcome {
         let outcome = await fetcher.fetch(feed, into: cache)
-        if case .changed = outcome {
-            try? FeedSync.name(feed, in: cache)
-        } else if hasCopy {
-            try? FeedSync.name(feed, in: cache, calendarChanged: false)
+        switch outcome {
+        case .changed: break  // named as it was stored
+        case .unchanged, .failed: if hasCopy { try? FeedSync.nameKept(feed, in: cache) }
         }
         return outcome
     }
