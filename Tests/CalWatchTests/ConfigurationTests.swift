@@ -441,6 +441,28 @@ import Testing
             ])
     }
 
+    /// Two entries for one calendar would be two pollers writing one cache folder: the second is refused, however
+    /// the address is spelt (`webcal://` is `https://`; a CalDAV user in the address or in `username:`).
+    @Test func aCalendarOnAServerNamedTwiceIsRefused() throws {
+        let problems = Self.problems(
+            """
+            calendars:
+              - url: webcal://example.org/a.ics
+                name: One
+              - url: https://example.org/a.ics
+                name: Two
+              - caldav: https://ada@dav.example.org/
+              - caldav: https://dav.example.org/
+                username: ada
+              - caldav: https://dav.example.org/
+                username: bob
+              - url: https://example.org/b.ics
+            """)
+        #expect(problems.map { "\($0.line ?? 0) \($0.key ?? "")" } == ["4 calendars[1]", "7 calendars[3]"])
+        #expect(problems[0].message.hasPrefix("is the same calendar as calendars[0]"), "\(problems[0].message)")
+        #expect(problems[1].message.hasPrefix("is the same calendar as calendars[2]"), "\(problems[1].message)")
+    }
+
     @Test func calendarsMayBeCalDAVAccountsWithAPasswordCommand() throws {
         let configuration = try Self.parse(
             """

@@ -1,8 +1,32 @@
 import Foundation
 import Yams
 
-/// `calendars:` entries on servers, `fleet:`, and the programs that print their passwords.
+/// `calendars:` (paths, and entries on servers read by their kinds), `fleet:`, and the programs that print passwords.
 extension ConfigurationReader {
+    /// `calendars:`: paths, and calendars on servers each read by its kind. A calendar on a server named twice is
+    /// refused: two pollers would write one cache folder.
+    func readCalendars(_ node: Node, into configuration: inout Configuration) {
+        configuration.calendars = []
+        // Each calendar on a server by its kind and identity: the entry that named it first.
+        var servers: [String: String] = [:]
+        for item in list(node, at: "calendars") {
+            guard case .mapping = item.node else {
+                if let path = path(item.node, at: item.key) { configuration.calendars.append(path) }
+                continue
+            }
+            guard let source = readSource(item.node, at: item.key) else { continue }
+            let identity = type(of: source.kind).type + "\n" + source.kind.identity
+            if let first = servers[identity] {
+                note(
+                    item.node, item.key,
+                    "is the same calendar as \(first) (one cache folder cannot keep it twice); keep one")
+            } else {
+                servers[identity] = item.key
+                configuration.sources.append(source)
+            }
+        }
+    }
+
     /// A `calendars:` entry on a server, read by the kind whose key it has: a feed `{url: https://…, name: Work,
     /// every: 10m}`, a CalDAV account `{caldav: https://…, username: me, passwordCommand: [pass, show, dav]}`.
     func readSource(_ node: Node, at path: String) -> SourceSettings? {

@@ -59,15 +59,7 @@ final class ConfigurationReader {
         for (key, (keyNode, value)) in keys {
             switch key {
             case "meetings": break
-            case "calendars":
-                configuration.calendars = []
-                for item in list(value, at: key) {
-                    if case .mapping = item.node {
-                        if let source = readSource(item.node, at: item.key) { configuration.sources.append(source) }
-                    } else if let path = path(item.node, at: item.key) {
-                        configuration.calendars.append(path)
-                    }
-                }
+            case "calendars": readCalendars(value, into: &configuration)
             case "timezone":
                 guard let name = string(value, at: key) else { break }
                 if TimeZoneDatabase.rules(named: name) == nil && WindowsZones.ianaName(for: name) == nil {

@@ -22,6 +22,9 @@ public protocol SourceKind: Sendable, Hashable, CustomStringConvertible, CustomD
     init?(address: String, entry: ConfigurationSection)
     /// The address as written. It may hold a password: messages show `SourceSettings.shownAddress`.
     var address: String { get }
+    /// What makes two entries the same calendar, kept in one cache folder (the address as the client sends it, and
+    /// the account): a second entry with the same is refused, since two pollers would write one folder.
+    var identity: String { get }
 }
 
 /// Settings are printed whole by reflection (swift-service-lifecycle logs each service at debug level): with the

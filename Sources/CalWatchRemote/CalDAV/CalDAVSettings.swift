@@ -33,6 +33,9 @@ public struct CalDAVSettings: SourceDriver {
             empty: "name the program that prints the password, such as [pass, show, nextcloud]")
     }
 
+    /// The address without credentials and the user signing in, which name the cache folder.
+    public var identity: String { CalDAVAccount(self)?.identity ?? address }
+
     public func open(_ settings: SourceSettings, root: String, fetcher: FeedFetcher) -> (any RemoteCalendar)? {
         CalDAVAccount(self, name: settings.name, every: settings.every).map { CalDAVClient(account: $0, root: root) }
     }

@@ -36,8 +36,11 @@ public struct CalDAVAccount: Sendable, Hashable {
 
     /// The account's folder in the cache: `caldav/` and 16 hex digits of the SHA-256 of its address and user.
     public func folder(root: String) -> String {
-        root + "/caldav/" + String(SHA256.hex(Array((url.absoluteString + "\n" + (username ?? "")).utf8)).prefix(16))
+        root + "/caldav/" + String(SHA256.hex(Array(identity.utf8)).prefix(16))
     }
+
+    /// The address and the user: one account, one folder.
+    var identity: String { url.absoluteString + "\n" + (username ?? "") }
 }
 
 /// Keeps one account's copy in step with its server. Each poll costs one PROPFIND when nothing changed: the

@@ -1,4 +1,5 @@
 public import CalWatchCore
+import Foundation
 
 /// `calendars: - url: https://…`: a subscribed ICS feed. A secret it needs is in its address
 /// (`https://user:password@…`, or the secret path a "secret address" has).
@@ -18,6 +19,9 @@ public struct ICSFeedSettings: SourceDriver {
     public init?(address: String, entry: ConfigurationSection) {
         self.init(address: address)
     }
+
+    /// The address fetched (`webcal://` is `https://`), which names the cache folder.
+    public var identity: String { ICSFeed(address: address)?.url.absoluteString ?? address }
 
     public func open(_ settings: SourceSettings, root: String, fetcher: FeedFetcher) -> (any RemoteCalendar)? {
         guard let feed = ICSFeed(address: address, name: settings.name, every: .seconds(settings.every)) else {

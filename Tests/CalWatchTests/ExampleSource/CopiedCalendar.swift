@@ -20,6 +20,8 @@ struct CopiedCalendarSettings: SourceDriver {
         self.address = address
     }
 
+    var identity: String { address }
+
     init?(address: String, entry: ConfigurationSection) {
         self.init(address: address)
         if let keep = entry["keep"] {
