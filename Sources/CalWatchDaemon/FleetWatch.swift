@@ -129,16 +129,18 @@ final class FleetWatch: Sendable {
     }
 
     /// A fleet's `feed` row is an ICS feed under the calendar's name; a `caldav` row, an account whose collections
-    /// keep their own names.
+    /// keep their own names. Each is kept in a cache folder of its own scope (the calendar's name), so that two
+    /// people's rows with one address are two calendars, each read in its person's scope.
     static func settings(for server: FleetCalendar.Server) -> SourceSettings? {
         switch server.source {
         case .path: nil
-        case .feed(let url, let every): SourceSettings(ICSFeedSettings(address: url), name: server.name, every: every)
+        case .feed(let url, let every):
+            SourceSettings(ICSFeedSettings(address: url, scope: server.name), name: server.name, every: every)
         case .caldav(let url, let username, _, let every):
             SourceSettings(
                 CalDAVSettings(
                     address: url, username: username, passwordCommand: server.passwordCommand,
-                    passwordFile: server.passwordFile),
+                    passwordFile: server.passwordFile, scope: server.name),
                 every: every)
         }
     }

@@ -219,6 +219,9 @@ import Testing
                 ("sneaky-credential", "caldav", "https://dav.example.org/", "'../../secret.txt'", "NULL", "600"),
                 ("carol", "caldav", "https://dav.example.org/", "'dav-carol'", "NULL", "600"),
                 ("from-systemd", "caldav", "https://dav.example.org/other/", "'dav-file'", "NULL", "600"),
+                // One address in two people's rows: two calendars, each read in its person's scope.
+                ("holidays-ada", "feed", "https://example.org/holidays.ics", "NULL", "NULL", "600"),
+                ("holidays-bob", "feed", "https://example.org/holidays.ics", "NULL", "NULL", "600"),
             ]
             for (name, kind, address, credential, command, every) in rows {
                 _ = try await server.psql(
@@ -239,12 +242,16 @@ import Testing
             // It holds every row (no other watcher takes them in a loop) and reads only the good ones.
             #expect(try await server.value("SELECT count(*) FROM calendars WHERE watcher = 'w'") == "\(rows.count + 1)")
             let configuration = member.configuration(from: Configuration(home: folder)) { server in
-                FleetWatch.settings(for: server).map {
-                    ($0, folder + "/cache/" + $0.address.replacingOccurrences(of: "/", with: "_"))
+                FleetWatch.settings(for: server).flatMap { settings in
+                    settings.open(root: folder + "/cache").map { (settings, $0.folder) }
                 }
             }
             #expect(configuration.calendars.first == root + "/alice", "\(configuration.calendars)")
-            #expect(configuration.scopes.values.sorted() == ["alice", "carol", "from-systemd"])
+            #expect(
+                configuration.scopes.values.sorted() == [
+                    "alice", "carol", "from-systemd", "holidays-ada", "holidays-bob",
+                ])
+            #expect(Set(configuration.calendars).count == 5, "\(configuration.calendars)")
             let accounts = configuration.sources.compactMap { $0.kind as? CalDAVSettings }
             #expect(accounts.contains { $0.username == "u" && $0.passwordCommand == ["/bin/echo", "x"] })
             #expect(accounts.contains { $0.passwordFile == folder + "/dav-file" })

@@ -16,13 +16,19 @@ public struct CalDAVSettings: SourceDriver {
     /// A file whose first line is the password (a systemd credential a fleet's row names), read when signing in,
     /// where no `passwordCommand` is given.
     public var passwordFile: String?
+    /// Whose calendar it is, when the daemon holds several people's (a fleet's calendar name): one account kept
+    /// for two people is two copies, each read in its own scope. Never from config.yml.
+    public var scope: String?
 
-    public init(address: String, username: String? = nil, passwordCommand: [String]? = nil, passwordFile: String? = nil)
-    {
+    public init(
+        address: String, username: String? = nil, passwordCommand: [String]? = nil, passwordFile: String? = nil,
+        scope: String? = nil
+    ) {
         self.address = address
         self.username = username
         self.passwordCommand = passwordCommand
         self.passwordFile = passwordFile
+        self.scope = scope
     }
 
     public init?(address: String, entry: ConfigurationSection) {

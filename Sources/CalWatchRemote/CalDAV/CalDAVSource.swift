@@ -17,6 +17,8 @@ public struct CalDAVAccount: Sendable, Hashable {
     /// The calendar's name when the account holds one collection; otherwise each collection's `displayname`.
     public var name: String?
     public var every: Duration
+    /// `CalDAVSettings.scope`.
+    public var scope: String?
 
     public init?(_ settings: CalDAVSettings, name: String? = nil, every: Int64 = 600) {
         guard let url = URL(string: settings.address.trimmingCharacters(in: .whitespaces)),
@@ -27,6 +29,7 @@ public struct CalDAVAccount: Sendable, Hashable {
         password = url.password(percentEncoded: false)
         passwordCommand = settings.passwordCommand
         passwordFile = settings.passwordFile
+        scope = settings.scope
         self.name = name
         self.every = .seconds(every)
     }
@@ -39,8 +42,8 @@ public struct CalDAVAccount: Sendable, Hashable {
         root + "/caldav/" + String(SHA256.hex(Array(identity.utf8)).prefix(16))
     }
 
-    /// The address and the user: one account, one folder.
-    var identity: String { url.absoluteString + "\n" + (username ?? "") }
+    /// The address and the user (and the scope): one account, one folder.
+    var identity: String { url.absoluteString + "\n" + (username ?? "") + (scope.map { "\n" + $0 } ?? "") }
 }
 
 /// Keeps one account's copy in step with its server. Each poll costs one PROPFIND when nothing changed: the

@@ -11,9 +11,12 @@ public struct ICSFeedSettings: SourceDriver {
     public static let example = "webcal://example.org/calendar.ics"
 
     public var address: String
+    /// Whose calendar it is, when the daemon holds several people's (`ICSFeed.scope`); never from config.yml.
+    public var scope: String?
 
-    public init(address: String) {
+    public init(address: String, scope: String? = nil) {
         self.address = address
+        self.scope = scope
     }
 
     public init?(address: String, entry: ConfigurationSection) {
@@ -21,10 +24,15 @@ public struct ICSFeedSettings: SourceDriver {
     }
 
     /// The address fetched (`webcal://` is `https://`), which names the cache folder.
-    public var identity: String { ICSFeed(address: address)?.url.absoluteString ?? address }
+    public var identity: String {
+        (ICSFeed(address: address)?.url.absoluteString ?? address) + (scope.map { "\n" + $0 } ?? "")
+    }
 
     public func open(_ settings: SourceSettings, root: String, fetcher: FeedFetcher) -> (any RemoteCalendar)? {
-        guard let feed = ICSFeed(address: address, name: settings.name, every: .seconds(settings.every)) else {
+        guard
+            let feed = ICSFeed(
+                address: address, name: settings.name, every: .seconds(settings.every), scope: scope)
+        else {
             return nil
         }
         return FeedCalendar(feed: feed, cache: FeedCache(root: root, feed: feed), fetcher: fetcher)
