@@ -378,3 +378,95 @@ struct FeedServer: Sendable {
         }
     }
 }
+
+/// A daemon given many calendars on servers fetches a few at a time.
+@Suite(.timeLimit(.minutes(2))) struct PolledCalendarsTests {
+    /// Fetches that wait until the test lets one through, counting those in flight.
+    final class Gate: Sendable {
+        private struct State {
+            var inFlight = 0
+            var most = 0
+            var done = 0
+            var waiting: [CheckedContinuation<Void, Never>] = []
+        }
+        private let state = Locked(State())
+        var inFlight: Int { state.withLock { $0.inFlight } }
+        var most: Int { state.withLock { $0.most } }
+        var done: Int { state.withLock { $0.done } }
+
+        func pass() async {
+            await withCheckedContinuation { continuation in
+                state.withLock {
+                    $0.inFlight += 1
+                    $0.most = max($0.most, $0.inFlight)
+                    $0.waiting.append(continuation)
+                }
+            }
+        }
+
+        /// Lets the longest waiting fetch end; `false` when none waits.
+        func releaseOne() -> Bool {
+            let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
+                guard !state.waiting.isEmpty else { return nil }
+                state.inFlight -= 1
+                state.done += 1
+                return state.waiting.removeFirst()
+            }
+            next?.resume()
+            return next != nil
+        }
+    }
+
+    /// A kind of calendar that is never in config.yml: its fetch passes the gate.
+    struct GatedSource: SourceDriver {
+        static let type = "gated"
+        static let title = "a gated calendar"
+        static let keys: [String] = []
+        static let schemes = ["gated"]
+        static let example = "gated://1"
+        var address: String
+        let gate: Gate
+        var identity: String { address }
+
+        init(address: String, gate: Gate) {
+            self.address = address
+            self.gate = gate
+        }
+
+        init?(address: String, entry: ConfigurationSection) { nil }
+
+        static func == (left: Self, right: Self) -> Bool { left.address == right.address }
+        func hash(into hasher: inout Hasher) { hasher.combine(address) }
+
+        func open(_ settings: SourceSettings, root: String, fetcher: FeedFetcher) -> (any RemoteCalendar)? {
+            Calendar(gate: gate, folder: root + "/" + address.dropFirst(8))
+        }
+
+        struct Calendar: RemoteCalendar {
+            let gate: Gate
+            let folder: String
+            var shownURL: String { folder }
+            var every: Duration { .seconds(600) }
+            var hasCopy: Bool { false }
+            func fetch() async -> FeedFetcher.Outcome {
+                await gate.pass()
+                return .unchanged
+            }
+        }
+    }
+
+    @Test func atMostSoManyAreFetchedAtOnceAndEachInTurn() async throws {
+        let gate = Gate()
+        let polled = PolledCalendars(logger: Logger(label: "test"), root: SinkFixtures.folder(), fetchingAtOnce: 2)
+        let running = Task { try await polled.run() }
+        defer { running.cancel() }
+        await polled.follow((1...5).map { SourceSettings(GatedSource(address: "gated://\($0)", gate: gate)) })
+        try await eventually("two fetches in flight") { gate.inFlight == 2 }
+        // Each one let through lets the next in, and no more.
+        while gate.done < 5 {
+            try await eventually("a fetch in flight") { gate.inFlight > 0 }
+            #expect(gate.releaseOne())
+        }
+        #expect(gate.most == 2)
+    }
+}

@@ -18,12 +18,23 @@ public struct FeedPoller<WaitClock: Clock>: Service where WaitClock.Duration == 
     let logger: Logger
     /// In -1...1; random in the daemon, fixed in tests.
     let jitter: @Sendable () -> Double
+    /// Shared by the pollers of a daemon: how many calendars are fetched at once.
+    let fetching: Permits?
 
     public init(
         feeds: [SourceSettings], root: String = FeedCache.root(), clock: WaitClock,
         fetcher: FeedFetcher = FeedFetcher(),
         logger: Logger, jitter: @escaping @Sendable () -> Double = { Double.random(in: -1...1) }
     ) {
+        self.init(
+            feeds: feeds, root: root, clock: clock, fetcher: fetcher, logger: logger, jitter: jitter, fetching: nil)
+    }
+
+    init(
+        feeds: [SourceSettings], root: String, clock: WaitClock, fetcher: FeedFetcher, logger: Logger,
+        jitter: @escaping @Sendable () -> Double, fetching: Permits?
+    ) {
+        self.fetching = fetching
         self.feeds = feeds
         self.root = root
         self.clock = clock
@@ -56,10 +67,13 @@ public struct FeedPoller<WaitClock: Clock>: Service where WaitClock.Duration == 
         var schedule = FeedSchedule(every: remote.every)
         var failing: String?
         repeat {
+            // In turn with the daemon's other calendars (waiting counts in neither the fetch's time nor its limits).
+            await fetching?.acquire()
             let before = remote.traffic
             let started = ContinuousClock.now
             // A shutdown ends a fetch in flight at once (the client stops its transfer); the copy from before stays.
             let outcome = await cancelWhenGracefulShutdown { await remote.fetch() }
+            fetching?.release()
             guard !Task.isCancelled, !Task.isShuttingDownGracefully else { return }
             var polled: Logger.Metadata = [
                 "feed.url": "\(remote.shownURL)",
@@ -101,17 +115,23 @@ extension FeedPoller: CustomStringConvertible {
 /// The calendars on servers the daemon polls, which change when a reload names others or a fleet's watcher takes and
 /// gives back calendars: each polled by a `FeedPoller` of its own while named, stopped when no longer named (one
 /// named again with the same settings is not fetched anew), and all stopped on a graceful shutdown. Each poller is
-/// a child of `run`'s task group, so none outlives the service.
+/// a child of `run`'s task group, so none outlives the service. At most `fetchingAtOnce` are fetched at once: a
+/// watcher given hundreds of accounts at start asks their servers in turn, not with hundreds of transfers (each a
+/// thread of its own) at the same moment.
 public actor PolledCalendars: Service {
     private let logger: Logger
+    private let root: String
+    private let fetching: Permits
     /// The stop of each feed polled now.
     private var polling: [SourceSettings: Outcome<Void>] = [:]
     /// The feeds to start polling, each with its stop, for `run` to take.
     private let starts: AsyncStream<(SourceSettings, Outcome<Void>)>
     private let startInput: AsyncStream<(SourceSettings, Outcome<Void>)>.Continuation
 
-    public init(logger: Logger) {
+    public init(logger: Logger, root: String = FeedCache.root(), fetchingAtOnce: Int = 8) {
         self.logger = logger
+        self.root = root
+        fetching = Permits(fetchingAtOnce)
         (starts, startInput) = AsyncStream.makeStream()
     }
 
@@ -130,11 +150,13 @@ public actor PolledCalendars: Service {
     }
 
     public func run() async throws {
-        let logger = logger
+        let (logger, root, fetching) = (logger, root, fetching)
         await withDiscardingTaskGroup { group in
             for await (feed, stop) in starts.cancelOnGracefulShutdown() {
                 group.addTask {
-                    let poller = FeedPoller(feeds: [feed], clock: ContinuousClock(), logger: logger)
+                    let poller = FeedPoller(
+                        feeds: [feed], root: root, clock: ContinuousClock(), fetcher: FeedFetcher(), logger: logger,
+                        jitter: { Double.random(in: -1...1) }, fetching: fetching)
                     // Until it is no longer named, or the watch stops.
                     await withTaskGroup(of: Void.self) { one in
                         one.addTask { try? await poller.run() }

@@ -1,7 +1,8 @@
 import CalWatchCore
 
-/// At most `limit` holders at once, waiting in turn without blocking a thread: a hook's `concurrency`.
-final class Permits: Sendable {
+/// At most `limit` holders at once, waiting in turn without blocking a thread: a hook's `concurrency`, the calendars
+/// on servers fetched at once.
+package final class Permits: Sendable {
     private struct State {
         var available: Int
         var waiting: [CheckedContinuation<Void, Never>] = []
@@ -11,13 +12,13 @@ final class Permits: Sendable {
     }
     private let state: Locked<State>
 
-    init(_ limit: Int) {
+    package init(_ limit: Int) {
         state = Locked(State(available: max(1, limit)))
     }
 
     /// Waits until a permit is free and takes it; `release` gives it back. An `urgent` waiter goes before every
     /// waiter that is not.
-    func acquire(urgent: Bool = false) async {
+    package func acquire(urgent: Bool = false) async {
         await withCheckedContinuation { continuation in
             let granted = state.withLock { state in
                 if state.available > 0 {
@@ -32,7 +33,7 @@ final class Permits: Sendable {
     }
 
     /// Gives a permit back: to the longest urgent waiter, else the longest waiter, if any.
-    func release() {
+    package func release() {
         let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
             if !state.urgent.isEmpty { return state.urgent.removeFirst() }
             guard state.first < state.waiting.count else {
@@ -51,7 +52,9 @@ final class Permits: Sendable {
     }
 
     /// Runs `body` holding a permit, in the caller's isolation (an actor's method can run inside).
-    func withPermit<T: Sendable>(isolation: isolated (any Actor)? = #isolation, _ body: () async -> T) async -> T {
+    package func withPermit<T: Sendable>(isolation: isolated (any Actor)? = #isolation, _ body: () async -> T) async
+        -> T
+    {
         await acquire()
         defer { release() }
         return await body()
