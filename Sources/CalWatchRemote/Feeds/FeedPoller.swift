@@ -69,6 +69,11 @@ public struct FeedPoller<WaitClock: Clock>: Service where WaitClock.Duration == 
         repeat {
             // In turn with the daemon's other calendars (waiting counts in neither the fetch's time nor its limits).
             await fetching?.acquire()
+            // Stopping while it waited: the others waiting go as quickly.
+            if Task.isCancelled || Task.isShuttingDownGracefully {
+                fetching?.release()
+                return
+            }
             let before = remote.traffic
             let started = ContinuousClock.now
             // A shutdown ends a fetch in flight at once (the client stops its transfer); the copy from before stays.
