@@ -177,19 +177,21 @@ enum CommandSupport {
     }
 
     /// The configuration with its feeds fetched once into the cache and read from there like folders; a feed that
-    /// fails is read from the copy kept, and each failure is a warning on standard error.
-    static func fetchingFeeds(_ configuration: Configuration) async -> Configuration {
-        await fetchingFeedsNamed(configuration).configuration
+    /// fails is read from the copy kept, and each failure is a warning on standard error. With `freshAt`, one asked
+    /// within its `every:` is read from its copy without asking (`FeedSync.fetch`).
+    static func fetchingFeeds(_ configuration: Configuration, freshAt: Date? = nil) async -> Configuration {
+        await fetchingFeedsNamed(configuration, freshAt: freshAt).configuration
     }
 
     /// `fetchingFeeds`, with each feed's folder named as the user knows it (`Team (https://…)`), its problems
     /// worded as coming from `source` (the configuration file, for `check`) at `severity`, and the feeds that
     /// failed.
     static func fetchingFeedsNamed(
-        _ configuration: Configuration, source: String = "calwatch", severity: String = "warning"
+        _ configuration: Configuration, source: String = "calwatch", severity: String = "warning",
+        freshAt: Date? = nil
     ) async -> (configuration: Configuration, shown: [String: String], failed: [String]) {
         guard !configuration.sources.isEmpty else { return (configuration, [:], []) }
-        let fetched = await FeedSync.fetch(configuration.sources)
+        let fetched = await FeedSync.fetch(configuration.sources, freshAt: freshAt)
         for problem in fetched.problems { StandardStreams.error("\(source): \(severity): \(problem)\n") }
         var configuration = configuration
         configuration.calendars += fetched.folders

@@ -148,7 +148,8 @@ extension CalwatchCommand {
                 return
             }
             try CommandSupport.requireReferenceData()
-            let configuration = await CommandSupport.fetchingFeeds(loaded)
+            // A calendar on a server asked within its `every:` (by the daemon or a `next` before) is read from its copy.
+            let configuration = await CommandSupport.fetchingFeeds(loaded, freshAt: Date())
             let zone = try CommandSupport.zone(configuration.timeZone)
             var options = NextUp.Options(
                 configuration, kinds: try kindSet(),

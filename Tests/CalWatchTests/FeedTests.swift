@@ -216,6 +216,31 @@ struct FeedServer: Sendable {
     }
 }
 
+/// `calwatch next` in a status bar asks a feed's server no more often than its `every:`.
+@Suite(.timeLimit(.minutes(2))) struct FeedFreshnessTests {
+    @Test func aCopyAskedWithinItsPeriodIsReadWithoutAskingAgain() async throws {
+        let root = SinkFixtures.folder()
+        try await FeedServer.with { server in
+            let feed = [SourceSettings(ICSFeedSettings(address: server.url("/feed.ics")), name: "Team", every: 600)]
+            func asked() -> Int { server.requests.filter { $0.path == "/feed.ics" }.count }
+            let first = await FeedSync.fetch(feed, root: root, freshAt: Date())
+            #expect(asked() == 1 && first.folders.count == 1)
+            // Within its ten minutes: the copy, and no request.
+            let again = await FeedSync.fetch(feed, root: root, freshAt: Date().addingTimeInterval(300))
+            #expect(asked() == 1 && again.folders == first.folders && again.problems.isEmpty)
+            // Past them: asked again. And a command that wants the latest (scan, replay, check) always asks.
+            _ = await FeedSync.fetch(feed, root: root, freshAt: Date().addingTimeInterval(601))
+            #expect(asked() == 2)
+            _ = await FeedSync.fetch(feed, root: root)
+            #expect(asked() == 3)
+            // A feed never fetched has no copy to read: it is asked whatever the time.
+            let other = [SourceSettings(ICSFeedSettings(address: server.url("/feed.ics?other")), every: 600)]
+            _ = await FeedSync.fetch(other, root: root, freshAt: Date())
+            #expect(server.requests.count == 4, "\(server.requests.map(\.path))")
+        }
+    }
+}
+
 /// Feeds in `calendars:` as the commands read them.
 @Suite(.timeLimit(.minutes(2))) struct FeedCommandTests {
     let cli = CommandLineTests()

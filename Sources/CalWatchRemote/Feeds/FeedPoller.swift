@@ -79,6 +79,7 @@ public struct FeedPoller<WaitClock: Clock>: Service where WaitClock.Duration == 
             // A shutdown ends a fetch in flight at once (the client stops its transfer); the copy from before stays.
             let outcome = await cancelWhenGracefulShutdown { await remote.fetch() }
             fetching?.release()
+            FeedSync.noteAsked(remote)
             guard !Task.isCancelled, !Task.isShuttingDownGracefully else { return }
             var polled: Logger.Metadata = [
                 "feed.url": "\(remote.shownURL)",

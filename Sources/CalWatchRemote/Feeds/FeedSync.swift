@@ -1,6 +1,6 @@
 public import CalWatchCore
 import CalWatchRuntime
-import Foundation
+public import Foundation
 
 /// Calendars on servers made into folders the rest of calwatch reads like any vdir collection: each feed's cache
 /// folder holds `calendar.ics` and a `displayname` (the configured name, else the feed's `X-WR-CALNAME`, else its
@@ -17,9 +17,12 @@ public enum FeedSync {
         public var failed: [(shown: String, reason: String)] = []
     }
 
-    /// Fetches each feed once, at most four at a time.
+    /// Fetches each feed once, at most four at a time. With `freshAt`, a calendar whose server was asked less than
+    /// its `every:` before that instant (by the daemon's poller or an earlier command) is read from its copy without
+    /// asking: `calwatch next` in a status bar every few seconds costs its servers nothing more than the daemon would.
     public static func fetch(
-        _ feeds: [SourceSettings], root: String = FeedCache.root(), fetcher: FeedFetcher = FeedFetcher()
+        _ feeds: [SourceSettings], root: String = FeedCache.root(), fetcher: FeedFetcher = FeedFetcher(),
+        freshAt: Date? = nil
     ) async -> Result {
         // Each feed's place in the list, its folder when there is something to read, its problem, its address.
         typealias Fetched = (index: Int, folder: String?, problem: String?, address: String)
@@ -34,7 +37,14 @@ public enum FeedSync {
                             settings.shownAddress
                         )
                     }
-                    guard case .failed(let reason, _) = await remote.fetch() else {
+                    if let now = freshAt, remote.hasCopy, let asked = asked(remote),
+                        asked <= now, now.timeIntervalSince(asked) < Double(settings.every)
+                    {
+                        return (index, remote.folder, nil, remote.shownURL)
+                    }
+                    let outcome = await remote.fetch()
+                    noteAsked(remote)
+                    guard case .failed(let reason, _) = outcome else {
                         return (index, remote.folder, nil, remote.shownURL)
                     }
                     return remote.hasCopy
@@ -57,6 +67,20 @@ public enum FeedSync {
                 }
             }
             return result
+        }
+    }
+
+    /// When a calendar's server was last asked by any calwatch: the modification time of `<folder>.asked`, beside
+    /// the cache folder and outside what the watcher follows.
+    static func asked(_ remote: any RemoteCalendar) -> Date? {
+        (try? FileManager.default.attributesOfItem(atPath: remote.folder + ".asked"))?[.modificationDate] as? Date
+    }
+
+    /// Notes that the server was asked now (whatever it answered: a failing server is not asked more often).
+    static func noteAsked(_ remote: any RemoteCalendar) {
+        let path = remote.folder + ".asked"
+        if !FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]) {
+            try? FileManager.default.setAttributes([.modificationDate: Date()], ofItemAtPath: path)
         }
     }
 
