@@ -3,6 +3,7 @@ import CalWatchCore
 import CalWatchRemote
 import CalWatchRuntime
 import Foundation
+import Logging
 
 extension CalwatchCommand {
     /// `calwatch next`: the meeting or flight that matters now, for status bars, prompts and scripts.
@@ -194,7 +195,18 @@ extension CalwatchCommand {
                     return true
                 })
             // SIGTERM and SIGINT end it as they would any status-bar script: every line is written whole.
-            try await follower.run()
+            guard !configuration.sources.isEmpty else { return try await follower.run() }
+            // Calendars on servers polled on their `every:` meanwhile, into the folders the follower watches: a bar
+            // without a daemon still sees a feed change. Their problems go to standard error, once per change.
+            CommandLogHandler.bootstrap()
+            let poller = FeedPoller(
+                feeds: configuration.sources, clock: ContinuousClock(), logger: Logger(label: "calwatch.next"))
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await poller.run() }
+                // The follower ends on a signal; the poller then goes with it.
+                try await follower.run()
+                group.cancelAll()
+            }
         }
 
         /// The line as the daemon of `configuration`'s journal works it out (`GET /v1/next` on its local server),

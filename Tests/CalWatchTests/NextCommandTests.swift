@@ -11,8 +11,11 @@ import Testing
         let process: Process
         private let lines = Mutex<[(line: String, at: ContinuousClock.Instant)]>([])
 
-        init(_ arguments: [String]) throws {
+        init(_ arguments: [String], environment: [String: String] = [:]) throws {
             let process = Process()
+            if !environment.isEmpty {
+                process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+            }
             process.executableURL = CommandLineTests.executable
             process.arguments = ["next", "--follow"] + arguments
             let pipe = Pipe()
@@ -68,6 +71,36 @@ import Testing
     static func waitForSecondOfMinute(_ seconds: ClosedRange<Int>) async throws {
         while !seconds.contains(Int(Date().timeIntervalSince1970) % 60) {
             try await Task.sleep(for: .milliseconds(500))
+        }
+    }
+
+    /// Without a daemon, `--follow` polls the calendars on servers itself, on their `every:`.
+    @Test func aFeedChangedOnItsServerChangesTheLine() async throws {
+        try await FeedServer.with { server in
+            let folder = try NextTests.Folder()
+            let start = Int(Date().timeIntervalSince1970) + 7200
+            func calendar(_ summary: String) throws {
+                try [
+                    "BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:-//calwatch tests//EN", "BEGIN:VEVENT", "UID:polled",
+                    "DTSTAMP:20270101T000000Z", "DTSTART:\(Self.stamp(start))", "DURATION:PT30M",
+                    "SUMMARY:\(summary)", "END:VEVENT", "END:VCALENDAR", "",
+                ].joined(separator: "\r\n").write(
+                    toFile: server.folder + "/team.ics", atomically: true, encoding: .utf8)
+            }
+            try calendar("Planning")
+            try """
+            timezone: UTC
+            calendars:
+              - { url: "\(server.url("/f/team.ics"))", name: Team, every: 2s }
+            """.write(toFile: folder.path + "/config.yml", atomically: true, encoding: .utf8)
+            let follower = try Follower(
+                ["--config", folder.path + "/config.yml", "--within", "1d"],
+                environment: ["XDG_CACHE_HOME": folder.path + "/cache"])
+            defer { if follower.process.isRunning { follower.process.terminate() } }
+            _ = try await follower.waitFor("the feed's meeting", seconds: 120) { $0.contains("Planning") }
+            try calendar("Retro")
+            _ = try await follower.waitFor("the feed's meeting renamed on its server") { $0.contains("Retro") }
+            try await follower.stop()
         }
     }
 
