@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* One client and what its network thread (mosquitto_loop_start) tells: whether it is connected, the broker's last
  * CONNACK code, and the message ids of the QoS 1 publishes the broker has acknowledged (PUBACK) since the caller
@@ -22,6 +23,7 @@ typedef struct {
     char last_error[256]; /* libmosquitto's last error message (a TLS certificate not trusted, say) */
     char *status_topic; /* where `online` is said on every connection and `offline` is the will; NULL: neither */
     int leaving; /* `offline` is being said on purpose: not answered with `online` */
+    struct timespec down_since; /* when the last connection was lost (CLOCK_MONOTONIC); zero while never lost */
 } cw_mqtt;
 
 /* Says `online`, retained, on the status topic. */
@@ -83,6 +85,7 @@ static void cw_mqtt_on_disconnect(struct mosquitto *m, void *obj, int rc) {
     (void)rc;
     cw_mqtt *c = obj;
     pthread_mutex_lock(&c->lock);
+    if (c->connected) clock_gettime(CLOCK_MONOTONIC, &c->down_since);
     c->connected = 0;
     pthread_mutex_unlock(&c->lock);
 }
@@ -148,11 +151,18 @@ static inline int cw_mqtt_start(cw_mqtt *c, const char *host, int port) {
     return mosquitto_loop_start(c->mosq);
 }
 
-static inline void cw_mqtt_state(cw_mqtt *c, int *connected, int *refused, long *connections) {
+/* Whether the client is connected, the last CONNACK's refusal, how many connections it has had, and for how many
+ * seconds the last one has been lost (0 while connected or before any was lost). */
+static inline void cw_mqtt_state(cw_mqtt *c, int *connected, int *refused, long *connections, double *down_for) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
     pthread_mutex_lock(&c->lock);
     *connected = c->connected;
     *connections = c->connections;
     *refused = c->refused;
+    *down_for = c->connected || (c->down_since.tv_sec == 0 && c->down_since.tv_nsec == 0)
+        ? 0
+        : (double)(now.tv_sec - c->down_since.tv_sec) + (double)(now.tv_nsec - c->down_since.tv_nsec) / 1e9;
     pthread_mutex_unlock(&c->lock);
 }
 

@@ -26,6 +26,9 @@ public actor MQTTSink: EventSink {
     /// daemon's will) and no will or status, so that it says nothing a dashboard reads.
     private let probing: Bool
     private let now: @Sendable () -> Timestamp
+    /// How long a lost connection is left to libmosquitto's own reconnecting (seconds): longer than its longest
+    /// wait between two tries, 10 s.
+    let lostConnectionWait: Double
     private var client: UnsafeMutablePointer<cw_mqtt>?
     /// Live activities in progress, by subject: a meeting among them is "in a meeting".
     private var live: [String: OccurrenceFacts.Kind] = [:]
@@ -49,10 +52,11 @@ public actor MQTTSink: EventSink {
         self.init(settings: settings, name: name, logger: logger, version: version, probing: false, now: now)
     }
 
-    private init(
-        settings: MQTTSettings, name: String, logger: Logger, version: String, probing: Bool,
-        now: @escaping @Sendable () -> Timestamp
+    init(
+        settings: MQTTSettings, name: String, logger: Logger, version: String = "unknown", probing: Bool,
+        now: @escaping @Sendable () -> Timestamp = { .now }, lostConnectionWait: Double = 30
     ) {
+        self.lostConnectionWait = lostConnectionWait
         self.settings = settings
         self.name = name
         self.logger = logger
@@ -218,10 +222,11 @@ public actor MQTTSink: EventSink {
         guard let client else { throw SinkError(sink: name, reason: "no client") }
         // The first connection takes a moment: up to a few seconds here, then the bus's retries.
         var connection = 0
+        var downFor = 0.0
         for _ in 0..<300 {
             var connected: Int32 = 0
             var refused: Int32 = 0
-            cw_mqtt_state(client, &connected, &refused, &connection)
+            cw_mqtt_state(client, &connected, &refused, &connection, &downFor)
             if connected != 0 { return (client, connection) }
             if refused != 0 {
                 discard()
@@ -234,8 +239,10 @@ public actor MQTTSink: EventSink {
         }
         let said = Self.lastError(client)
         // libmosquitto tries again on its own only after a connection it once had; a client that never got one
-        // (the broker was down when it was made) is made anew on the next try.
-        if connection == 0 { discard() }
+        // (the broker was down when it was made) is made anew on the next try. Its network thread also gives up for
+        // good after some errors (a packet it does not know from the server): a connection lost for longer than
+        // libmosquitto's longest wait between tries (10 s) and a margin is not waited for any more.
+        if connection == 0 || downFor > lostConnectionWait { discard() }
         throw SinkError(
             sink: name, reason: "not connected to the broker (yet)" + (said.isEmpty ? "" : ": " + said))
     }
@@ -282,7 +289,8 @@ public actor MQTTSink: EventSink {
             var connected: Int32 = 0
             var refused: Int32 = 0
             var connection = 0
-            cw_mqtt_state(client, &connected, &refused, &connection)
+            var downFor = 0.0
+            cw_mqtt_state(client, &connected, &refused, &connection, &downFor)
             if connected == 0 {
                 throw SinkError(
                     sink: name,

@@ -55,6 +55,25 @@ import Testing
         return Broker(process: broker, log: log)
     }
 
+    /// Delivers `batch` through `sink` again and again until the broker that is back takes it; a timeout says why
+    /// the last try failed.
+    static func deliveredOnceBack(_ batch: [JournalStore.Entry], by sink: MQTTSink) async throws {
+        var failure = ""
+        do {
+            try await eventually("the batch delivered after the broker came back") {
+                do {
+                    try await sink.deliver(batch)
+                    return true
+                } catch {
+                    failure = "\(error)"
+                    return false
+                }
+            }
+        } catch {
+            throw ProgramFailure(description: "\(error); the last try: \(failure)")
+        }
+    }
+
     /// A broker on a free loopback port, stopped at the end of `body`.
     static func withBroker<T>(
         extra: (_ folder: String) throws -> String = { _ in "" },
@@ -374,17 +393,56 @@ import Testing
             let again = try Self.subscribe(["calwatch/down/reminderDue"], port: port, into: folder + "/again.txt")
             defer { again.signalIfRunning(SIGKILL) }
             try await broker.subscriptions(1)
-            try await eventually("the batch delivered after the broker came back") {
-                do {
-                    try await sink.deliver(second)
-                    return true
-                } catch {
-                    return false
-                }
-            }
+            try await Self.deliveredOnceBack(second, by: sink)
             try await slowly("the batch received") { Self.received(folder + "/again.txt").count >= 2 }
             let ids = Self.received(folder + "/again.txt").map { $0[3] }
             #expect(ids == second.map(\.json), "\(ids.count) received")
+        }
+    }
+
+    /// A broker that breaks the protocol (a packet of a reserved type) while the sink waits between batches:
+    /// libmosquitto's network thread gives up for good and never reconnects; the sink makes a new client once the
+    /// connection has been lost for longer than libmosquitto's reconnecting is waited for, and the next batch reaches
+    /// the broker that is back.
+    @Test func aBrokerThatBrokeTheProtocolIsReachedAgainByANewClient() async throws {
+        try await Self.withBroker { port, running, folder in
+            let entries = try HookSinkTests.reminders(summary: "Standup", location: "")
+            var settings = MQTTSettings(url: "mqtt://127.0.0.1:\(port)")
+            settings.instance = "garbled"
+            settings.discovery = nil
+            let sink = MQTTSink(
+                settings: settings, name: "mqtt", logger: LogRecorder().logger, probing: false,
+                lostConnectionWait: 2)
+            try await sink.deliver(Array(entries.prefix(1)))
+            kill(running.process.processIdentifier, SIGKILL)
+            try await offCooperativePool { running.process.waitUntilExit() }
+            // On the same port, a server that accepts the client's reconnection, then sends a packet of type 0.
+            let garbled = Process()
+            garbled.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+            garbled.arguments = [
+                "-c",
+                """
+                import socket, sys, time
+                s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(5); s.settimeout(60)
+                c, _ = s.accept(); c.recv(4096); c.sendall(bytes([0x20, 2, 0, 0]))
+                time.sleep(0.5); c.sendall(bytes([0, 0])); time.sleep(0.5); c.close(); s.close()
+                """,
+                "\(port)",
+            ]
+            try garbled.run()
+            defer { garbled.signalIfRunning(SIGKILL) }
+            try await offCooperativePool { garbled.waitUntilExit() }
+            #expect(garbled.terminationStatus == 0, "the client never came back to the garbling server")
+            let broker = try await Self.startBroker(port: port, folder: folder)
+            defer { broker.process.signalIfRunning(SIGKILL) }
+            let again = try Self.subscribe(["calwatch/garbled/reminderDue"], port: port, into: folder + "/again.txt")
+            defer { again.signalIfRunning(SIGKILL) }
+            try await broker.subscriptions(1)
+            let second = Array(entries.dropFirst().prefix(1))
+            try await Self.deliveredOnceBack(second, by: sink)
+            try await slowly("the batch received") { Self.received(folder + "/again.txt").count >= 1 }
+            #expect(Self.received(folder + "/again.txt").map { $0[3] } == second.map(\.json))
         }
     }
 
