@@ -51,16 +51,24 @@ def main():
     seen = {}
     try:
         driver.get(arguments.url)
-        wait(lambda: driver.find_element(By.CSS_SELECTOR, "#next h1"), 60, "the next card")
+        # The page replaces its fragment after each stream event: what the card and the day show is read in one
+        # script, which the page cannot interrupt, rather than element by element.
+        def snapshot():
+            return driver.execute_script("""
+                const card = document.querySelector('#next');
+                const title = card && card.querySelector('h1');
+                if (!title) return null;
+                const join = card.querySelector('a.join');
+                return {
+                    nextTitle: title.innerText,
+                    urgency: [...card.classList].filter(name => name !== 'next')[0],
+                    join: join ? join.href : null,
+                    titles: [...document.querySelectorAll('.items .title')].map(element => element.innerText),
+                    overlaps: [...document.querySelectorAll('.items .conflict')]
+                        .map(element => element.getAttribute('data-subject')),
+                };""")
+        seen.update(wait(snapshot, 60, "the next card"))
         seen["addressKeepsNoToken"] = "token=" not in driver.current_url
-        card = driver.find_element(By.CSS_SELECTOR, "#next")
-        seen["nextTitle"] = card.find_element(By.CSS_SELECTOR, "h1").text
-        seen["urgency"] = [name for name in card.get_attribute("class").split() if name != "next"][0]
-        joins = card.find_elements(By.CSS_SELECTOR, "a.join")
-        seen["join"] = joins[0].get_attribute("href") if joins else None
-        seen["titles"] = [element.text for element in driver.find_elements(By.CSS_SELECTOR, ".items .title")]
-        seen["overlaps"] = [element.get_attribute("data-subject")
-                            for element in driver.find_elements(By.CSS_SELECTOR, ".items .conflict")]
 
         # The page replaces its fragment after each stream event: a button found just before may be gone by the
         # click, so the button is found again until a click lands.
@@ -68,8 +76,7 @@ def main():
             driver.find_element(By.CSS_SELECTOR, "#next button.snooze").click()
             return True
         wait(click_snooze, 60, "a Snooze button that takes the click")
-        wait(lambda: driver.find_element(By.CSS_SELECTOR, ".said"), 60, "what became of the snooze")
-        seen["said"] = driver.find_element(By.CSS_SELECTOR, ".said").text
+        seen["said"] = wait(lambda: driver.find_element(By.CSS_SELECTOR, ".said").text, 60, "what became of the snooze")
 
         def snoozed():
             with open(arguments.events, encoding="utf-8") as events:
