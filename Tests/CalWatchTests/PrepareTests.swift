@@ -56,6 +56,31 @@ import Testing
         #expect(leave.prepareBy == seconds.map { leave.by.adding(seconds: -Int64($0)) })
     }
 
+    /// The first configuration a user writes puts the time to get ready on Home, where they get ready: it counts
+    /// when the way starts there, and a destination's own `prep` still wins.
+    @Test(
+        arguments: [
+            ("  - { name: Praxis, travelTime: 30m }", 40 * 60, Leave.Prep.Source.origin),
+            ("  - { name: Praxis, travelTime: 30m, prep: 20m }", 20 * 60, .place),
+            // At 08:30 the user is at the office by its hours, not at Home: Home's prep is not theirs then.
+            ("  - { name: Praxis, travelTime: 30m }\n  - { name: Office, hours: \"08:00-12:00\" }", nil, nil),
+        ] as [(String, Int?, Leave.Prep.Source?)])
+    func thePlaceTheWayStartsFromGivesItsPrepWhenTheDestinationHasNone(
+        places: String, seconds: Int?, source: Leave.Prep.Source?
+    ) throws {
+        let configuration = try ConfigurationLoader.parse(
+            """
+            places:
+              - { name: Home, at: { lat: 52.52, lon: 13.40 }, prep: 40m }
+            \(places)
+            """, file: "config.yml", directory: "/tmp", environment: [:])
+        let dentist = try #require(
+            try ProducerHabitTests.scanText(Self.items).occurrences.first { $0.uid == "dentist" })
+        let leave = try #require(Classifier(configuration).facts(for: dentist).leave)
+        #expect(leave.prep?.seconds == seconds.map(Int64.init) && leave.prep?.source == source, "\(places)")
+        #expect(leave.prepareBy == seconds.map { utc("2027-03-05T08:30:00Z").adding(seconds: -Int64($0)) })
+    }
+
     @Test func aFlightTakesFlightsPrepElseTravelPrep() throws {
         for (yaml, seconds) in [
             ("flights: { prep: 1h30m }\ntravel: { prep: 1h }", 5400), ("travel: { prep: 1h }", 3600),

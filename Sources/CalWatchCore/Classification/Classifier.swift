@@ -182,7 +182,8 @@ public final class Classifier: Sendable {
                 leave.originBasis = way?.origin.basis
                 leave.confidence = way?.confidence
                 leave.weather = way?.weather
-                leave.prep = travel.prep(for: occurrence, facts: facts, place: nil, flights: leads)
+                leave.prep = travel.prep(
+                    for: occurrence, facts: facts, place: nil, leaving: way?.origin, flights: leads)
                 facts.leave = leave
             }
             // What makes the flight detected again when it changes (docs/design.md §5).

@@ -82,6 +82,8 @@ public struct Leave: Sendable, Hashable {
             case rule
             /// The place of `places:` it is at.
             case place
+            /// The place of `places:` the way starts from (where the user gets ready).
+            case origin
             /// `flights.prep`.
             case flights
             /// `travel.prep`, for everything with a time to leave.

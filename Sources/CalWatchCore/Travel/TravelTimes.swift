@@ -82,23 +82,31 @@ public struct TravelTimes: Sendable {
             by: by, travelSeconds: travel.seconds, source: travel.source, mode: travel.mode, origin: origin?.place,
             destination: destination)
         leave.originBasis = origin?.basis
-        leave.prep = prep(rule: rule, place: place)
+        leave.prep = prep(rule: rule, place: place, leaving: origin)
         leave.confidence = confidence
         leave.weather = weather
         return leave
     }
 
     /// Time to get ready before leaving for `occurrence`: its rule's `prep`, else its place's (for a flight,
-    /// `flights.prep`), else `travel.prep`. A `prep` of 0 says there is none.
+    /// `flights.prep`), else the prep of the place the way starts from, else `travel.prep`. A `prep` of 0 says there
+    /// is none.
     public func prep(
-        for occurrence: Occurrence, facts: OccurrenceFacts, place: PlaceSettings?, flights: FlightLeads? = nil
+        for occurrence: Occurrence, facts: OccurrenceFacts, place: PlaceSettings?,
+        leaving origin: (place: Leave.Place, basis: Leave.OriginBasis)?, flights: FlightLeads? = nil
     ) -> Leave.Prep? {
-        prep(rule: travelRules.first { $0.matches(occurrence, facts: facts) }, place: place, flights: flights)
+        prep(
+            rule: travelRules.first { $0.matches(occurrence, facts: facts) }, place: place, leaving: origin,
+            flights: flights)
     }
 
-    private func prep(rule: ReminderRule?, place: PlaceSettings?, flights: FlightLeads? = nil) -> Leave.Prep? {
+    private func prep(
+        rule: ReminderRule?, place: PlaceSettings?, leaving origin: (place: Leave.Place, basis: Leave.OriginBasis)?,
+        flights: FlightLeads? = nil
+    ) -> Leave.Prep? {
         let settings: [(seconds: Int64?, source: Leave.Prep.Source)] = [
-            (rule?.prep, .rule), (place?.prep, .place), (flights?.prep, .flights), (travel.prep, .travel),
+            (rule?.prep, .rule), (place?.prep, .place), (flights?.prep, .flights), (startedFrom(origin)?.prep, .origin),
+            (travel.prep, .travel),
         ]
         guard let first = settings.first(where: { $0.seconds != nil }), let seconds = first.seconds, seconds > 0
         else { return nil }
@@ -246,6 +254,15 @@ public struct TravelTimes: Sendable {
         }
         guard let home = startingPlace, home.name != destination?.name else { return nil }
         return (Leave.Place(name: home.name, at: home.at), .startingPlace)
+    }
+
+    /// The place of `places:` the user gets ready at: where the way starts when it starts at one of them between
+    /// events (its hours, or the only place or Home), not straight from the event before.
+    private func startedFrom(_ origin: (place: Leave.Place, basis: Leave.OriginBasis)?) -> PlaceSettings? {
+        switch origin?.basis {
+        case .placeHours?, .startingPlace?: places.first { $0.name == origin?.place.name }
+        default: nil
+        }
     }
 
     /// Where the user is after `occurrence`, for the way to the next event: its GEO or the point of its place of

@@ -352,6 +352,7 @@ public struct DecisionTrace: Sendable {
                 switch prep.source {
                 case .rule: "its rule's prep"
                 case .place: "the prep of its place in places:"
+                case .origin: "the prep of \(named(leave.origin)), where the way starts"
                 case .flights: "flights.prep"
                 case .travel: "travel.prep"
                 }
