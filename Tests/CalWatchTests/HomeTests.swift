@@ -17,10 +17,12 @@ import Testing
             ["next", "--no-daemon"], environment: ["HOME": home, "XDG_CONFIG_HOME": ""])
         #expect(run.status == 0, "\(run.errors)")
         #expect(run.output.contains("Planning at home"), "\(run.output)")
-        // With no file at all, the journal the daemon keeps (and `dismiss` answers in) is under $HOME too.
+        // With no file at all, the journal the daemon keeps (and `dismiss` answers in) is under $HOME too. Not a
+        // hook's: another test's daemon in this process sets CALWATCH_STATE, which children inherit.
         try FileManager.default.removeItem(atPath: home + "/.config/calwatch/config.yml")
         let dismiss = try await CommandLineTests().calwatch(
-            ["dismiss", "0123456789abcdef0123456789abcdef"], environment: ["HOME": home, "XDG_CONFIG_HOME": ""])
+            ["dismiss", "0123456789abcdef0123456789abcdef"],
+            environment: ["HOME": home, "XDG_CONFIG_HOME": "", "CALWATCH_STATE": ""])
         #expect(dismiss.errors.contains("no journal at \(home)/.local/state/calwatch/journal.db"), "\(dismiss.errors)")
     }
 }
