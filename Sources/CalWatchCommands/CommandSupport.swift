@@ -110,7 +110,13 @@ enum CommandSupport {
         }
     }
 
-    /// Problems on standard error, one per line.
+    /// The boarding passes of `passes:`; the files left out said on standard error.
+    static func passes(of configuration: Configuration) -> BoardingPasses {
+        let passes = BoardingPasses.read(folders: configuration.passes)
+        for problem in passes.problems { StandardStreams.error("calwatch: passes: \(problem)\n") }
+        return passes
+    }
+
     /// The classifier of a one-shot command, with where the day's ways start noted from `occurrences`. When
     /// `travel.geocoder` names a geocoder, the addresses `planning` needs are asked first (at most
     /// `addresses`, one a second, kept on disk for the next run); when `travel.routing` names an engine, then the
@@ -125,7 +131,8 @@ enum CommandSupport {
         let routes = configuration.travel.routing.map { _ in history?.load() ?? RouteCache() }
         let geocodes = configuration.travel.geocoder.map(Geocoder.loadCache)
         let weather = configuration.travel.weather.map { _ in WeatherCache() }
-        let classifier = Classifier(configuration, routes: routes, geocodes: geocodes, weather: weather)
+        let classifier = Classifier(
+            configuration, routes: routes, geocodes: geocodes, weather: weather, passes: passes(of: configuration))
         if let geocoder = configuration.travel.geocoder, let geocodes {
             planning(classifier)
             if let failure = await Geocoder.answerWanted(in: geocodes, geocoder: geocoder, budget: addresses) {

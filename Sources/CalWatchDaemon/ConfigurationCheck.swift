@@ -86,9 +86,11 @@ public struct ConfigurationCheck: Sendable {
         }
 
         var lines = failed.filter { !shown.values.contains($0) }.map { "  \($0): not read (the error above)" }
-        let classifier = Classifier(configuration)
+        let passes = BoardingPasses.read(folders: configuration.passes)
+        let classifier = Classifier(configuration, passes: passes)
         var attendeesSeen = false
         var flightsSeen = 0
+        var flightsAhead: [Occurrence] = []
         var week: [Occurrence] = []
         for (index, path) in configuration.calendars.enumerated() {
             let result = CalendarScan(paths: [path], options: ExpansionOptions(window: window, defaultZone: zone))
@@ -104,6 +106,7 @@ public struct ConfigurationCheck: Sendable {
             if unsure { lines += Self.unsure(occurrences, classifier: classifier) }
             attendeesSeen = attendeesSeen || occurrences.contains { !$0.source.component.attendees.isEmpty }
             flightsSeen += kinds.filter { $0 == .flight }.count
+            if !passes.isEmpty { flightsAhead += zip(occurrences, kinds).filter { $0.1 == .flight }.map(\.0) }
             lines.append(
                 "  \(shown[path] ?? path): \(Self.count(result.sourceCount, "source")) read, "
                     + "\(Self.count(occurrences.count, "occurrence")) in the next "
@@ -133,6 +136,15 @@ public struct ConfigurationCheck: Sendable {
             let (line, warning) = Self.travelLines(week, classifier: classifier, configuration: configuration)
             lines.append(line)
             if let warning { messages.append("\(source): warning: \(warning)\n") }
+        }
+        if !passes.isEmpty || !passes.problems.isEmpty {
+            let joined = flightsAhead.filter { classifier.facts(for: $0).flight?.pass != nil }.count
+            lines.append(
+                "  passes (\(configuration.passes.joined(separator: ", "))): "
+                    + "\(Self.count(Set(passes.entries.map(\.file)).count, "boarding pass")), "
+                    + "\(Self.count(passes.entries.count, "leg")); \(Self.count(joined, "flight")) of the calendars "
+                    + "with a pass")
+            messages += passes.problems.map { "\(source): warning: passes: \($0)\n" }
         }
         lines.append(Self.serveLine(configuration))
         if configuration.serve.enabled, ServeSettings.socketPath(journal: configuration.statePath).utf8.count >= 108 {

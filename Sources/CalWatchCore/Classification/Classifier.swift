@@ -35,17 +35,21 @@ public final class Classifier: Sendable {
     let kindRules: [KindRule]
     /// Whose calendar each scope of a fleet is (`Configuration.people`): their addresses, for `me`.
     private let people: Locked<[String: Set<String>]>
+    /// The boarding passes of `passes:`, joined with the flights they are for.
+    let passes: BoardingPasses
 
     /// The classifiers for a configuration: `me` tells the user's attendee entries apart, `leads` times a flight's
     /// leave-by, `places` a placed event's.
     public init(
         me: [String] = [], leads: FlightLeads = FlightLeads(), meetingProviders: [MeetingProvider] = [],
-        travel: TravelTimes = TravelTimes(places: []), people: [String: [String]] = [:], kindRules: [KindRule] = []
+        travel: TravelTimes = TravelTimes(places: []), people: [String: [String]] = [:], kindRules: [KindRule] = [],
+        passes: BoardingPasses = BoardingPasses()
     ) {
         classifiers = [FlightClassifier(me: me), MeetingClassifier(me: me, providers: meetingProviders)]
         self.kindRules = kindRules
         self.leads = leads
         self.travel = travel
+        self.passes = passes
         self.people = Locked(people.mapValues(MeetingClassifier.addresses))
     }
 
@@ -55,17 +59,17 @@ public final class Classifier: Sendable {
     }
 
     /// The classifiers of a configuration; `routes` holds a routing engine's answers, `geocodes` a geocoder's and
-    /// `weather` a forecast's, where one is configured.
+    /// `weather` a forecast's, where one is configured; `passes` the boarding passes read from `passes:`.
     public convenience init(
         _ configuration: Configuration, routes: RouteCache? = nil, geocodes: GeocodeCache? = nil,
-        weather: WeatherCache? = nil
+        weather: WeatherCache? = nil, passes: BoardingPasses = BoardingPasses()
     ) {
         self.init(
             me: configuration.me, leads: configuration.flights, meetingProviders: configuration.meetingProviders,
             travel: TravelTimes(
                 places: configuration.places, travel: configuration.travel, routes: routes, geocodes: geocodes,
                 weather: weather, rules: configuration.planner.rules),
-            people: configuration.people, kindRules: configuration.kindRules)
+            people: configuration.people, kindRules: configuration.kindRules, passes: passes)
     }
 
     /// What the classifiers find about one item whose occurrences last `duration` seconds (`nil`: all day).
@@ -162,7 +166,18 @@ public final class Classifier: Sendable {
             kind: classification.kind, declined: classification.declined, flight: classification.flight,
             meeting: classification.meeting, confidence: classification.confidence)
         facts.participation = classification.participation
-        if let flight = classification.flight {
+        if var flight = classification.flight {
+            // What the user's boarding pass for this day's flight says: the seat given at check-in wins.
+            if !passes.isEmpty,
+                let entry = passes.leg(
+                    for: flight, departure: Self.departure(of: flight, on: occurrence),
+                    zone: flight.origin.flatMap { TimeZoneDatabase.rules(named: $0.zone) } ?? occurrence.displayZone)
+            {
+                flight.pass = entry.leg
+                flight.seat = entry.leg.seat ?? flight.seat
+                flight.bookingReference = flight.bookingReference ?? entry.leg.bookingReference
+                facts.flight = flight
+            }
             // An all-day flight whose text gives no departure time (a travel day) has nothing to leave by.
             if !occurrence.allDay || flight.departureMinute != nil {
                 let airport = flight.origin.map {

@@ -15,6 +15,8 @@ public struct FlightFacts: Sendable, Hashable {
     public var departureMinute: Int?
     /// 1: airports with a flight keyword or number; 2: a flight keyword only; 3: a flight number only.
     public var tier: Int
+    /// The leg of a boarding pass of `passes:` for this occurrence's flight (per occurrence: a pass is for a day).
+    public var pass: BoardingPass.Leg?
 
     public init(tier: Int) { self.tier = tier }
 

@@ -41,6 +41,8 @@ public struct Configuration: Sendable {
     public var kindRules: [KindRule] = []
     /// The journal of emitted events.
     public var statePath: String
+    /// Folders of boarding passes (`passes:`); `calwatch pass add` writes into the first.
+    public var passes: [String]
     /// Metrics for operators (`metrics:`).
     public var metrics = MetricsSettings()
     /// The daemon's local server (`serve:`).
@@ -66,6 +68,7 @@ public struct Configuration: Sendable {
     public init(home: String) {
         calendars = [home + "/.calendars"]
         statePath = home + "/.local/state/calwatch/journal.db"
+        passes = [home + "/.local/share/calwatch/passes"]
         instance = "calwatch"
     }
 }

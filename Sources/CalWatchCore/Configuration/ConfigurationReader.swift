@@ -50,7 +50,7 @@ final class ConfigurationReader {
                 known: [
                     "calendars", "timezone", "me", "horizon", "reminders", "liveActivity", "flights", "state", "sinks",
                     "rules", "quietHours", "meetings", "instance", "metrics", "places", "travel", "todos", "day",
-                    "fleet", "classify", "serve",
+                    "fleet", "classify", "serve", "passes",
                 ])
         else { return }
         var sinks: [(SinkSettings, ConfigurationSection)] = []
@@ -84,6 +84,8 @@ final class ConfigurationReader {
             case "reminders": readReminders(value, into: &configuration.planner)
             case "liveActivity": readLiveActivity(value, into: &configuration.planner)
             case "flights": readFlights(value, into: &configuration.flights)
+            case "passes":
+                configuration.passes = list(value, at: key).compactMap { path($0.node, at: $0.key) }
             case "state":
                 if let path = path(value, at: key) { configuration.statePath = path }
             case "sinks": (sinks, configuration.sinkLines) = readSinks(value)

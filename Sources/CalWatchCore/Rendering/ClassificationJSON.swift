@@ -27,6 +27,15 @@ package enum ClassificationJSON {
         writer.field("seat", flight.seat)
         writer.field("bookingReference", flight.bookingReference)
         writer.field("tier", flight.tier)
+        // Only with a pass: flights without one are written as before.
+        if let pass = flight.pass {
+            writer.beginObject(field: "pass")
+            writer.field("seat", pass.seat)
+            writer.field("compartment", pass.compartment)
+            writer.field("sequence", pass.sequence)
+            writer.field("bookingReference", pass.bookingReference)
+            writer.endObject()
+        }
         writer.endObject()
     }
 

@@ -72,7 +72,7 @@ public final class NextFollower<WaitClock: Clock> where WaitClock.Duration == Du
         zone = setup.zone
         options = setup.options
         files = CalendarFiles(roots: setup.configuration.calendars)
-        classifier = Classifier(setup.configuration)
+        classifier = Classifier(setup.configuration, passes: .read(folders: setup.configuration.passes))
         expansion = ExpansionOptions(
             window: InstantWindow(start: Instant(secondsSinceEpoch: 0), end: Instant(secondsSinceEpoch: 1)),
             defaultZone: setup.zone)
@@ -160,7 +160,7 @@ public final class NextFollower<WaitClock: Clock> where WaitClock.Duration == Du
         expansion = options
         expandedAt = now
         byOrigin = [:]
-        classifier = Classifier(setup.configuration)
+        classifier = Classifier(setup.configuration, passes: .read(folders: setup.configuration.passes))
         var reported: [CalendarProblem] = []
         for (source, origin, calendars) in files.all {
             var expanded: [Occurrence] = []

@@ -80,7 +80,11 @@ public final class CalendarWatch {
         self.journal = journal
         self.recordedTime = recordedTime
         files = CalendarFiles(roots: configuration.calendars, scopes: configuration.scopes, settle: options.settle)
-        let classifier = Classifier(configuration, routes: routes, geocodes: geocodes, weather: weather)
+        // Boarding passes are read at each (re)start: `calwatch pass add` reloads a running watch.
+        let passes = BoardingPasses.read(folders: configuration.passes)
+        for problem in passes.problems { logger.warning("passes: \(problem)") }
+        let classifier = Classifier(
+            configuration, routes: routes, geocodes: geocodes, weather: weather, passes: passes)
         self.classifier = classifier
         let occurrences = WatchedOccurrences(facts: classifier.facts(for:))
         self.occurrences = occurrences

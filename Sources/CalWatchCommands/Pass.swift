@@ -1,0 +1,183 @@
+import ArgumentParser
+import CalWatchCore
+import CalWatchRuntime
+import Foundation
+
+extension CalwatchCommand {
+    /// `calwatch pass`: the boarding passes joined with the calendar's flights.
+    struct Pass: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Keep boarding passes: their seat, class and check-in number join the calendar's flights.",
+            discussion: """
+                A boarding pass's barcode (IATA BCBP, the text in the PDF417 or Aztec code of every airline's \
+                pass) is kept as a .bcbp file in the first folder of passes: in config.yml (default \
+                ~/.local/share/calwatch/passes). Each leg joins the calendar's flight with the same number on the \
+                same day of the year at the departure airport and the same route: data.flight.pass carries what \
+                the pass says, and data.flight.seat its seat. The barcode carries no time, so a pass without a \
+                calendar item waits for one. A running calwatch watch reads the passes at its next start or \
+                reload (SIGHUP).
+
+                Examples:
+                  calwatch pass add 'M1DESMARAIS/LUC       EAB12C3 YULFRAAC 0834 326J003A0027 100'
+                  zbarimg -q boarding-pass.png | calwatch pass add -
+                  calwatch pass list
+                  calwatch pass remove AB12C3-AC834-326.bcbp
+                """,
+            subcommands: [Add.self, List.self, Remove.self])
+    }
+}
+
+extension CalwatchCommand.Pass {
+    struct Add: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Read boarding passes' barcodes and keep them.",
+            discussion: """
+                Each argument is a barcode's text; - reads one per line from standard input, where zbarimg's \
+                "PDF417:" prefix is allowed. A text that is not a boarding pass is refused with the character \
+                where it goes wrong (exit 65), and nothing of it is kept.
+                """)
+
+        @Argument(help: ArgumentHelp("Barcode texts (M1…), or - for standard input.", valueName: "barcode"))
+        var barcodes: [String]
+
+        @OptionGroup var settings: ConfigurationOptions
+
+        func run() async throws {
+            let configuration = try settings.loadOrExit(calendars: nil, useDefaultFile: true)
+            guard let folder = configuration.passes.first else {
+                StandardStreams.error("calwatch: passes: is empty in the configuration; name a folder for passes\n")
+                throw ExitCode.usageError
+            }
+            var texts: [String] = []
+            for barcode in barcodes {
+                if barcode == "-" {
+                    while let line = readLine(), texts.count < BoardingPasses.filesPerFolder {
+                        if !line.allSatisfy(\.isWhitespace) { texts.append(Self.withoutSymbology(line)) }
+                    }
+                } else {
+                    texts.append(barcode)
+                }
+            }
+            // Every barcode read before any is kept: a refused one leaves the folder as it was.
+            var passes: [(text: String, pass: BoardingPass)] = []
+            for (index, text) in texts.enumerated() {
+                do {
+                    passes.append((text, try BoardingPass(barcode: text)))
+                } catch {
+                    StandardStreams.error(
+                        "calwatch: barcode \(index + 1) is not a boarding pass: \(error); "
+                            + "give the whole text of the pass's barcode (it starts with M and the number of legs)\n")
+                    throw ExitCode.dataError
+                }
+            }
+            guard !passes.isEmpty else {
+                StandardStreams.error("calwatch: no barcode given\n")
+                throw ExitCode.usageError
+            }
+            do {
+                try FileManager.default.createDirectory(
+                    atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+                for (text, pass) in passes {
+                    let path = folder + "/" + Self.fileName(pass)
+                    let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+                    try AtomicFile.replace(path, with: Data((trimmed + "\n").utf8), mode: 0o600)
+                    print("kept \(path)")
+                    for leg in pass.legs { print("  " + Self.describe(leg, now: Date())) }
+                }
+            } catch {
+                StandardStreams.error("calwatch: cannot keep the pass in \(folder): \(error)\n")
+                throw ExitCode.ioError
+            }
+        }
+
+        /// zbarimg writes `PDF417:M1…`, `QR-Code:M1…`.
+        static func withoutSymbology(_ line: String) -> String {
+            guard let colon = line.firstIndex(of: ":"), line[..<colon].count <= 16,
+                line[..<colon].allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") }),
+                line[line.index(after: colon)...].hasPrefix("M")
+            else { return line }
+            return String(line[line.index(after: colon)...])
+        }
+
+        /// `AB12C3-AC834-326.bcbp`: the first leg's booking reference, flight and day; letters and digits only.
+        static func fileName(_ pass: BoardingPass) -> String {
+            let leg = pass.legs[0]
+            let booking = String(leg.bookingReference.filter { $0.isASCII && ($0.isLetter || $0.isNumber) })
+            return "\(booking.isEmpty ? "pass" : booking)-\(leg.code)-\(leg.dayOfYear).bcbp"
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List the boarding passes kept, leg by leg.")
+
+        @OptionGroup var settings: ConfigurationOptions
+
+        func run() async throws {
+            let configuration = try settings.loadOrExit(calendars: nil, useDefaultFile: true)
+            let passes = BoardingPasses.read(folders: configuration.passes)
+            for problem in passes.problems { StandardStreams.error("calwatch: passes: \(problem)\n") }
+            var file: String?
+            for entry in passes.entries {
+                if entry.file != file {
+                    print("\(entry.file): \(TerminalText.safe(entry.passenger, keepingLines: false))")
+                    file = entry.file
+                }
+                print("  " + Add.describe(entry.leg, now: Date()))
+            }
+            if passes.entries.isEmpty {
+                print("no boarding passes in \(configuration.passes.joined(separator: ", "))")
+            }
+        }
+    }
+
+    struct Remove: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Remove a kept boarding pass by its file's name.")
+
+        @Argument(help: ArgumentHelp("The pass's file, as calwatch pass list names it.", valueName: "name"))
+        var name: String
+
+        @OptionGroup var settings: ConfigurationOptions
+
+        func run() async throws {
+            let configuration = try settings.loadOrExit(calendars: nil, useDefaultFile: true)
+            let base = (name as NSString).lastPathComponent
+            // Only a pass of the configured folders: the name is never a path to follow elsewhere.
+            guard base.hasSuffix(".bcbp"), !base.hasPrefix("."),
+                let path = configuration.passes.map({ $0 + "/" + base }).first(where: {
+                    FileManager.default.fileExists(atPath: $0)
+                })
+            else {
+                StandardStreams.error("calwatch: no pass \(base) in \(configuration.passes.joined(separator: ", "))\n")
+                throw ExitCode.dataError
+            }
+            guard unlink(path) == 0 else {
+                StandardStreams.error("calwatch: cannot remove \(path): \(String(cString: strerror(errno)))\n")
+                throw ExitCode.ioError
+            }
+            print("removed \(path)")
+        }
+    }
+}
+
+extension CalwatchCommand.Pass.Add {
+    /// `AC834 YUL→FRA on 22 Nov (day 326), seat 3A, class J, check-in 27, booking AB12C3`.
+    static func describe(_ leg: BoardingPass.Leg, now: Date) -> String {
+        var parts = ["\(leg.code) \(leg.origin)→\(leg.destination) on \(date(ofDay: leg.dayOfYear, near: now))"]
+        if let seat = leg.seat { parts.append("seat \(seat)") }
+        if let compartment = leg.compartment { parts.append("class \(compartment)") }
+        if let sequence = leg.sequence { parts.append("check-in \(sequence)") }
+        parts.append("booking \(leg.bookingReference)")
+        return TerminalText.safe(parts.joined(separator: ", "), keepingLines: false)
+    }
+
+    /// The day of the year `day` of the year it most likely falls in: from yesterday on, within a year.
+    static func date(ofDay day: Int, near now: Date) -> String {
+        let today = CalendarDate(daysSinceEpoch: Int64((now.timeIntervalSince1970 / 86_400).rounded(.down)))
+        for year in [today.year, today.year + 1] {
+            let date = CalendarDate(
+                daysSinceEpoch: CalendarDate(year: year, month: 1, day: 1).daysSinceEpoch + Int64(day - 1))
+            if date.year == year, date.daysSinceEpoch >= today.daysSinceEpoch - 1 { return "\(date) (day \(day))" }
+        }
+        return "day \(day)"
+    }
+}

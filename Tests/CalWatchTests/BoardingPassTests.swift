@@ -1,0 +1,226 @@
+import Foundation
+import Testing
+
+@testable import CalWatchCore
+
+/// Boarding passes' barcodes (IATA BCBP): read as other readers read them, refused with the character where they
+/// go wrong, and joined with the calendar's flight of that day only.
+@Suite struct BoardingPassTests {
+    /// A barcode and what its legs say: code, route, day of the year, seat, class, check-in number, booking.
+    struct Expected: Sendable, CustomTestStringConvertible {
+        var barcode: String
+        var passenger: String
+        var legs: [(String, String, String, Int, String?, String?, Int?, String)]
+        var testDescription: String { String(barcode.prefix(40)) }
+    }
+
+    /// The barcodes of KItinerary's parser tests (KDE, autotests/bcbpparsertest.cpp and bcbpdata/*.json,
+    /// LGPL-2.0-or-later test data), with the legs its expected JSON gives: the first five are IATA Resolution 792's
+    /// own examples (Attachment B); then real carriers' departures from the standard.
+    static let written: [Expected] = [
+        .init(
+            barcode: "M1DESMARAIS/LUC       EABC123 YULFRAAC 0834 326J001A0025 100", passenger: "DESMARAIS/LUC",
+            legs: [("AC834", "YUL", "FRA", 326, "1A", "J", 25, "ABC123")]),
+        .init(
+            barcode:
+                "M1DESMARAIS/LUC       EAB12C3 YULFRAAC 0834 326J003A0027 167>5321WW1325BAC 0014123456002001412346700100141234789012A0141234567890 1AC AC 1234567890123    4PCYLX58Z^108ABCDEFGH",
+            passenger: "DESMARAIS/LUC", legs: [("AC834", "YUL", "FRA", 326, "3A", "J", 27, "AB12C3")]),
+        .init(
+            barcode:
+                "M1GRANDMAIRE/MELANIE  EABC123 GVACDGAF 0123 339C002F0025 130>5002A0571234567890  AF AF 1234567890123456    Y^18ABCDEFGH",
+            passenger: "GRANDMAIRE/MELANIE", legs: [("AF123", "GVA", "CDG", 339, "2F", "C", 25, "ABC123")]),
+        .init(
+            barcode:
+                "M2DESMARAIS/LUC       EAB12C3 YULFRAAC 0834 326J003A0027 167>5321WW1325BAC 0014123456002001412346700100141234789012A0141234567890 1AC AC 1234567890123    4PCYLX58ZDEF456 FRAGVALH 3664 327C012C0002 12E2A0140987654321 1AC AC 1234567890123    3PCNWQ^108ABCDEFGH",
+            passenger: "DESMARAIS/LUC",
+            legs: [
+                ("AC834", "YUL", "FRA", 326, "3A", "J", 27, "AB12C3"),
+                ("LH3664", "FRA", "GVA", 327, "12C", "C", 2, "DEF456"),
+            ]),
+        .init(
+            barcode:
+                "M2GRANDMAIRE/MELANIE  EABC123 GVACDGAF 0123 339C002F0025 130>5002A0571234567890  AF AF 1234567890123456    YDEF456 CDGDTWNW 0049 339F001A0002 12C2A012098765432101                       2PC ^18ABCDEFGH",
+            passenger: "GRANDMAIRE/MELANIE",
+            legs: [
+                ("AF123", "GVA", "CDG", 339, "2F", "C", 25, "ABC123"),
+                ("NW49", "CDG", "DTW", 339, "1A", "F", 2, "DEF456"),
+            ]),
+        // No electronic ticket indicator.
+        .init(
+            barcode:
+                "M1DOE/JOHN             XXX007 BRUTXLEW 8103 035Y012C0030 147>1181W 8033BEW 0000000000000291040000000000 0   LH 123456789012345     ",
+            passenger: "DOE/JOHN", legs: [("EW8103", "BRU", "TXL", 35, "12C", "Y", 30, "XXX007")]),
+        // An ICAO designator and a blank class.
+        .init(
+            barcode: "M1DOE/JOHN            EABCDEFGMRSLGWEZY8724 99  3C  506  10Axxxxxxxxxx", passenger: "DOE/JOHN",
+            legs: [("EZY8724", "MRS", "LGW", 99, "3C", nil, 506, "ABCDEFG")]),
+        // A booking confirmation's short code: nothing after the class, or after the date.
+        .init(
+            barcode: "M1DOE/JOHN            EXXX007 TXLBRUSN 2592 110Y", passenger: "DOE/JOHN",
+            legs: [("SN2592", "TXL", "BRU", 110, nil, "Y", nil, "XXX007")]),
+        .init(
+            barcode: "M1DOE/JOHN            EXXX007 TXLBRUSN 2592 110", passenger: "DOE/JOHN",
+            legs: [("SN2592", "TXL", "BRU", 110, nil, nil, nil, "XXX007")]),
+        // The first pass with its padding lost, as a terminal's copy or a scanner's line may give it.
+        .init(
+            barcode: "M1DOE/JOHN             XXX007 BRUTXLEW 8103 035Y012C0030 147>1181W 8033BEW 0000000000000291040\n",
+            passenger: "DOE/JOHN", legs: [("EW8103", "BRU", "TXL", 35, "12C", "Y", 30, "XXX007")]),
+    ]
+
+    @Test(arguments: written)
+    func everyLegIsReadAsTheOtherReaderReadsIt(expected: Expected) throws {
+        let pass = try BoardingPass(barcode: expected.barcode)
+        #expect(pass.passenger == expected.passenger)
+        let legs = pass.legs.map {
+            "\($0.code) \($0.origin) \($0.destination) \($0.dayOfYear) \($0.seat ?? "-") \($0.compartment ?? "-") "
+                + "\($0.sequence.map(String.init) ?? "-") \($0.bookingReference)"
+        }
+        let wanted = expected.legs.map {
+            "\($0.0) \($0.1) \($0.2) \($0.3) \($0.4 ?? "-") \($0.5 ?? "-") \($0.6.map(String.init) ?? "-") \($0.7)"
+        }
+        #expect(legs == wanted)
+    }
+
+    /// What is not a pass is refused, with the character where it goes wrong.
+    @Test(
+        arguments: [
+            ("", 1, "ends before the format code"),
+            ("M1DESMARAIS/LUC       ", 23, "ends before the electronic ticket"),
+            // Two legs announced, one written.
+            ("M2DESMARAIS/LUC       EABC123 YULFRAAC 0834 326J001A0025 100", 61, "ends before leg 2's booking"),
+            ("M1DOE/JOHN            EXXX007 TXLBRUSN 2592 11", 45, "ends before leg 1's date"),
+            ("M2Mobi Lab / ML-586 [In Progress]\nSplit Fooo.Config from main Fooo", 34, "does not use"),
+            ("M1DOE/JOHN            EXXX007 TXLBRÜSN 2592 110Y", 36, "does not use"),
+            ("M1DOE/JOHN            EXXX007 TXLbruSN 2592 110Y", 34, "'bru' is not an IATA code"),
+            ("M1DOE/JOHN            EXXX007 TXLBRUSN 25A2 410Y", 45, "'410' is not a day of the year"),
+            ("M1DOE/JOHN            EXXX007 TXLBRUSN XXXX 110Y", 40, "'XXXX ' is not a number"),
+            // A first leg's conditional items said longer than the rest: where would the second leg start?
+            ("M2DOE/JOHN            EXXX007 TXLBRUSN 2592 110Y012C0030 1FF>", 59, "255 characters, only 1 follow"),
+            ("M1DOE/JOHN            EXXX007 TXLBRUSN 2592 110Y012C0030 1ZZ", 59, "'ZZ' is not hexadecimal"),
+            ("S1DOE/JOHN            EXXX007 TXLBRUSN 2592 110Y", 1, "not an IATA boarding pass"),
+            ("M0DOE/JOHN            EXXX007 TXLBRUSN 2592 110Y", 2, "not a digit from 1 to 9"),
+            ("M1DOE/JOHN            EXXX007 TXLBRUSN 2592 110Y" + String(repeating: " x", count: 1100), 2049, "longer"),
+        ] as [(String, Int, String)])
+    func whatIsNotAPassIsRefusedWithWhereAndWhy(barcode: String, position: Int, reason: String) {
+        #expect {
+            try BoardingPass(barcode: barcode)
+        } throws: { error in
+            guard let problem = error as? BoardingPass.Problem else { return false }
+            return problem.position == position && problem.reason.contains(reason)
+        }
+    }
+
+    /// A calendar's flights on two days and another route; the pass is for the first day's.
+    static let flights = """
+        BEGIN:VEVENT\r
+        UID:out\r
+        DTSTAMP:20270101T000000Z\r
+        DTSTART;TZID=America/Toronto:20271122T183000\r
+        DTEND;TZID=Europe/Berlin:20271123T074500\r
+        SUMMARY:Flight AC 834 YUL → FRA\r
+        END:VEVENT\r
+        BEGIN:VEVENT\r
+        UID:next-day\r
+        DTSTAMP:20270101T000000Z\r
+        DTSTART;TZID=America/Toronto:20271123T183000\r
+        DTEND;TZID=Europe/Berlin:20271124T074500\r
+        SUMMARY:Flight AC 834 YUL → FRA\r
+        END:VEVENT\r
+        BEGIN:VEVENT\r
+        UID:other-route\r
+        DTSTAMP:20270101T000000Z\r
+        DTSTART;TZID=America/Toronto:20271122T183000\r
+        DTEND;TZID=Europe/Berlin:20271123T074500\r
+        SUMMARY:Flight AC 834 YYZ → FRA\r
+        END:VEVENT\r
+
+        """
+
+    @Test func aPassJoinsItsDaysFlightAndNoOther() throws {
+        let folder = SinkFixtures.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try Self.written[1].barcode.write(toFile: folder + "/ac834.bcbp", atomically: true, encoding: .utf8)
+        try "not a pass".write(toFile: folder + "/junk.bcbp", atomically: true, encoding: .utf8)
+        try "M1 ignored: not .bcbp".write(toFile: folder + "/notes.txt", atomically: true, encoding: .utf8)
+        let passes = BoardingPasses.read(folders: [folder, folder + "/missing"])
+        #expect(passes.entries.map(\.leg.code) == ["AC834"])
+        #expect(passes.problems.count == 1 && passes.problems[0].hasPrefix(folder + "/junk.bcbp: not a boarding pass"))
+
+        let configuration = try ConfigurationLoader.parse("", file: "config.yml", directory: "/tmp", environment: [:])
+        let classifier = Classifier(configuration, passes: passes)
+        let occurrences = try ProducerHabitTests.scanText(Self.flights, from: "2027-11-01", to: "2027-12-01")
+            .occurrences
+        #expect(occurrences.count == 3)
+        var seats: [String: String] = [:]
+        for occurrence in occurrences {
+            let flight = try #require(classifier.facts(for: occurrence).flight, "\(occurrence.uid)")
+            seats[occurrence.uid] = flight.pass.map { "\($0.seat ?? "-") \($0.bookingReference)" } ?? "none"
+            if flight.pass != nil { #expect(flight.seat == "3A" && flight.bookingReference == "AB12C3") }
+        }
+        #expect(seats == ["out": "3A AB12C3", "next-day": "none", "other-route": "none"])
+        // Without the pass, nothing is said of a seat.
+        let without = Classifier(configuration)
+        #expect(occurrences.allSatisfy { without.facts(for: $0).flight?.pass == nil })
+    }
+}
+
+extension BoardingPassTests {
+    /// As a traveller uses it: `pass add` keeps a pass (a refused one keeps nothing), `check` counts it and the
+    /// flight it joins, the flight's events carry the pass as the schema says, and `pass remove` takes it away.
+    @Test func aPassAddedReachesTheFlightsEventsAndCheck() async throws {
+        let folder = SinkFixtures.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try ("BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//pass//EN\r\n" + Self.flights + "END:VCALENDAR\r\n")
+            .write(toFile: folder + "/trips.ics", atomically: true, encoding: .utf8)
+        try """
+        calendars: [trips.ics]
+        timezone: UTC
+        horizon: 1000d
+        passes: [passes]
+        sinks:
+          - { type: jsonl, path: "-" }
+        """.write(toFile: folder + "/config.yml", atomically: true, encoding: .utf8)
+        let cli = CommandLineTests()
+        let config = ["--config", folder + "/config.yml"]
+        // A pass and a text that is not one, together: nothing is kept.
+        let refused = try await cli.calwatch(["pass", "add", Self.written[1].barcode, "M1DOE"] + config)
+        #expect(refused.status == 65, "\(refused.errors)")
+        #expect(refused.errors.contains("barcode 2 is not a boarding pass: character 3"), "\(refused.errors)")
+        #expect(!FileManager.default.fileExists(atPath: folder + "/passes"))
+        // zbarimg's line on standard input.
+        let added = try await cli.calwatch(
+            ["pass", "add", "-"] + config, input: "PDF417:" + Self.written[1].barcode + "\n")
+        #expect(added.status == 0, "\(added.errors)")
+        #expect(added.output.contains("AC834 YUL→FRA") && added.output.contains("seat 3A"), "\(added.output)")
+        let file = folder + "/passes/AB12C3-AC834-326.bcbp"
+        #expect((try FileManager.default.attributesOfItem(atPath: file)[.posixPermissions] as? Int) == 0o600)
+
+        let check = try await cli.calwatch(["check"] + config)
+        #expect(
+            check.output.contains("1 boarding pass, 1 leg; 1 flight of the calendars with a pass"), "\(check.output)")
+
+        let replay = try await cli.calwatch(["replay", "--from", "2027-11-20", "--to", "2027-11-25"] + config)
+        #expect(replay.status == 0, "\(replay.errors)")
+        let lines = replay.output.split(separator: "\n").map(String.init)
+        let detected = lines.filter { $0.contains("calwatch.flightDetected") }
+        #expect(detected.count == 3, "\(detected)")
+        let joined = try #require(detected.first { $0.contains("\"subject\":\"out/") })
+        #expect(
+            joined.contains(
+                #""seat":"3A","bookingReference":"AB12C3","tier":1,"pass":{"seat":"3A","compartment":"J","sequence":27,"bookingReference":"AB12C3"}"#
+            ), "\(joined)")
+        #expect(detected.filter { $0.contains("\"pass\":") }.count == 1)
+        let validator = EventSchemaTests.Validator(root: EventSchemaTests.schema)
+        for line in detected {
+            let errors = validator.validate(try EventSchemaTests.JSON.parse(line), EventSchemaTests.schema)
+            #expect(errors.isEmpty, "\(errors)")
+        }
+
+        let list = try await cli.calwatch(["pass", "list"] + config)
+        #expect(list.output.contains("DESMARAIS/LUC") && list.output.contains("booking AB12C3"), "\(list.output)")
+        let outside = try await cli.calwatch(["pass", "remove", "../trips.ics"] + config)
+        #expect(outside.status == 65 && FileManager.default.fileExists(atPath: folder + "/trips.ics"))
+        let removed = try await cli.calwatch(["pass", "remove", "AB12C3-AC834-326.bcbp"] + config)
+        #expect(removed.status == 0 && !FileManager.default.fileExists(atPath: file), "\(removed.errors)")
+    }
+}
