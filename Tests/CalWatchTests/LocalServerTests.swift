@@ -34,6 +34,17 @@ import Testing
     }
 
     /// A folder with a calendar `cal/work` of `items` and a config.yml serving on a free loopback port; its port.
+    /// A zone whose clock is near noon while the tests run: the items sit minutes to hours from now, and near
+    /// midnight they would fall on tomorrow's page.
+    static let zone: String = {
+        let hour =
+            Calendar(identifier: .gregorian).dateComponents(in: TimeZone(identifier: "UTC")!, from: Date()).hour ?? 0
+        var offset = (12 - hour + 24) % 24
+        if offset > 12 { offset -= 24 }
+        // Etc/GMT's sign is POSIX's: Etc/GMT-3 is three hours ahead of UTC.
+        return offset == 0 ? "UTC" : offset > 0 ? "Etc/GMT-\(offset)" : "Etc/GMT+\(-offset)"
+    }()
+
     static func prepare(_ name: String, items: [String: String], extra: String = "") throws -> (String, Int) {
         let folder = TestFolders.path(name)
         try FileManager.default.createDirectory(atPath: folder + "/cal/work", withIntermediateDirectories: true)
@@ -43,7 +54,7 @@ import Testing
         let port = try RadicaleServer.freePort()
         try """
         calendars: [cal]
-        timezone: UTC
+        timezone: \(zone)
         state: state/journal.db
         me: [me@example.org]
         serve: { listen: "127.0.0.1:\(port)" }
@@ -286,7 +297,7 @@ import Testing
         let socket = ["--unix-socket", folder + "/state/journal.db.sock"]
         let soon = Date().addingTimeInterval(3600)
         let day = ISO8601DateFormatter.string(
-            from: soon, timeZone: TimeZone(identifier: "UTC")!, formatOptions: [.withFullDate])
+            from: soon, timeZone: TimeZone(identifier: Self.zone)!, formatOptions: [.withFullDate])
         let fetched = try await Self.curl(socket + ["http://x/v1/day?date=\(day)"])
         #expect(fetched.status == 200, "\(fetched.body)")
         let daySchema = EventSchemaTests.schema(named: "calwatch-day.schema.json")
