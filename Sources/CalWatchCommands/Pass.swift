@@ -14,8 +14,8 @@ extension CalwatchCommand {
                 ~/.local/share/calwatch/passes). Each leg joins the calendar's flight with the same number on the \
                 same day of the year at the departure airport and the same route: data.flight.pass carries what \
                 the pass says, and data.flight.seat its seat. The barcode carries no time, so a pass without a \
-                calendar item waits for one. A running calwatch watch reads the passes at its next start or \
-                reload (SIGHUP).
+                calendar item waits for one. A running calwatch watch sees a pass added at once, and detects its \
+                flight again with the seat.
 
                 Examples:
                   calwatch pass add 'M1DESMARAIS/LUC       EAB12C3 YULFRAAC 0834 326J003A0027 100'

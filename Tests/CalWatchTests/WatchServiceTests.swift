@@ -81,6 +81,45 @@ import Testing
         }
     }
 
+    /// `calwatch pass add` while the daemon runs: the pass renamed into the passes folder is read at once, without
+    /// the clock moving, and the flight it is for is detected again with its seat; removed, nothing repeats.
+    @Test func aBoardingPassAddedWhileWatchingJoinsItsFlightAtOnce() async throws {
+        let service = try Bench()
+        func detected() async -> [String] {
+            await service.bench.sink.lines.filter {
+                $0.contains("calwatch.flightDetected") && $0.contains(#""subject":"f/"#)
+            }
+        }
+        try await service.running {
+            // AC 834 leaves Montreal at 18:30 on 1 March 2027, day 60 of the year there.
+            try service.bench.writeRenamed(
+                "work/f.ics",
+                WatchTests.event(
+                    uid: "f", start: "20270301T233000Z", end: "20270302T063000Z", summary: "Flight AC 834 YUL → FRA"))
+            try await eventually("the flight detected") { await detected().count == 1 }
+            #expect(await !detected()[0].contains(#""pass":"#))
+            let folder = service.bench.configuration.passes[0]
+            let pass = folder + "/AB12C3-AC834-60.bcbp"
+            try "M1DESMARAIS/LUC       EAB12C3 YULFRAAC 0834 060J003A0027 100\n".write(
+                toFile: folder + "/.partial", atomically: false, encoding: .utf8)
+            #expect(rename(folder + "/.partial", pass) == 0)
+            try await eventually("the flight detected again, with the pass") { await detected().count == 2 }
+            let again = await detected()[1]
+            #expect(
+                again.contains(
+                    #""seat":"3A","bookingReference":"AB12C3","tier":1,"pass":{"seat":"3A","compartment":"J""#),
+                "\(again)")
+            // Removed: the detection without it was sent already, and is not sent twice. (A file read after the
+            // removal marks that the service has seen it.)
+            #expect(unlink(pass) == 0)
+            try service.bench.writeRenamed(
+                "work/g.ics", WatchTests.event(uid: "g", start: "20270301T100000Z", end: "20270301T103000Z"))
+            try await eventually("the file after the removal") { await service.received("g").count == 2 }
+            #expect(await detected().count == 2)
+        }
+        #expect(service.clock.now.offset == .zero)
+    }
+
     @Test func aFileRenamedIntoPlaceIsReadAtOnceAndOneWrittenInPlaceOnceQuiet() async throws {
         let service = try Bench()
         try await service.running {

@@ -33,11 +33,13 @@ import Testing
             configuration = Configuration(home: root)
             configuration.calendars = [root]
             configuration.timeZone = "UTC"
+            configuration.passes = [root + ".passes"]
             watcher = try DirectoryWatcher {}
         }
 
         deinit {
             try? FileManager.default.removeItem(atPath: root)
+            try? FileManager.default.removeItem(atPath: root + ".passes")
             for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: journalPath + suffix) }
         }
 

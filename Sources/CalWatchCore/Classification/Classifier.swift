@@ -35,8 +35,8 @@ public final class Classifier: Sendable {
     let kindRules: [KindRule]
     /// Whose calendar each scope of a fleet is (`Configuration.people`): their addresses, for `me`.
     private let people: Locked<[String: Set<String>]>
-    /// The boarding passes of `passes:`, joined with the flights they are for.
-    let passes: BoardingPasses
+    /// The boarding passes of `passes:`, joined with the flights they are for; a watch follows their folders.
+    private let passes: Locked<BoardingPasses>
 
     /// The classifiers for a configuration: `me` tells the user's attendee entries apart, `leads` times a flight's
     /// leave-by, `places` a placed event's.
@@ -49,8 +49,13 @@ public final class Classifier: Sendable {
         self.kindRules = kindRules
         self.leads = leads
         self.travel = travel
-        self.passes = passes
+        self.passes = Locked(passes)
         self.people = Locked(people.mapValues(MeetingClassifier.addresses))
+    }
+
+    /// The boarding passes from now on (a watch saw their folders change): for occurrences planned from now on.
+    public func follow(passes: BoardingPasses) {
+        self.passes.withLock { $0 = passes }
     }
 
     /// Whose calendar each scope is from now on (a fleet's watcher took calendars): for items read from now on.
@@ -168,6 +173,7 @@ public final class Classifier: Sendable {
         facts.participation = classification.participation
         if var flight = classification.flight {
             // What the user's boarding pass for this day's flight says: the seat given at check-in wins.
+            let passes = passes.withLock { $0 }
             if !passes.isEmpty,
                 let entry = passes.leg(
                     for: flight, departure: Self.departure(of: flight, on: occurrence),
@@ -202,10 +208,13 @@ public final class Classifier: Sendable {
                 facts.leave = leave
             }
             // What makes the flight detected again when it changes (docs/design.md §5).
-            facts.flightIdentity = [
-                flight.code ?? "", flight.origin?.code ?? "", flight.destination?.code ?? "",
-                occurrence.start.description, occurrence.end.description, flight.gate ?? "", flight.terminal ?? "",
-            ].joined(separator: " ")
+            facts.flightIdentity =
+                [
+                    flight.code ?? "", flight.origin?.code ?? "", flight.destination?.code ?? "",
+                    occurrence.start.description, occurrence.end.description, flight.gate ?? "", flight.terminal ?? "",
+                ].joined(separator: " ")
+                // A pass's seat is news too (a flight without a pass keeps the identity it had).
+                + (flight.pass.map { " pass \($0.seat ?? "-")" } ?? "")
         } else {
             facts.leave = travel.leave(for: occurrence, at: known.place.map { travel.places[$0] }, facts: facts)
         }

@@ -224,6 +224,20 @@ public final class CalendarWatch {
         return try await commit(at: now, into: report, cause: .change)
     }
 
+    /// The folders of `passes:`, which the service follows.
+    public var passFolders: [String] { configuration.passes }
+
+    /// A pass was added to or removed from `passFolders`: the passes are read again and every occurrence is planned
+    /// with them (a flight that gains a pass is detected again, with its seat). Returns the files left out, each
+    /// with why.
+    public func passesChanged(at now: Instant) async throws -> (Report, problems: [String]) {
+        let passes = BoardingPasses.read(folders: configuration.passes)
+        classifier.follow(passes: passes)
+        var report = Report()
+        reexpand(at: now, into: &report)
+        return (try await commit(at: now, into: report, cause: .change), passes.problems)
+    }
+
     /// A routing engine's answers came (`RouteCache`): every file's occurrences are planned again with the times to
     /// leave they give (none is parsed again).
     public func travelTimesChanged(at now: Instant) async throws -> Report {

@@ -209,9 +209,19 @@ public final class WatchService<WaitClock: Clock>: Service where WaitClock.Durat
                     try await timed("a change of zone") { try await watch.zoneChanged(to: current, at: $0) }, "zone",
                     in: watch)
             }
+            // A boarding pass came or went: every flight is planned with the passes as they are now.
+            let passFolders = watch.passFolders.map { $0 + "/" }
+            let passes = turn.files.filter { file in passFolders.contains { file.hasPrefix($0) } }
+            if passes.contains(where: { $0.hasSuffix(".bcbp") }) {
+                let (report, problems) = try await timed("reading boarding passes") {
+                    try await watch.passesChanged(at: $0)
+                }
+                for problem in problems { logger.warning("passes: \(problem)") }
+                log(report, "passes", in: watch)
+            }
             // An answer rang: the `advance` below takes it.
             let bell = watch.answerBell + "/"
-            unread.add(turn.files.filter { !$0.hasPrefix(bell) })
+            unread.add(turn.files.filter { file in !file.hasPrefix(bell) && !passes.contains(file) })
             if turn.rescan { rescanWanted = true }
             // Not while files noticed wait to be read (the rescan would read them all at once), nor just before a
             // wake.
@@ -332,13 +342,20 @@ public final class WatchService<WaitClock: Clock>: Service where WaitClock.Durat
     private func follow(_ watch: CalendarWatch, with watcher: DirectoryWatcher) -> Bool {
         try? FileManager.default.createDirectory(
             atPath: watch.answerBell, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        let followed = watcher.follow(watch.files.directories + [watch.answerBell])
+        // The first folder of passes is where `calwatch pass add` writes: made so that it can be followed from the
+        // start; the others are followed where they exist.
+        if let first = watch.passFolders.first {
+            try? FileManager.default.createDirectory(
+                atPath: first, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        }
+        let passFolders = watch.passFolders.filter { FileManager.default.fileExists(atPath: $0) }
+        let followed = watcher.follow(watch.files.directories + [watch.answerBell] + passFolders)
         for failure in followed.failures {
             logger.warning(
                 "cannot watch \(failure.path): \(failure.reason); changes there are seen by the rescan",
                 metadata: ["calendar.path": "\(failure.path)"])
         }
-        return followed.added.contains { $0 != watch.answerBell }
+        return followed.added.contains { $0 != watch.answerBell && !passFolders.contains($0) }
     }
 
     private func log(_ report: CalendarWatch.Report, _ cause: Logger.Message, in watch: CalendarWatch) {
