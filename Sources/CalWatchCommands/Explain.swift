@@ -97,11 +97,14 @@ extension CalwatchCommand {
                     let departure = Classifier.departure(of: flight, on: occurrence)
                     lines.append("  leave by \(leaveBy) (departure \(departure) − airport lead − travel time)")
                 }
+                // This occurrence's: a boarding pass is for one day of the flight.
+                let occurring = facts.flight ?? flight
                 let details = [
-                    ("terminal", flight.terminal), ("gate", flight.gate), ("seat", flight.seat),
-                    ("booking", flight.bookingReference),
+                    ("terminal", occurring.terminal), ("gate", occurring.gate), ("seat", occurring.seat),
+                    ("booking", occurring.bookingReference),
                 ].compactMap { name, value in value.map { "\(name) \($0)" } }
                 if !details.isEmpty { lines.append("  " + details.joined(separator: ", ")) }
+                if let pass = occurring.pass { lines.append("  boarding pass: " + pass.details) }
             }
             if let meeting = result.meeting {
                 var text = "  meeting: \(meeting.service ?? "no join link")"

@@ -162,12 +162,9 @@ extension CalwatchCommand.Pass {
 extension CalwatchCommand.Pass.Add {
     /// `AC834 YUL→FRA on 22 Nov (day 326), seat 3A, class J, check-in 27, booking AB12C3`.
     static func describe(_ leg: BoardingPass.Leg, now: Date) -> String {
-        var parts = ["\(leg.code) \(leg.origin)→\(leg.destination) on \(date(ofDay: leg.dayOfYear, near: now))"]
-        if let seat = leg.seat { parts.append("seat \(seat)") }
-        if let compartment = leg.compartment { parts.append("class \(compartment)") }
-        if let sequence = leg.sequence { parts.append("check-in \(sequence)") }
-        parts.append("booking \(leg.bookingReference)")
-        return TerminalText.safe(parts.joined(separator: ", "), keepingLines: false)
+        TerminalText.safe(
+            "\(leg.code) \(leg.origin)→\(leg.destination) on \(date(ofDay: leg.dayOfYear, near: now)), \(leg.details)",
+            keepingLines: false)
     }
 
     /// The day of the year `day` of the year it most likely falls in: from yesterday on, within a year.

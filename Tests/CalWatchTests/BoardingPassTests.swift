@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import CalWatchCore
+@testable import CalWatchRuntime
 
 /// Boarding passes' barcodes (IATA BCBP): read as other readers read them, refused with the character where they
 /// go wrong, and joined with the calendar's flight of that day only.
@@ -158,6 +159,17 @@ import Testing
             if flight.pass != nil { #expect(flight.seat == "3A" && flight.bookingReference == "AB12C3") }
         }
         #expect(seats == ["out": "3A AB12C3", "next-day": "none", "other-route": "none"])
+        // The cards' and pushes' detail line says the seat.
+        let out = try #require(occurrences.first { $0.uid == "out" })
+        let facts = classifier.facts(for: out)
+        let detected = try #require(
+            Planner.plan(
+                [out], facts: { _ in facts }, state: PlannerState(), configuration: PlannerConfiguration(),
+                now: utc("2027-11-20T00:00:00Z")
+            ).due.first { $0.type == .flightDetected })
+        let entry = JournalStore.Entry(
+            sequence: 1, event: detected, occurrence: out, facts: facts, recorded: Timestamp(millisecondsSinceEpoch: 0))
+        #expect(ReminderText.details(entry).contains("Seat 3A"), "\(ReminderText.details(entry))")
         // Without the pass, nothing is said of a seat.
         let without = Classifier(configuration)
         #expect(occurrences.allSatisfy { without.facts(for: $0).flight?.pass == nil })
@@ -215,6 +227,17 @@ extension BoardingPassTests {
             let errors = validator.validate(try EventSchemaTests.JSON.parse(line), EventSchemaTests.schema)
             #expect(errors.isEmpty, "\(errors)")
         }
+
+        // explain and why say what the pass adds, for that day's flight only.
+        let explained = try await cli.calwatch(["explain", folder + "/trips.ics", "--uid", "out"] + config)
+        #expect(explained.output.contains("seat 3A, booking AB12C3"), "\(explained.output)")
+        #expect(
+            explained.output.contains("boarding pass: seat 3A, class J, check-in 27, booking AB12C3"),
+            "\(explained.output)")
+        let nextDay = try await cli.calwatch(["explain", folder + "/trips.ics", "--uid", "next-day"] + config)
+        #expect(nextDay.status == 0 && !nextDay.output.contains("boarding pass"), "\(nextDay.output)")
+        let why = try await cli.calwatch(["why", "out", "--at", "2027-11-22T12:00:00Z"] + config)
+        #expect(why.output.contains("  boarding pass: seat 3A, class J"), "\(why.output)")
 
         let list = try await cli.calwatch(["pass", "list"] + config)
         #expect(list.output.contains("DESMARAIS/LUC") && list.output.contains("booking AB12C3"), "\(list.output)")

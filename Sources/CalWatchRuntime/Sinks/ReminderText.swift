@@ -3,7 +3,7 @@ import Foundation
 
 /// A reminder as a person reads it at a glance, for the sinks that show one (desktop cards, pushes to a phone): a
 /// title line ("Standup in 5 min", "Leave in 15 min for Dentist") and a detail line (when; which service or
-/// where; for a flight its route, terminal and gate; the time to leave). Plain text, made safe per Unicode scalar
+/// where; for a flight its route, terminal, gate and seat; the time to leave). Plain text, made safe per Unicode scalar
 /// and cut to one line of at most 120 columns each part: each sink escapes it for its own reader.
 public enum ReminderText {
     /// The occurrence's summary (or its flight code).
@@ -52,8 +52,8 @@ public enum ReminderText {
         isLeaving(entry) || secondsLeft <= 300
     }
 
-    /// The detail line's parts: when, then where or which service; for a flight its route, terminal and gate; the
-    /// time to leave.
+    /// The detail line's parts: when, then where or which service; for a flight its route, terminal, gate and seat;
+    /// the time to leave.
     public static func details(_ entry: JournalStore.Entry) -> [String] {
         var parts: [String] = []
         if let occurrence = entry.occurrence {
@@ -66,6 +66,7 @@ public enum ReminderText {
             if !route.isEmpty { parts.append(route) }
             if let terminal = flight.terminal { parts.append("Terminal \(terminal)") }
             if let gate = flight.gate { parts.append("Gate \(gate)") }
+            if let seat = flight.seat { parts.append("Seat \(seat)") }
         } else if let service = entry.facts.meeting?.service {
             parts.append(MeetingProvider.title(of: service))
         } else if let place = entry.facts.leave?.destination?.name ?? entry.occurrence?.location {

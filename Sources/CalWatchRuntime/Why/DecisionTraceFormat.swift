@@ -20,6 +20,7 @@ extension DecisionTrace {
             if let service = facts.meeting?.service { kind += ", \(service)" }
             if facts.declined { kind += ", declined by you" }
             lines.append(kind)
+            if let pass = facts.flight?.pass { lines.append("  boarding pass: \(pass.details)") }
         } else {
             lines.append(
                 steps.contains { $0.type == .agendaDue } ? "UID \(uid): agendas" : "UID \(uid): not in the calendars")

@@ -27,6 +27,16 @@ public struct BoardingPass: Sendable, Hashable {
 
         /// `AC834`: designator and number, as `FlightFacts.code` writes it.
         public var code: String { designator + String(number) }
+
+        /// What the pass adds to its flight, as people read it: `seat 3A, class J, check-in 27, booking AB12C3`.
+        public var details: String {
+            var parts: [String] = []
+            if let seat { parts.append("seat \(seat)") }
+            if let compartment { parts.append("class \(compartment)") }
+            if let sequence { parts.append("check-in \(sequence)") }
+            parts.append("booking \(bookingReference)")
+            return parts.joined(separator: ", ")
+        }
     }
 
     /// Why a text is not a boarding pass, at which character (1-based).
