@@ -10,7 +10,7 @@ extension CalwatchCommand {
             abstract: "Keep boarding passes: their seat, class and check-in number join the calendar's flights.",
             discussion: """
                 A boarding pass's barcode (IATA BCBP, the text in the PDF417 or Aztec code of every airline's \
-                pass) is kept as a .bcbp file in the first folder of passes: in config.yml (default \
+                pass), or a wallet pass's .pkpass file, is kept in the first folder of passes: in config.yml (default \
                 ~/.local/share/calwatch/passes). Each leg joins the calendar's flight with the same number on the \
                 same day of the year at the departure airport and the same route: data.flight.pass carries what \
                 the pass says, and data.flight.seat its seat. The barcode carries no time, so a pass without a \
@@ -19,6 +19,7 @@ extension CalwatchCommand {
 
                 Examples:
                   calwatch pass add 'M1DESMARAIS/LUC       EAB12C3 YULFRAAC 0834 326J003A0027 100'
+                  calwatch pass add ~/Downloads/BoardingPass.pkpass
                   zbarimg -q boarding-pass.png | calwatch pass add -
                   calwatch pass list
                   calwatch pass remove AB12C3-AC834-326.bcbp
@@ -32,12 +33,15 @@ extension CalwatchCommand.Pass {
         static let configuration = CommandConfiguration(
             abstract: "Read boarding passes' barcodes and keep them.",
             discussion: """
-                Each argument is a barcode's text; - reads one per line from standard input, where zbarimg's \
-                "PDF417:" prefix is allowed. A text that is not a boarding pass is refused with the character \
-                where it goes wrong (exit 65), and nothing of it is kept.
+                Each argument is a barcode's text, or a wallet pass's .pkpass file (its files checked against its \
+                manifest, its barcode read); - reads one barcode per line from standard input, where zbarimg's \
+                "PDF417:" prefix is allowed. A text or file that is not a boarding pass is refused with why \
+                (exit 65), and nothing given is kept.
                 """)
 
-        @Argument(help: ArgumentHelp("Barcode texts (M1…), or - for standard input.", valueName: "barcode"))
+        @Argument(
+            help: ArgumentHelp(
+                "Barcode texts (M1…), wallet passes (.pkpass files), or - for standard input.", valueName: "pass"))
         var barcodes: [String]
 
         @OptionGroup var settings: ConfigurationOptions
@@ -58,11 +62,23 @@ extension CalwatchCommand.Pass {
                     texts.append(barcode)
                 }
             }
-            // Every barcode read before any is kept: a refused one leaves the folder as it was.
-            var passes: [(text: String, pass: BoardingPass)] = []
+            // Every pass read before any is kept: a refused one leaves the folder as it was.
+            var passes: [(kept: Data, suffix: String, pass: BoardingPass)] = []
             for (index, text) in texts.enumerated() {
+                if text.hasSuffix(".pkpass") {
+                    switch BoardingPasses.pass(at: text) {
+                    case .success(let pass):
+                        guard let data = FileManager.default.contents(atPath: text) else { continue }
+                        passes.append((data, ".pkpass", pass))
+                    case .failure(let problem):
+                        StandardStreams.error("calwatch: \(text): \(problem.reason)\n")
+                        throw ExitCode.dataError
+                    }
+                    continue
+                }
                 do {
-                    passes.append((text, try BoardingPass(barcode: text)))
+                    let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+                    passes.append((Data((trimmed + "\n").utf8), ".bcbp", try BoardingPass(barcode: text)))
                 } catch {
                     StandardStreams.error(
                         "calwatch: barcode \(index + 1) is not a boarding pass: \(error); "
@@ -77,10 +93,9 @@ extension CalwatchCommand.Pass {
             do {
                 try FileManager.default.createDirectory(
                     atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-                for (text, pass) in passes {
-                    let path = folder + "/" + Self.fileName(pass)
-                    let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
-                    try AtomicFile.replace(path, with: Data((trimmed + "\n").utf8), mode: 0o600)
+                for (kept, suffix, pass) in passes {
+                    let path = folder + "/" + Self.fileName(pass) + suffix
+                    try AtomicFile.replace(path, with: kept, mode: 0o600)
                     print("kept \(path)")
                     for leg in pass.legs { print("  " + Self.describe(leg, now: Date())) }
                 }
@@ -99,11 +114,11 @@ extension CalwatchCommand.Pass {
             return String(line[line.index(after: colon)...])
         }
 
-        /// `AB12C3-AC834-326.bcbp`: the first leg's booking reference, flight and day; letters and digits only.
+        /// `AB12C3-AC834-326`: the first leg's booking reference, flight and day; letters and digits only.
         static func fileName(_ pass: BoardingPass) -> String {
             let leg = pass.legs[0]
             let booking = String(leg.bookingReference.filter { $0.isASCII && ($0.isLetter || $0.isNumber) })
-            return "\(booking.isEmpty ? "pass" : booking)-\(leg.code)-\(leg.dayOfYear).bcbp"
+            return "\(booking.isEmpty ? "pass" : booking)-\(leg.code)-\(leg.dayOfYear)"
         }
     }
 
@@ -119,7 +134,11 @@ extension CalwatchCommand.Pass {
             var file: String?
             for entry in passes.entries {
                 if entry.file != file {
-                    print("\(entry.file): \(TerminalText.safe(entry.passenger, keepingLines: false))")
+                    let wallet =
+                        entry.signed.map {
+                            $0 ? " (wallet pass, signed; the signature is not checked)" : " (wallet pass, unsigned)"
+                        } ?? ""
+                    print("\(entry.file): \(TerminalText.safe(entry.passenger, keepingLines: false))\(wallet)")
                     file = entry.file
                 }
                 print("  " + Add.describe(entry.leg, now: Date()))
@@ -142,7 +161,7 @@ extension CalwatchCommand.Pass {
             let configuration = try settings.loadOrExit(calendars: nil, useDefaultFile: true)
             let base = (name as NSString).lastPathComponent
             // Only a pass of the configured folders: the name is never a path to follow elsewhere.
-            guard base.hasSuffix(".bcbp"), !base.hasPrefix("."),
+            guard BoardingPasses.isPass(base),
                 let path = configuration.passes.map({ $0 + "/" + base }).first(where: {
                     FileManager.default.fileExists(atPath: $0)
                 })

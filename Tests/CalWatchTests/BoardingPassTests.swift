@@ -247,3 +247,67 @@ extension BoardingPassTests {
         #expect(removed.status == 0 && !FileManager.default.fileExists(atPath: file), "\(removed.errors)")
     }
 }
+
+extension BoardingPassTests {
+    /// Wallet passes made by `scripts/pkpass-fixtures.py` (Python's zipfile, openssl for the signature): a signed
+    /// one and an unsigned one are read with the gate, terminal and boarding time; one altered after it was issued,
+    /// a ZIP bomb, 10,000 files, a file that is no ZIP and a pass without a barcode are refused, each saying why.
+    @Test func walletPassesAreReadOrRefusedWithAReason() async throws {
+        let folder = SinkFixtures.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        _ = try await runProgram(["python3", ConfigurationTests.repository + "/scripts/pkpass-fixtures.py", folder])
+        func read(_ name: String) -> Result<BoardingPass, BoardingPasses.FileProblem> {
+            BoardingPasses.pass(at: folder + "/" + name + ".pkpass")
+        }
+        for (name, signed) in [("signed", true), ("unsigned", false)] {
+            let pass = try read(name).get()
+            #expect(pass.signed == signed)
+            let leg = try #require(pass.legs.first)
+            #expect(leg.code == "AC834" && leg.seat == "3A" && leg.dayOfYear == 326)
+            #expect(leg.gate == "B12" && leg.terminal == "1" && leg.boarding == utc("2027-11-22T22:45:00Z"))
+        }
+        for (name, reason) in [
+            ("altered", "altered: pass.json is not the file manifest.json lists"),
+            ("bomb", "pass.json unpacks to more than a pass holds (16 MiB)"),
+            ("many", "more than 64 files"), ("garbage", "not a ZIP archive"),
+            ("no-barcode", "a wallet pass without a barcode"),
+        ] {
+            guard case .failure(let problem) = read(name) else {
+                Issue.record("\(name) was read")
+                continue
+            }
+            #expect(problem.reason.contains(reason), "\(name): \(problem.reason)")
+        }
+
+        // Kept by `pass add`, joined with its flight: the wallet's gate wins over none, as its pass says.
+        try ("BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//pass//EN\r\n" + Self.flights + "END:VCALENDAR\r\n")
+            .write(toFile: folder + "/trips.ics", atomically: true, encoding: .utf8)
+        try """
+        calendars: [trips.ics]
+        timezone: UTC
+        passes: [passes]
+        sinks:
+          - { type: jsonl, path: "-" }
+        """.write(toFile: folder + "/config.yml", atomically: true, encoding: .utf8)
+        let cli = CommandLineTests()
+        let config = ["--config", folder + "/config.yml"]
+        let refused = try await cli.calwatch(["pass", "add", folder + "/altered.pkpass"] + config)
+        #expect(refused.status == 65 && refused.errors.contains("altered"), "\(refused.errors)")
+        let added = try await cli.calwatch(["pass", "add", folder + "/signed.pkpass"] + config)
+        #expect(added.status == 0, "\(added.errors)")
+        #expect(FileManager.default.fileExists(atPath: folder + "/passes/AB12C3-AC834-326.pkpass"))
+        let replay = try await cli.calwatch(["replay", "--from", "2027-11-20", "--to", "2027-11-25"] + config)
+        let detected = try #require(
+            replay.output.split(separator: "\n").first {
+                $0.contains("calwatch.flightDetected") && $0.contains("\"subject\":\"out/")
+            })
+        #expect(detected.contains(#""terminal":"1","gate":"B12","seat":"3A""#), "\(detected)")
+        #expect(
+            detected.contains(#""gate":"B12","terminal":"1","boarding":"2027-11-22T22:45:00Z"}"#), "\(detected)")
+        let validator = EventSchemaTests.Validator(root: EventSchemaTests.schema)
+        let errors = validator.validate(try EventSchemaTests.JSON.parse(String(detected)), EventSchemaTests.schema)
+        #expect(errors.isEmpty, "\(errors)")
+        let list = try await cli.calwatch(["pass", "list"] + config)
+        #expect(list.output.contains("(wallet pass, signed; the signature is not checked)"), "\(list.output)")
+    }
+}

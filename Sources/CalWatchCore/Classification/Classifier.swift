@@ -181,6 +181,8 @@ public final class Classifier: Sendable {
             {
                 flight.pass = entry.leg
                 flight.seat = entry.leg.seat ?? flight.seat
+                flight.gate = entry.leg.gate ?? flight.gate
+                flight.terminal = entry.leg.terminal ?? flight.terminal
                 flight.bookingReference = flight.bookingReference ?? entry.leg.bookingReference
                 facts.flight = flight
             }

@@ -34,6 +34,10 @@ package enum ClassificationJSON {
             writer.field("compartment", pass.compartment)
             writer.field("sequence", pass.sequence)
             writer.field("bookingReference", pass.bookingReference)
+            // A wallet pass's, when it gives them.
+            if let gate = pass.gate { writer.field("gate", gate) }
+            if let terminal = pass.terminal { writer.field("terminal", terminal) }
+            if let boarding = pass.boarding { writer.field("boarding", boarding) }
             writer.endObject()
         }
         writer.endObject()

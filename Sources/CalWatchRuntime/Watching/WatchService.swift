@@ -212,7 +212,7 @@ public final class WatchService<WaitClock: Clock>: Service where WaitClock.Durat
             // A boarding pass came or went: every flight is planned with the passes as they are now.
             let passFolders = watch.passFolders.map { $0 + "/" }
             let passes = turn.files.filter { file in passFolders.contains { file.hasPrefix($0) } }
-            if passes.contains(where: { $0.hasSuffix(".bcbp") }) {
+            if passes.contains(where: { BoardingPasses.isPass(($0 as NSString).lastPathComponent) }) {
                 let (report, problems) = try await timed("reading boarding passes") {
                     try await watch.passesChanged(at: $0)
                 }

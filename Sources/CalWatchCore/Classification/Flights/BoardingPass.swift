@@ -24,6 +24,10 @@ public struct BoardingPass: Sendable, Hashable {
         public var seat: String?
         /// The check-in sequence number; `nil` when blank.
         public var sequence: Int?
+        /// What a wallet pass (`.pkpass`) adds beside its barcode; `nil` for a barcode alone.
+        public var gate: String?
+        public var terminal: String?
+        public var boarding: Instant?
 
         /// `AC834`: designator and number, as `FlightFacts.code` writes it.
         public var code: String { designator + String(number) }
@@ -34,6 +38,9 @@ public struct BoardingPass: Sendable, Hashable {
             if let seat { parts.append("seat \(seat)") }
             if let compartment { parts.append("class \(compartment)") }
             if let sequence { parts.append("check-in \(sequence)") }
+            if let gate { parts.append("gate \(gate)") }
+            if let terminal { parts.append("terminal \(terminal)") }
+            if let boarding { parts.append("boarding \(boarding)") }
             parts.append("booking \(bookingReference)")
             return parts.joined(separator: ", ")
         }
@@ -50,6 +57,9 @@ public struct BoardingPass: Sendable, Hashable {
     /// The passenger, as the pass writes it (`DESMARAIS/LUC`).
     public var passenger: String
     public var legs: [Leg]
+    /// For a wallet pass (`.pkpass`), whether it carries its issuer's signature (not checked against Apple's
+    /// certificates); `nil` for a barcode alone.
+    public var signed: Bool?
 
     /// The most characters a barcode is read from: a PDF417 code holds at most about 1,850 text characters.
     public static let largest = 2048

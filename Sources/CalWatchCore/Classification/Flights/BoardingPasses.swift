@@ -1,7 +1,8 @@
 import Foundation
 
 /// The boarding passes in the folders of `passes:` (`calwatch pass add` writes there): each `*.bcbp` file a pass's
-/// barcode text. A pass is joined with the calendar's flight of the same number, day of the year on the departure
+/// barcode text, each `*.pkpass` a wallet pass whose barcode is one (`WalletPass`), with its gate, terminal and
+/// boarding time. A pass is joined with the calendar's flight of the same number, day of the year on the departure
 /// airport's clock, and route, and gives it the seat, class and check-in number. The folders are a stranger's
 /// files too: at most `filesPerFolder` passes a folder, `BoardingPass.largest` bytes a file, regular files only; a
 /// file that is not a pass is said with its reason and left out.
@@ -11,6 +12,8 @@ public struct BoardingPasses: Sendable {
         public var leg: BoardingPass.Leg
         public var passenger: String
         public var file: String
+        /// A wallet pass's signature: present or not; `nil` for a barcode alone.
+        public var signed: Bool?
     }
 
     /// The legs by flight code (`AC834`).
@@ -39,7 +42,7 @@ public struct BoardingPasses: Sendable {
         var problems: [String] = []
         for folder in folders {
             guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { continue }
-            let passes = names.filter { $0.hasSuffix(".bcbp") && !$0.hasPrefix(".") }.sorted()
+            let passes = names.filter { isPass($0) }.sorted()
             if passes.count > filesPerFolder {
                 problems.append(
                     "\(folder): \(passes.count) passes, the first \(filesPerFolder) read; remove those of past flights")
@@ -48,7 +51,9 @@ public struct BoardingPasses: Sendable {
                 let path = folder + "/" + name
                 switch Self.pass(at: path) {
                 case .success(let pass):
-                    entries += pass.legs.map { Entry(leg: $0, passenger: pass.passenger, file: path) }
+                    entries += pass.legs.map {
+                        Entry(leg: $0, passenger: pass.passenger, file: path, signed: pass.signed)
+                    }
                 case .failure(let problem): problems.append("\(path): \(problem.reason)")
                 }
             }
@@ -58,26 +63,70 @@ public struct BoardingPasses: Sendable {
         return passes
     }
 
+    /// Whether a file's name is a pass's: `.bcbp` or `.pkpass`, not hidden (a file being written).
+    public static func isPass(_ name: String) -> Bool {
+        !name.hasPrefix(".") && (name.hasSuffix(".bcbp") || name.hasSuffix(".pkpass"))
+    }
+
     /// Why a file is not read as a pass.
     public struct FileProblem: Error, Sendable {
         public var reason: String
     }
 
-    /// The pass in the file at `path`: a regular file of at most `BoardingPass.largest` bytes holding a barcode.
+    /// The pass in the file at `path`: a regular file holding a barcode (at most `BoardingPass.largest` bytes), or
+    /// a wallet pass (at most `WalletPass.largest`) whose barcode is a boarding pass's.
     public static func pass(at path: String) -> Result<BoardingPass, FileProblem> {
         var status = stat()
         guard lstat(path, &status) == 0 else { return .failure(.init(reason: "cannot be read")) }
         guard status.st_mode & S_IFMT == S_IFREG else { return .failure(.init(reason: "not a regular file")) }
-        guard status.st_size <= BoardingPass.largest else {
-            return .failure(.init(reason: "larger than a boarding pass's barcode (\(BoardingPass.largest) bytes)"))
+        let wallet = path.hasSuffix(".pkpass")
+        let largest = wallet ? WalletPass.largest : BoardingPass.largest
+        guard status.st_size <= largest else {
+            return .failure(
+                .init(
+                    reason: wallet
+                        ? "larger than a wallet pass (\(largest >> 20) MiB)"
+                        : "larger than a boarding pass's barcode (\(largest) bytes)"))
         }
-        guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8)
-        else { return .failure(.init(reason: "cannot be read as text")) }
+        guard let data = FileManager.default.contents(atPath: path), data.count <= largest else {
+            return .failure(.init(reason: "cannot be read"))
+        }
+        guard wallet else {
+            guard let text = String(data: data, encoding: .utf8) else {
+                return .failure(.init(reason: "cannot be read as text"))
+            }
+            do {
+                return .success(try BoardingPass(barcode: text))
+            } catch {
+                return .failure(.init(reason: "not a boarding pass: \(error)"))
+            }
+        }
+        let walletPass: WalletPass
         do {
-            return .success(try BoardingPass(barcode: text))
+            walletPass = try WalletPass(archive: data)
         } catch {
-            return .failure(.init(reason: "not a boarding pass: \(error)"))
+            return .failure(.init(reason: "not a wallet pass: \(error)"))
         }
+        // The first barcode that is a boarding pass's; the wallet's gate, terminal and boarding time on its legs.
+        var refusal: BoardingPass.Problem?
+        for text in walletPass.barcodes {
+            do {
+                var pass = try BoardingPass(barcode: text)
+                pass.signed = walletPass.signed
+                for index in pass.legs.indices where index == 0 || pass.legs.count == 1 {
+                    pass.legs[index].gate = walletPass.gate
+                    pass.legs[index].terminal = walletPass.terminal
+                    pass.legs[index].boarding = walletPass.boarding
+                }
+                return .success(pass)
+            } catch {
+                refusal = error
+            }
+        }
+        return .failure(
+            .init(
+                reason: refusal.map { "its barcode is not a boarding pass's: \($0)" }
+                    ?? "a wallet pass without a barcode (a boarding pass's carries its BCBP)"))
     }
 
     /// The leg of a pass for `flight` departing at `departure`: the same code, the same day of the year on the
