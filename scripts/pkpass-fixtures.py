@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Writes the wallet passes (.pkpass) the tests read into a folder: a boarding pass signed with a throwaway
+"""Writes the wallet passes (.pkpass) the tests read into a folder (scripts/pass-web-service.py makes its own
+with archive() and pass_json()): a boarding pass signed with a throwaway
 certificate (openssl), the same unsigned, one altered after it was issued, a ZIP bomb, a ZIP of 10,000 files, a
 file that is no ZIP, and a pass without a barcode. pass.json follows Apple's PassKit package format."""
 
@@ -15,7 +16,7 @@ import zipfile
 BARCODE = "M1DESMARAIS/LUC       EAB12C3 YULFRAAC 0834 326J003A0027 100"
 
 
-def pass_json(gate="B12", barcodes=True):
+def pass_json(gate="B12", barcodes=True, boarding="2027-11-22T22:45:00Z", web_service=None):
     document = {
         "formatVersion": 1,
         "passTypeIdentifier": "pass.org.example.boarding",
@@ -37,8 +38,10 @@ def pass_json(gate="B12", barcodes=True):
                 {"key": "sequence", "label": "SEQ", "value": 27},
             ],
         },
-        "semantics": {"departureTerminal": "1", "currentBoardingDate": "2027-11-22T22:45:00Z"},
+        "semantics": {"departureTerminal": "1", "currentBoardingDate": boarding},
     }
+    if web_service:
+        document["webServiceURL"], document["authenticationToken"] = web_service
     if barcodes:
         document["barcodes"] = [
             {"message": BARCODE, "format": "PKBarcodeFormatPDF417", "messageEncoding": "iso-8859-1"}
@@ -47,6 +50,7 @@ def pass_json(gate="B12", barcodes=True):
 
 
 def archive(path, files, signature=None, manifest=None):
+    """Writes a pass to `path`, a file name or a file object."""
     manifest = manifest or {name: hashlib.sha1(data).hexdigest() for name, data in files.items()}
     manifest_bytes = json.dumps(manifest).encode()
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:

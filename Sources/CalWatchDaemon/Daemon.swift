@@ -31,6 +31,8 @@ public struct Daemon: Sendable {
         case weather
         /// The geocoder's answers for addresses without a point.
         case geocodes
+        /// Wallet passes' newer versions from their issuers' web services, into the folders the watch follows.
+        case passes
         /// The calendars read and followed, the planner, the journal and the sinks.
         case watch
         /// The local server (`serve:`), stopped first: nothing asks a daemon that is going.
@@ -156,6 +158,8 @@ public struct Daemon: Sendable {
                 GeocodePoller(
                     geocoder: geocoder, cache: geocodes, logger: logger, changed: { service.travelTimesChanged() }))
         }
+        // Passes' folders as the configuration at start names them (a reload does not move them).
+        add(.passes, WalletPassUpdates(folders: initial.passes, logger: logger))
         // The local server: next, the day, the event stream, answers (a phone's signed buttons among them, recorded
         // in the journal the daemon reads) and metrics.
         let answers = try openJournal(journalPath)

@@ -1,7 +1,9 @@
 import Foundation
+import Synchronization
 import Testing
 
 @testable import CalWatchCore
+@testable import CalWatchRemote
 @testable import CalWatchRuntime
 
 /// Boarding passes' barcodes (IATA BCBP): read as other readers read them, refused with the character where they
@@ -309,5 +311,55 @@ extension BoardingPassTests {
         #expect(errors.isEmpty, "\(errors)")
         let list = try await cli.calwatch(["pass", "list"] + config)
         #expect(list.output.contains("(wallet pass, signed; the signature is not checked)"), "\(list.output)")
+    }
+}
+
+extension BoardingPassTests {
+    /// A wallet pass naming its issuer's web service (a stand-in speaking PassKit's web service): asked every
+    /// 10 minutes in the last 3 hours before boarding with `ApplePass` and `If-Modified-Since`; a 304 changes
+    /// nothing; a new version (gate A7, boarding 35 minutes later) replaces the file; a redirect is not followed
+    /// (the token is for that address alone); the token is never logged.
+    @Test func aWalletPassAsksItsIssuerForItsLatestVersion() async throws {
+        try await FeedServer.with(script: "pass-web-service.py", arguments: ["2027-11-22T22:45:00Z"]) { server in
+            let passes = server.folder + "/passes"
+            try FileManager.default.createDirectory(atPath: passes, withIntermediateDirectories: true)
+            try FileManager.default.moveItem(atPath: server.folder + "/pass.pkpass", toPath: passes + "/ac834.pkpass")
+            let file = passes + "/ac834.pkpass"
+            let clock = Mutex(utc("2027-11-22T20:45:00Z"))
+            let log = LogRecorder()
+            let updates = WalletPassUpdates(folders: [passes], logger: log.logger, now: { clock.withLock { $0 } })
+            func requests() -> [String] { server.log.filter { $0.hasPrefix("GET /v1/passes/") } }
+
+            // Two hours before boarding: asked, and told nothing changed.
+            #expect(await updates.askDue().isEmpty)
+            #expect(requests().count == 1 && requests()[0].contains(" 304 True "), "\(requests())")
+            #expect(!requests()[0].hasSuffix(" -"), "If-Modified-Since sent: \(requests())")
+            // Not again within 10 minutes.
+            clock.withLock { $0 = $0.adding(seconds: 300) }
+            #expect(await updates.askDue().isEmpty)
+            #expect(requests().count == 1)
+            // The airline moved the gate and the boarding time: the new version replaces the file.
+            try "moved".write(toFile: server.folder + "/mode", atomically: true, encoding: .utf8)
+            clock.withLock { $0 = $0.adding(seconds: 301) }
+            #expect(await updates.askDue() == [file])
+            let leg = try #require(try BoardingPasses.pass(at: file).get().legs.first)
+            #expect(leg.gate == "A7" && leg.boarding == utc("2027-11-22T23:20:00Z"), "\(leg)")
+            #expect(
+                (try FileManager.default.attributesOfItem(atPath: file)[.posixPermissions] as? Int) == 0o600)
+            // A redirect is the answer, not followed: the pass stays, and the log says so once, without the token.
+            try "redirect".write(toFile: server.folder + "/mode", atomically: true, encoding: .utf8)
+            clock.withLock { $0 = $0.adding(seconds: 601) }
+            #expect(await updates.askDue().isEmpty)
+            #expect(server.log.allSatisfy { !$0.contains("/elsewhere") }, "\(server.log)")
+            #expect(try BoardingPasses.pass(at: file).get().legs.first?.gate == "A7")
+            #expect(log.messages.contains { $0.contains("gave no update: HTTP 302") }, "\(log.messages)")
+            #expect(log.messages.allSatisfy { !$0.contains("vxwxd7J8") })
+            #expect(log.metadata.allSatisfy { "\($0)".contains("vxwxd7J8") == false })
+            // After boarding nothing is asked.
+            clock.withLock { $0 = utc("2027-11-23T00:00:00Z") }
+            let before = requests().count
+            #expect(await updates.askDue().isEmpty)
+            #expect(requests().count == before)
+        }
     }
 }

@@ -48,7 +48,7 @@ import Testing
             // parts', not the configuration's.
             var order: [Daemon.Part] = []
             for part in daemon.parts.map(\.part) where order.last != part { order.append(part) }
-            #expect(order == [.metricsFile, .feeds, .watch, .server])
+            #expect(order == [.metricsFile, .feeds, .passes, .watch, .server])
             // One daemon per journal.
             await #expect(throws: Daemon.Failure.self) {
                 _ = try await Daemon.build(

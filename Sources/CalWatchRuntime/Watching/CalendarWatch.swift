@@ -80,7 +80,7 @@ public final class CalendarWatch {
         self.journal = journal
         self.recordedTime = recordedTime
         files = CalendarFiles(roots: configuration.calendars, scopes: configuration.scopes, settle: options.settle)
-        // Boarding passes are read at each (re)start: `calwatch pass add` reloads a running watch.
+        // Boarding passes as they are at each (re)start; the service follows their folders (`passesChanged`).
         let passes = BoardingPasses.read(folders: configuration.passes)
         for problem in passes.problems { logger.warning("passes: \(problem)") }
         let classifier = Classifier(

@@ -21,6 +21,18 @@ public struct WalletPass: Sendable, Hashable {
     public var relevantDate: Instant?
     /// Whether the archive holds a `signature`. Its PKCS #7 signature is not checked against Apple's certificates.
     public var signed = false
+    /// Where the issuer serves the pass's latest version (PassKit's web service), when it says.
+    public var webService: WebService?
+
+    /// `webServiceURL` and what asking it takes. The token is the issuer's secret for this pass: sent only to that
+    /// address, never shown.
+    public struct WebService: Sendable, Hashable, CustomStringConvertible {
+        /// `GET {url}/v1/passes/{passTypeIdentifier}/{serialNumber}`.
+        public var latest: URL
+        public var token: String
+
+        public var description: String { latest.absoluteString }
+    }
 
     public static let largest = 8 << 20
     public static let entries = 64
@@ -97,6 +109,7 @@ public struct WalletPass: Sendable, Hashable {
             throw Problem(reason: "pass.json is not a pass (JSON with formatVersion and a pass style)")
         }
         barcodes = ((pass.barcodes ?? []) + (pass.barcode.map { [$0] } ?? [])).map(\.message)
+        webService = Self.webService(pass)
         relevantDate = pass.relevantDate.flatMap(Self.instant)
         let fields =
             pass.boardingPass.map { style in
@@ -113,6 +126,27 @@ public struct WalletPass: Sendable, Hashable {
         terminal = Self.short(pass.semantics?.departureTerminal ?? field("terminal"))
         boarding = (pass.semantics?.currentBoardingDate ?? pass.semantics?.originalBoardingDate ?? field("boarding"))
             .flatMap(Self.instant)
+    }
+
+    /// The pass's web service: an https address (http only on loopback, for a service on this machine), with the
+    /// pass's type, serial number and token as PassKit's web service takes them.
+    private static func webService(_ pass: PassJSON) -> WebService? {
+        guard var base = pass.webServiceURL, base.utf8.count <= 2048, let token = pass.authenticationToken,
+            (16...512).contains(token.utf8.count), token.utf8.allSatisfy({ (0x21...0x7E).contains($0) }),
+            let type = pass.passTypeIdentifier, let serial = pass.serialNumber,
+            let type = type.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(["/"])),
+            let serial = serial.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(["/"])),
+            type.utf8.count <= 512, serial.utf8.count <= 512
+        else { return nil }
+        while base.hasSuffix("/") { base.removeLast() }
+        guard let url = URL(string: base + "/v1/passes/" + type + "/" + serial), url.user == nil,
+            let host = url.host?.lowercased()
+        else { return nil }
+        let loopback = host == "localhost" || host.hasPrefix("127.") || host == "::1" || host == "[::1]"
+        guard url.scheme?.lowercased() == "https" || (url.scheme?.lowercased() == "http" && loopback) else {
+            return nil
+        }
+        return WebService(latest: url, token: token)
     }
 
     /// `16 MiB`, `512 KiB`.
@@ -173,6 +207,7 @@ public struct WalletPass: Sendable, Hashable {
             var departureGate, departureTerminal, currentBoardingDate, originalBoardingDate: String?
         }
         var formatVersion: Int
+        var passTypeIdentifier, serialNumber, webServiceURL, authenticationToken: String?
         var barcode: Barcode?
         var barcodes: [Barcode]?
         var relevantDate: String?
