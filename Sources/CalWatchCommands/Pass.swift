@@ -55,8 +55,19 @@ extension CalwatchCommand.Pass {
             var texts: [String] = []
             for barcode in barcodes {
                 if barcode == "-" {
-                    while let line = readLine(), texts.count < BoardingPasses.filesPerFolder {
-                        if !line.allSatisfy(\.isWhitespace) { texts.append(Self.withoutSymbology(line)) }
+                    // At most a folder of passes, each a line of a barcode's length: a stranger's stream is not read
+                    // without end.
+                    let largest = BoardingPasses.filesPerFolder * (BoardingPass.largest + 32)
+                    let input = (try? FileHandle.standardInput.read(upToCount: largest + 1)) ?? Data()
+                    guard input.count <= largest else {
+                        StandardStreams.error(
+                            "calwatch: standard input holds more than \(BoardingPasses.filesPerFolder) barcodes' "
+                                + "worth (\(largest >> 20) MiB); give one barcode a line\n")
+                        throw ExitCode.dataError
+                    }
+                    for line in String(decoding: input, as: UTF8.self).split(whereSeparator: \.isNewline)
+                    where !line.allSatisfy(\.isWhitespace) {
+                        texts.append(Self.withoutSymbology(String(line)))
                     }
                 } else {
                     texts.append(barcode)
@@ -66,9 +77,11 @@ extension CalwatchCommand.Pass {
             var passes: [(kept: Data, suffix: String, pass: BoardingPass)] = []
             for (index, text) in texts.enumerated() {
                 if text.hasSuffix(".pkpass") {
-                    switch BoardingPasses.pass(at: text) {
-                    case .success(let pass):
-                        guard let data = FileManager.default.contents(atPath: text) else { continue }
+                    // Read once: the bytes kept are the bytes checked.
+                    switch BoardingPasses.file(at: text).flatMap({ data in
+                        BoardingPasses.pass(in: data, wallet: true).map { (data, $0) }
+                    }) {
+                    case .success(let (data, pass)):
                         passes.append((data, ".pkpass", pass))
                     case .failure(let problem):
                         StandardStreams.error("calwatch: \(text): \(problem.reason)\n")

@@ -206,6 +206,11 @@ extension BoardingPassTests {
             ["pass", "add", "-"] + config, input: "PDF417:" + Self.written[1].barcode + "\n")
         #expect(added.status == 0, "\(added.errors)")
         #expect(added.output.contains("AC834 YUL→FRA") && added.output.contains("seat 3A"), "\(added.output)")
+        // A stream without end is not read without end: one byte more than a folder of barcodes is refused (all of
+        // it read, so that the test's writer never meets a closed pipe).
+        let flood = try await cli.calwatch(
+            ["pass", "add", "-"] + config, input: String(repeating: "M1", count: 1_040_000) + "\n")
+        #expect(flood.status == 65 && flood.errors.contains("more than 1000 barcodes"), "\(flood.errors)")
         let file = folder + "/passes/AB12C3-AC834-326.bcbp"
         #expect((try FileManager.default.attributesOfItem(atPath: file)[.posixPermissions] as? Int) == 0o600)
 

@@ -74,12 +74,13 @@ public actor WalletPassUpdates: Service {
 
     /// The pass in `path`, read again only when the file changed; `nil` for one that is not a wallet pass.
     private func pass(at path: String) -> WalletPass? {
-        var status = stat()
-        guard lstat(path, &status) == 0, status.st_mode & S_IFMT == S_IFREG, status.st_size <= WalletPass.largest
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: path),
+            attributes[.type] as? FileAttributeType == .typeRegular,
+            let date = attributes[.modificationDate] as? Date
         else { return nil }
-        let modified = Int(status.st_mtim.tv_sec) * 1_000_000_000 + Int(status.st_mtim.tv_nsec)
+        let modified = Int((date.timeIntervalSince1970 * 1e9).rounded())
         if let known = read[path], known.modified == modified { return known.pass }
-        let pass = FileManager.default.contents(atPath: path).flatMap { try? WalletPass(archive: $0) }
+        let pass = try? WalletPass(archive: BoardingPasses.file(at: path).get())
         read[path] = (modified, pass)
         return pass
     }

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// The boarding passes in the folders of `passes:` (`calwatch pass add` writes there): each `*.bcbp` file a pass's
 /// barcode text, each `*.pkpass` a wallet pass whose barcode is one (`WalletPass`), with its gate, terminal and
@@ -76,6 +76,12 @@ public struct BoardingPasses: Sendable {
     /// The pass in the file at `path`: a regular file holding a barcode (at most `BoardingPass.largest` bytes), or
     /// a wallet pass (at most `WalletPass.largest`) whose barcode is a boarding pass's.
     public static func pass(at path: String) -> Result<BoardingPass, FileProblem> {
+        file(at: path).flatMap { pass(in: $0, wallet: path.hasSuffix(".pkpass")) }
+    }
+
+    /// The bytes of the pass file at `path`: a regular file (not a link) of at most a pass's size, read no further
+    /// than that whatever it became since it was looked at.
+    public static func file(at path: String) -> Result<Data, FileProblem> {
         var status = stat()
         guard lstat(path, &status) == 0 else { return .failure(.init(reason: "cannot be read")) }
         guard status.st_mode & S_IFMT == S_IFREG else { return .failure(.init(reason: "not a regular file")) }
@@ -88,9 +94,16 @@ public struct BoardingPasses: Sendable {
                         ? "larger than a wallet pass (\(largest >> 20) MiB)"
                         : "larger than a boarding pass's barcode (\(largest) bytes)"))
         }
-        guard let data = FileManager.default.contents(atPath: path), data.count <= largest else {
-            return .failure(.init(reason: "cannot be read"))
+        guard let handle = FileHandle(forReadingAtPath: path) else { return .failure(.init(reason: "cannot be read")) }
+        defer { try? handle.close() }
+        guard let data = try? handle.read(upToCount: largest + 1) ?? Data(), data.count <= largest else {
+            return .failure(.init(reason: "cannot be read whole"))
         }
+        return .success(data)
+    }
+
+    /// The pass in a file's bytes: a barcode's text, or a wallet pass whose barcode is a boarding pass's.
+    public static func pass(in data: Data, wallet: Bool) -> Result<BoardingPass, FileProblem> {
         guard wallet else {
             guard let text = String(data: data, encoding: .utf8) else {
                 return .failure(.init(reason: "cannot be read as text"))
