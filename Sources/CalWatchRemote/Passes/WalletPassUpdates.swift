@@ -22,7 +22,7 @@ public actor WalletPassUpdates: Service {
     /// What each file's service last failed with, said once.
     private var failing: [String: String] = [:]
     /// Each file's pass, by modification time: read again only when the file changed.
-    private var read: [String: (modified: Int, pass: WalletPass?)] = [:]
+    private var read: [String: (modified: Date, pass: WalletPass?)] = [:]
 
     public init(folders: [String], logger: Logger, now: @escaping @Sendable () -> Instant = RoutePoller.wallClock) {
         self.folders = folders
@@ -67,7 +67,7 @@ public actor WalletPassUpdates: Service {
     private func passFiles() -> [String] {
         folders.flatMap { folder in
             ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [])
-                .filter { BoardingPasses.isPass($0) && $0.hasSuffix(".pkpass") }.sorted()
+                .filter { !$0.hasPrefix(".") && $0.hasSuffix(".pkpass") }.sorted()
                 .prefix(BoardingPasses.filesPerFolder).map { folder + "/" + $0 }
         }
     }
@@ -76,9 +76,8 @@ public actor WalletPassUpdates: Service {
     private func pass(at path: String) -> WalletPass? {
         guard let attributes = try? FileManager.default.attributesOfItem(atPath: path),
             attributes[.type] as? FileAttributeType == .typeRegular,
-            let date = attributes[.modificationDate] as? Date
+            let modified = attributes[.modificationDate] as? Date
         else { return nil }
-        let modified = Int((date.timeIntervalSince1970 * 1e9).rounded())
         if let known = read[path], known.modified == modified { return known.pass }
         let pass = try? WalletPass(archive: BoardingPasses.file(at: path).get())
         read[path] = (modified, pass)

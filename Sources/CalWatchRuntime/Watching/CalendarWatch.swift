@@ -81,7 +81,8 @@ public final class CalendarWatch {
         self.recordedTime = recordedTime
         files = CalendarFiles(roots: configuration.calendars, scopes: configuration.scopes, settle: options.settle)
         // Boarding passes as they are at each (re)start; the service follows their folders (`passesChanged`).
-        let passes = BoardingPasses.read(folders: configuration.passes)
+        passFolders = PassFolders(configuration.passes)
+        let passes = await passFolders.read()
         for problem in passes.problems { logger.warning("passes: \(problem)") }
         let classifier = Classifier(
             configuration, routes: routes, geocodes: geocodes, weather: weather, passes: passes)
@@ -225,13 +226,14 @@ public final class CalendarWatch {
     }
 
     /// The folders of `passes:`, which the service follows.
-    public var passFolders: [String] { configuration.passes }
+    public var passFolderPaths: [String] { passFolders.folders }
+    private let passFolders: PassFolders
 
     /// A pass was added to or removed from `passFolders`: the passes are read again and every occurrence is planned
     /// with them (a flight that gains a pass is detected again, with its seat). Returns the files left out, each
     /// with why.
     public func passesChanged(at now: Instant) async throws -> (Report, problems: [String]) {
-        let passes = BoardingPasses.read(folders: configuration.passes)
+        let passes = await passFolders.read()
         classifier.follow(passes: passes)
         var report = Report()
         reexpand(at: now, into: &report)

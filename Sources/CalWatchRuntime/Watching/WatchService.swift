@@ -210,7 +210,7 @@ public final class WatchService<WaitClock: Clock>: Service where WaitClock.Durat
                     in: watch)
             }
             // A boarding pass came or went: every flight is planned with the passes as they are now.
-            let passFolders = watch.passFolders.map { $0 + "/" }
+            let passFolders = watch.passFolderPaths.map { $0 + "/" }
             let passes = turn.files.filter { file in passFolders.contains { file.hasPrefix($0) } }
             if passes.contains(where: { BoardingPasses.isPass(($0 as NSString).lastPathComponent) }) {
                 let (report, problems) = try await timed("reading boarding passes") {
@@ -344,11 +344,11 @@ public final class WatchService<WaitClock: Clock>: Service where WaitClock.Durat
             atPath: watch.answerBell, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         // The first folder of passes is where `calwatch pass add` writes: made so that it can be followed from the
         // start; the others are followed where they exist.
-        if let first = watch.passFolders.first {
+        if let first = watch.passFolderPaths.first {
             try? FileManager.default.createDirectory(
                 atPath: first, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         }
-        let passFolders = watch.passFolders.filter { FileManager.default.fileExists(atPath: $0) }
+        let passFolders = watch.passFolderPaths.filter { FileManager.default.fileExists(atPath: $0) }
         let followed = watcher.follow(watch.files.directories + [watch.answerBell] + passFolders)
         for failure in followed.failures {
             logger.warning(
