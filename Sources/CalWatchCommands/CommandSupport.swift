@@ -131,8 +131,14 @@ enum CommandSupport {
         let routes = configuration.travel.routing.map { _ in history?.load() ?? RouteCache() }
         let geocodes = configuration.travel.geocoder.map(Geocoder.loadCache)
         let weather = configuration.travel.weather.map { _ in WeatherCache() }
+        // What the flight-status service last said, as the daemon of that journal keeps it: a one-shot command
+        // spends none of the month's requests.
+        let statuses = configuration.flights.status.map { _ in
+            FlightStatusFile.load(journal: journal ?? configuration.statePath)
+        }
         let classifier = Classifier(
-            configuration, routes: routes, geocodes: geocodes, weather: weather, passes: passes(of: configuration))
+            configuration, routes: routes, geocodes: geocodes, weather: weather, passes: passes(of: configuration),
+            statuses: statuses)
         if let geocoder = configuration.travel.geocoder, let geocodes {
             planning(classifier)
             if let failure = await Geocoder.answerWanted(in: geocodes, geocoder: geocoder, budget: addresses) {

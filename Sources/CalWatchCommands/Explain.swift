@@ -94,7 +94,7 @@ extension CalwatchCommand {
                 if let international = flight.international { text += international ? ", international" : ", domestic" }
                 lines.append(text)
                 if let leaveBy = facts.leaveBy {
-                    let departure = Classifier.departure(of: flight, on: occurrence)
+                    let departure = facts.flight?.live?.departure ?? Classifier.departure(of: flight, on: occurrence)
                     lines.append("  leave by \(leaveBy) (departure \(departure) − airport lead − travel time)")
                 }
                 // This occurrence's: a boarding pass is for one day of the flight.
@@ -105,6 +105,11 @@ extension CalwatchCommand {
                 ].compactMap { name, value in value.map { "\(name) \($0)" } }
                 if !details.isEmpty { lines.append("  " + details.joined(separator: ", ")) }
                 if let pass = occurring.pass { lines.append("  boarding pass: " + pass.details) }
+                if let live = occurring.live {
+                    lines.append(
+                        "  flight status: "
+                            + live.details(calendar: occurrence.start, shown: { $0.description }))
+                }
             }
             if let meeting = result.meeting {
                 var text = "  meeting: \(meeting.service ?? "no join link")"

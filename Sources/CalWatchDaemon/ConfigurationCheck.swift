@@ -146,6 +146,19 @@ public struct ConfigurationCheck: Sendable {
                     + "with a pass")
             messages += passes.problems.map { "\(source): warning: passes: \($0)\n" }
         }
+        // The status service's key read, and the month's count said; no request is spent on a check.
+        if let status = configuration.flights.status {
+            switch FlightStatusClient.key(status) {
+            case .failure(let failure):
+                messages.append("\(source): error: flights.status: \(failure.reason)\n")
+                calendarErrors += 1
+            case .success:
+                let spent = FlightStatusFile.load(journal: configuration.statePath).spent(at: now)
+                lines.append(
+                    "  flights.status (\(status.provider.name) at \(status.shownURL)): \(spent) of \(status.budget) "
+                        + "requests spent this month")
+            }
+        }
         lines.append(Self.serveLine(configuration))
         if configuration.serve.enabled, ServeSettings.socketPath(journal: configuration.statePath).utf8.count >= 108 {
             messages.append(

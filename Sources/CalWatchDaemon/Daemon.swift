@@ -31,6 +31,8 @@ public struct Daemon: Sendable {
         case weather
         /// The geocoder's answers for addresses without a point.
         case geocodes
+        /// The flight-status service's answers for the flights planning has.
+        case flightStatus
         /// Wallet passes' newer versions from their issuers' web services, into the folders the watch follows.
         case passes
         /// The calendars read and followed, the planner, the journal and the sinks.
@@ -113,9 +115,10 @@ public struct Daemon: Sendable {
         let routes = initial.travel.routing.map { _ in routeHistory.load() }
         let weather = initial.travel.weather.map { _ in WeatherCache() }
         let geocodes = initial.travel.geocoder.map(Geocoder.loadCache)
+        let statuses = initial.flights.status.map { _ in FlightStatusFile.load(journal: journalPath) }
         let service = watch(
             initial, options: options, fleet: fleet, polled: polled, routes: routes, weather: weather,
-            geocodes: geocodes, logger: logger)
+            geocodes: geocodes, statuses: statuses, logger: logger)
         add(.watch, service)
 
         // Metrics as the configuration at start asks (a reload does not move the file), and for /metrics.
@@ -158,6 +161,14 @@ public struct Daemon: Sendable {
                 GeocodePoller(
                     geocoder: geocoder, cache: geocodes, logger: logger, changed: { service.travelTimesChanged() }))
         }
+        if let settings = initial.flights.status, let statuses {
+            add(
+                .flightStatus,
+                FlightStatusPoller(
+                    settings: settings, cache: statuses, journal: journalPath,
+                    replanAfter: initial.travel.replanAfter, logger: logger,
+                    changed: { service.travelTimesChanged() }))
+        }
         // Passes' folders as the configuration at start names them (a reload does not move them).
         add(.passes, WalletPassUpdates(folders: initial.passes, logger: logger))
         // The local server: next, the day, the event stream, answers (a phone's signed buttons among them, recorded
@@ -185,8 +196,7 @@ public struct Daemon: Sendable {
     /// configuration in use names them), its journal and sinks opened at each (re)start.
     private static func watch(
         _ initial: Configuration, options: Options, fleet: FleetWatch?, polled: PolledCalendars, routes: RouteCache?,
-        weather: WeatherCache?,
-        geocodes: GeocodeCache?, logger: Logger
+        weather: WeatherCache?, geocodes: GeocodeCache?, statuses: FlightStatusCache?, logger: Logger
     ) -> WatchService<ContinuousClock> {
         let state = options.state
         let instance = options.instance
@@ -226,7 +236,7 @@ public struct Daemon: Sendable {
                 let sinks = try configuration.sinks.map { (sink) throws(SinkError) in try sink.open(in: environment) }
                 let watch = try await CalendarWatch(
                     configuration: configuration, zone: zone, journal: journal, sinks: sinks, now: now,
-                    routes: routes, geocodes: geocodes, weather: weather, handOver: handOver,
+                    routes: routes, geocodes: geocodes, weather: weather, statuses: statuses, handOver: handOver,
                     recordedTime: { Timestamp.now }, logger: logger)
                 // What this configuration names is polled from now on; a reload that fails opens the one in use
                 // again, and with it what it names.
@@ -255,6 +265,7 @@ public struct Daemon: Sendable {
         if fresh.travel.routing != initial.travel.routing { changed.append("travel.routing:") }
         if fresh.travel.geocoder != initial.travel.geocoder { changed.append("travel.geocoder:") }
         if fresh.travel.weather != initial.travel.weather { changed.append("travel.weather:") }
+        if fresh.flights.status != initial.flights.status { changed.append("flights.status:") }
         return changed
     }
 

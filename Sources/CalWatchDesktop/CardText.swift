@@ -101,6 +101,17 @@ struct CardText {
         return card
     }
 
+    /// What the flight-status service changed: urgent, as a cancellation or a new gate is not to be missed.
+    func flightChanged(_ entry: JournalStore.Entry) -> NotificationBus.Card {
+        var card = NotificationBus.Card(
+            summary: ReminderText.flightChanged(entry) ?? "Flight changed: \(ReminderText.title(entry))",
+            body: body(entry))
+        card.urgency = 2
+        card.category = "x-calwatch.flight"
+        card.icon = Self.icon(.flight)
+        return card
+    }
+
     /// A day's card (a conflict, an overrun with the join link of the meeting that started, an unanswered
     /// invitation, the agenda), the agenda's items one per line.
     func day(_ entry: JournalStore.Entry) -> NotificationBus.Card? {

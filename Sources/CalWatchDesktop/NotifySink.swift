@@ -103,6 +103,8 @@ public actor NotifySink: EventSink {
                 reminders.append(entry)
             case .flightDetected:
                 _ = try await show(text.flight(entry), target: entry.event.id.description, link: nil)
+            case .flightChanged:
+                _ = try await show(text.flightChanged(entry), target: entry.event.id.description, link: nil)
             case .prepareDue:
                 _ = try await show(
                     text.prepare(entry), target: entry.event.id.description, link: ReminderText.link(entry))

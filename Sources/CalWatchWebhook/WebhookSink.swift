@@ -176,6 +176,9 @@ public actor WebhookSink: EventSink {
         case .flightDetected:
             title = "Flight " + ReminderText.title(entry)
             urgent = false
+        case .flightChanged:
+            title = ReminderText.flightChanged(entry) ?? "Flight " + ReminderText.title(entry)
+            urgent = true
         case .prepareDue:
             title = ReminderText.prepare(entry)
             urgent = true
@@ -189,7 +192,9 @@ public actor WebhookSink: EventSink {
         default:
             return nil
         }
+        // A flight detected is news, not a call to act; a flight changed is urgent, and tagged as a flight too.
         let flight = entry.event.type == .flightDetected
+        let airplane = flight || entry.event.type == .flightChanged
         var headers = headers
         headers["Content-Type"] = "application/json"
         let body: Data
@@ -202,7 +207,7 @@ public actor WebhookSink: EventSink {
             address = url.deletingLastPathComponent()
             var document = NtfyMessage(
                 topic: url.lastPathComponent, title: title, message: message.isEmpty ? title : message,
-                priority: flight ? 2 : urgent ? 4 : 3, tags: [flight ? "airplane" : "calendar"])
+                priority: flight ? 2 : urgent ? 4 : 3, tags: [airplane ? "airplane" : "calendar"])
             var actions: [NtfyMessage.Action] = []
             if let link {
                 document.click = link

@@ -22,6 +22,8 @@ import Testing
         var otherSinks: [any EventSink] = []
         /// Calendars of a fleet taken over from another watcher (`CalendarWatch`'s `handOver`).
         var handOver: PlannerState.HandOver?
+        /// The flight-status service's answers, when `configuration.flights.status` names one.
+        var statuses: FlightStatusCache?
 
         init(collections: [String] = ["work"]) throws {
             root = TestFolders.path("calwatch-watch")
@@ -49,7 +51,8 @@ import Testing
             watch = try await CalendarWatch(
                 configuration: configuration, zone: .utc, journal: JournalStore(path: journalPath),
                 sinks: [sink] + otherSinks,
-                now: utc(now), options: options, handOver: handOver, recordedTime: { Timestamp(utc(now)) },
+                now: utc(now), options: options, statuses: statuses, handOver: handOver,
+                recordedTime: { Timestamp(utc(now)) },
                 logger: LogRecorder().logger)
             bus = Task { [bus = watch.bus] in await bus.run() }
             let report = try await watch.start(at: utc(now))

@@ -37,14 +37,17 @@ public final class Classifier: Sendable {
     private let people: Locked<[String: Set<String>]>
     /// The boarding passes of `passes:`, joined with the flights they are for; a watch follows their folders.
     private let passes: Locked<BoardingPasses>
+    /// What the flight-status service of `flights.status` says of the flights, when one is configured.
+    let statuses: FlightStatusCache?
 
     /// The classifiers for a configuration: `me` tells the user's attendee entries apart, `leads` times a flight's
     /// leave-by, `places` a placed event's.
     public init(
         me: [String] = [], leads: FlightLeads = FlightLeads(), meetingProviders: [MeetingProvider] = [],
         travel: TravelTimes = TravelTimes(places: []), people: [String: [String]] = [:], kindRules: [KindRule] = [],
-        passes: BoardingPasses = BoardingPasses()
+        passes: BoardingPasses = BoardingPasses(), statuses: FlightStatusCache? = nil
     ) {
+        self.statuses = statuses
         classifiers = [FlightClassifier(me: me), MeetingClassifier(me: me, providers: meetingProviders)]
         self.kindRules = kindRules
         self.leads = leads
@@ -64,17 +67,19 @@ public final class Classifier: Sendable {
     }
 
     /// The classifiers of a configuration; `routes` holds a routing engine's answers, `geocodes` a geocoder's and
-    /// `weather` a forecast's, where one is configured; `passes` the boarding passes read from `passes:`.
+    /// `weather` a forecast's, where one is configured; `passes` the boarding passes read from `passes:`, `statuses`
+    /// the flight-status service's answers.
     public convenience init(
         _ configuration: Configuration, routes: RouteCache? = nil, geocodes: GeocodeCache? = nil,
-        weather: WeatherCache? = nil, passes: BoardingPasses = BoardingPasses()
+        weather: WeatherCache? = nil, passes: BoardingPasses = BoardingPasses(), statuses: FlightStatusCache? = nil
     ) {
         self.init(
             me: configuration.me, leads: configuration.flights, meetingProviders: configuration.meetingProviders,
             travel: TravelTimes(
                 places: configuration.places, travel: configuration.travel, routes: routes, geocodes: geocodes,
                 weather: weather, rules: configuration.planner.rules),
-            people: configuration.people, kindRules: configuration.kindRules, passes: passes)
+            people: configuration.people, kindRules: configuration.kindRules, passes: passes,
+            statuses: configuration.flights.status == nil ? nil : statuses)
     }
 
     /// What the classifiers find about one item whose occurrences last `duration` seconds (`nil`: all day).
@@ -186,12 +191,31 @@ public final class Classifier: Sendable {
                 flight.bookingReference = flight.bookingReference ?? entry.leg.bookingReference
                 facts.flight = flight
             }
+            // What makes the flight detected again when it changes (docs/design.md §5): the calendar's and the
+            // pass's facts; what the status service says comes as `flightChanged`.
+            facts.flightIdentity =
+                [
+                    flight.code ?? "", flight.origin?.code ?? "", flight.destination?.code ?? "",
+                    occurrence.start.description, occurrence.end.description, flight.gate ?? "", flight.terminal ?? "",
+                ].joined(separator: " ")
+                // A pass's seat is news too (a flight without a pass keeps the identity it had).
+                + (flight.pass.map { " pass \($0.seat ?? "-")" } ?? "")
+            var departure = Self.departure(of: flight, on: occurrence)
+            if let statuses, let key = Self.statusKey(of: flight, departure: departure, on: occurrence),
+                let live = statuses.live(for: key, scheduled: departure, origin: flight.origin?.code)
+            {
+                flight.live = live
+                flight.gate = live.status.gate ?? flight.gate
+                flight.terminal = live.status.terminal ?? flight.terminal
+                facts.flight = flight
+                departure = live.departure ?? departure
+            }
             // An all-day flight whose text gives no departure time (a travel day) has nothing to leave by.
             if !occurrence.allDay || flight.departureMinute != nil {
                 let airport = flight.origin.map {
                     Leave.Place(name: $0.name, at: GeoPoint(latitude: $0.latitude, longitude: $0.longitude))
                 }
-                let atAirport = Self.departure(of: flight, on: occurrence).adding(seconds: -lead(flight))
+                let atAirport = departure.adding(seconds: -lead(flight))
                 // The way to the airport from the same machinery as any placed event's (an answer, else the way's
                 // usual time), else `flights.travelTime`: what the user said beats a straight line.
                 let way = airport?.at.flatMap {
@@ -209,14 +233,6 @@ public final class Classifier: Sendable {
                     for: occurrence, facts: facts, place: nil, leaving: way?.origin, flights: leads)
                 facts.leave = leave
             }
-            // What makes the flight detected again when it changes (docs/design.md §5).
-            facts.flightIdentity =
-                [
-                    flight.code ?? "", flight.origin?.code ?? "", flight.destination?.code ?? "",
-                    occurrence.start.description, occurrence.end.description, flight.gate ?? "", flight.terminal ?? "",
-                ].joined(separator: " ")
-                // A pass's seat is news too (a flight without a pass keeps the identity it had).
-                + (flight.pass.map { " pass \($0.seat ?? "-")" } ?? "")
         } else {
             facts.leave = travel.leave(for: occurrence, at: known.place.map { travel.places[$0] }, facts: facts)
         }
@@ -267,6 +283,16 @@ public final class Classifier: Sendable {
         let day = occurrence.displayZone.wallClock(at: occurrence.start).date
         let zone = flight.origin.flatMap { TimeZoneDatabase.rules(named: $0.zone) } ?? occurrence.displayZone
         return zone.instant(for: LocalDateTime(date: day, hour: minute / 60, minute: minute % 60))
+    }
+
+    /// The flight and day the status service is asked about: its code and its departure's date on the origin
+    /// airport's clock (the user's when the origin is unknown); `nil` without a code or a departure time.
+    static func statusKey(of flight: FlightFacts, departure: Instant, on occurrence: Occurrence)
+        -> FlightStatusCache.Key?
+    {
+        guard let code = flight.code, !occurrence.allDay || flight.departureMinute != nil else { return nil }
+        let zone = flight.origin.flatMap { TimeZoneDatabase.rules(named: $0.zone) } ?? occurrence.displayZone
+        return FlightStatusCache.Key(code: code, date: zone.wallClock(at: departure).date.description)
     }
 
     public func leaveBy(_ flight: FlightFacts, departure: Instant) -> Instant {

@@ -17,6 +17,8 @@ public struct FlightFacts: Sendable, Hashable {
     public var tier: Int
     /// The leg of a boarding pass of `passes:` for this occurrence's flight (per occurrence: a pass is for a day).
     public var pass: BoardingPass.Leg?
+    /// What the flight-status service of `flights.status` last said of this occurrence's flight.
+    public var live: LiveFlight?
 
     public init(tier: Int) { self.tier = tier }
 

@@ -196,7 +196,9 @@ extension ConfigurationReader {
     }
 
     func readFlights(_ node: Node, into flights: inout FlightLeads) {
-        guard let keys = mapping(node, at: "flights", known: ["airportLead", "travelTime", "prep"]) else { return }
+        guard let keys = mapping(node, at: "flights", known: ["airportLead", "travelTime", "prep", "status"]) else {
+            return
+        }
         for (key, (_, value)) in keys {
             switch key {
             case "airportLead":
@@ -213,8 +215,42 @@ extension ConfigurationReader {
                     flights.travelTime = seconds
                 }
             case "prep": flights.prep = duration(value, at: "flights.prep", atMost: Limits.prep)
+            case "status": flights.status = flightStatus(value)
             default: break
             }
         }
+    }
+
+    /// `flights.status: {provider: aerodatabox, keyFile: ~/.config/calwatch/aerodatabox.key, budget: 300/month}`.
+    private func flightStatus(_ node: Node) -> FlightStatusSettings? {
+        let path = "flights.status"
+        guard let fields = mapping(node, at: path, known: ["provider", "keyFile", "url", "budget"]) else { return nil }
+        guard let (_, providerNode) = fields["provider"],
+            let provider = choice(providerNode, at: path + ".provider", of: FlightStatusSettings.Provider.self)
+        else {
+            note(node, path, "needs a provider: aerodatabox, aeroapi or aviationstack")
+            return nil
+        }
+        var settings = FlightStatusSettings(provider: provider)
+        if let (_, keyNode) = fields["keyFile"] {
+            settings.keyFile = self.path(keyNode, at: path + ".keyFile")
+        } else {
+            note(node, path, "needs keyFile: the file holding the \(provider.name) key")
+        }
+        if let (_, urlNode) = fields["url"], let url = string(urlNode, at: path + ".url"),
+            isWebAddress(url, node: urlNode, at: path + ".url")
+        {
+            settings.url = url
+        }
+        if let (_, budgetNode) = fields["budget"], let text = string(budgetNode, at: path + ".budget") {
+            // `300/month`, as the services write their plans, or the number alone.
+            let number = text.hasSuffix("/month") ? String(text.dropLast(6)) : text
+            if let count = Int(number.trimmingCharacters(in: .whitespaces)), (1...1_000_000).contains(count) {
+                settings.budget = count
+            } else {
+                note(budgetNode, path + ".budget", "'\(text)' is not a number of requests a month, such as 300/month")
+            }
+        }
+        return settings
     }
 }

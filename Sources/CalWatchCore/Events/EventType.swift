@@ -8,6 +8,9 @@ public enum EventType: String, Sendable, CaseIterable, Hashable {
     case conflictDetected, overrunDetected, invitationPending, agendaDue
     /// Time to get ready: the time to leave less `prep:` (a wake-up, a home scene).
     case prepareDue
+    /// The flight-status service says a flight's departure, gate or terminal changed, or that it is cancelled or
+    /// diverted.
+    case flightChanged
 
     /// The CloudEvents `type`: `calwatch.` and the event name.
     public var cloudEventType: String { "calwatch." + rawValue }

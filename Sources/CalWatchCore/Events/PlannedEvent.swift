@@ -19,6 +19,8 @@ public struct PlannedEvent: Hashable, Sendable {
         indirect case agendaDue(AgendaDetail)
         /// The time to get ready has come; `data.leave` says for when and why.
         case prepareDue
+        /// What the flight-status service's answer changed.
+        indirect case flightChanged(FlightChangeDetail)
 
         /// The event's type.
         public var type: EventType {
@@ -36,6 +38,7 @@ public struct PlannedEvent: Hashable, Sendable {
             case .invitationPending: .invitationPending
             case .agendaDue: .agendaDue
             case .prepareDue: .prepareDue
+            case .flightChanged: .flightChanged
             }
         }
     }

@@ -68,7 +68,16 @@ public enum NextUpFormat: String, Sendable, CaseIterable {
         let count = countdown(item.seconds)
         if item.facts.kind == .flight, let flight = item.facts.flight {
             let code = flight.code ?? title
-            let departure = clockTime(item.occurrence.start, zone: zone)
+            var departure = clockTime(flight.live?.departure ?? item.occurrence.start, zone: zone)
+            // What the flight-status service says: the new time with its delay, the gate.
+            if let live = flight.live {
+                if live.cancelled { return "\(code) is cancelled (\(live.status.provider))" }
+                if let moved = live.departure {
+                    let minutes = (moved.secondsSinceEpoch - item.occurrence.start.secondsSinceEpoch) / 60
+                    departure += minutes >= 0 ? ", +\(minutes) min" : ", −\(-minutes) min"
+                }
+                if let gate = live.status.gate { departure += ", gate \(oneLine(gate))" }
+            }
             switch item.target {
             case .prepareBy:
                 return "Get ready " + (item.seconds <= 0 ? "now" : "in \(count)") + " for \(code) (leave "

@@ -46,6 +46,9 @@ public enum Planner {
         }
         let context = Context(subject: subject, configuration: configuration, now: now)
         context.planFlightDetected(state: state, into: &due, wake: wakeAt)
+        if subject.facts.flight?.live?.changes.isEmpty == false {
+            context.planFlightChanged(state: state, into: &due, wake: wakeAt)
+        }
         context.planReminders(state: state, into: &due, wake: wakeAt)
         if subject.facts.leave?.prep != nil { context.planPrepare(state: state, into: &due, wake: wakeAt) }
         context.planLiveActivity(state: state, into: &due, wake: wakeAt)
@@ -232,7 +235,7 @@ public enum Planner {
     private static func order(_ type: EventType) -> Int {
         switch type {
         case .liveActivityEnd: 0
-        case .flightDetected, .agendaDue, .conflictDetected: 1
+        case .flightDetected, .flightChanged, .agendaDue, .conflictDetected: 1
         case .liveActivityStart: 2
         case .liveActivityUpdate: 3
         case .prepareDue, .reminderDue, .invitationPending, .overrunDetected: 4
@@ -250,7 +253,8 @@ public enum Planner {
         var key: OccurrenceKey { subject.key }
         var anchor: Instant { subject.anchor }
         var fingerprint: UInt64 { subject.fingerprint }
-        var cancelled: Bool { occurrence.status == .cancelled }
+        /// Cancelled by the calendar, or by the airline as the flight-status service says.
+        var cancelled: Bool { occurrence.status == .cancelled || subject.facts.flight?.live?.cancelled == true }
         var eligible: Bool { configuration.includeAllDay || !occurrence.allDay }
         /// An all-day flight whose text gives its departure is reminded before its leave-by like any flight; one
         /// whose text does not (a travel day) is detected, with no time to remind of.
@@ -274,6 +278,25 @@ public enum Planner {
                 subject.seed, .flightDetected, "flight:" + identity, occurrence.start.secondsSinceEpoch)
             guard !state.hasEmitted(id) else { return }
             due.append(base(.flightDetected, id: id, time: max(enters, now), expiry: occurrence.start))
+        }
+
+        /// Once for each change the flight-status service's answers brought (`LiveFlight.changes`), when it was
+        /// asked, until the flight leaves (as the calendar had it, or later as the service says).
+        func planFlightChanged(state: PlannerState, into due: inout [PlannedEvent], wake: (Instant) -> Void) {
+            guard let live = subject.facts.flight?.live else { return }
+            let departs = max(occurrence.start, live.departure ?? occurrence.start)
+            for change in live.changes where change.asked < departs {
+                guard now >= change.asked else {
+                    wake(change.asked)
+                    continue
+                }
+                guard now < departs else { return }
+                let id = EventID.make(
+                    subject.seed, .flightChanged, "changed:" + change.text, change.asked.secondsSinceEpoch,
+                    occurrence.start.secondsSinceEpoch)
+                guard !state.hasEmitted(id) else { continue }
+                due.append(base(.flightChanged(change), id: id, time: change.asked, expiry: departs))
+            }
         }
 
         // MARK: Reminders

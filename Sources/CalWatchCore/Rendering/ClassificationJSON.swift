@@ -40,6 +40,44 @@ package enum ClassificationJSON {
             if let boarding = pass.boarding { writer.field("boarding", boarding) }
             writer.endObject()
         }
+        // Only with the status service's answer, likewise.
+        if let live = flight.live {
+            writer.beginObject(field: "live")
+            writer.field("status", live.status.state.rawValue)
+            writer.field("provider", live.status.provider)
+            writer.field("asked", live.status.asked)
+            writer.field("scheduled", live.status.scheduled)
+            writer.field("expected", live.status.expected)
+            writer.field("expectedField", live.status.expectedField)
+            writer.field("departure", live.departure ?? departure)
+            writer.field(
+                "delaySeconds", Int((live.departure ?? departure).secondsSinceEpoch - departure.secondsSinceEpoch))
+            writer.field("gate", live.status.gate)
+            writer.field("terminal", live.status.terminal)
+            writer.field("divertedTo", live.status.divertedTo)
+            writer.endObject()
+        }
+        if flight.pass != nil || flight.live != nil { writeSources(flight, to: &writer) }
+        writer.endObject()
+    }
+
+    /// Where the departure, gate, terminal, seat and boarding time came from: `calendar`, `pass` or the status
+    /// service's name; `null` where none gives it.
+    private static func writeSources(_ flight: FlightFacts, to writer: inout JSONLineWriter) {
+        let live = flight.live?.status
+        let provider = live?.provider
+        func source(status: Bool, pass: Bool, calendar: Bool) -> String? {
+            status ? provider : pass ? "pass" : calendar ? "calendar" : nil
+        }
+        writer.beginObject(field: "sources")
+        writer.field("departure", flight.live?.departure != nil ? provider : "calendar")
+        writer.field(
+            "gate", source(status: live?.gate != nil, pass: flight.pass?.gate != nil, calendar: flight.gate != nil))
+        writer.field(
+            "terminal",
+            source(status: live?.terminal != nil, pass: flight.pass?.terminal != nil, calendar: flight.terminal != nil))
+        writer.field("seat", source(status: false, pass: flight.pass?.seat != nil, calendar: flight.seat != nil))
+        writer.field("boarding", flight.pass?.boarding != nil ? "pass" : nil)
         writer.endObject()
     }
 

@@ -63,13 +63,27 @@ public enum CloudEventJSON {
         LeaveJSON.write(facts.leave, to: &writer)
     }
 
-    /// `conflict`, `overrun`, `invitation` and `agenda`: the detail of the day's events.
+    /// `conflict`, `overrun`, `invitation` and `agenda`: the detail of the day's events; `change`, a flight's.
     private static func writeDayDetails(of event: PlannedEvent, to writer: inout JSONLineWriter) {
         func late(_ lateness: Int64) {
             writer.field("late", lateness > 0)
             writer.field("lateness", Int(lateness))
         }
         switch event.payload {
+        case .flightChanged(let change):
+            writer.beginObject(field: "change")
+            writer.field("provider", change.provider)
+            writer.field("asked", change.asked)
+            writer.beginArray(field: "changes")
+            for difference in change.changes {
+                writer.beginElement()
+                writer.field("field", difference.field)
+                writer.field("from", difference.from)
+                writer.field("to", difference.to)
+                writer.endObject()
+            }
+            writer.endArray()
+            writer.endObject()
         case .conflictDetected(let conflict):
             writer.beginObject(field: "conflict")
             writer.key("with")

@@ -39,14 +39,6 @@ public actor WalletPassUpdates: Service {
         }
     }
 
-    /// How long after the last ask a pass is asked again at `now`, boarding at `boarding`; `nil` outside the day
-    /// before it.
-    static func interval(boarding: Instant, now: Instant) -> Int64? {
-        let left = boarding.secondsSinceEpoch - now.secondsSinceEpoch
-        guard left > 0, left <= 86_400 else { return nil }
-        return left <= 3 * 3600 ? 600 : 3600
-    }
-
     /// Asks every pass that is due; returns the files replaced by a newer version.
     @discardableResult public func askDue() async -> [String] {
         let instant = now()
@@ -54,7 +46,7 @@ public actor WalletPassUpdates: Service {
         for path in passFiles() {
             guard let pass = pass(at: path), let service = pass.webService,
                 let boarding = pass.boarding ?? pass.relevantDate,
-                let interval = Self.interval(boarding: boarding, now: instant)
+                let interval = FlightStatusCache.interval(departure: boarding, now: instant)
             else { continue }
             let last = asked[path]
             if let last, instant.secondsSinceEpoch - last.at.secondsSinceEpoch < interval { continue }

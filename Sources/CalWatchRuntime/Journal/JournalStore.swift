@@ -445,7 +445,7 @@ public actor JournalStore {
         case .reminderSnoozed: payload = .reminderSnoozed(answer)
         case .reminderDismissed: payload = .reminderDismissed(answer)
         case .reminderAcknowledged: payload = .reminderAcknowledged(answer)
-        case .conflictDetected, .overrunDetected, .invitationPending, .agendaDue:
+        case .conflictDetected, .overrunDetected, .invitationPending, .agendaDue, .flightChanged:
             guard let detail = text(.detail), let decoded = Self.payload(type, detail: detail) else { return nil }
             payload = decoded
         }
@@ -458,7 +458,7 @@ public actor JournalStore {
             recorded: Timestamp(millisecondsSinceEpoch: integer(.recorded)))
     }
 
-    /// What the `detail` column holds: the detail of the day's events as JSON (the JSON Lines form is rendered from
+    /// What the `detail` column holds: the detail of the day's events and of `flightChanged` as JSON (the JSON Lines form is rendered from
     /// it again), and `endingSoon` for a live activity in that phase.
     private static func detail(of payload: PlannedEvent.Payload) -> String? {
         let encoder = JSONEncoder()
@@ -468,6 +468,7 @@ public actor JournalStore {
         case .overrunDetected(let detail): encoded = try? encoder.encode(detail)
         case .invitationPending(let detail): encoded = try? encoder.encode(detail)
         case .agendaDue(let detail): encoded = try? encoder.encode(detail)
+        case .flightChanged(let detail): encoded = try? encoder.encode(detail)
         case .liveActivityStart(let activity), .liveActivityUpdate(let activity):
             return activity.phase == .endingSoon ? LiveActivityDetail.Phase.endingSoon.rawValue : nil
         default: return nil
@@ -486,6 +487,8 @@ public actor JournalStore {
         case .invitationPending:
             return (try? decoder.decode(InvitationDetail.self, from: data)).map { .invitationPending($0) }
         case .agendaDue: return (try? decoder.decode(AgendaDetail.self, from: data)).map { .agendaDue($0) }
+        case .flightChanged:
+            return (try? decoder.decode(FlightChangeDetail.self, from: data)).map { .flightChanged($0) }
         default: return nil
         }
     }

@@ -67,7 +67,8 @@ public final class CalendarWatch {
     public init(
         configuration: Configuration, zone: ZoneRules, journal: JournalStore, sinks: [any EventSink], now: Instant,
         options: Options = Options(), clock: any Clock<Duration> = ContinuousClock(), routes: RouteCache? = nil,
-        geocodes: GeocodeCache? = nil, weather: WeatherCache? = nil, handOver: PlannerState.HandOver? = nil,
+        geocodes: GeocodeCache? = nil, weather: WeatherCache? = nil, statuses: FlightStatusCache? = nil,
+        handOver: PlannerState.HandOver? = nil,
         recordedTime: @escaping () -> Timestamp, logger: Logger
     ) async throws {
         let asRead = configuration
@@ -85,7 +86,7 @@ public final class CalendarWatch {
         let passes = await passFolders.read()
         for problem in passes.problems { logger.warning("passes: \(problem)") }
         let classifier = Classifier(
-            configuration, routes: routes, geocodes: geocodes, weather: weather, passes: passes)
+            configuration, routes: routes, geocodes: geocodes, weather: weather, passes: passes, statuses: statuses)
         self.classifier = classifier
         let occurrences = WatchedOccurrences(facts: classifier.facts(for:))
         self.occurrences = occurrences

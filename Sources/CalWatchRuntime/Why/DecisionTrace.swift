@@ -460,6 +460,7 @@ public struct DecisionTrace: Sendable {
             case .offset: return before
             }
         case .flightDetected: return "flight detected"
+        case .flightChanged(let change): return "flight changed: \(change.text) (\(change.provider))"
         case .prepareDue: return "time to get ready"
         case .liveActivityStart: return "live activity starts"
         case .liveActivityUpdate:

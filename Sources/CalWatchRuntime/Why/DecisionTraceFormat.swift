@@ -21,6 +21,9 @@ extension DecisionTrace {
             if facts.declined { kind += ", declined by you" }
             lines.append(kind)
             if let pass = facts.flight?.pass { lines.append("  boarding pass: \(pass.details)") }
+            if let live = facts.flight?.live {
+                lines.append("  flight status: " + live.details(calendar: occurrence.start, shown: at))
+            }
         } else {
             lines.append(
                 steps.contains { $0.type == .agendaDue } ? "UID \(uid): agendas" : "UID \(uid): not in the calendars")
