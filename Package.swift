@@ -34,6 +34,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
         .package(url: "https://github.com/weichsel/ZIPFoundation", from: "0.9.20"),
+        .package(url: "https://github.com/apple/swift-certificates", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-asn1", from: "1.7.4"),
         .package(url: "https://github.com/apple/swift-system", from: "1.4.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
     ],
@@ -92,6 +94,9 @@ let package = Package(
                 // Wallet passes (.pkpass): the ZIP archive, and the SHA-1 of its files its manifest lists.
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                // Their signature: PKCS #7 (CMS) over the manifest, by a certificate Apple's root vouches for.
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
             ],
             /// The airport, metropolitan-area and airline tables, with the manifest that records their checksums.
             resources: [.copy("Resources/data")],

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes the wallet passes (.pkpass) the tests read into a folder (scripts/pass-web-service.py makes its own
-with archive() and pass_json()): a boarding pass signed with a throwaway
-certificate (openssl), the same unsigned, one altered after it was issued, a ZIP bomb, a ZIP of 10,000 files, a
+with archive() and pass_json()): a boarding pass signed by a throwaway
+authority (openssl; its certificate as authority.pem), the same unsigned, one whose signature is of another pass, one altered after it was issued, a ZIP bomb, a ZIP of 10,000 files, a
 file that is no ZIP, and a pass without a barcode. pass.json follows Apple's PassKit package format."""
 
 import hashlib
@@ -61,18 +61,42 @@ def archive(path, files, signature=None, manifest=None):
             zf.writestr("signature", signature(manifest_bytes))
 
 
+_AUTHORITY = []
+
+
+def authority():
+    """A throwaway certificate authority standing in for Apple's (made once per run): its key and certificate."""
+    if not _AUTHORITY:
+        folder = tempfile.mkdtemp()
+        key, cert = os.path.join(folder, "ca.key"), os.path.join(folder, "ca.pem")
+        subprocess.run(
+            ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-subj", "/O=Example/CN=Example Root CA",
+             "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign",
+             "-keyout", key, "-out", cert, "-days", "2"], check=True, capture_output=True)
+        _AUTHORITY.extend([key, cert])
+    return _AUTHORITY
+
+
 def sign(manifest_bytes):
-    """A detached PKCS #7 signature of the manifest, as Apple's signpass makes, with a throwaway certificate."""
+    """A detached PKCS #7 signature of the manifest with signed attributes, as Apple's signpass makes, by a Pass
+    Type ID certificate the throwaway authority issued."""
+    ca_key, ca_cert = authority()
     with tempfile.TemporaryDirectory() as folder:
-        key, cert, manifest, signature = (os.path.join(folder, n) for n in ("k", "c", "m", "s"))
+        key, request, cert, manifest, signature = (os.path.join(folder, n) for n in ("k", "r", "c", "m", "s"))
         with open(manifest, "wb") as f:
             f.write(manifest_bytes)
         subprocess.run(
-            ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=Pass Type ID: pass.org.example",
-             "-keyout", key, "-out", cert, "-days", "1"], check=True, capture_output=True)
+            ["openssl", "req", "-new", "-newkey", "rsa:2048", "-nodes", "-subj",
+             "/UID=pass.org.example/CN=Pass Type ID: pass.org.example", "-keyout", key, "-out", request],
+            check=True, capture_output=True)
+        with open(os.path.join(folder, "ext"), "w") as f:
+            f.write("basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\n")
         subprocess.run(
-            ["openssl", "smime", "-sign", "-binary", "-noattr", "-outform", "DER", "-signer", cert, "-inkey", key,
-             "-in", manifest, "-out", signature], check=True, capture_output=True)
+            ["openssl", "x509", "-req", "-in", request, "-CA", ca_cert, "-CAkey", ca_key, "-CAcreateserial",
+             "-extfile", os.path.join(folder, "ext"), "-out", cert, "-days", "1"], check=True, capture_output=True)
+        subprocess.run(
+            ["openssl", "smime", "-sign", "-binary", "-md", "sha256", "-outform", "DER", "-signer", cert,
+             "-inkey", key, "-in", manifest, "-out", signature], check=True, capture_output=True)
         with open(signature, "rb") as f:
             return f.read()
 
@@ -81,6 +105,13 @@ def main(folder):
     icon = b"\x89PNG\r\n\x1a\n" + bytes(64)
     files = {"pass.json": pass_json(), "icon.png": icon}
     archive(os.path.join(folder, "signed.pkpass"), files, signature=sign)
+    # The authority the tests trust in Apple's stead.
+    with open(authority()[1], "rb") as source, open(os.path.join(folder, "authority.pem"), "wb") as target:
+        target.write(source.read())
+    # Whole and consistent, but its signature is of another manifest (one with gate B12): forged.
+    other = {"pass.json": pass_json(gate="C3"), "icon.png": icon}
+    archive(os.path.join(folder, "forged.pkpass"), other,
+            signature=lambda _: sign(json.dumps({n: hashlib.sha1(d).hexdigest() for n, d in files.items()}).encode()))
     archive(os.path.join(folder, "unsigned.pkpass"), files)
     # Issued with gate B12; the gate changed to A1 afterwards, the manifest left as it was.
     issued = {name: hashlib.sha1(data).hexdigest() for name, data in files.items()}

@@ -75,6 +75,7 @@ extension CalwatchCommand.Pass {
             }
             // Every pass read before any is kept: a refused one leaves the folder as it was.
             var passes: [(kept: Data, suffix: String, pass: BoardingPass)] = []
+            var verdicts: [Int: WalletPassSignature.Verdict] = [:]
             for (index, text) in texts.enumerated() {
                 if text.hasSuffix(".pkpass") {
                     // Read once: the bytes kept are the bytes checked.
@@ -82,6 +83,14 @@ extension CalwatchCommand.Pass {
                         BoardingPasses.pass(in: data, wallet: true).map { (data, $0) }
                     }) {
                     case .success(let (data, pass)):
+                        // A signature of another pass is an altered pass; one Apple does not vouch for is said.
+                        let verdict = await Self.signature(of: data)
+                        if let verdict, case .invalid = verdict {
+                            StandardStreams.error(
+                                "calwatch: \(text): altered: \(verdict); ask the airline for the pass again\n")
+                            throw ExitCode.dataError
+                        }
+                        verdicts[passes.count] = verdict
                         passes.append((data, ".pkpass", pass))
                     case .failure(let problem):
                         StandardStreams.error("calwatch: \(text): \(problem.reason)\n")
@@ -106,16 +115,22 @@ extension CalwatchCommand.Pass {
             do {
                 try FileManager.default.createDirectory(
                     atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-                for (kept, suffix, pass) in passes {
+                for (index, (kept, suffix, pass)) in passes.enumerated() {
                     let path = folder + "/" + Self.fileName(pass) + suffix
                     try AtomicFile.replace(path, with: kept, mode: 0o600)
-                    print("kept \(path)")
+                    print("kept \(path)" + (verdicts[index].map { " (wallet pass, \($0))" } ?? ""))
                     for leg in pass.legs { print("  " + Self.describe(leg, now: Date())) }
                 }
             } catch {
                 StandardStreams.error("calwatch: cannot keep the pass in \(folder): \(error)\n")
                 throw ExitCode.ioError
             }
+        }
+
+        /// What a wallet pass's signature says, `nil` for bytes that are not one.
+        static func signature(of data: Data) async -> WalletPassSignature.Verdict? {
+            guard let wallet = try? WalletPass(archive: data) else { return nil }
+            return await WalletPassSignature.check(wallet)
         }
 
         /// zbarimg writes `PDF417:M1…`, `QR-Code:M1…`.
@@ -147,10 +162,12 @@ extension CalwatchCommand.Pass {
             var file: String?
             for entry in passes.entries {
                 if entry.file != file {
-                    let wallet =
-                        entry.signed.map {
-                            $0 ? " (wallet pass, signed; the signature is not checked)" : " (wallet pass, unsigned)"
-                        } ?? ""
+                    var wallet = ""
+                    if entry.signed != nil, case .success(let data) = BoardingPasses.file(at: entry.file),
+                        let verdict = await Add.signature(of: data)
+                    {
+                        wallet = " (wallet pass, \(verdict))"
+                    }
                     print("\(entry.file): \(TerminalText.safe(entry.passenger, keepingLines: false))\(wallet)")
                     file = entry.file
                 }

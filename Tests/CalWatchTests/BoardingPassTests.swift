@@ -315,7 +315,40 @@ extension BoardingPassTests {
         let errors = validator.validate(try EventSchemaTests.JSON.parse(String(detected)), EventSchemaTests.schema)
         #expect(errors.isEmpty, "\(errors)")
         let list = try await cli.calwatch(["pass", "list"] + config)
-        #expect(list.output.contains("(wallet pass, signed; the signature is not checked)"), "\(list.output)")
+        #expect(
+            list.output.contains(
+                "(wallet pass, signed by Pass Type ID: pass.org.example, whom Apple's root does not vouch for"),
+            "\(list.output)")
+        // A pass whose signature is of another pass is altered: refused, nothing kept.
+        let forged = try await cli.calwatch(["pass", "add", folder + "/forged.pkpass"] + config)
+        #expect(forged.status == 65 && forged.errors.contains("its signature is not of this pass"), "\(forged.errors)")
+    }
+
+    /// The signature of each pass of `scripts/pkpass-fixtures.py`, checked with the fixtures' own authority trusted
+    /// in Apple's stead, then with Apple's root alone: valid, then signed by someone Apple does not vouch for; a
+    /// signature of another pass's manifest is invalid whoever is trusted; no signature is said so.
+    @Test func aWalletPassSignatureIsCheckedAgainstTheRootTrusted() async throws {
+        let folder = SinkFixtures.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        _ = try await runProgram(["python3", ConfigurationTests.repository + "/scripts/pkpass-fixtures.py", folder])
+        let authority = try String(contentsOfFile: folder + "/authority.pem", encoding: .utf8)
+        func pass(_ name: String) throws -> WalletPass {
+            try WalletPass(archive: Data(contentsOf: URL(fileURLWithPath: folder + "/" + name + ".pkpass")))
+        }
+        let verdict = await WalletPassSignature.check(try pass("signed"), roots: [authority])
+        #expect(verdict == .valid(signer: "Pass Type ID: pass.org.example"), "\(verdict)")
+        guard case .untrusted(let signer, _) = await WalletPassSignature.check(try pass("signed")) else {
+            Issue.record("a pass Apple's root does not vouch for was trusted")
+            return
+        }
+        #expect(signer == "Pass Type ID: pass.org.example")
+        for roots in [[authority], nil] {
+            guard case .invalid = await WalletPassSignature.check(try pass("forged"), roots: roots) else {
+                Issue.record("a signature of another pass was taken")
+                continue
+            }
+        }
+        #expect(await WalletPassSignature.check(try pass("unsigned")) == .unsigned)
     }
 }
 

@@ -1,4 +1,4 @@
-public import CalWatchCore
+package import CalWatchCore
 import Foundation
 
 /// Asks a flight-status service about one flight on one day, in the service's documented API, and reads its answer

@@ -19,8 +19,11 @@ public struct WalletPass: Sendable, Hashable {
     public var boarding: Instant?
     /// `relevantDate`: when the wallet shows the pass, about the time of boarding.
     public var relevantDate: Instant?
-    /// Whether the archive holds a `signature`. Its PKCS #7 signature is not checked against Apple's certificates.
+    /// Whether the archive holds a `signature` (`WalletPassSignature` checks it).
     public var signed = false
+    /// `manifest.json` as the archive holds it, and the detached PKCS #7 signature of it.
+    public var manifest = Data()
+    public var signature: Data?
     /// Where the issuer serves the pass's latest version (PassKit's web service), when it says.
     public var webService: WebService?
 
@@ -104,6 +107,8 @@ public struct WalletPass: Sendable, Hashable {
             throw Problem(reason: "altered: \(missing), in manifest.json, is missing")
         }
         signed = files["signature"] != nil
+        self.manifest = manifestData
+        if let signatureEntry = files["signature"] { signature = try contents(signatureEntry, limit: Self.largestJSON) }
         let passData = try contents(passEntry, limit: Self.largestJSON)
         guard let pass = try? JSONDecoder().decode(PassJSON.self, from: passData) else {
             throw Problem(reason: "pass.json is not a pass (JSON with formatVersion and a pass style)")
