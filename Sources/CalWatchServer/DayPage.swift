@@ -81,6 +81,13 @@ struct DayPage {
             html += " · " + Self.escape(String(location.prefix(200)))
         }
         html += "</p>"
+        // A flight's terminal, gate, seat and live status, as its pass and the status service give them.
+        if let flight = facts.flight {
+            let glance = flight.glance(departure: current.occurrence.start, zone: next.zone)
+            if !glance.isEmpty {
+                html += #"<p class="flight">\#(glance.map { Self.escape($0) }.joined(separator: " · "))</p>"#
+            }
+        }
         if let leave = facts.leave {
             html += #"<p class="leave">Leave by \#(Self.clock(leave.by, zone: next.zone))"#
             if let prepareBy = leave.prepareBy { html += ", get ready at " + Self.clock(prepareBy, zone: next.zone) }

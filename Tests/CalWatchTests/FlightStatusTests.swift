@@ -183,6 +183,25 @@ import Testing
                     "flightChanged 2027-03-01T09:52:00Z gate A7 → B3",
                     "flightChanged 2027-03-01T10:02:00Z status delayed → cancelled",
                 ], "\(described)")
+            // The cards' and pushes' words for the last change, and their detail line.
+            let scan = CalendarScan(
+                paths: [bench.root + "/work/flight.ics"],
+                options: ExpansionOptions(
+                    window: InstantWindow(start: utc("2027-03-01T00:00:00Z"), end: utc("2027-03-02T00:00:00Z")),
+                    defaultZone: .utc)
+            ).run()
+            let occurrence = try #require(scan.occurrences.first)
+            let facts = Classifier(bench.configuration, statuses: statuses).facts(for: occurrence)
+            let cancelled = try #require(events.last)
+            let entry = JournalStore.Entry(
+                sequence: 1, event: cancelled, occurrence: occurrence, facts: facts,
+                recorded: Timestamp(millisecondsSinceEpoch: 0))
+            #expect(ReminderText.flightChanged(entry) == "BA1436: cancelled")
+            #expect(
+                ReminderText.details(entry).starts(with: [
+                    "12:00–13:30", "LHR → EDI", "Terminal 5", "Gate B3", "Cancelled",
+                ]),
+                "\(ReminderText.details(entry))")
             // Asked hourly until 3 h before, then every 10 minutes; not after it was to leave.
             #expect(server.log.count == 5, "\(server.log)")
             #expect(server.log.allSatisfy { !$0.contains(Self.key) })

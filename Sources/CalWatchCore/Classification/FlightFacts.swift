@@ -34,3 +34,16 @@ public struct FlightFacts: Sendable, Hashable {
         return origin.country != destination.country
     }
 }
+
+extension FlightFacts {
+    /// A flight at a glance, for cards, pushes and the page: its terminal, gate and seat, and what the status service
+    /// says when it is news (`LiveFlight.headline`), the calendar's departure being `departure`.
+    public func glance(departure: Instant, zone: ZoneRules) -> [String] {
+        var parts: [String] = []
+        if let terminal { parts.append("Terminal \(terminal)") }
+        if let gate { parts.append("Gate \(gate)") }
+        if let seat { parts.append("Seat \(seat)") }
+        if let news = live?.headline(calendar: departure, zone: zone) { parts.append(news) }
+        return parts
+    }
+}

@@ -64,10 +64,9 @@ public enum ReminderText {
         if let flight = entry.facts.flight {
             let route = [flight.origin?.code, flight.destination?.code].compactMap { $0 }.joined(separator: " → ")
             if !route.isEmpty { parts.append(route) }
-            if let terminal = flight.terminal { parts.append("Terminal \(terminal)") }
-            if let gate = flight.gate { parts.append("Gate \(gate)") }
-            if let seat = flight.seat { parts.append("Seat \(seat)") }
-            if let live = flight.live, let status = liveStatus(live, entry: entry) { parts.append(status) }
+            if let occurrence = entry.occurrence {
+                parts += flight.glance(departure: occurrence.start, zone: occurrence.displayZone)
+            }
         } else if let service = entry.facts.meeting?.service {
             parts.append(MeetingProvider.title(of: service))
         } else if let place = entry.facts.leave?.destination?.name ?? entry.occurrence?.location {
@@ -87,17 +86,6 @@ public enum ReminderText {
         return parts.map { TerminalText.safe(NextUpFormat.cut(NextUpFormat.oneLine($0), to: 120), keepingLines: false) }
     }
 
-    /// The flight-status service's word, when it is news: "Cancelled", "Departs 19:55 (+35 min)", "Diverted to MAN".
-    static func liveStatus(_ live: LiveFlight, entry: JournalStore.Entry) -> String? {
-        if live.cancelled { return "Cancelled" }
-        if let airport = live.status.divertedTo, live.status.state == .diverted { return "Diverted to \(airport)" }
-        guard let departure = live.departure, let occurrence = entry.occurrence else { return nil }
-        let local = occurrence.displayZone.wallClock(at: departure)
-        let minutes = (departure.secondsSinceEpoch - occurrence.start.secondsSinceEpoch) / 60
-        return String(format: "Departs %02d:%02d", local.hour, local.minute)
-            + (minutes == 0 ? "" : " (\(minutes > 0 ? "+" : "−")\(abs(minutes)) min)")
-    }
-
     /// A `flightChanged` at a glance: "BA286: cancelled", "BA286: departs 19:55 (+35 min), gate A7 (was B12)".
     public static func flightChanged(_ entry: JournalStore.Entry) -> String? {
         guard case .flightChanged(let change) = entry.event.payload else { return nil }
@@ -105,8 +93,9 @@ public enum ReminderText {
             switch difference.field {
             case "status": return difference.to ?? "status changed"
             case "departure":
-                return entry.facts.flight?.live.flatMap { liveStatus($0, entry: entry) }?.lowercased()
-                    ?? "departure moved"
+                guard let occurrence = entry.occurrence else { return "departure moved" }
+                return entry.facts.flight?.live?.headline(calendar: occurrence.start, zone: occurrence.displayZone)?
+                    .lowercased() ?? "departure moved"
             case "divertedTo": return "diverted to \(difference.to ?? "another airport")"
             default:
                 return "\(difference.field) \(difference.to ?? "none")" + (difference.from.map { " (was \($0))" } ?? "")

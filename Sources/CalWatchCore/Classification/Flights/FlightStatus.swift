@@ -64,6 +64,18 @@ public struct LiveFlight: Sendable, Hashable, Codable {
     /// The flight does not leave: nothing to leave for, nothing to remind.
     public var cancelled: Bool { status.state == .cancelled }
 
+    /// The service's word when it is news, for cards, pushes and the page: "Cancelled", "Diverted to MAN",
+    /// "Departs 19:55 (+35 min)" on `zone`'s clock against the calendar's departure `calendar`; `nil` otherwise.
+    public func headline(calendar: Instant, zone: ZoneRules) -> String? {
+        if cancelled { return "Cancelled" }
+        if let airport = status.divertedTo, status.state == .diverted { return "Diverted to \(airport)" }
+        guard let departure else { return nil }
+        let local = zone.wallClock(at: departure)
+        let minutes = (departure.secondsSinceEpoch - calendar.secondsSinceEpoch) / 60
+        let clock = (local.hour < 10 ? "0" : "") + "\(local.hour):" + (local.minute < 10 ? "0" : "") + "\(local.minute)"
+        return "Departs \(clock)" + (minutes == 0 ? "" : " (\(minutes > 0 ? "+" : "−")\(abs(minutes)) min)")
+    }
+
     /// Where the departure in force came from, for `why` and `explain`: "departure 20:55, +35 min, AeroDataBox
     /// revisedTime, asked 17:12; delayed, gate A7, terminal 5", instants shown by `shown`, the delay counted from
     /// the calendar's departure `calendar`.
