@@ -138,13 +138,23 @@ public struct ConfigurationCheck: Sendable {
             if let warning { messages.append("\(source): warning: \(warning)\n") }
         }
         if !passes.isEmpty || !passes.problems.isEmpty {
-            let joined = flightsAhead.filter { classifier.facts(for: $0).flight?.pass != nil }.count
+            let legs = flightsAhead.compactMap { classifier.facts(for: $0).flight?.pass }
             lines.append(
                 "  passes (\(configuration.passes.joined(separator: ", "))): "
                     + "\(Self.count(Set(passes.entries.map(\.file)).count, "boarding pass")), "
-                    + "\(Self.count(passes.entries.count, "leg")); \(Self.count(joined, "flight")) of the calendars "
+                    + "\(Self.count(passes.entries.count, "leg")); \(Self.count(legs.count, "flight")) of the calendars "
                     + "with a pass")
             messages += passes.problems.map { "\(source): warning: passes: \($0)\n" }
+            // A pass is joined with a calendar's flight, never planned on its own: one that joins none is said.
+            let joined = Set(legs)
+            let windowDays = (window.end.secondsSinceEpoch - now.secondsSinceEpoch) / 86_400
+            for entry in passes.entries where !joined.contains(entry.leg) {
+                messages.append(
+                    "\(source): warning: passes: \(entry.file): \(entry.leg.code) \(entry.leg.origin)–"
+                        + "\(entry.leg.destination) on day \(entry.leg.dayOfYear) of the year joins no flight of the "
+                        + "calendars from yesterday to \(windowDays) days ahead (a pass is only joined); add the flight to a calendar to be reminded of it\n"
+                )
+            }
         }
         // The status service's key read, and the month's count said; no request is spent on a check.
         if let status = configuration.flights.status {

@@ -252,6 +252,17 @@ extension BoardingPassTests {
         #expect(outside.status == 65 && FileManager.default.fileExists(atPath: folder + "/trips.ics"))
         let removed = try await cli.calwatch(["pass", "remove", "AB12C3-AC834-326.bcbp"] + config)
         #expect(removed.status == 0 && !FileManager.default.fileExists(atPath: file), "\(removed.errors)")
+        #expect(!check.errors.contains("joins no flight"), "\(check.errors)")
+
+        // A pass for a flight no calendar has is only joined, never planned: check says so.
+        let other = try BoardingPass(barcode: Self.written[2].barcode)
+        _ = try await cli.calwatch(["pass", "add", Self.written[2].barcode] + config)
+        let unjoined = try await cli.calwatch(["check"] + config)
+        let leg = try #require(other.legs.first)
+        #expect(
+            unjoined.errors.contains(
+                "\(leg.code) \(leg.origin)–\(leg.destination) on day \(leg.dayOfYear) of the year joins no flight"),
+            "\(unjoined.errors)")
     }
 }
 
