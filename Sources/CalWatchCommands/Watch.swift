@@ -40,6 +40,13 @@ extension CalwatchCommand {
                 lengthens a drive in rain, snow, cold or fog. The geocoder of `travel.geocoder` places a LOCATION \
                 that is only an address, one request a second.
 
+                Flights: with `flights.status` (AeroDataBox, AeroAPI or aviationstack) each flight is asked about \
+                hourly from a day before it leaves and every 10 minutes in its last 3 hours, within the month's \
+                budget (counted in <journal>.flights.json); a departure moved by more than travel.replanAfter moves \
+                the time to leave and the reminders, and a new gate, a cancellation or a diversion is a \
+                flightChanged event. Boarding passes in the folders of `passes:` are followed, and wallet passes ask \
+                their airline's web service for a newer version on the same schedule.
+
                 Answers: `calwatch snooze`, `dismiss` and `ack`, a desktop card's buttons, the page's, and with \
                 `answers:` on an ntfy webhook the phone's Snooze and Dismiss buttons, which post to this daemon's \
                 local server. Each is applied within a second.
