@@ -200,7 +200,7 @@ public enum FlightStatusClient {
             return FlightStatus(
                 provider: "AeroAPI", asked: now, state: state, scheduled: scheduled, expected: expected?.0,
                 expectedField: expected?.1, gate: text(entry["gate_origin"]), terminal: text(entry["terminal_origin"]),
-                divertedTo: diverted ? (entry["destination"] as? [String: Any])?["code_iata"] as? String : nil)
+                divertedTo: diverted ? text((entry["destination"] as? [String: Any])?["code_iata"]) : nil)
         }
         return nearest(legs, to: flight)
     }
@@ -236,7 +236,7 @@ public enum FlightStatusClient {
                 provider: "aviationstack", asked: now, state: state, scheduled: time("scheduled"),
                 expected: expected?.0, expectedField: expected?.1, gate: text(departure["gate"]),
                 terminal: text(departure["terminal"]),
-                divertedTo: state == .diverted ? ((entry["arrival"] as? [String: Any])?["iata"] as? String) : nil)
+                divertedTo: state == .diverted ? text((entry["arrival"] as? [String: Any])?["iata"]) : nil)
         }
         return nearest(legs, to: flight)
     }

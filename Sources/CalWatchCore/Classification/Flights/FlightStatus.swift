@@ -130,7 +130,7 @@ public struct FlightChangeDetail: Sendable, Hashable, Codable {
 }
 
 /// The live status of the flights planning has seen (`flights.status`), shared between planning (which reads it
-/// and says which flights it has: `track`) and the service that asks (`FlightStatusPoller`), and kept beside the
+/// and so says which flights it has: `live(for:scheduled:origin:)`) and the service that asks (`FlightStatusPoller`), and kept beside the
 /// journal with the month's count of requests, so a restart neither asks again nor forgets the budget.
 public final class FlightStatusCache: Sendable {
     /// A flight on a day: `BA286 2026-12-03`, the date on the origin airport's clock.
