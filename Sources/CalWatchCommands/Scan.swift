@@ -89,7 +89,7 @@ extension CalwatchCommand {
                 options.lookAhead = AlarmExpander.reach
             }
             let paths = configuration.calendars
-            let classifier = Classifier(configuration, passes: CommandSupport.passes(of: configuration))
+            let classifier = Classifier(configuration, passes: await CommandSupport.passes(of: configuration))
             let scan = CalendarScan(paths: paths, options: options)
             // JSON Lines are written as the occurrences are merged into order; a table or the alarms need them all.
             let streamed = !alarms && format != .table

@@ -86,7 +86,7 @@ public struct ConfigurationCheck: Sendable {
         }
 
         var lines = failed.filter { !shown.values.contains($0) }.map { "  \($0): not read (the error above)" }
-        let passes = BoardingPasses.read(folders: configuration.passes)
+        let passes = await BoardingPasses.read(folders: configuration.passes).withoutForgedSignatures()
         let classifier = Classifier(configuration, passes: passes)
         var attendeesSeen = false
         var flightsSeen = 0

@@ -333,6 +333,14 @@ extension BoardingPassTests {
         // A pass whose signature is of another pass is altered: refused, nothing kept.
         let forged = try await cli.calwatch(["pass", "add", folder + "/forged.pkpass"] + config)
         #expect(forged.status == 65 && forged.errors.contains("its signature is not of this pass"), "\(forged.errors)")
+        // Put in the folder by hand, it is left out all the same, and check says why.
+        try FileManager.default.copyItem(atPath: folder + "/forged.pkpass", toPath: folder + "/passes/forged.pkpass")
+        let checked = try await cli.calwatch(["check"] + config)
+        #expect(
+            checked.errors.contains("passes/forged.pkpass: altered: its signature is not of this pass"),
+            "\(checked.errors)")
+        let again = try await cli.calwatch(["replay", "--from", "2027-11-20", "--to", "2027-11-25"] + config)
+        #expect(again.output.contains(#""gate":"B12""#) && !again.output.contains(#""gate":"C3""#))
     }
 
     /// The signature of each pass of `scripts/pkpass-fixtures.py`, checked with the fixtures' own authority trusted

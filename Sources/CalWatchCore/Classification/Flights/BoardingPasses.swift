@@ -63,6 +63,21 @@ public struct BoardingPasses: Sendable {
         return passes
     }
 
+    /// The passes without the wallet passes whose signature is not of their manifest (a pass altered since it was
+    /// issued, manifest and all), each said: what `pass add` refuses is not joined when it is put in a folder by
+    /// hand either. Apple's vouching is not required here (`pass list` says it).
+    public func withoutForgedSignatures() async -> BoardingPasses {
+        var kept = self
+        for file in Set(entries.filter { $0.signed == true }.map(\.file)).sorted() {
+            guard case .success(let data) = Self.file(at: file), let wallet = try? WalletPass(archive: data),
+                case .invalid(let reason) = await WalletPassSignature.check(wallet)
+            else { continue }
+            kept.legs = kept.legs.mapValues { $0.filter { $0.file != file } }.filter { !$0.value.isEmpty }
+            kept.problems.append("\(file): altered: its signature is not of this pass: \(reason)")
+        }
+        return kept
+    }
+
     /// Whether a file's name is a pass's: `.bcbp` or `.pkpass`, not hidden (a file being written).
     public static func isPass(_ name: String) -> Bool {
         !name.hasPrefix(".") && (name.hasSuffix(".bcbp") || name.hasSuffix(".pkpass"))
