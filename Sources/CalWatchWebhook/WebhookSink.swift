@@ -392,14 +392,7 @@ public actor WebhookSink: EventSink {
     }
 
     /// `Retry-After` in seconds, or as an HTTP date.
-    static func seconds(retryAfter: String) -> Int64? {
-        if let seconds = Int64(retryAfter.trimmingCharacters(in: .whitespaces)) { return max(0, seconds) }
-        let format = DateFormatter()
-        format.locale = Locale(identifier: "en_US_POSIX")
-        format.timeZone = TimeZone(identifier: "GMT")
-        format.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
-        return format.date(from: retryAfter).map { max(0, Int64($0.timeIntervalSinceNow.rounded(.up))) }
-    }
+    static func seconds(retryAfter: String) -> Int64? { HTTPDate.retryAfter(retryAfter, now: Date()) }
 
     /// What a `ce-` header value keeps as it is: printable ASCII but `"` and `%` (the CloudEvents HTTP binding,
     /// 3.1.3.2: space, double quote, percent and anything outside U+0021 to U+007E are percent-encoded).

@@ -153,10 +153,6 @@ public actor WalletPassUpdates: Service {
     private static func httpDate(modifiedAt path: String) -> String? {
         guard let date = (try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date
         else { return nil }
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
-        return formatter.string(from: date)
+        return HTTPDate.text(date)
     }
 }
