@@ -136,9 +136,9 @@ enum CommandSupport {
         let statuses = configuration.flights.status.map { _ in
             FlightStatusFile.load(journal: journal ?? configuration.statePath)
         }
+        let passes = await passes(of: configuration)
         let classifier = Classifier(
-            configuration, routes: routes, geocodes: geocodes, weather: weather, passes: await passes(of: configuration),
-            statuses: statuses)
+            configuration, routes: routes, geocodes: geocodes, weather: weather, passes: passes, statuses: statuses)
         if let geocoder = configuration.travel.geocoder, let geocodes {
             planning(classifier)
             if let failure = await Geocoder.answerWanted(in: geocodes, geocoder: geocoder, budget: addresses) {

@@ -39,6 +39,9 @@ struct ConfigurationOptions: ParsableArguments {
         if let calendars, !calendars.paths.isEmpty {
             configuration.calendars = calendars.files
             configuration.sources = calendars.feeds
+        } else {
+            // The wallet passes of `passes:` are flights of their own where the calendars lack them.
+            configuration.calendars += configuration.passRoots
         }
         if let tz = calendars?.tz { configuration.timeZone = tz }
         configuration.settleReadFrom()

@@ -95,6 +95,8 @@ public struct ConfigurationCheck: Sendable {
         for (index, path) in configuration.calendars.enumerated() {
             let result = CalendarScan(paths: [path], options: ExpansionOptions(window: window, defaultZone: zone))
                 .run()
+            // A folder of passes without wallet passes is no calendar missing.
+            if path.hasSuffix(SourceDiscovery.walletPasses) && result.sourceCount == 0 { continue }
             messages += CalendarProblem.shown(result.problems).map { "\($0)\n" }
             let errors = result.problems.filter { $0.severity == .error }.count
             let warnings = result.problems.count - errors

@@ -343,6 +343,53 @@ extension BoardingPassTests {
         #expect(again.output.contains(#""gate":"B12""#) && !again.output.contains(#""gate":"C3""#))
     }
 
+    /// `replay`, `why` and `check` as a user runs them: a wallet pass with no calendar item is a flight of its own
+    /// (at its relevantDate, with its seat); with the calendar's flight beside it, only the calendar's is planned and
+    /// `why` names both copies; a barcode alone (no time) gives no flight.
+    @Test func aWalletPassWithoutACalendarItemIsPlannedAsItsOwnFlight() async throws {
+        let folder = SinkFixtures.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        _ = try await runProgram(["python3", ConfigurationTests.repository + "/scripts/pkpass-fixtures.py", folder])
+        try FileManager.default.createDirectory(atPath: folder + "/passes", withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: folder + "/signed.pkpass", toPath: folder + "/passes/ac834.pkpass")
+        try (Self.written[2].barcode + "\n").write(
+            toFile: folder + "/passes/af123.bcbp", atomically: true, encoding: .utf8)
+        try ("BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//pass//EN\r\n" + Self.flights + "END:VCALENDAR\r\n")
+            .write(toFile: folder + "/trips.ics", atomically: true, encoding: .utf8)
+        func configure(_ calendars: String) throws {
+            try """
+            calendars: \(calendars)
+            timezone: UTC
+            passes: [passes]
+            sinks:
+              - { type: jsonl, path: "-" }
+            """.write(toFile: folder + "/config.yml", atomically: true, encoding: .utf8)
+        }
+        let cli = CommandLineTests()
+        let config = ["--config", folder + "/config.yml"]
+        func detected() async throws -> [String] {
+            let replay = try await cli.calwatch(["replay", "--from", "2027-11-20", "--to", "2027-12-10"] + config)
+            #expect(replay.status == 0, "\(replay.errors)")
+            return replay.output.split(separator: "\n").map(String.init).filter {
+                $0.contains("calwatch.flightDetected")
+            }
+        }
+        try configure("[]")
+        let alone = try await detected()
+        #expect(alone.count == 1, "\(alone)")
+        #expect(alone.first?.contains(#""subject":"AB12C3-AC834-326@pass.calwatch/2027-11-22T22:45:00Z""#) == true)
+        #expect(alone.first?.contains(#""pass":{"seat":"3A""#) == true)
+
+        try configure("[trips.ics]")
+        let beside = try await detected()
+        #expect(beside.contains { $0.contains(#""subject":"out/"#) && $0.contains(#""pass":{"seat":"3A""#) })
+        #expect(!beside.contains { $0.contains("@pass.calwatch") }, "\(beside)")
+        let why = try await cli.calwatch(
+            ["why", "AB12C3-AC834-326@pass.calwatch", "--at", "2027-11-22T12:00:00Z"] + config)
+        #expect(why.output.contains("one flight in 2 calendars (the same boarding pass)"), "\(why.output)")
+        #expect(why.output.contains("this copy is not planned"), "\(why.output)")
+    }
+
     /// The signature of each pass of `scripts/pkpass-fixtures.py`, checked with the fixtures' own authority trusted
     /// in Apple's stead, then with Apple's root alone: valid, then signed by someone Apple does not vouch for; a
     /// signature of another pass's manifest is invalid whoever is trusted; no signature is said so.

@@ -20,10 +20,12 @@ import Testing
         /// `reloaded`: what the configuration file gives on a reload (the bench's own configuration by default).
         init(
             debounce: Duration = .milliseconds(100),
-            reloaded: (@Sendable (Configuration) -> Configuration)? = nil
+            reloaded: (@Sendable (Configuration) -> Configuration)? = nil,
+            configure: (inout Configuration) -> Void = { _ in }
         ) throws {
             let bench = try WatchTests.Bench()
             bench.configuration.file = bench.root + "/config.yml"
+            configure(&bench.configuration)
             self.bench = bench
             var options = WatchService<ManualClock>.Options()
             options.debounce = debounce
@@ -118,6 +120,44 @@ import Testing
             #expect(await detected().count == 2)
         }
         #expect(service.clock.now.offset == .zero)
+    }
+
+    /// A wallet pass saved into the passes folder while the daemon runs, for a flight no calendar has: its flight
+    /// is detected at once, with its seat. When a calendar gains that flight, the calendar's is the one planned (the
+    /// pass's own item is a copy of it); removed again, the pass's copy takes over without repeating itself.
+    @Test func aWalletPassWithoutACalendarItemIsAFlightOfItsOwn() async throws {
+        let service = try Bench(configure: { configuration in
+            configuration.calendars += configuration.passRoots
+            configuration.planner.horizon = 400 * 86_400
+        })
+        let fixtures = SinkFixtures.folder()
+        defer { try? FileManager.default.removeItem(atPath: fixtures) }
+        _ = try await runProgram(["python3", ConfigurationTests.repository + "/scripts/pkpass-fixtures.py", fixtures])
+        func detected() async -> [String] {
+            await service.bench.sink.lines.filter { $0.contains("calwatch.flightDetected") }
+        }
+        try await service.running {
+            let folder = service.bench.configuration.passes[0]
+            try FileManager.default.copyItem(atPath: fixtures + "/signed.pkpass", toPath: folder + "/.partial")
+            #expect(rename(folder + "/.partial", folder + "/AB12C3-AC834-326.pkpass") == 0)
+            try await eventually("the pass's flight detected") { await detected().count == 1 }
+            let own = await detected()[0]
+            #expect(own.contains(#""subject":"AB12C3-AC834-326@pass.calwatch/2027-11-22T22:45:00Z""#), "\(own)")
+            #expect(own.contains(#""pass":{"seat":"3A""#) && own.contains(#""source":"calwatch:Boarding passes""#))
+            // The calendar gains the flight: the calendar's is planned, and detected, with the pass.
+            try service.bench.writeRenamed(
+                "work/f.ics",
+                WatchTests.event(
+                    uid: "f", start: "20271122T233000Z", end: "20271123T064500Z", summary: "Flight AC 834 YUL → FRA"))
+            try await eventually("the calendar's flight detected") { await detected().count == 2 }
+            #expect(await detected()[1].contains(#""subject":"f/2027-11-22T23:30:00Z""#))
+            // Gone from the calendar: the pass's copy is planned again, and its detection is not sent twice.
+            #expect(unlink(service.bench.root + "/work/f.ics") == 0)
+            try service.bench.writeRenamed(
+                "work/g.ics", WatchTests.event(uid: "g", start: "20270301T100000Z", end: "20270301T103000Z"))
+            try await eventually("the file after the removal") { await service.received("g").count == 2 }
+            #expect(await detected().count == 2)
+        }
     }
 
     @Test func aFileRenamedIntoPlaceIsReadAtOnceAndOneWrittenInPlaceOnceQuiet() async throws {

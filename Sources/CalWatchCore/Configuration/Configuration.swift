@@ -43,6 +43,9 @@ public struct Configuration: Sendable {
     public var statePath: String
     /// Folders of boarding passes (`passes:`); `calwatch pass add` writes into the first.
     public var passes: [String]
+    /// The folders of `passes:` as calendar roots (`FOLDER/*.pkpass`): each wallet pass with a time is a flight of
+    /// its own where no calendar has it (`WalletPassCalendar`).
+    public var passRoots: [String] { passes.map { $0 + SourceDiscovery.walletPasses } }
     /// Metrics for operators (`metrics:`).
     public var metrics = MetricsSettings()
     /// The daemon's local server (`serve:`).
@@ -79,7 +82,8 @@ extension Configuration {
     public mutating func settleReadFrom() {
         var hasher = EventID.Hasher()
         hasher.feed(readFrom)
-        for path in calendars { hasher.feed(path) }
+        // The passes' roots follow from `passes:`, which a daemon asked for the same file reads alike.
+        for path in calendars where !path.hasSuffix(SourceDiscovery.walletPasses) { hasher.feed(path) }
         for source in sources { hasher.feed(source.address + " " + (source.name ?? "")) }
         hasher.feed(timeZone ?? "system")
         hasher.feed(statePath)

@@ -155,27 +155,54 @@ public struct PlanningLoop {
     private mutating func add(_ occurrences: [Occurrence], origin: Origin, now: Instant, takingOver: Bool) {
         let generation = generations[origin, default: 0]
         var later: [WaitingQueue.Entry] = []
+        /// Copies of one meeting or flight are planned once the whole batch is registered: the copy that wins may
+        /// come after one that is due at once (a boarding pass's own item before the calendar's flight).
+        var grouped: [(occurrence: Occurrence, facts: OccurrenceFacts, copy: SameMeetings.Copy, takesOver: Bool)] = []
         for occurrence in occurrences {
             let facts = facts(occurrence)
             let copy = SameMeetings.Copy(occurrence, facts: facts, origin: origin)
             let registered = copies.register(copy)
-            if let displaced = registered.displaced { planNoMore(displaced) }
+            var takesOver = takingOver
+            if let displaced = registered.displaced {
+                // Only one planned before this batch had anything to deliver in its place.
+                takesOver = takesOver || slotOf[OccurrenceKey(displaced.occurrence)] != nil
+                planNoMore(displaced)
+            }
             if let next = registered.reinstated { reinstated.append(next) }
             guard registered.plan else { continue }
-            if takingOver || registered.displaced != nil { takeOver(occurrence, facts: facts, at: now) }
-            day?.add(occurrence, facts: facts, origin: origin, now: now)
-            let earliest = Planner.earliestEvent(of: occurrence, facts: facts, configuration: configuration)
-            if earliest <= now || state.active[OccurrenceKey(occurrence)] != nil {
-                plan(admit(occurrence, origin: origin), at: now)
-            } else {
-                later.append(
-                    .init(
-                        earliest: earliest, occurrence: occurrence, origin: origin, generation: generation,
-                        copy: copy.group.map { WaitingQueue.CopyName(group: $0, id: copy.id) }))
+            if copy.group != nil {
+                grouped.append((occurrence, facts, copy, takesOver))
+                continue
             }
+            admit(
+                occurrence, facts: facts, copy: copy, takesOver: takesOver, origin: origin, generation: generation,
+                now: now, later: &later)
+        }
+        for entry in grouped where copies.wins(id: entry.copy.id, group: entry.copy.group) {
+            admit(
+                entry.occurrence, facts: entry.facts, copy: entry.copy, takesOver: entry.takesOver, origin: origin,
+                generation: generation, now: now, later: &later)
         }
         if !later.isEmpty { waitingOrigins.insert(origin) }
         waiting.add(later)
+    }
+
+    /// Plans a copy that wins: at once when something of it is due, else once its earliest event comes.
+    private mutating func admit(
+        _ occurrence: Occurrence, facts: OccurrenceFacts, copy: SameMeetings.Copy, takesOver: Bool, origin: Origin,
+        generation: Int32, now: Instant, later: inout [WaitingQueue.Entry]
+    ) {
+        if takesOver { takeOver(occurrence, facts: facts, at: now) }
+        day?.add(occurrence, facts: facts, origin: origin, now: now)
+        let earliest = Planner.earliestEvent(of: occurrence, facts: facts, configuration: configuration)
+        if earliest <= now || state.active[OccurrenceKey(occurrence)] != nil {
+            plan(admit(occurrence, origin: origin), at: now)
+        } else {
+            later.append(
+                .init(
+                    earliest: earliest, occurrence: occurrence, origin: origin, generation: generation,
+                    copy: copy.group.map { WaitingQueue.CopyName(group: $0, id: copy.id) }))
+        }
     }
 
     /// A copy that takes over from another copy of the meeting: the reminders whose time has passed were the other

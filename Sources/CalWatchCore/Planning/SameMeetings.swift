@@ -1,5 +1,6 @@
 /// One meeting kept in several calendars (the user's own, a shared team calendar, a delegate's): copies that start
-/// at the same instant and share the join link, or, without one, the organizer and summary. It is planned once: the
+/// at the same instant and share the join link, or, without one, the organizer and summary; and one flight that a
+/// boarding pass joins, as a calendar has it and as the pass's own item (`WalletPassCalendar`). It is planned once: the
 /// copy where the user is an attendee wins (an accepted one first), then the first by calendar and UID, so the
 /// choice never depends on the order files are read in. `calwatch why` names every copy and the winner.
 ///
@@ -35,6 +36,11 @@ package struct SameMeetings {
     /// for an occurrence with neither (it is never grouped).
     package static func identity(_ occurrence: Occurrence, facts: OccurrenceFacts) -> String? {
         guard !occurrence.allDay else { return nil }
+        // A flight a boarding pass joins: the pass's own item (`WalletPassCalendar`) and the calendar's flight are
+        // one flight, whatever time each gives.
+        if let leg = facts.flight?.pass {
+            return occurrence.scope + " flight " + leg.code + " " + String(leg.dayOfYear) + " " + leg.bookingReference
+        }
         // Copies are one person's: in a fleet, the same meeting in two people's calendars is reminded to each.
         let start = occurrence.scope + " " + String(occurrence.start.secondsSinceEpoch)
         if let link = facts.joinURL { return start + " link " + link }
@@ -46,9 +52,11 @@ package struct SameMeetings {
 
     /// The copy planned: where the user is an attendee (accepted first), then the first by calendar and UID.
     package static func winner(_ copies: [Copy]) -> Copy? {
-        func rank(_ copy: Copy) -> (Int, Int, String, String) {
+        func rank(_ copy: Copy) -> (Int, Int, Int, String, String) {
             let answer = copy.facts.participation
             return (
+                // A calendar's flight before a boarding pass's own item.
+                copy.occurrence.uid.hasSuffix(WalletPassCalendar.uidSuffix) ? 1 : 0,
                 answer == nil ? 1 : 0, answer == "ACCEPTED" ? 0 : 1, copy.occurrence.calendar.lowercased(),
                 copy.occurrence.uid
             )

@@ -57,6 +57,11 @@ public enum CalendarReader {
                 result.failed = true
                 result.problems.append(notICalendar(bytes, path: source.path))
             }
+        case .walletPass:
+            // A pass without a time or a flight gives no item: it only joins the calendars' flights.
+            if let text = WalletPassCalendar.text(Data(bytes)) {
+                readICalendar(Array(text.utf8), origin: source.path, source: source, into: &result)
+            }
         case .calDAVMultistatus:
             do {
                 let objects = try CalDAVMultistatus.objects(in: Data(bytes))

@@ -6,6 +6,8 @@ public struct CalendarSource: Hashable, Sendable {
         case iCalendar
         /// A WebDAV `multistatus` document with `calendar-data` elements (a CalDAV REPORT export).
         case calDAVMultistatus
+        /// A wallet pass (`.pkpass`) of a folder of `passes:`: its flight as an item (`WalletPassCalendar`).
+        case walletPass
     }
 
     /// The file path, or `-` for standard input.

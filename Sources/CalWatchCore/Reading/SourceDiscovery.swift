@@ -51,10 +51,35 @@ public enum SourceDiscovery {
         return try discover(path, directories: &directories)
     }
 
+    /// `FOLDER/*.pkpass`: a root of the wallet passes of a folder of `passes:` (`Configuration.passRoots`), each
+    /// read as its flight. Only `.pkpass` files are read there: a folder such as ~/Downloads holds other people's
+    /// `.ics` files, which are not the user's calendars. A folder that does not exist has none.
+    public static let walletPasses = "/*.pkpass"
+
+    /// The wallet passes of a `FOLDER/*.pkpass` root, at most `BoardingPasses.filesPerFolder`.
+    static func walletPassSources(_ root: String, directories: inout [String]) -> [CalendarSource] {
+        let folder = String(root.dropLast(walletPasses.count))
+        guard FileStatus(folder)?.isDirectory == true, let entries = FileStatus.list(folder) else { return [] }
+        directories.append(folder)
+        return entries.filter { BoardingPasses.isPass($0) && $0.hasSuffix(".pkpass") }.sorted()
+            .prefix(BoardingPasses.filesPerFolder).compactMap { name in
+                let path = String(path: folder, name)
+                guard FileStatus(path)?.notARegularFile == nil else { return nil }
+                return CalendarSource(path: path, format: .walletPass, fallbackName: "Boarding passes")
+            }
+    }
+
     /// The source a file under one of `roots` is, if it is one: a vdir or Radicale item in a folder that is not
     /// hidden, or a root itself. How a watcher tells an item from a temporary file without listing its folder.
     public static func item(at path: String, under roots: [String]) -> CalendarSource? {
         for root in roots {
+            if root.hasSuffix(walletPasses) {
+                let folder = String(root.dropLast(walletPasses.count))
+                guard (path as NSString).deletingLastPathComponent == folder else { continue }
+                let name = (path as NSString).lastPathComponent
+                guard BoardingPasses.isPass(name), name.hasSuffix(".pkpass") else { return nil }
+                return CalendarSource(path: path, format: .walletPass, fallbackName: "Boarding passes")
+            }
             if path == root { return try? discover(path).first }
             let prefix = root.hasSuffix("/") ? root : root + "/"
             guard path.hasPrefix(prefix) else { continue }
@@ -97,6 +122,7 @@ public enum SourceDiscovery {
         _ path: String, directories: inout [String], failures: inout [Failure]
     ) -> [CalendarSource] {
         if path == "-" { return [CalendarSource(path: "-", format: .iCalendar, fallbackName: "stdin")] }
+        if path.hasSuffix(walletPasses) { return walletPassSources(path, directories: &directories) }
         guard let status = FileStatus(path) else {
             // Followed from the nearest folder that exists, so that the path is seen when it comes back (a vdir
             // removed and synced again, a calendar file not yet written).

@@ -221,7 +221,11 @@ public final class WatchService<WaitClock: Clock>: Service where WaitClock.Durat
             }
             // An answer rang: the `advance` below takes it.
             let bell = watch.answerBell + "/"
-            unread.add(turn.files.filter { file in !file.hasPrefix(bell) && !passes.contains(file) })
+            // A wallet pass is also a calendar's item (`Configuration.passRoots`): read like one.
+            unread.add(
+                turn.files.filter { file in
+                    !file.hasPrefix(bell) && (!passes.contains(file) || file.hasSuffix(".pkpass"))
+                })
             if turn.rescan { rescanWanted = true }
             // Not while files noticed wait to be read (the rescan would read them all at once), nor just before a
             // wake.

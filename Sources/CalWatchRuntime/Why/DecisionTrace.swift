@@ -261,15 +261,27 @@ public struct DecisionTrace: Sendable {
         of occurrence: Occurrence, facts: OccurrenceFacts, among all: [Occurrence], classifier: Classifier
     ) -> (note: String, planned: Bool, winner: Occurrence)? {
         guard let identity = SameMeetings.identity(occurrence, facts: facts) else { return nil }
-        let copies = all.filter { $0.start == occurrence.start }
-            .map { SameMeetings.Copy($0, facts: classifier.facts(for: $0)) }
-            .filter { $0.group == identity }
+        // A meeting's copies start together; a flight's (the calendar's and a boarding pass's own) need not.
+        let flight = facts.flight?.pass != nil
+        let copies = all.filter {
+            $0.start == occurrence.start
+                || (flight && abs($0.start.secondsSinceEpoch - occurrence.start.secondsSinceEpoch) <= 2 * 86_400)
+        }
+        .map { SameMeetings.Copy($0, facts: classifier.facts(for: $0)) }
+        .filter { $0.group == identity }
         guard copies.count > 1, let winner = SameMeetings.winner(copies) else { return nil }
         let planned = winner.id == SameMeetings.Copy(occurrence, facts: facts).id
         let named = copies.sorted { $0.id < $1.id }.map { copy -> String in
             let answer = copy.facts.participation.map { ", you: " + $0.lowercased() } ?? ""
             let mark = copy.id == winner.id ? " planned" : ""
             return copy.occurrence.calendar + " (UID " + copy.occurrence.uid + answer + ")" + mark
+        }
+        if flight {
+            return (
+                "one flight in \(copies.count) calendars (the same boarding pass): " + named.joined(separator: "; ")
+                    + "; a calendar's is planned before the pass's own" + (planned ? "" : "; this copy is not planned"),
+                planned, winner.occurrence
+            )
         }
         let how = facts.joinURL != nil ? "the same start and join link" : "the same start, organizer and summary"
         return (
