@@ -46,7 +46,8 @@ public enum Planner {
         }
         let context = Context(subject: subject, configuration: configuration, now: now)
         context.planFlightDetected(state: state, into: &due, wake: wakeAt)
-        if subject.facts.flight?.live?.changes.isEmpty == false {
+        // The kind first: it is stored inline, the flight behind a box, and this runs for every plan of every subject.
+        if subject.facts.kind == .flight, subject.facts.flight?.live?.changes.isEmpty == false {
             context.planFlightChanged(state: state, into: &due, wake: wakeAt)
         }
         context.planReminders(state: state, into: &due, wake: wakeAt)
@@ -254,7 +255,10 @@ public enum Planner {
         var anchor: Instant { subject.anchor }
         var fingerprint: UInt64 { subject.fingerprint }
         /// Cancelled by the calendar, or by the airline as the flight-status service says.
-        var cancelled: Bool { occurrence.status == .cancelled || subject.facts.flight?.live?.cancelled == true }
+        var cancelled: Bool {
+            occurrence.status == .cancelled
+                || (subject.facts.kind == .flight && subject.facts.flight?.live?.cancelled == true)
+        }
         var eligible: Bool { configuration.includeAllDay || !occurrence.allDay }
         /// An all-day flight whose text gives its departure is reminded before its leave-by like any flight; one
         /// whose text does not (a travel day) is detected, with no time to remind of.

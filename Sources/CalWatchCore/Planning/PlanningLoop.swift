@@ -155,8 +155,8 @@ public struct PlanningLoop {
     private mutating func add(_ occurrences: [Occurrence], origin: Origin, now: Instant, takingOver: Bool) {
         let generation = generations[origin, default: 0]
         var later: [WaitingQueue.Entry] = []
-        /// Copies of one meeting or flight are planned once the whole batch is registered: the copy that wins may
-        /// come after one that is due at once (a boarding pass's own item before the calendar's flight).
+        /// Copies of one meeting or flight due at once are planned once the whole batch is registered: the copy
+        /// that wins may come after one that is due at once (a boarding pass's own item before the calendar's flight).
         var grouped: [(occurrence: Occurrence, facts: OccurrenceFacts, copy: SameMeetings.Copy, takesOver: Bool)] = []
         for occurrence in occurrences {
             let facts = facts(occurrence)
@@ -170,7 +170,11 @@ public struct PlanningLoop {
             }
             if let next = registered.reinstated { reinstated.append(next) }
             guard registered.plan else { continue }
-            if copy.group != nil {
+            // Only a copy due at once waits for the batch: one that waits for its earliest event is checked again
+            // then (`WaitingQueue`), and most meetings with a link are such.
+            if copy.group != nil,
+                Planner.earliestEvent(of: occurrence, facts: facts, configuration: configuration) <= now
+            {
                 grouped.append((occurrence, facts, copy, takesOver))
                 continue
             }

@@ -70,10 +70,9 @@ public struct LiveFlight: Sendable, Hashable, Codable {
         if cancelled { return "Cancelled" }
         if let airport = status.divertedTo, status.state == .diverted { return "Diverted to \(airport)" }
         guard let departure else { return nil }
-        let local = zone.wallClock(at: departure)
         let minutes = (departure.secondsSinceEpoch - calendar.secondsSinceEpoch) / 60
-        let clock = (local.hour < 10 ? "0" : "") + "\(local.hour):" + (local.minute < 10 ? "0" : "") + "\(local.minute)"
-        return "Departs \(clock)" + (minutes == 0 ? "" : " (\(minutes > 0 ? "+" : "−")\(abs(minutes)) min)")
+        return "Departs \(NextUpFormat.clockTime(departure, zone: zone))"
+            + (minutes == 0 ? "" : " (\(minutes > 0 ? "+" : "−")\(abs(minutes)) min)")
     }
 
     /// Where the departure in force came from, for `why` and `explain`: "departure 20:55, +35 min, AeroDataBox
