@@ -13,9 +13,10 @@ extension CalwatchCommand {
                 pass), or a wallet pass's .pkpass file, is kept in the first folder of passes: in config.yml (default \
                 ~/.local/share/calwatch/passes). Each leg joins the calendar's flight with the same number on the \
                 same day of the year at the departure airport and the same route: data.flight.pass carries what \
-                the pass says, and data.flight.seat its seat. The barcode carries no time, so a pass without a \
-                calendar item waits for one. A running calwatch watch sees a pass added at once, and detects its \
-                flight again with the seat.
+                the pass says, and data.flight.seat its seat. A barcode carries no time, so a barcode without a \
+                calendar item waits for one (calwatch check names it); a wallet pass with a time is a flight of its \
+                own where no calendar has it (calendar "Boarding passes"). A running calwatch watch sees a pass \
+                added at once, and detects its flight again with the seat.
 
                 Examples:
                   calwatch pass add 'M1DESMARAIS/LUC       EAB12C3 YULFRAAC 0834 326J003A0027 100'
@@ -34,7 +35,8 @@ extension CalwatchCommand.Pass {
             abstract: "Read boarding passes' barcodes and keep them.",
             discussion: """
                 Each argument is a barcode's text, or a wallet pass's .pkpass file (its files checked against its \
-                manifest, its barcode read); - reads one barcode per line from standard input, where zbarimg's \
+                manifest, its signature checked and who signed it said, its barcode read; a signature of another \
+                pass is refused as altered); - reads one barcode per line from standard input, where zbarimg's \
                 "PDF417:" prefix is allowed. A text or file that is not a boarding pass is refused with why \
                 (exit 65), and nothing given is kept.
                 """)
