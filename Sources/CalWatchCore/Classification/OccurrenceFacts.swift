@@ -64,7 +64,8 @@ public struct OccurrenceFacts: Sendable, Hashable {
         }
 
         static func == (a: Details, b: Details) -> Bool {
-            a.flight == b.flight && a.meeting == b.meeting && a.leave == b.leave
+            // One box is shared by every event planned from one classification: most comparisons end here.
+            a === b || a.flight == b.flight && a.meeting == b.meeting && a.leave == b.leave
         }
 
         func hash(into hasher: inout Hasher) {

@@ -385,14 +385,19 @@ public struct PlanningLoop {
         guard let subject = slots[index]?.subject else { return }
         var wake: Instant?
         var due: [PlannedEvent] = []
+        var again = false
         repeat {
             due.removeAll(keepingCapacity: true)
             wake = Planner.plan(subject, state: state, configuration: configuration, now: now, into: &due)
+            again = false
             for event in due {
                 state.apply(event)
                 step.append(Emitted(event: event, occurrence: subject.occurrence, facts: subject.facts))
+                // An update leaves its activity as it was but for the report it made: planning again at the same
+                // instant finds nothing more and the same wake (most events are updates; this halves their plans).
+                again = again || event.type != .liveActivityUpdate
             }
-        } while !due.isEmpty
+        } while again
         slots[index]!.wake = wake
         if let wake {
             wakes.push(wake, slot: index)
