@@ -213,6 +213,58 @@ import Testing
         #expect(!validator.validate(try JSON.parse(badTime), Self.schema).isEmpty)
     }
 
+    /// A line written by a sink that renders many events (`CloudEventJSON.Lines`, its occurrence fragments cached)
+    /// says what the one-off rendering and the binary mode's headers say: `source`, `subject` (a moved instance, a
+    /// UID with quotes, a backslash and non-ASCII text) and `sequence`, and a `data.meeting` that is the occurrence's.
+    @Test func aLineOfManyAgreesWithTheEventAndItsBinaryMode() throws {
+        var component = CalendarComponent(kind: .event, uid: #"team "sync" \ Überblick"#)
+        component.summary = "Sync"
+        let source = OccurrenceSource(
+            calendar: "wörk \"cal\"", component: component, allDay: false, timeZone: nil,
+            displayZone: PlannerTests.berlin)
+        let moved = Occurrence(
+            source: source, recurrenceID: .instant(utc("2027-03-01T09:00:00Z")), start: utc("2027-03-01T10:00:00Z"),
+            end: utc("2027-03-01T10:30:00Z"))
+        var facts = OccurrenceFacts.event
+        facts.kind = .meeting
+        facts.meeting = MeetingFacts(service: "zoom", joinURL: "https://example.zoom.us/j/123?pwd=a\"b")
+        var state = PlannerState()
+        let events = PlannerTests.run(
+            from: "2027-03-01T09:20:00Z", to: "2027-03-01T10:05:00Z", state: &state, facts: { _ in facts },
+            calendar: { _ in [moved] })
+        #expect(events.count >= 4)
+        var lines = CloudEventJSON.Lines()
+        let recorded = Timestamp(millisecondsSinceEpoch: 1_803_000_000_042)
+        for (index, event) in events.enumerated() {
+            lines.append(event, occurrence: moved, facts: facts, sequence: Int64(index + 1), recordedTime: recorded)
+        }
+        let written = String(decoding: lines.writer.bytes, as: UTF8.self).split(separator: "\n").map(String.init)
+        #expect(written.count == events.count)
+        for (index, (event, line)) in zip(events, written).enumerated() {
+            let alone = CloudEventJSON.render(
+                event, occurrence: moved, facts: facts, sequence: Int64(index + 1), recordedTime: recorded)
+            #expect(line == alone)
+            func fields(_ json: JSON?) -> [String: JSON]? {
+                guard case .object(let fields)? = json else { return nil }
+                return fields
+            }
+            let object = try #require(fields(try JSON.parse(line)))
+            let data = try #require(fields(object["data"]))
+            let occurrence = try #require(fields(data["occurrence"]))
+            #expect(object["subject"] == .string(event.subject))
+            #expect(object["subject"] == .string(#"team "sync" \ Überblick/2027-03-01T09:00:00Z"#))
+            #expect(object["source"] == .string(#"calwatch:wörk "cal""#))
+            #expect(object["sequence"] == .string(String(index + 1)))
+            #expect(data["meeting"] != nil && data["meeting"] == occurrence["meeting"])
+            let headers = CloudEventJSON.binary(
+                event, occurrence: moved, facts: facts, sequence: Int64(index + 1), recordedTime: recorded
+            ).attributes
+            for (name, value) in headers where ["source", "subject", "sequence"].contains(name) {
+                #expect(object[name] == .string(value), "\(name)")
+            }
+        }
+    }
+
     @Test func scanOutputMatchesTheOccurrenceShape() throws {
         let validator = Validator(root: Self.schema)
         let result = scan(

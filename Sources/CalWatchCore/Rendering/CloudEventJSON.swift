@@ -23,7 +23,8 @@ public enum CloudEventJSON {
     }
 
     private static func writeDetails(
-        of event: PlannedEvent, facts: OccurrenceFacts, flightAndMeeting: Bool = true, to writer: inout JSONLineWriter
+        of event: PlannedEvent, facts: OccurrenceFacts, flightAndMeeting: Bool = true,
+        occurrence fragments: OccurrenceJSON.Fragments? = nil, to writer: inout JSONLineWriter
     ) {
         if let reminder = event.reminder {
             writer.beginObject(field: "reminder")
@@ -59,7 +60,12 @@ public enum CloudEventJSON {
         ClassificationJSON.writeFlight(
             facts.flight, departure: event.occurrenceStart, arrival: event.occurrenceEnd, leaveBy: facts.leaveBy,
             to: &writer)
-        ClassificationJSON.writeMeeting(facts.meeting, to: &writer)
+        // Rendered once with the occurrence (the flight field before it always written, so its comma is due).
+        if let fragments {
+            fragments.append(.meeting, to: &writer)
+        } else {
+            ClassificationJSON.writeMeeting(facts.meeting, to: &writer)
+        }
         LeaveJSON.write(facts.leave, to: &writer)
     }
 
@@ -207,14 +213,15 @@ public enum CloudEventJSON {
         writer.beginObject()
         writer.field("specversion", "1.0")
         writer.field("id", event.id)
-        writer.field("source", "calwatch:" + event.key.calendar)
+        // `source`, `subject` and `sequence` written in place, not made into strings first: one line per event.
+        writer.field("source", prefix: "calwatch:", event.key.calendar)
         writer.field("type", event.type.cloudEventType)
-        writer.field("subject", event.subject)
+        writer.field("subject", event.key.uid, slash: event.key.recurrenceID ?? .instant(event.occurrenceStart))
         writer.field("time", event.time)
         writer.field("datacontenttype", "application/json")
         writer.field("recordedtime", recordedTime)
         writer.field("expirytime", event.expiry)
-        writer.field("sequence", String(sequence))
+        writer.field("sequence", quoted: sequence)
         writer.key("data")
         writeData(event, occurrence: occurrence, facts: facts, cache: &cache, to: &writer)
         writer.endObject(newline: true)
@@ -250,12 +257,13 @@ public enum CloudEventJSON {
         cache: inout OccurrenceJSON.FragmentCache, to writer: inout JSONLineWriter
     ) {
         writer.beginObject()
+        var fragments: OccurrenceJSON.Fragments?
         if event.type == .agendaDue {
             // About a day, not one occurrence: its occurrences are the agenda's items.
         } else if let occurrence {
             // The occurrence object is the one `calwatch scan` prints.
             writer.key("occurrence")
-            OccurrenceJSON.write(occurrence, facts: facts, cache: &cache, to: &writer)
+            fragments = OccurrenceJSON.write(occurrence, facts: facts, cache: &cache, to: &writer)
         } else {
             writer.beginObject(field: "occurrence")
             writer.field("uid", event.key.uid)
@@ -265,7 +273,7 @@ public enum CloudEventJSON {
             writer.field("end", event.occurrenceEnd)
             writer.endObject()
         }
-        writeDetails(of: event, facts: facts, to: &writer)
+        writeDetails(of: event, facts: facts, occurrence: fragments, to: &writer)
         writer.endObject()
     }
 }

@@ -192,6 +192,33 @@ public struct JSONLineWriter {
         bytes.append(UInt8(ascii: "Z"))
     }
 
+    /// `"name":"<prefix><text>"`, without joining the two into a string first (an event's `source`).
+    package mutating func field(_ name: StaticString, prefix: StaticString, _ text: String) {
+        key(name)
+        var text = text
+        quoted { writer in
+            writer.append(static: prefix)
+            text.withUTF8 { writer.appendEscaped($0) }
+        }
+    }
+
+    /// `"name":"<text>/<date value>"`, without joining them into a string first (an event's `subject`).
+    package mutating func field(_ name: StaticString, _ text: String, slash value: DateValueText) {
+        key(name)
+        var text = text
+        quoted { writer in
+            text.withUTF8 { writer.appendEscaped($0) }
+            writer.bytes.append(UInt8(ascii: "/"))
+            writer.append(dateValue: value)
+        }
+    }
+
+    /// `"name":"<digits>"`: an integer as a JSON string (CloudEvents' `sequence`).
+    package mutating func field(_ name: StaticString, quoted value: Int64) {
+        key(name)
+        quoted { $0.appendInteger(Int(value)) }
+    }
+
     /// `"name":"2027-03-01T08:30:00Z"` or `"name":"2027-03-01"` for a RECURRENCE-ID.
     public mutating func field(_ name: StaticString, _ value: DateValueText?) {
         key(name)

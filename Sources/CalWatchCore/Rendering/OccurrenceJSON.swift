@@ -76,6 +76,7 @@ public enum OccurrenceJSON {
         private let headEnd: Int
         private let middleEnd: Int
         private let classifiedEnd: Int
+        private let meetingEnd: Int
         /// A flight, written per occurrence: its departure and leave-by are the occurrence's.
         let flight: FlightFacts?
 
@@ -89,6 +90,8 @@ public enum OccurrenceJSON {
             case classified
             /// `"meeting":…,"location":…` (closing the record).
             case tail
+            /// `,"meeting":…` alone, comma first: an event's `data.meeting` is the occurrence's.
+            case meeting
         }
 
         /// Appends one part. Through the buffer's memory, not a slice of it: a slice would take a reference to
@@ -100,6 +103,7 @@ public enum OccurrenceJSON {
                 case .middle: headEnd..<middleEnd
                 case .classified: middleEnd..<classifiedEnd
                 case .tail: classifiedEnd..<bytes.count
+                case .meeting: classifiedEnd..<meetingEnd
                 }
             bytes.withUnsafeBufferPointer { writer.append(raw: UnsafeBufferPointer(rebasing: $0[range])) }
         }
@@ -121,6 +125,7 @@ public enum OccurrenceJSON {
             classifiedEnd = writer.bytes.count
             flight = facts.flight
             ClassificationJSON.writeMeeting(facts.meeting, to: &writer)
+            meetingEnd = writer.bytes.count
             writer.field("location", occurrence.location)
             bytes = writer.copiedBytes
         }
@@ -148,13 +153,15 @@ public enum OccurrenceJSON {
         }
     }
 
-    /// Appends one occurrence as an object inside another, its shared fields from `cache`.
+    /// Appends one occurrence as an object inside another, its shared fields from `cache`; returns them, for the
+    /// fields of the event that repeat the occurrence's (`Fragments.Part.meeting`).
+    @discardableResult
     static func write(
         _ occurrence: Occurrence, facts: OccurrenceFacts, cache: inout FragmentCache, to writer: inout JSONLineWriter
-    ) {
-        write(
-            occurrence, shared: cache.fragments(occurrence, facts: facts), leaveBy: facts.leaveBy, to: &writer,
-            newline: false)
+    ) -> Fragments {
+        let shared = cache.fragments(occurrence, facts: facts)
+        write(occurrence, shared: shared, leaveBy: facts.leaveBy, to: &writer, newline: false)
+        return shared
     }
 
     private static func write(
