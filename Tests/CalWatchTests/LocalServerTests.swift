@@ -329,6 +329,35 @@ import Testing
         #expect(far.status == 409 && far.body.contains("it holds"), "\(far.body)")
     }
 
+    /// The page's next card shows a flight at a glance: the seat its boarding pass gives (IATA Resolution 792's own
+    /// example pass, dated the day of the calendar's flight two hours from now), after the time and before the time
+    /// to leave.
+    @Test func thePagesNextCardShowsTheFlightsSeatFromItsPass() async throws {
+        let toronto = TimeZone(identifier: "America/Toronto")!
+        let departure = Date().addingTimeInterval(7200)
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = toronto
+        let day = try #require(calendar.ordinality(of: .day, in: .year, for: departure))
+        let local = DateFormatter()
+        local.dateFormat = "yyyyMMdd'T'HHmmss"
+        local.timeZone = toronto
+        let item = Self.item("ac834", "Flight AC 834 YUL → FRA", start: 7200, end: 7200 + 26_100).replacingOccurrences(
+            of: #"DTSTART:\d{8}T\d{6}Z"#, with: "DTSTART;TZID=America/Toronto:" + local.string(from: departure),
+            options: .regularExpression)
+        let (folder, _) = try Self.prepare(
+            "calwatch-server-flight", items: ["ac834.ics": item], extra: "passes: [passes]\nhorizon: 2d")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try FileManager.default.createDirectory(atPath: folder + "/passes", withIntermediateDirectories: true)
+        try ("M1DESMARAIS/LUC       EABC123 YULFRAAC 0834 " + String(format: "%03d", day) + "J001A0025 100")
+            .write(toFile: folder + "/passes/ac834.bcbp", atomically: true, encoding: .utf8)
+        let daemon = try await Self.start(folder)
+        defer { daemon.terminate() }
+        let page = try await Self.curl(["--unix-socket", folder + "/state/journal.db.sock", "http://x/?fragment=1"])
+        #expect(page.status == 200, "\(page.body)")
+        #expect(page.body.contains("<h1>Flight AC 834 YUL → FRA</h1>"), "\(page.body)")
+        #expect(page.body.contains(#"<p class="flight">Seat 1A</p>"#), "\(page.body)")
+    }
+
     /// `POST /v1/answers/…` does what `calwatch snooze` and `dismiss` do, with their outcomes as statuses: a
     /// dismissal applied is 200, a snooze past the end is a 409 with the reason, a body it cannot read a 400.
     @Test func answersAreAppliedOrRefusedWithTheReason() async throws {
