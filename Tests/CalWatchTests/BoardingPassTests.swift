@@ -139,6 +139,21 @@ import Testing
 
         """
 
+    /// `trips.ics` (`flights`) in `folder`, and a config.yml reading `calendars` with the passes of `passes/`, its
+    /// events as JSON Lines on standard output.
+    static func configure(_ folder: String, calendars: String = "[trips.ics]", extra: String = "") throws {
+        try ("BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//pass//EN\r\n" + flights + "END:VCALENDAR\r\n")
+            .write(toFile: folder + "/trips.ics", atomically: true, encoding: .utf8)
+        try """
+        calendars: \(calendars)
+        timezone: UTC
+        passes: [passes]
+        sinks:
+          - { type: jsonl, path: "-" }
+        \(extra)
+        """.write(toFile: folder + "/config.yml", atomically: true, encoding: .utf8)
+    }
+
     @Test func aPassJoinsItsDaysFlightAndNoOther() throws {
         let folder = SinkFixtures.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
@@ -184,16 +199,7 @@ extension BoardingPassTests {
     @Test func aPassAddedReachesTheFlightsEventsAndCheck() async throws {
         let folder = SinkFixtures.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        try ("BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//pass//EN\r\n" + Self.flights + "END:VCALENDAR\r\n")
-            .write(toFile: folder + "/trips.ics", atomically: true, encoding: .utf8)
-        try """
-        calendars: [trips.ics]
-        timezone: UTC
-        horizon: 1000d
-        passes: [passes]
-        sinks:
-          - { type: jsonl, path: "-" }
-        """.write(toFile: folder + "/config.yml", atomically: true, encoding: .utf8)
+        try Self.configure(folder, extra: "horizon: 1000d")
         let cli = CommandLineTests()
         let config = ["--config", folder + "/config.yml"]
         // A pass and a text that is not one, together: nothing is kept.
@@ -298,15 +304,7 @@ extension BoardingPassTests {
         }
 
         // Kept by `pass add`, joined with its flight: the wallet's gate wins over none, as its pass says.
-        try ("BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//pass//EN\r\n" + Self.flights + "END:VCALENDAR\r\n")
-            .write(toFile: folder + "/trips.ics", atomically: true, encoding: .utf8)
-        try """
-        calendars: [trips.ics]
-        timezone: UTC
-        passes: [passes]
-        sinks:
-          - { type: jsonl, path: "-" }
-        """.write(toFile: folder + "/config.yml", atomically: true, encoding: .utf8)
+        try Self.configure(folder)
         let cli = CommandLineTests()
         let config = ["--config", folder + "/config.yml"]
         let refused = try await cli.calwatch(["pass", "add", folder + "/altered.pkpass"] + config)
@@ -354,17 +352,6 @@ extension BoardingPassTests {
         try FileManager.default.copyItem(atPath: folder + "/signed.pkpass", toPath: folder + "/passes/ac834.pkpass")
         try (Self.written[2].barcode + "\n").write(
             toFile: folder + "/passes/af123.bcbp", atomically: true, encoding: .utf8)
-        try ("BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//pass//EN\r\n" + Self.flights + "END:VCALENDAR\r\n")
-            .write(toFile: folder + "/trips.ics", atomically: true, encoding: .utf8)
-        func configure(_ calendars: String) throws {
-            try """
-            calendars: \(calendars)
-            timezone: UTC
-            passes: [passes]
-            sinks:
-              - { type: jsonl, path: "-" }
-            """.write(toFile: folder + "/config.yml", atomically: true, encoding: .utf8)
-        }
         let cli = CommandLineTests()
         let config = ["--config", folder + "/config.yml"]
         func detected() async throws -> [String] {
@@ -374,13 +361,13 @@ extension BoardingPassTests {
                 $0.contains("calwatch.flightDetected")
             }
         }
-        try configure("[]")
+        try Self.configure(folder, calendars: "[]")
         let alone = try await detected()
         #expect(alone.count == 1, "\(alone)")
         #expect(alone.first?.contains(#""subject":"AB12C3-AC834-326@pass.calwatch/2027-11-22T22:45:00Z""#) == true)
         #expect(alone.first?.contains(#""pass":{"seat":"3A""#) == true)
 
-        try configure("[trips.ics]")
+        try Self.configure(folder)
         let beside = try await detected()
         #expect(beside.contains { $0.contains(#""subject":"out/"#) && $0.contains(#""pass":{"seat":"3A""#) })
         #expect(!beside.contains { $0.contains("@pass.calwatch") }, "\(beside)")

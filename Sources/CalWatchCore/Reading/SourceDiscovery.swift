@@ -61,12 +61,19 @@ public enum SourceDiscovery {
         let folder = String(root.dropLast(walletPasses.count))
         guard FileStatus(folder)?.isDirectory == true, let entries = FileStatus.list(folder) else { return [] }
         directories.append(folder)
-        return entries.filter { BoardingPasses.isPass($0) && $0.hasSuffix(".pkpass") }.sorted()
-            .prefix(BoardingPasses.filesPerFolder).compactMap { name in
-                let path = String(path: folder, name)
-                guard FileStatus(path)?.notARegularFile == nil else { return nil }
-                return CalendarSource(path: path, format: .walletPass, fallbackName: "Boarding passes")
-            }
+        return entries.filter(isWalletPass).sorted().prefix(BoardingPasses.filesPerFolder).compactMap { name in
+            let path = String(path: folder, name)
+            return FileStatus(path)?.notARegularFile == nil ? walletPass(at: path) : nil
+        }
+    }
+
+    /// A wallet pass's file name: `.pkpass`, not hidden (a file being written).
+    private static func isWalletPass(_ name: String) -> Bool {
+        BoardingPasses.isPass(name) && name.hasSuffix(".pkpass")
+    }
+
+    private static func walletPass(at path: String) -> CalendarSource {
+        CalendarSource(path: path, format: .walletPass, fallbackName: "Boarding passes")
     }
 
     /// The source a file under one of `roots` is, if it is one: a vdir or Radicale item in a folder that is not
@@ -76,9 +83,7 @@ public enum SourceDiscovery {
             if root.hasSuffix(walletPasses) {
                 let folder = String(root.dropLast(walletPasses.count))
                 guard (path as NSString).deletingLastPathComponent == folder else { continue }
-                let name = (path as NSString).lastPathComponent
-                guard BoardingPasses.isPass(name), name.hasSuffix(".pkpass") else { return nil }
-                return CalendarSource(path: path, format: .walletPass, fallbackName: "Boarding passes")
+                return isWalletPass((path as NSString).lastPathComponent) ? walletPass(at: path) : nil
             }
             if path == root { return try? discover(path).first }
             let prefix = root.hasSuffix("/") ? root : root + "/"

@@ -25,11 +25,8 @@ enum WalletPassCalendar {
         ].joined(separator: "\r\n")
     }
 
-    /// `20271122T224500Z`.
+    /// `20271122T224500Z`: the instant as calwatch prints it, in iCalendar's basic form.
     private static func stamp(_ instant: Instant) -> String {
-        let utc = instant.utc
-        func two(_ value: Int) -> String { (value < 10 ? "0" : "") + String(value) }
-        return "\(utc.date.year)\(two(utc.date.month))\(two(utc.date.day))T\(two(utc.hour))\(two(utc.minute))"
-            + "\(two(utc.second))Z"
+        instant.description.filter { $0 != "-" && $0 != ":" }
     }
 }
