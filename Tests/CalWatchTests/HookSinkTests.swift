@@ -226,6 +226,42 @@ import Testing
         #expect(argument.utf8.count <= 65_536 && argument.utf8.count > 65_000 && long.hasPrefix(argument))
     }
 
+    /// A hook that exited before its timeout is not timed out because calwatch heard of its end only after the
+    /// timeout had passed (on a pool busy with other work, held here): the timeout limits the program.
+    @Test func aHookThatEndedBeforeItsTimeoutIsNotTimedOutHoweverLateItsEndIsHeardOf() async throws {
+        let entries = try Self.reminders(summary: "Standup", location: "")
+        let folder = SinkFixtures.folder()
+        let script = SinkFixtures.script(
+            """
+            echo $$ > "$(dirname "$0")/hook.pid"
+            while [ ! -e "$(dirname "$0")/go" ]; do sleep 0.05; done
+            """, in: folder)
+        let log = Log()
+        var settings = HookSettings(run: [script])
+        settings.timeout = .seconds(10)
+        let clock = ManualClock()
+        let sink = Self.sink(settings, log: log, clock: clock)
+        let executor = HeldExecutor()
+        let delivery = Task(executorPreference: executor) { await sink.deliver(Array(entries.prefix(1))) }
+        try await clock.waitForSleeper(.seconds(10))
+        var pid: Int32?
+        try await eventually("the hook started") {
+            pid = Int32(
+                (try? String(contentsOfFile: folder + "/hook.pid", encoding: .utf8))?.trimmingCharacters(
+                    in: .whitespacesAndNewlines) ?? "")
+            return pid != nil
+        }
+        executor.hold()
+        FileManager.default.createFile(atPath: folder + "/go", contents: nil)
+        try await eventually("the hook exited") { hasExited(pid!) }
+        clock.advance(by: .seconds(10))
+        try await Task.sleep(for: .milliseconds(500))
+        executor.release()
+        await delivery.value
+        #expect(await sink.counts == HookSink.Counts(succeeded: 1), "\(log.all)")
+        #expect(log.all.isEmpty, "\(log.all)")
+    }
+
     @Test func aHookThatHangsIsStoppedAtItsTimeoutWithItsChildren() async throws {
         let entries = try Self.reminders(summary: "Standup", location: "")
         let folder = SinkFixtures.folder()

@@ -120,6 +120,30 @@ import Testing
         // The grandchild (a background `sleep`) is gone too, not left behind for 300 s.
         try await eventually("the child stopped") { kill(child, 0) != 0 }
     }
+
+    /// The timeout limits the command's own running time: one that printed and exited in time is not a timeout
+    /// because calwatch heard of its end only after the timeout (on a pool busy with other work, held here).
+    @Test func aCommandThatEndedInTimeIsNotATimeoutHoweverLateItsEndIsHeardOf() async throws {
+        let folder = SinkFixtures.folder()
+        let command = [
+            "/bin/sh", "-c", "echo $$ > \(folder)/pid; while [ ! -e \(folder)/go ]; do sleep 0.05; done; echo S3cret",
+        ]
+        let executor = HeldExecutor()
+        let run = Task(executorPreference: executor) { try await PasswordCommand.run(command, timeout: .seconds(2)) }
+        var pid: Int32?
+        try await eventually("the command started") {
+            pid = Int32(
+                (try? String(contentsOfFile: folder + "/pid", encoding: .utf8))?.trimmingCharacters(
+                    in: .whitespacesAndNewlines) ?? "")
+            return pid != nil
+        }
+        executor.hold()
+        FileManager.default.createFile(atPath: folder + "/go", contents: nil)
+        try await eventually("the command exited") { hasExited(pid!) }
+        try await Task.sleep(for: .seconds(3))
+        executor.release()
+        #expect(try await run.value == "S3cret")
+    }
 }
 
 /// The tokens of answer buttons and the local server's token are base64url: one text for one token.

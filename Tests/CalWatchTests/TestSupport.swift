@@ -140,6 +140,51 @@ func offCooperativePool<T: Sendable>(_ body: @escaping @Sendable () throws -> T)
     }
 }
 
+/// A task executor on a thread of its own that a test can hold: what its tasks are woken for meanwhile runs in
+/// order once it is let go, as on a cooperative pool busy with other tests' work, without holding that pool.
+final class HeldExecutor: TaskExecutor, @unchecked Sendable {
+    private let condition = NSCondition()
+    /// Guarded by `condition`.
+    private var jobs: [UnownedJob] = []
+    private var held = false
+
+    init() {
+        let thread = Thread { [unowned self] in
+            while true {
+                condition.lock()
+                while jobs.isEmpty || held { condition.wait() }
+                let job = jobs.removeFirst()
+                condition.unlock()
+                job.runSynchronously(on: asUnownedTaskExecutor())
+            }
+        }
+        thread.start()
+    }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        condition.withLock {
+            jobs.append(job)
+            condition.signal()
+        }
+    }
+
+    func hold() { condition.withLock { held = true } }
+
+    func release() {
+        condition.withLock {
+            held = false
+            condition.signal()
+        }
+    }
+}
+
+/// Whether process `pid` has exited: gone, or a zombie its parent has not reaped yet.
+func hasExited(_ pid: Int32) -> Bool {
+    let stat = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? ""
+    return stat.isEmpty || stat.split(separator: ")").last?.hasPrefix(" Z") == true
+}
+
 struct ProgramFailure: Error, CustomStringConvertible {
     var description: String
 }

@@ -4,7 +4,8 @@ import SystemPackage
 
 /// A `passwordCommand:` (`[pass, show, calwatch/db]`): run as argv, never through a shell, for at most 30 seconds,
 /// in a session of its own so that a timeout stops everything it started (a `gpg-agent` it spawned, a pinentry
-/// left waiting) with it; the first line it prints is the password. Shared by the PostgreSQL sink and CalDAV
+/// left waiting) with it; the first line it prints is the password. The 30 seconds are the program's own running
+/// time (`ChildExit`), not how soon a busy calwatch heard of its end. Shared by the PostgreSQL sink and CalDAV
 /// sources.
 package enum PasswordCommand {
     /// Why no password came, worded for the user; it never holds what the command printed.
@@ -24,27 +25,35 @@ package enum PasswordCommand {
             .send(signal: .kill, toProcessGroup: true, allowedDurationToNextStep: .milliseconds(100)),
         ]
         let platformOptions = options
-        let run: ExecutionResult<Void, StringOutput<UTF8>, DiscardedOutput>
+        let exit = ChildExit()
+        typealias Run = ExecutionResult<Void, StringOutput<UTF8>, DiscardedOutput>
+        let run: Run?
         do {
-            run = try await withThrowingTaskGroup { race in
+            run = try await withThrowingTaskGroup(of: Run?.self) { race in
                 race.addTask {
                     try await Subprocess.run(
                         executable, arguments: Arguments(Array(command.dropFirst())), platformOptions: platformOptions,
-                        output: .string(limit: 4096))
+                        input: .none, output: .string(limit: 4096), error: .discarded
+                    ) { execution in exit.watch(execution.processIdentifier) }
                 }
                 race.addTask {
                     try await Task.sleep(for: timeout)
+                    guard await exit.overran() else { return nil }
                     throw Failure(
                         description: "passwordCommand \(program) did not finish within \(timeout.components.seconds) s")
                 }
                 defer { race.cancelAll() }
-                return try await race.next()!
+                while let next = try await race.next() {
+                    if let next { return next }
+                }
+                return nil
             }
         } catch let error as Failure {
             throw error
         } catch {
             throw Failure(description: "cannot run passwordCommand \(program): \(error)")
         }
+        guard let run else { throw Failure(description: "passwordCommand \(program) was cancelled") }
         guard case .exited(0) = run.terminationStatus else {
             throw Failure(description: "passwordCommand \(program) failed (\(run.terminationStatus))")
         }

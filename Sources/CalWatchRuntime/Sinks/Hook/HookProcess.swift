@@ -14,7 +14,8 @@ import SystemPackage
 ///
 /// Nothing here blocks a thread: swift-subprocess waits for the exit on its own monitor thread (pidfd and epoll)
 /// and does the pipe I/O asynchronously. The timeout is a race against a sleep on the caller's clock; when the
-/// sleep wins, the group gets SIGTERM, then SIGKILL after `grace`, while its standard error is read to the end.
+/// sleep wins and the program is still running (`ChildExit`), the group gets SIGTERM, then SIGKILL after `grace`,
+/// while its standard error is read to the end.
 struct HookProcess: Sendable {
     struct Result: Sendable {
         var outcome: HookOutcome
@@ -41,7 +42,7 @@ struct HookProcess: Sendable {
             race.addTask {
                 // A cancelled sleep (the program ended first) is not a timeout.
                 do { try await clock.sleep(for: timeout) } catch { return nil }
-                return HookOutcome.timedOut
+                return await started.exit.overran() ? HookOutcome.timedOut : nil
             }
             var first: HookOutcome?
             while first == nil, let next = await race.next() { first = next }
@@ -105,6 +106,7 @@ struct HookProcess: Sendable {
                 output: .discarded, error: .sequence
             ) { execution in
                 started.state.withLock { $0.leader = execution.processIdentifier.value }
+                started.exit.watch(execution.processIdentifier)
                 // Read as it comes, so a timeout still has what the program said before it was stopped.
                 for try await chunk in execution.standardError {
                     chunk.withUnsafeBytes { bytes in
@@ -152,6 +154,7 @@ struct HookProcess: Sendable {
             var errorTail: [UInt8] = []
         }
         let state = Locked(State())
+        let exit = ChildExit()
     }
 
     /// "No such file or directory" rather than the error's own wording, where the system says why.
