@@ -241,7 +241,8 @@ import Testing
         settings.timeout = .seconds(10)
         let clock = ManualClock()
         let sink = Self.sink(settings, log: log, clock: clock)
-        let executor = HeldExecutor()
+        let executor = ThreadExecutor()
+        defer { executor.finish() }
         let delivery = Task(executorPreference: executor) { await sink.deliver(Array(entries.prefix(1))) }
         try await clock.waitForSleeper(.seconds(10))
         var pid: Int32?

@@ -125,11 +125,12 @@ import Testing
     /// because calwatch heard of its end only after the timeout (on a pool busy with other work, held here).
     @Test func aCommandThatEndedInTimeIsNotATimeoutHoweverLateItsEndIsHeardOf() async throws {
         let folder = SinkFixtures.folder()
-        let command = [
-            "/bin/sh", "-c", "echo $$ > \(folder)/pid; while [ ! -e \(folder)/go ]; do sleep 0.05; done; echo S3cret",
-        ]
-        let executor = HeldExecutor()
-        let run = Task(executorPreference: executor) { try await PasswordCommand.run(command, timeout: .seconds(2)) }
+        // It ends two seconds after it starts, well within its ten: its own running time, whatever the test's pace.
+        let command = ["/bin/sh", "-c", "echo $$ > \(folder)/pid; sleep 2; echo S3cret"]
+        let executor = ThreadExecutor()
+        defer { executor.finish() }
+        let started = ContinuousClock.now
+        let run = Task(executorPreference: executor) { try await PasswordCommand.run(command, timeout: .seconds(10)) }
         var pid: Int32?
         try await eventually("the command started") {
             pid = Int32(
@@ -137,10 +138,10 @@ import Testing
                     in: .whitespacesAndNewlines) ?? "")
             return pid != nil
         }
+        // From here its end is heard of only once the timeout has passed.
         executor.hold()
-        FileManager.default.createFile(atPath: folder + "/go", contents: nil)
         try await eventually("the command exited") { hasExited(pid!) }
-        try await Task.sleep(for: .seconds(3))
+        try await Task.sleep(until: started + .seconds(11))
         executor.release()
         #expect(try await run.value == "S3cret")
     }

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import Synchronization
+import Testing
 
 /// A logger whose messages a test can read: what a user would see in the daemon's log.
 final class LogRecorder: Sendable {
@@ -140,32 +141,40 @@ func offCooperativePool<T: Sendable>(_ body: @escaping @Sendable () throws -> T)
     }
 }
 
-/// A task executor on a thread of its own that a test can hold: what its tasks are woken for meanwhile runs in
-/// order once it is let go, as on a cooperative pool busy with other tests' work, without holding that pool.
-final class HeldExecutor: TaskExecutor, @unchecked Sendable {
+/// A task executor on a thread of its own, which a test can hold: what its tasks are woken for meanwhile runs in
+/// order once it is let go, as on a cooperative pool busy with other tests' work, without holding that pool. Its
+/// thread ends when it has nothing to do after `finish()`, and a job that comes later starts another.
+final class ThreadExecutor: TaskExecutor, @unchecked Sendable {
     private let condition = NSCondition()
     /// Guarded by `condition`.
     private var jobs: [UnownedJob] = []
     private var held = false
-
-    init() {
-        let thread = Thread { [unowned self] in
-            while true {
-                condition.lock()
-                while jobs.isEmpty || held { condition.wait() }
-                let job = jobs.removeFirst()
-                condition.unlock()
-                job.runSynchronously(on: asUnownedTaskExecutor())
-            }
-        }
-        thread.start()
-    }
+    private var finished = false
+    private var running = false
 
     func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
-        condition.withLock {
+        let start = condition.withLock {
             jobs.append(job)
             condition.signal()
+            defer { running = true }
+            return !running
+        }
+        if start { Thread { [self] in drain() }.start() }
+    }
+
+    private func drain() {
+        while true {
+            condition.lock()
+            while (jobs.isEmpty && !finished) || held { condition.wait() }
+            guard !jobs.isEmpty else {
+                running = false
+                condition.unlock()
+                return
+            }
+            let job = jobs.removeFirst()
+            condition.unlock()
+            job.runSynchronously(on: asUnownedTaskExecutor())
         }
     }
 
@@ -177,6 +186,33 @@ final class HeldExecutor: TaskExecutor, @unchecked Sendable {
             condition.signal()
         }
     }
+
+    func finish() {
+        condition.withLock {
+            finished = true
+            condition.signal()
+        }
+    }
+}
+
+/// Runs each test of a suite on a thread of its own rather than on the cooperative pool's two threads: for tests
+/// whose work is long and synchronous (rules expanded over decades, the classifier fuzzed, schemas parsed), which
+/// would otherwise hold a pool thread for seconds while hundreds of other tests' steps, and their timeouts, wait.
+struct OwnThread: SuiteTrait, TestTrait, TestScoping {
+    var isRecursive: Bool { true }
+
+    func provideScope(
+        for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
+    ) async throws {
+        guard testCase != nil else { return try await function() }
+        let executor = ThreadExecutor()
+        defer { executor.finish() }
+        try await withTaskExecutorPreference(executor) { try await function() }
+    }
+}
+
+extension Trait where Self == OwnThread {
+    static var ownThread: Self { OwnThread() }
 }
 
 /// Whether process `pid` has exited: gone, or a zombie its parent has not reaped yet.

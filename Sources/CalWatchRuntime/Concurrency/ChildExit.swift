@@ -26,23 +26,28 @@ final class ChildExit: Sendable {
         descriptor.withLock { $0 = copy }
     }
 
-    /// Whether the child has exited: its pidfd is readable from then on. False when it was never watched.
-    var hasExited: Bool {
+    /// Whether the child is known to be running: watched, and its pidfd not readable (it is from its exit on).
+    var isRunning: Bool {
         descriptor.withLock { descriptor in
             guard descriptor >= 0 else { return false }
             var entry = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-            return poll(&entry, 1, 0) > 0 && entry.revents & Int16(POLLIN) != 0
+            return !(poll(&entry, 1, 0) > 0 && entry.revents & Int16(POLLIN) != 0)
         }
     }
 
-    /// Called once the timeout's sleep has ended: whether the program really overran. While it has exited but its
-    /// run is not yet back, waits up to `grace` of real time (an exited program whose pipe a process it left
-    /// behind keeps open never comes back); false when cancelled meanwhile, which is the run coming back.
+    /// Called once the timeout's sleep has ended: whether the program really overran. While it has exited (or is not
+    /// watched yet: the run has not got as far as its body) and its run is not back, looks again every 50 ms for
+    /// `grace`, then says it overran (a spawn that never came back, an exited program whose pipe a process it left
+    /// behind keeps open); false when cancelled meanwhile, which is the run coming back. Counted in looks rather
+    /// than by a deadline, each taking its turn on the global pool where swift-subprocess resumes the run's steps,
+    /// so that a pool that holds every task for longer than `grace` also gives the run as many turns to come back
+    /// (even to a caller on an executor of its own).
     func overran(grace: Duration = .seconds(10)) async -> Bool {
-        let clock = ContinuousClock()
-        let deadline = clock.now + grace
-        while hasExited, clock.now < deadline {
-            do { try await clock.sleep(for: .milliseconds(50)) } catch { return false }
+        var looks = Int(grace / .milliseconds(50))
+        while !isRunning, looks > 0 {
+            try? await Task.detached { try await Task.sleep(for: .milliseconds(50)) }.value
+            if Task.isCancelled { return false }
+            looks -= 1
         }
         return !Task.isCancelled
     }
