@@ -334,7 +334,7 @@ import Testing
 
 /// Calendar text is written by strangers: the classifiers must take anything without trapping, and give the same
 /// answer twice.
-@Suite struct ClassifierFuzzTests {
+@Suite(.ownThread) struct ClassifierFuzzTests {
     /// Pieces that reach the classifiers' edge cases, glued at random.
     static let pieces = [
         "BA", "286", " ", "-", "–", "→", "->", ">", "✈️", "(", ")", "[", "]", ":", "：", "/", "#", "@", "%", "€",

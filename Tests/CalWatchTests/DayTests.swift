@@ -8,7 +8,7 @@ import Testing
 
 /// The day as a whole (`day:`): conflicts, overruns, the end of a meeting, unanswered invitations and the agenda,
 /// planned by the pipeline's own loop on a virtual clock from real calendar text.
-@Suite struct DayTests {
+@Suite(.ownThread) struct DayTests {
     /// One VEVENT: `start` and `end` as `20261202T090000Z`, `partstat` the user's answer (no attendee when `nil`).
     static func item(
         _ uid: String, _ start: String, _ end: String, summary: String? = nil, partstat: String? = "ACCEPTED",

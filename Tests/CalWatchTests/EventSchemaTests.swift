@@ -5,7 +5,7 @@ import Testing
 @testable import CalWatchRuntime
 
 /// The event JSON checked against `schemas/calwatch-event.schema.json`, as a consumer with a validator would.
-@Suite struct EventSchemaTests {
+@Suite(.ownThread) struct EventSchemaTests {
     /// A JSON value that keeps booleans, integers and numbers apart.
     indirect enum JSON: Decodable, Equatable {
         case null

@@ -9,7 +9,7 @@ import Testing
 /// scored once, when the rules are done, by `make corpus-held-back`.
 ///
 /// `make corpus` prints the figures of each shape; its first run, before any rule changed, is in BENCHMARKS.md.
-@Suite struct FreshCorpusTests {
+@Suite(.ownThread) struct FreshCorpusTests {
     static let files = ["corpus/fresh/flights.ics", "corpus/fresh/look-alikes.ics", "corpus/fresh/meetings.ics"]
 
     /// The shape (`X-CALWATCH-SHAPE`) each item was written in, by UID.

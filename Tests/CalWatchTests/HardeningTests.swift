@@ -913,7 +913,7 @@ func strangersCalendar(uid: String = "stranger", _ lines: [String], summary: Str
 }
 
 /// Rules that start long ago: those without COUNT jump to the window; all of one calendar's rules share a budget.
-@Suite struct LongAgoRuleTests {
+@Suite(.ownThread) struct LongAgoRuleTests {
     /// Jumping to the window gives what stepping from DTSTART gives (a huge COUNT forces every step).
     @Test(arguments: [
         "FREQ=DAILY", "FREQ=DAILY;INTERVAL=3", "FREQ=WEEKLY;INTERVAL=3;BYDAY=MO,TH;WKST=SU", "FREQ=WEEKLY",

@@ -5,7 +5,7 @@ import Testing
 @testable import CalWatchRuntime
 
 /// Every calendar is a stranger's: hostile lines in one event never crash the scan or cost another event.
-@Suite struct HostileInputTests {
+@Suite(.ownThread) struct HostileInputTests {
     static let hostileLines = [
         "DTSTART:99991231T235959Z", "DTSTART;TZID=Nowhere/Land:20250324T093000", "DTSTART;VALUE=DATE:20250230",
         "DTEND:19000101T000000Z", "DURATION:P99999999W", "DURATION:-P1D", "RRULE:FREQ=SECONDLY",

@@ -6,7 +6,7 @@ import Testing
 /// The items written outside the project (`corpus/outside`, see its SOURCE.md): flights, their facts and meetings
 /// scored as the outside scorer scores them (a flight's code, origin and destination, each unless not determinable
 /// or marked `stretch`; a meeting's service and join link), and held to the targets.
-@Suite struct OutsideCorpusTests {
+@Suite(.ownThread) struct OutsideCorpusTests {
     static let files = ["corpus/outside/set-a.ics", "corpus/outside/set-b.ics"]
 
     @Test func theOutsideSetsMeetTheTargets() {

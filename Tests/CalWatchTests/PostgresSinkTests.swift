@@ -382,8 +382,9 @@ import Testing
     }
 }
 
-/// The PostgreSQL sink when calwatch or the database goes away mid-replay: every event stored once.
-@Suite(.serialized, .timeLimit(.minutes(5))) struct PostgresRecoveryTests {
+/// The PostgreSQL sink when calwatch or the database goes away mid-replay: every event stored once. On threads of
+/// their own, so that the watch for the moment to kill or stop comes in time on a pool the whole run keeps busy.
+@Suite(.serialized, .timeLimit(.minutes(5)), .ownThread) struct PostgresRecoveryTests {
     static let window = ["--from", "2027-01-01", "--to", "2030-01-01", "--tz", "Europe/Berlin"]
 
     /// A replay of the samples into `folder`'s sinks, in the background.

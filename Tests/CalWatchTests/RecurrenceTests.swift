@@ -4,7 +4,7 @@ import Testing
 @testable import CalWatchRuntime
 
 /// Recurrence rules, overrides and exceptions, each on a fixture written the way a real producer writes it.
-@Suite struct RecurrenceTests {
+@Suite(.ownThread) struct RecurrenceTests {
     @Test func googleSeriesWithOverrideExdateCancellationAndUntilInUTC() {
         let result = scan([fixture("google-recurring.ics")], from: "2025-03-01", to: "2025-05-01")
         let uid = "7kukuqrfedlm2f9t4oa4kr5j6c@google.com"
