@@ -253,7 +253,7 @@ import Testing
             return pid != nil
         }
         executor.hold()
-        FileManager.default.createFile(atPath: folder + "/go", contents: nil)
+        _ = FileManager.default.createFile(atPath: folder + "/go", contents: nil)
         try await eventually("the hook exited") { hasExited(pid!) }
         clock.advance(by: .seconds(10))
         try await Task.sleep(for: .milliseconds(500))
