@@ -45,8 +45,13 @@ final class ChildExit: Sendable {
     func overran(grace: Duration = .seconds(10)) async -> Bool {
         var looks = Int(grace / .milliseconds(50))
         while !isRunning, looks > 0 {
-            try? await Task.detached { try await Task.sleep(for: .milliseconds(50)) }.value
-            if Task.isCancelled { return false }
+            do {
+                try await withTaskExecutorPreference(globalConcurrentExecutor) {
+                    try await Task.sleep(for: .milliseconds(50))
+                }
+            } catch {
+                return false
+            }
             looks -= 1
         }
         return !Task.isCancelled

@@ -27,7 +27,7 @@ package enum PasswordCommand {
         let platformOptions = options
         let exit = ChildExit()
         typealias Run = ExecutionResult<Void, StringOutput<UTF8>, DiscardedOutput>
-        let run: Run?
+        let run: Run
         do {
             run = try await withThrowingTaskGroup(of: Run?.self) { race in
                 race.addTask {
@@ -43,17 +43,15 @@ package enum PasswordCommand {
                         description: "passwordCommand \(program) did not finish within \(timeout.components.seconds) s")
                 }
                 defer { race.cancelAll() }
-                while let next = try await race.next() {
-                    if let next { return next }
-                }
-                return nil
+                // The timer's `nil` (the program had ended) leaves the run to come back.
+                for try await case let run? in race { return run }
+                throw CancellationError()
             }
         } catch let error as Failure {
             throw error
         } catch {
             throw Failure(description: "cannot run passwordCommand \(program): \(error)")
         }
-        guard let run else { throw Failure(description: "passwordCommand \(program) was cancelled") }
         guard case .exited(0) = run.terminationStatus else {
             throw Failure(description: "passwordCommand \(program) failed (\(run.terminationStatus))")
         }
