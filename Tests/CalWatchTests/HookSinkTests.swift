@@ -245,16 +245,10 @@ import Testing
         defer { executor.finish() }
         let delivery = Task(executorPreference: executor) { await sink.deliver(Array(entries.prefix(1))) }
         try await clock.waitForSleeper(.seconds(10))
-        var pid: Int32?
-        try await eventually("the hook started") {
-            pid = Int32(
-                (try? String(contentsOfFile: folder + "/hook.pid", encoding: .utf8))?.trimmingCharacters(
-                    in: .whitespacesAndNewlines) ?? "")
-            return pid != nil
-        }
+        let pid = try await writtenPID(at: folder + "/hook.pid")
         executor.hold()
         _ = FileManager.default.createFile(atPath: folder + "/go", contents: nil)
-        try await eventually("the hook exited") { hasExited(pid!) }
+        try await eventually("the hook exited") { hasExited(pid) }
         clock.advance(by: .seconds(10))
         try await Task.sleep(for: .milliseconds(500))
         executor.release()

@@ -131,16 +131,10 @@ import Testing
         defer { executor.finish() }
         let started = ContinuousClock.now
         let run = Task(executorPreference: executor) { try await PasswordCommand.run(command, timeout: .seconds(10)) }
-        var pid: Int32?
-        try await eventually("the command started") {
-            pid = Int32(
-                (try? String(contentsOfFile: folder + "/pid", encoding: .utf8))?.trimmingCharacters(
-                    in: .whitespacesAndNewlines) ?? "")
-            return pid != nil
-        }
+        let pid = try await writtenPID(at: folder + "/pid")
         // From here its end is heard of only once the timeout has passed.
         executor.hold()
-        try await eventually("the command exited") { hasExited(pid!) }
+        try await eventually("the command exited") { hasExited(pid) }
         try await Task.sleep(until: started + .seconds(11))
         executor.release()
         #expect(try await run.value == "S3cret")

@@ -215,6 +215,18 @@ extension Trait where Self == OwnThread {
     static var ownThread: Self { OwnThread() }
 }
 
+/// The process id a child wrote to `path` (`echo $$ > …`), once it is there.
+func writtenPID(at path: String) async throws -> Int32 {
+    var pid: Int32?
+    try await eventually("a process id in \(path)") {
+        pid = (try? String(contentsOfFile: path, encoding: .utf8)).flatMap {
+            Int32($0.trimmingCharacters(in: .whitespacesAndNewlines))
+        }
+        return pid != nil
+    }
+    return pid!
+}
+
 /// Whether process `pid` has exited: gone, or a zombie its parent has not reaped yet.
 func hasExited(_ pid: Int32) -> Bool {
     let stat = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? ""
