@@ -265,6 +265,51 @@ import Testing
         }
     }
 
+    /// A writer of many lines keeps each occurrence's object once rendered: a line about the same item moved, made
+    /// longer or classified again shows it as it is now, not as it was first written.
+    @Test func aLineOfManyShowsTheOccurrenceAsItIsNow() throws {
+        var component = CalendarComponent(kind: .event, uid: "standup")
+        component.summary = "Stand-up"
+        let source = OccurrenceSource(
+            calendar: "work", component: component, allDay: false, timeZone: nil, displayZone: PlannerTests.berlin)
+        func occurrence(_ start: String, _ end: String) -> Occurrence {
+            Occurrence(
+                source: source, recurrenceID: .instant(utc("2027-03-01T09:00:00Z")), start: utc(start), end: utc(end))
+        }
+        var zoom = OccurrenceFacts.event
+        zoom.kind = .meeting
+        zoom.meeting = MeetingFacts(service: "zoom", joinURL: "https://example.zoom.us/j/123")
+        var meet = zoom
+        meet.meeting = MeetingFacts(service: "google-meet", joinURL: "https://meet.google.com/abc-defg-hij")
+        let asPlanned = occurrence("2027-03-01T09:00:00Z", "2027-03-01T09:30:00Z")
+        let cases = [
+            (asPlanned, zoom), (asPlanned, zoom), (occurrence("2027-03-01T09:00:00Z", "2027-03-01T10:00:00Z"), zoom),
+            (occurrence("2027-03-01T11:00:00Z", "2027-03-01T11:30:00Z"), zoom), (asPlanned, meet), (asPlanned, zoom),
+        ]
+        var lines = CloudEventJSON.Lines()
+        var alone: [String] = []
+        let recorded = Timestamp(millisecondsSinceEpoch: 1_803_000_000_042)
+        for (index, (occurrence, facts)) in cases.enumerated() {
+            // Its live activity's start, a quarter of an hour before it.
+            let activity = occurrence.start.adding(seconds: -900)
+            let event = try #require(
+                PlannerTests.run(
+                    from: activity.description, to: activity.adding(seconds: 60).description, facts: { _ in facts },
+                    [occurrence]
+                ).first)
+            lines.append(event, occurrence: occurrence, facts: facts, sequence: Int64(index), recordedTime: recorded)
+            alone.append(
+                CloudEventJSON.render(
+                    event, occurrence: occurrence, facts: facts, sequence: Int64(index), recordedTime: recorded))
+        }
+        let written = String(decoding: lines.writer.bytes, as: UTF8.self).split(separator: "\n").map(String.init)
+        #expect(written == alone)
+        #expect(written[2].contains(#""end":"2027-03-01T10:00:00Z""#))
+        #expect(written[3].contains(#""start":"2027-03-01T11:00:00Z""#))
+        #expect(written[4].contains("meet.google.com") && !written[4].contains("zoom.us"))
+        #expect(written[5].contains("zoom.us"))
+    }
+
     @Test func scanOutputMatchesTheOccurrenceShape() throws {
         let validator = Validator(root: Self.schema)
         let result = scan(

@@ -131,13 +131,25 @@ public enum OccurrenceJSON {
         }
     }
 
-    /// The `Fragments` of the components written lately, for a writer of many events about the same occurrences
-    /// (a live activity's minute updates): rendered once per component and classification instead of per event.
+    /// The `Fragments` of the components written lately and the objects of the occurrences written lately, for a
+    /// writer of many events about the same occurrences (a live activity's minute updates): rendered once per
+    /// component, occurrence and classification instead of once per event.
     struct FragmentCache {
         private var entries: [ObjectIdentifier: (source: OccurrenceSource, facts: OccurrenceFacts, shared: Fragments)] =
             [:]
+        private var objects: [Identity: (source: OccurrenceSource, facts: OccurrenceFacts, bytes: [UInt8])] = [:]
         /// Components kept; past this the cache starts again (a calendar's meetings of a day fit many times over).
         private let limit: Int
+        /// Occurrences' objects kept (about a kilobyte each): the live activities running at once fit many times over.
+        private var objectLimit: Int { limit / 4 }
+
+        /// What an occurrence's object is made of besides its component's fields and its facts.
+        private struct Identity: Hashable {
+            var source: ObjectIdentifier
+            var recurrenceID: DateValueText?
+            var start: Instant
+            var end: Instant
+        }
 
         init(limit: Int = 4096) { self.limit = limit }
 
@@ -151,17 +163,40 @@ public enum OccurrenceJSON {
             entries[id] = (occurrence.source, facts, shared)
             return shared
         }
+
+        /// Appends the occurrence's object as rendered the last time it was asked for with the same facts, or
+        /// renders it.
+        mutating func write(
+            _ occurrence: Occurrence, facts: OccurrenceFacts, to writer: inout JSONLineWriter
+        ) -> Fragments {
+            let shared = fragments(occurrence, facts: facts)
+            guard objectLimit > 0 else {
+                OccurrenceJSON.write(occurrence, shared: shared, leaveBy: facts.leaveBy, to: &writer, newline: false)
+                return shared
+            }
+            let identity = Identity(
+                source: ObjectIdentifier(occurrence.source), recurrenceID: occurrence.recurrenceID,
+                start: occurrence.start, end: occurrence.end)
+            if let cached = objects[identity], cached.facts == facts {
+                cached.bytes.withUnsafeBufferPointer { writer.append(raw: $0) }
+                return shared
+            }
+            let first = writer.bytes.count
+            OccurrenceJSON.write(occurrence, shared: shared, leaveBy: facts.leaveBy, to: &writer, newline: false)
+            if objects.count >= objectLimit { objects.removeAll(keepingCapacity: true) }
+            objects[identity] = (occurrence.source, facts, Array(writer.bytes[first...]))
+            return shared
+        }
     }
 
-    /// Appends one occurrence as an object inside another, its shared fields from `cache`; returns them, for the
-    /// fields of the event that repeat the occurrence's (`Fragments.Part.meeting`).
+    /// Appends one occurrence as an object inside another, from `cache` when it was written lately; returns its
+    /// component's shared fields, for the fields of the event that repeat the occurrence's
+    /// (`Fragments.Part.meeting`).
     @discardableResult
     static func write(
         _ occurrence: Occurrence, facts: OccurrenceFacts, cache: inout FragmentCache, to writer: inout JSONLineWriter
     ) -> Fragments {
-        let shared = cache.fragments(occurrence, facts: facts)
-        write(occurrence, shared: shared, leaveBy: facts.leaveBy, to: &writer, newline: false)
-        return shared
+        cache.write(occurrence, facts: facts, to: &writer)
     }
 
     private static func write(
