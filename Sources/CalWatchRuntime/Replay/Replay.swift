@@ -89,29 +89,52 @@ public final class Replay: Sendable {
         // end there.
         loop.add(occurrences.all, now: start)
         loop.endRemovedActivities(at: start)
-        // One batch commits (journal, then the sinks' queues) while the next is planned: the planner and the
-        // journal run on different threads, and each waits for the other only when it is ahead by a whole batch.
+        // Batches commit (journal, then the sinks' queues) in order on a task of their own while later ones are
+        // planned: the planner, the journal and the sinks run on different threads, and the planner waits only when
+        // `commitsAhead` batches are still uncommitted. With one batch ahead, the journal often sat idle while the
+        // planner, sharing two cores with it and the sinks, was between batches.
         let journal = journal
-        try await withThrowingTaskGroup(of: Void.self) { commits in
-            var pending: [PlanningLoop.Emitted] = []
-            /// The first scheduled time of the batch being committed: a prune must not pass it either.
-            var committing: Instant?
-            func commitPending() async throws {
-                if committing != nil {
-                    try await commits.next()
-                    committing = nil
+        let recordedTime = recordedTime
+        let (batches, toCommit) = AsyncStream.makeStream(of: ([PlanningLoop.Emitted], Timestamp).self)
+        let (commits, committed) = AsyncStream.makeStream(of: Void.self)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                defer { committed.finish() }
+                for await (batch, recorded) in batches {
+                    try await bus.publish(batch, committingTo: journal, recorded: recorded)
+                    committed.yield()
                 }
+            }
+            var commitsDone = commits.makeAsyncIterator()
+            var pending: [PlanningLoop.Emitted] = []
+            /// The first scheduled time of each batch handed over and not yet committed, oldest first: a prune must
+            /// not pass them.
+            var committing: [Instant] = []
+            /// Waits for the oldest batch handed over to be committed; throws what stopped the committing task.
+            func awaitOldestCommit() async throws {
+                guard await commitsDone.next() != nil else {
+                    try await group.waitForAll()
+                    throw CancellationError()  // the task ends only by throwing while batches wait
+                }
+                committing.removeFirst()
+            }
+            func commitPending() async throws {
+                while committing.count >= Self.commitsAhead { try await awaitOldestCommit() }
                 guard !pending.isEmpty else { return }
-                let (batch, recorded) = (pending, recordedTime())
-                committing = batch[0].event.time
-                commits.addTask { try await bus.publish(batch, committingTo: journal, recorded: recorded) }
+                committing.append(pending[0].event.time)
+                toCommit.yield((pending, recordedTime()))
                 pending.removeAll(keepingCapacity: true)
             }
+            func commitAll() async throws {
+                try await commitPending()
+                while !committing.isEmpty { try await awaitOldestCommit() }
+            }
+            defer { toCommit.finish() }
             var now = start
             while now < to {
                 // Events wait for a full batch (in a sparse calendar a batch can span weeks): a prune must not pass
                 // them.
-                let uncommitted = [committing, pending.first?.event.time].compactMap { $0 }.min()
+                let uncommitted = [committing.first, pending.first?.event.time].compactMap { $0 }.min()
                 let step = loop.step(at: now, uncommittedSince: uncommitted)
                 if !step.events.isEmpty {
                     summary.count(step.events)
@@ -121,7 +144,7 @@ public final class Replay: Sendable {
                 if pending.count >= options.batchSize {
                     try await commitPending()
                     if shouldStop() || bus.allSinksClosed {
-                        try await commits.waitForAll()
+                        try await commitAll()
                         summary.stopped = true
                         if shouldStop() { bus.stop() }
                         return
@@ -133,10 +156,12 @@ public final class Replay: Sendable {
                 guard let next = loop.nextInstant else { break }
                 now = next
             }
-            try await commitPending()
-            try await commits.waitForAll()
+            try await commitAll()
         }
     }
+
+    /// Batches handed to the committing task and not yet committed, at most, before the planner waits.
+    private static let commitsAhead = 4
 
     /// The replay's occurrences, and an index by key for joining an event to its occurrence again when a sink reads
     /// it back from the journal.
