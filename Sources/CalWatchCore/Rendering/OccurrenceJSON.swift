@@ -137,11 +137,27 @@ public enum OccurrenceJSON {
     struct FragmentCache {
         private var entries: [ObjectIdentifier: (source: OccurrenceSource, facts: OccurrenceFacts, shared: Fragments)] =
             [:]
-        private var objects: [Identity: (source: OccurrenceSource, facts: OccurrenceFacts, bytes: [UInt8])] = [:]
+        private var objects: [Identity: RenderedObject] = [:]
         /// Components kept; past this the cache starts again (a calendar's meetings of a day fit many times over).
         private let limit: Int
         /// Occurrences' objects kept (about a kilobyte each): the live activities running at once fit many times over.
         private var objectLimit: Int { limit / 4 }
+
+        /// An occurrence's object as rendered, with what it was rendered from.
+        private final class RenderedObject {
+            /// Held, so that its identifier is not reused while cached.
+            let source: OccurrenceSource
+            let facts: OccurrenceFacts
+            let shared: Fragments
+            let bytes: [UInt8]
+
+            init(source: OccurrenceSource, facts: OccurrenceFacts, shared: Fragments, bytes: [UInt8]) {
+                self.source = source
+                self.facts = facts
+                self.shared = shared
+                self.bytes = bytes
+            }
+        }
 
         /// What an occurrence's object is made of besides its component's fields and its facts.
         private struct Identity: Hashable {
@@ -169,8 +185,8 @@ public enum OccurrenceJSON {
         mutating func write(
             _ occurrence: Occurrence, facts: OccurrenceFacts, to writer: inout JSONLineWriter
         ) -> Fragments {
-            let shared = fragments(occurrence, facts: facts)
             guard objectLimit > 0 else {
+                let shared = fragments(occurrence, facts: facts)
                 OccurrenceJSON.write(occurrence, shared: shared, leaveBy: facts.leaveBy, to: &writer, newline: false)
                 return shared
             }
@@ -179,12 +195,14 @@ public enum OccurrenceJSON {
                 start: occurrence.start, end: occurrence.end)
             if let cached = objects[identity], cached.facts == facts {
                 cached.bytes.withUnsafeBufferPointer { writer.append(raw: $0) }
-                return shared
+                return cached.shared
             }
+            let shared = fragments(occurrence, facts: facts)
             let first = writer.bytes.count
             OccurrenceJSON.write(occurrence, shared: shared, leaveBy: facts.leaveBy, to: &writer, newline: false)
             if objects.count >= objectLimit { objects.removeAll(keepingCapacity: true) }
-            objects[identity] = (occurrence.source, facts, Array(writer.bytes[first...]))
+            objects[identity] = RenderedObject(
+                source: occurrence.source, facts: facts, shared: shared, bytes: Array(writer.bytes[first...]))
             return shared
         }
     }
