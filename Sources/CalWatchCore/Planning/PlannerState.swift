@@ -202,7 +202,11 @@ public struct PlannerState: Sendable, Hashable {
 
     /// Drops the ids of events that expired before `instant`: planning at `instant` or later never needs them.
     public mutating func forget(expiredBefore instant: Instant) {
-        emitted = emitted.filter { $0.value >= instant }
+        // Into a table as large as before: ids keep coming at the same pace, and a table grown again from the few
+        // kept rehashed every id at each doubling.
+        var kept = [EventID: Instant](minimumCapacity: emitted.capacity)
+        for (id, expiry) in emitted where expiry >= instant { kept[id] = expiry }
+        emitted = kept
         answers = answers.filter { $0.value.occurrenceEnd.adding(seconds: 86_400) >= instant }
     }
 }

@@ -116,8 +116,10 @@ package struct SameMeetings {
     /// Forgets the copies that ended before `instant`.
     mutating func forget(endedBefore instant: Instant) {
         // Most groups lose nothing at a prune: looked at in place, not filtered into a new array (which copied
-        // every copy's occurrence, its strings retained and released, for each group at each prune).
-        for (group, copies) in groups where copies.contains(where: { $0.occurrence.end < instant }) {
+        // every copy's occurrence, its strings retained and released, for each group at each prune). Those that do
+        // are picked out first: changing `groups` while going through it copied the whole dictionary.
+        let ending = groups.filter { $0.value.contains { $0.occurrence.end < instant } }
+        for (group, copies) in ending {
             let kept = copies.filter { $0.occurrence.end >= instant }
             for copy in copies where copy.occurrence.end < instant {
                 groupOf[copy.id] = nil
