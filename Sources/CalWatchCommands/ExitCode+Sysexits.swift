@@ -15,6 +15,6 @@ extension ExitCode {
     static let ioError = ExitCode(74)
     /// 75, `EX_TEMPFAIL`: another calwatch holds the journal; try again when it has stopped.
     static let journalBusy = ExitCode(75)
-    /// 130: stopped by SIGINT or SIGTERM after finishing the batch in hand (128 + SIGINT, as shells report it).
+    /// 130: stopped by SIGINT or SIGTERM after finishing the batches in hand (128 + SIGINT, as shells report it).
     static let interrupted = ExitCode(130)
 }

@@ -30,7 +30,7 @@ extension CalwatchCommand {
                 Without --state the replay uses a fresh journal of its own, removed afterwards, so two replays of \
                 the same input print the same events (apart from recordedtime) and the daemon's journal is never \
                 touched. With --state it continues where that journal stopped: a replay interrupted at any point and \
-                started again prints only the events it had not printed. SIGINT or SIGTERM stop it after the batch \
+                started again prints only the events it had not printed. SIGINT or SIGTERM stop it after the batches \
                 in hand, with everything committed printed. A journal remembers how far it has handled time and \
                 forgets delivered events a day after they expire; a replay of an earlier window with it starts \
                 where it had got to, and says so.

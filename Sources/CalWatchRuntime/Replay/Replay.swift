@@ -94,7 +94,6 @@ public final class Replay: Sendable {
         // `commitsAhead` batches are still uncommitted. With one batch ahead, the journal often sat idle while the
         // planner, sharing two cores with it and the sinks, was between batches.
         let journal = journal
-        let recordedTime = recordedTime
         let (batches, toCommit) = AsyncStream.makeStream(of: ([PlanningLoop.Emitted], Timestamp).self)
         let (commits, committed) = AsyncStream.makeStream(of: Void.self)
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -113,8 +112,9 @@ public final class Replay: Sendable {
             /// Waits for the oldest batch handed over to be committed; throws what stopped the committing task.
             func awaitOldestCommit() async throws {
                 guard await commitsDone.next() != nil else {
+                    // The committing task ended with batches waiting: it threw (rethrown here) or was cancelled.
                     try await group.waitForAll()
-                    throw CancellationError()  // the task ends only by throwing while batches wait
+                    throw CancellationError()
                 }
                 committing.removeFirst()
             }
