@@ -118,12 +118,14 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
-        /// Calendars on servers through libcurl: ICS feeds and CalDAV accounts fetched into the cache folders that
+        /// Calendars on servers through libcurl: ICS feeds, CalDAV and Microsoft 365 accounts fetched into the cache folders that
         /// the runtime reads like any vdir; routing, geocoding and weather answers.
         .target(
             name: "CalWatchRemote",
             dependencies: [
                 "CalWatchCore", "CalWatchRuntime", "CCurl",
+                // PKCE's S256 challenge when signing in to an account.
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],

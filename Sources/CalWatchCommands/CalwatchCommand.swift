@@ -16,7 +16,7 @@ struct CalwatchCommand: AsyncParsableCommand {
             """,
         subcommands: [
             Scan.self, Explain.self, Next.self, Why.self, Replay.self, Watch.self, Snooze.self, Dismiss.self, Ack.self,
-            Check.self, Fleet.self, Pass.self,
+            Check.self, Fleet.self, Pass.self, Account.self,
         ]
     )
 

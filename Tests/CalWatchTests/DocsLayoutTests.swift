@@ -1,4 +1,5 @@
 import CalWatchDaemon
+import CalWatchRemote
 import Foundation
 import Testing
 
@@ -67,8 +68,12 @@ import Testing
         let inputs = String(design[design.range(of: "## 2. Inputs")!.lowerBound...].prefix(4000))
         let example = try Self.read("config.yml")
         for type in SourceKinds.calwatch.kinds.map({ $0.type }) {
-            #expect(inputs.contains("`\(type):`"), "design.md §2 does not name `\(type):`")
-            #expect(example.contains("\(type): "), "config.yml does not show a `\(type):` entry")
+            // An account is an entry of `accounts:`, not a key of `calendars:`.
+            let key = type == AccountSettings.type ? "accounts" : type
+            #expect(inputs.contains("`\(key):`"), "design.md §2 does not name `\(key):`")
+            #expect(
+                example.contains(key == "accounts" ? "\n# accounts:\n" : "\(key): "),
+                "config.yml does not show `\(key):`")
         }
     }
 

@@ -27,6 +27,54 @@ extension ConfigurationReader {
         }
     }
 
+    /// `accounts:`: calendar services signed in to (Microsoft 365, Google), each read by the kind whose `type` is
+    /// `account` and added to the calendars on servers, so rules, `why`, the sinks and the fleet see their calendars
+    /// like any other. Two accounts with one name are refused: the name is their calendars' prefix.
+    func readAccounts(_ node: Node, into configuration: inout Configuration) {
+        let kind = sourceKinds.kinds.first { $0.type == "account" }
+        var names: [String: String] = [:]
+        for item in list(node, at: "accounts") {
+            guard let kind else {
+                note(item.node, item.key, "is an account, which this program does not read")
+                continue
+            }
+            guard let keys = mapping(item.node, at: item.key, known: ["name", "every"] + kind.keys) else { continue }
+            let entry = ConfigurationSection(node: item.node, keys: keys, path: item.key, reader: self)
+            guard let (_, nameNode) = keys["name"] else {
+                note(
+                    item.node, item.key,
+                    "has no `name:`; name the account, such as `name: work` (its calendars "
+                        + "are then work/Calendar, …)")
+                continue
+            }
+            guard let name = string(nameNode, at: item.key + ".name") else { continue }
+            guard !name.isEmpty, name.count <= 64, name.allSatisfy({ $0.isLetter || $0.isNumber || "-_.".contains($0) })
+            else {
+                note(
+                    nameNode, item.key + ".name",
+                    "'\(name)' must be 1 to 64 letters, digits, '-', '_' or '.', such as work")
+                continue
+            }
+            if let first = names[name] {
+                note(nameNode, item.key + ".name", "is the name of \(first) too; give each account its own")
+                continue
+            }
+            names[name] = item.key
+            guard let settings = kind.init(address: name, entry: entry) else { continue }
+            var source = SourceSettings(settings, every: 300)
+            if let (_, everyNode) = keys["every"],
+                let seconds = duration(everyNode, at: item.key + ".every", positive: true, atMost: Limits.day)
+            {
+                if seconds < 60 {
+                    note(everyNode, item.key + ".every", "polls the service more than once a minute; use 1m or more")
+                } else {
+                    source.every = seconds
+                }
+            }
+            configuration.sources.append(source)
+        }
+    }
+
     /// A `calendars:` entry on a server, read by the kind whose key it has: a feed `{url: https://…, name: Work,
     /// every: 10m}`, a CalDAV account `{caldav: https://…, username: me, passwordCommand: [pass, show, dav]}`.
     func readSource(_ node: Node, at path: String) -> SourceSettings? {

@@ -50,16 +50,19 @@ final class ConfigurationReader {
                 known: [
                     "calendars", "timezone", "me", "horizon", "reminders", "liveActivity", "flights", "state", "sinks",
                     "rules", "quietHours", "meetings", "instance", "metrics", "places", "travel", "todos", "day",
-                    "fleet", "classify", "serve", "passes",
+                    "fleet", "classify", "serve", "passes", "accounts",
                 ])
         else { return }
         var sinks: [(SinkSettings, ConfigurationSection)] = []
         // Before `rules:`, whose `services:` may name them.
         if let (_, value) = keys["meetings"] { configuration.meetingProviders = readMeetings(value) }
+        // A file with accounts and no `calendars:` reads the accounts' calendars, not also the default folder.
+        if keys["accounts"] != nil && keys["calendars"] == nil { configuration.calendars = [] }
         for (key, (keyNode, value)) in keys {
             switch key {
             case "meetings": break
             case "calendars": readCalendars(value, into: &configuration)
+            case "accounts": readAccounts(value, into: &configuration)
             case "timezone":
                 guard let name = string(value, at: key) else { break }
                 if TimeZoneDatabase.rules(named: name) == nil && WindowsZones.ianaName(for: name) == nil {

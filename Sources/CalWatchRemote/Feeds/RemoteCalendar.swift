@@ -40,8 +40,8 @@ extension SourceSettings {
 }
 
 extension SourceKinds {
-    /// ICS feeds and CalDAV accounts.
-    public static let remote = SourceKinds([ICSFeedSettings.self, CalDAVSettings.self])
+    /// ICS feeds, CalDAV accounts and accounts signed in to (`accounts:`).
+    public static let remote = SourceKinds([ICSFeedSettings.self, CalDAVSettings.self, AccountSettings.self])
 }
 
 /// One ICS feed and its cache folder.

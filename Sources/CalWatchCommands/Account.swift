@@ -1,0 +1,245 @@
+import ArgumentParser
+import CalWatchCore
+import CalWatchRemote
+import CalWatchRuntime
+import Foundation
+
+extension CalwatchCommand {
+    /// `calwatch account`: signing in to the accounts of `accounts:` in config.yml.
+    struct Account: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Sign in to the Microsoft 365 and Outlook.com accounts of accounts: in config.yml.",
+            discussion: """
+                An account's calendars are read through Microsoft Graph and appear as <account>/<calendar> for \
+                rules, why, next, replay, the sinks and the fleet, like any calendar. Signing in keeps a refresh \
+                token in a file only you can read ($XDG_STATE_HOME/calwatch/accounts/<name>.json); every token the \
+                service rotates is saved before it is used. docs/accounts.md says how to register the application \
+                whose clientId the account names.
+
+                Examples:
+                  calwatch account add work                 # a browser on this machine
+                  calwatch account add work --no-browser    # over SSH: paste the address the browser ends at
+                  calwatch account add work --device-code   # a code typed at microsoft.com/devicelogin
+                  calwatch account status
+                  calwatch account remove work
+                """,
+            subcommands: [Add.self, List.self, Status.self, Remove.self])
+
+        /// The accounts of the configuration, in order.
+        static func accounts(_ settings: ConfigurationOptions) throws -> [(AccountSettings, SourceSettings)] {
+            let configuration = try settings.loadOrExit(calendars: nil, useDefaultFile: true)
+            return configuration.sources.compactMap { source in (source.kind as? AccountSettings).map { ($0, source) } }
+        }
+
+        static func account(_ name: String, _ settings: ConfigurationOptions) throws -> (
+            AccountSettings, SourceSettings
+        ) {
+            let all = try accounts(settings)
+            guard let found = all.first(where: { $0.0.name == name }) else {
+                StandardStreams.error(
+                    "calwatch: no account named '\(TerminalText.safe(name, keepingLines: false))' in accounts: of "
+                        + "\(settings.file(useDefaultFile: true) ?? ConfigurationOptions.defaultPath)"
+                        + (all.isEmpty
+                            ? "; add one (docs/accounts.md)\n"
+                            : "; it has \(all.map(\.0.name).joined(separator: ", "))\n"))
+                throw ExitCode.usageError
+            }
+            return found
+        }
+    }
+}
+
+extension CalwatchCommand.Account {
+    struct Add: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Sign in to an account and keep its tokens.",
+            discussion: """
+                By default the sign-in page opens in a browser (where a desktop is) and comes back to calwatch on \
+                127.0.0.1 at a free port, with PKCE; the address is printed on standard error either way. With \
+                --no-browser, open the address anywhere, sign in, and paste the address the browser was sent to \
+                (http://localhost/?code=…; the page itself will not load) on standard input. With --device-code, \
+                type the code shown at the address shown, on any device; organisations often block this flow \
+                (AADSTS53003): then sign in with the browser. Exits 0 once the tokens are kept.
+                """)
+
+        @Argument(help: "The account's name in accounts: of config.yml.")
+        var name: String
+
+        @Flag(help: "Print the sign-in address and read the address the browser was sent to from standard input.")
+        var noBrowser = false
+
+        @Flag(help: "Sign in with a code typed on another device (Microsoft only).")
+        var deviceCode = false
+
+        @OptionGroup var settings: ConfigurationOptions
+
+        func run() async throws {
+            let (account, _) = try CalwatchCommand.Account.account(name, settings)
+            let identity = MicrosoftIdentity(account)
+            let grant: MicrosoftIdentity.Grant
+            do {
+                if deviceCode {
+                    let code = try await identity.deviceCode()
+                    StandardStreams.error(
+                        TerminalText.safe(
+                            code.message
+                                ?? "To sign in, open \(code.verificationURI) and enter the code \(code.userCode).",
+                            keepingLines: false) + "\n")
+                    grant = try await identity.wait(for: code) { try await Task.sleep(for: $0) }
+                } else {
+                    grant = try await browserSignIn(identity)
+                }
+            } catch let refusal as MicrosoftIdentity.Refusal {
+                StandardStreams.error("calwatch: account \(account.name): \(refusal.reason)\n")
+                throw ExitCode.failure
+            } catch let failure as LoopbackRedirect.Failure {
+                StandardStreams.error("calwatch: account \(account.name): \(failure.reason)\n")
+                throw ExitCode.failure
+            }
+            guard let refresh = grant.refreshToken else {
+                StandardStreams.error(
+                    "calwatch: account \(account.name): the service gave no refresh token (offline_access was not "
+                        + "granted); calwatch could read the calendars for an hour only\n")
+                throw ExitCode.failure
+            }
+            var tokens = AccountTokens(
+                provider: account.provider.rawValue, clientId: account.clientId, tenant: account.tenant,
+                refreshToken: refresh, accessToken: grant.accessToken,
+                expires: Date().addingTimeInterval(TimeInterval(grant.expiresIn)), user: nil, saved: Date())
+            tokens.user = await GraphAccount.user(of: account, token: grant.accessToken)
+            try tokens.save(account: account.name)
+            StandardStreams.error(
+                "Signed in to \(account.name)"
+                    + (tokens.user.map { " as \(TerminalText.safe($0, keepingLines: false))" } ?? "")
+                    + "; its tokens are kept in \(AccountTokens.path(account: account.name)).\n")
+        }
+
+        /// PKCE on a loopback redirect, or (`--no-browser`) the redirect's address pasted.
+        private func browserSignIn(_ identity: MicrosoftIdentity) async throws -> MicrosoftIdentity.Grant {
+            let verifier = PKCE.verifier()
+            let state = PKCE.state()
+            let query: [String: String]
+            let redirect: String
+            if noBrowser {
+                redirect = "http://localhost"
+                let url = identity.authorizationURL(
+                    redirect: redirect, state: state, challenge: PKCE.challenge(verifier))
+                StandardStreams.error(
+                    "Open this address in a browser and sign in:\n\n  \(url.absoluteString)\n\nThe browser then goes "
+                        + "to an address starting http://localhost/?code= that does not load; paste it here:\n")
+                // Standard input is read on a thread of its own: a blocking read never holds the cooperative pool.
+                let line = await withCheckedContinuation { continuation in
+                    Thread { continuation.resume(returning: readLine(strippingNewline: true) ?? "") }.start()
+                }
+                var found: [String: String] = [:]
+                for item in URLComponents(string: line.trimmingCharacters(in: .whitespaces))?.queryItems ?? [] {
+                    found[item.name] = item.value ?? ""
+                }
+                query = found
+            } else {
+                let listener = try LoopbackRedirect()
+                redirect = listener.address
+                let url = identity.authorizationURL(
+                    redirect: redirect, state: state, challenge: PKCE.challenge(verifier))
+                StandardStreams.error(
+                    "Open this address in a browser to sign in (waiting 5 minutes):\n\n  \(url.absoluteString)\n\n")
+                Self.openBrowser(url)
+                query = try await listener.wait()
+            }
+            if let error = query["error"] {
+                let said = TerminalText.safe(query["error_description"] ?? error, keepingLines: false)
+                throw MicrosoftIdentity.Refusal(error: error, code: nil, reason: "the sign-in was refused: \(said)")
+            }
+            guard query["state"] == state, let code = query["code"], !code.isEmpty else {
+                throw MicrosoftIdentity.Refusal(
+                    error: "state", code: nil,
+                    reason:
+                        "that is not the answer to this sign-in (its state differs, or it has no code); sign in again")
+            }
+            return try await identity.redeem(code: code, redirect: redirect, verifier: verifier)
+        }
+
+        /// `xdg-open` with the address as its one argument, where a desktop is; nothing else is ever run.
+        private static func openBrowser(_ url: URL) {
+            let environment = ProcessInfo.processInfo.environment
+            guard !(environment["DISPLAY"] ?? "").isEmpty || !(environment["WAYLAND_DISPLAY"] ?? "").isEmpty,
+                FileManager.default.isExecutableFile(atPath: "/usr/bin/xdg-open")
+            else { return }
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/xdg-open")
+            process.arguments = [url.absoluteString]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try? process.run()
+        }
+
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List the accounts and who is signed in to each.")
+
+        @OptionGroup var settings: ConfigurationOptions
+
+        func run() async throws {
+            for (account, source) in try CalwatchCommand.Account.accounts(settings) {
+                let tokens = try? AccountTokens.load(account: account.name)
+                let who =
+                    tokens.map {
+                        "signed in" + ($0.user.map { " as \(TerminalText.safe($0, keepingLines: false))" } ?? "")
+                    }
+                    ?? "not signed in (calwatch account add \(account.name))"
+                print("\(account.name)\t\(account.provider.rawValue)\tevery \(source.every) s\t\(who)")
+            }
+        }
+    }
+
+    struct Status: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Check that each account's sign-in still works.",
+            discussion: """
+                Asks the service for a new access token (rotating the refresh token, which is saved) and lists the \
+                account's calendars. Exits 1 when any account needs signing in again, and says why (AADSTS700082: \
+                90 days without use; AADSTS50173: a password changed; AADSTS53003: conditional access).
+                """)
+
+        @Argument(help: "The accounts to check (default: all).")
+        var names: [String] = []
+
+        @OptionGroup var settings: ConfigurationOptions
+
+        func run() async throws {
+            var failed = false
+            for (account, source) in try CalwatchCommand.Account.accounts(settings)
+            where names.isEmpty || names.contains(account.name) {
+                let remote = GraphAccount(settings: account, every: source.every, root: FeedCache.root())
+                do {
+                    _ = try await remote.accessToken(forcingRefresh: true)
+                    print("\(account.name): the sign-in works")
+                } catch {
+                    failed = true
+                    print("\(account.name): \(error)")
+                }
+            }
+            if failed { throw ExitCode.failure }
+        }
+    }
+
+    struct Remove: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Forget an account's tokens and its copy of the calendars.",
+            discussion: "The account stays in config.yml; remove its entry there too, or sign in again with add.")
+
+        @Argument(help: "The account's name.")
+        var name: String
+
+        @OptionGroup var settings: ConfigurationOptions
+
+        func run() async throws {
+            let (account, _) = try CalwatchCommand.Account.account(name, settings)
+            let removed = try AccountTokens.remove(account: account.name)
+            try? FileManager.default.removeItem(atPath: FeedCache.root() + "/accounts/" + account.name)
+            StandardStreams.error(
+                removed ? "Removed \(account.name)'s tokens and copy.\n" : "\(account.name) was not signed in.\n")
+        }
+    }
+}

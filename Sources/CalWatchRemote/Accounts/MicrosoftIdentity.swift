@@ -1,0 +1,229 @@
+import CalWatchCore
+import CalWatchRuntime
+import Crypto
+public import Foundation
+
+/// The Microsoft identity platform's v2.0 endpoints, as a public client (no secret) uses them: the device code flow,
+/// the authorization code flow with PKCE (S256) on a loopback redirect, and refresh-token grants. Every answer is
+/// read within `HTTPClient`'s limits; a refusal is worded from its AADSTS code, never with a token in it.
+public struct MicrosoftIdentity: Sendable {
+    public var login: URL
+    public var tenant: String
+    public var clientId: String
+    /// Graph's calendars and the user's name, and a refresh token (`offline_access`).
+    public var scope = "offline_access Calendars.Read User.Read"
+
+    public init(login: URL, tenant: String, clientId: String) {
+        self.login = login
+        self.tenant = tenant
+        self.clientId = clientId
+    }
+
+    public init(_ settings: AccountSettings) {
+        self.init(login: settings.login, tenant: settings.tenant, clientId: settings.clientId)
+    }
+
+    /// What the token endpoint gave.
+    public struct Grant: Sendable {
+        public var accessToken: String
+        public var refreshToken: String?
+        public var expiresIn: Int
+    }
+
+    /// A refusal of the identity platform: its `error` (`invalid_grant`, `authorization_pending`, …), its AADSTS
+    /// code, and what it means for the user.
+    public struct Refusal: Error, Sendable, CustomStringConvertible {
+        public var error: String
+        public var code: Int?
+        public var reason: String
+        /// The refresh token no longer works: only signing in again helps.
+        public var needsSignIn: Bool { error == "invalid_grant" || error == "interaction_required" }
+        public var description: String { reason }
+
+        public init(error: String, code: Int?, reason: String) {
+            self.error = error
+            self.code = code
+            self.reason = reason
+        }
+    }
+
+    /// The start of a device code sign-in: the code the user types at the address.
+    public struct DeviceCode: Sendable {
+        public var deviceCode: String
+        public var userCode: String
+        public var verificationURI: String
+        public var expiresIn: Int
+        public var interval: Int
+        /// The service's own instruction ("To sign in, use a web browser to open the page … and enter the code …").
+        public var message: String?
+    }
+
+    private var base: URL { login.appendingPathComponent(tenant).appendingPathComponent("oauth2/v2.0") }
+
+    public func deviceCode() async throws -> DeviceCode {
+        struct Answer: Decodable {
+            var deviceCode: String
+            var userCode: String
+            var verificationUri: String
+            var expiresIn: Int
+            var interval: Int?
+            var message: String?
+        }
+        let answer: Answer = try await post("devicecode", ["client_id": clientId, "scope": scope])
+        return DeviceCode(
+            deviceCode: answer.deviceCode, userCode: answer.userCode, verificationURI: answer.verificationUri,
+            expiresIn: answer.expiresIn, interval: max(1, answer.interval ?? 5), message: answer.message)
+    }
+
+    /// Asks every `interval` until the user has signed in, the code lapses or the sign-in is refused.
+    public func wait(for code: DeviceCode, sleep: @Sendable (Duration) async throws -> Void) async throws -> Grant {
+        var interval = code.interval
+        let end = Date().addingTimeInterval(TimeInterval(code.expiresIn))
+        while Date() < end {
+            try await sleep(.seconds(interval))
+            do {
+                return try await token([
+                    "grant_type": "urn:ietf:params:oauth:grant-type:device_code", "client_id": clientId,
+                    "device_code": code.deviceCode,
+                ])
+            } catch let refusal as Refusal where refusal.error == "authorization_pending" {
+                continue
+            } catch let refusal as Refusal where refusal.error == "slow_down" {
+                interval += 5
+            }
+        }
+        throw Refusal(
+            error: "expired_token", code: nil,
+            reason: "the code lapsed before anyone signed in with it; run the command again")
+    }
+
+    /// The address the browser opens for the authorization code flow.
+    public func authorizationURL(redirect: String, state: String, challenge: String) -> URL {
+        var parts = URLComponents(url: base.appendingPathComponent("authorize"), resolvingAgainstBaseURL: false)!
+        parts.queryItems = [
+            URLQueryItem(name: "client_id", value: clientId), URLQueryItem(name: "response_type", value: "code"),
+            URLQueryItem(name: "redirect_uri", value: redirect), URLQueryItem(name: "response_mode", value: "query"),
+            URLQueryItem(name: "scope", value: scope), URLQueryItem(name: "state", value: state),
+            URLQueryItem(name: "code_challenge", value: challenge),
+            URLQueryItem(name: "code_challenge_method", value: "S256"),
+            URLQueryItem(name: "prompt", value: "select_account"),
+        ]
+        return parts.url!
+    }
+
+    public func redeem(code: String, redirect: String, verifier: String) async throws -> Grant {
+        try await token([
+            "grant_type": "authorization_code", "client_id": clientId, "code": code, "redirect_uri": redirect,
+            "code_verifier": verifier, "scope": scope,
+        ])
+    }
+
+    public func refresh(_ refreshToken: String) async throws -> Grant {
+        try await token([
+            "grant_type": "refresh_token", "client_id": clientId, "refresh_token": refreshToken, "scope": scope,
+        ])
+    }
+
+    private func token(_ form: [String: String]) async throws -> Grant {
+        struct Answer: Decodable {
+            var accessToken: String
+            var refreshToken: String?
+            var expiresIn: Int?
+        }
+        let answer: Answer = try await post("token", form)
+        return Grant(
+            accessToken: answer.accessToken, refreshToken: answer.refreshToken, expiresIn: answer.expiresIn ?? 3600)
+    }
+
+    private func post<Answer: Decodable>(_ endpoint: String, _ form: [String: String]) async throws -> Answer {
+        var request = HTTPClient.Request(
+            method: "POST", url: base.appendingPathComponent(endpoint),
+            headers: ["Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json"],
+            body: Data(PKCE.form(form).utf8))
+        request.credentials = nil
+        var limits = HTTPClient.Limits()
+        limits.largest = 1 << 20
+        limits.redirects = nil
+        let answer: HTTPClient.Answer
+        switch await HTTPClient.send(request, limits: limits) {
+        case .success(let got): answer = got
+        case .failure(let failure):
+            throw Refusal(error: "unreachable", code: nil, reason: "cannot reach \(login.shown): \(failure.reason)")
+        }
+        if (200..<300).contains(answer.status), let decoded = try? Self.decoder.decode(Answer.self, from: answer.body) {
+            return decoded
+        }
+        throw Self.refusal(answer.body, status: answer.status, at: login.shown)
+    }
+
+    /// The identity platform's answers are in snake case (`access_token`).
+    static var decoder: JSONDecoder {
+        let decoder = JSONDecoder()
+        decoder.keyDecodingStrategy = .convertFromSnakeCase
+        return decoder
+    }
+
+    /// The refusal in `body` (`{"error", "error_description": "AADSTS70000: …", "error_codes": [70000]}`), worded.
+    static func refusal(_ body: Data, status: Int, at place: String) -> Refusal {
+        struct Body: Decodable {
+            var error: String?
+            var errorDescription: String?
+            var errorCodes: [Int]?
+        }
+        let parsed = try? decoder.decode(Body.self, from: body)
+        guard let error = parsed?.error else {
+            return Refusal(error: "http", code: nil, reason: "\(place) answered HTTP \(status) without saying why")
+        }
+        let code = parsed?.errorCodes?.first
+        // The service's first line, made safe for a terminal ("AADSTS50173: The provided grant has expired …").
+        let said =
+            (parsed?.errorDescription ?? error).split(whereSeparator: \.isNewline).first.map(String.init) ?? error
+        let shown = TerminalText.safe(String(said.prefix(300)), keepingLines: false)
+        let meaning: String
+        switch code {
+        case 700082: meaning = "the sign-in lapsed after 90 days without use; sign in again"
+        case 50173, 50133:
+            meaning = "the sign-in was revoked (a password changed or reset, or an administrator); sign in again"
+        case 50076, 50079: meaning = "the organisation now asks for multi-factor authentication; sign in again"
+        case 53003:
+            meaning =
+                "the organisation's conditional access policies refuse this sign-in (device code sign-in is often blocked: sign in with the browser instead)"
+        case 65001:
+            meaning =
+                "no one has consented to the application's access yet; sign in again and accept, or ask an administrator"
+        case 700016: meaning = "the clientId is not an application of this directory; check `clientId:` and `tenant:`"
+        case 7_000_218:
+            meaning =
+                "the application is not a public client; in its registration, allow public client flows (docs/accounts.md)"
+        case 90002: meaning = "no such tenant; check `tenant:`"
+        default: meaning = error == "invalid_grant" ? "the sign-in no longer works; sign in again" : "refused"
+        }
+        return Refusal(error: error, code: code, reason: "\(meaning) (\(shown))")
+    }
+}
+
+/// Proof Key for Code Exchange (RFC 7636): a random verifier, its S256 challenge, and a random state.
+public enum PKCE {
+    /// 32 random bytes as base64url: 43 characters, within the 43 to 128 the RFC allows.
+    public static func verifier() -> String { Base64URL.encode(random(32)) }
+
+    public static func challenge(_ verifier: String) -> String {
+        Base64URL.encode(Array(Crypto.SHA256.hash(data: Array(verifier.utf8))))
+    }
+
+    public static func state() -> String { Base64URL.encode(random(16)) }
+
+    static func random(_ count: Int) -> [UInt8] {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) }
+    }
+
+    /// `application/x-www-form-urlencoded`, keys sorted.
+    static func form(_ fields: [String: String]) -> String {
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~")
+        return fields.sorted { $0.key < $1.key }.map {
+            "\($0.key)=\($0.value.addingPercentEncoding(withAllowedCharacters: allowed) ?? "")"
+        }.joined(separator: "&")
+    }
+}
