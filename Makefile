@@ -13,7 +13,7 @@ DEMO_WINDOW := --from 2027-03-01 --to 2027-03-08 --tz Europe/Berlin
 DEMO_DAY := --from 2027-03-03 --to 2027-03-04
 DEMO_CALENDARS := samples/calendars samples/radicale/family samples/caldav/report.xml
 
-.PHONY: deps test-deps lint build screenshots demo test test-busy corpus corpus-held-back corpus-outside fit-flights bench bench-replay bench-replay-weeks bench-sinks bench-push bench-postgres bench-feeds bench-hostile bench-package bench-day bench-lateness bench-server bench-fleet bench-watch bench-startup bench-first-sync bench-next format clean \
+.PHONY: deps test-deps lint build screenshots demo test test-busy corpus corpus-held-back corpus-outside fit-flights bench bench-replay bench-replay-weeks bench-sinks bench-push bench-postgres bench-feeds bench-hostile bench-package bench-day bench-lateness bench-server bench-fleet bench-watch bench-startup bench-first-sync bench-accounts bench-next format clean \
 	release manual install uninstall deb deb-deps test-package fuzz test-asan test-tsan soak
 
 deps:
@@ -200,6 +200,12 @@ bench-feeds: test-deps
 # (benchmarks/feeds.py --first-sync): calwatch's own time and memory.
 bench-first-sync: test-deps
 	python3 benchmarks/feeds.py --first-sync 100000
+
+# A Microsoft 365 account's first sync of 10,000 events and an incremental one, against the stand-in
+# (benchmarks/accounts.py, scripts/microsoft-server.py).
+bench-accounts: test-deps
+	swift build -c release $(SWIFT_BUILD_FLAGS)
+	python3 benchmarks/accounts.py
 
 # A hostile server (scripts/hostile-server.py) against scan and watch: time, peak memory, time to stop at SIGTERM.
 bench-hostile: test-deps

@@ -52,10 +52,19 @@ def path_in_folder(name):
     return os.path.join(FOLDER, name)
 
 
+PARSED = {}  # name -> (inode, mtime_ns, size, value): a big calendars.json is parsed once per change, not per page
+
+
 def read_json(name, default):
     try:
+        status = os.stat(path_in_folder(name))
+        kept = PARSED.get(name)
+        if kept and kept[:3] == (status.st_ino, status.st_mtime_ns, status.st_size):
+            return kept[3]
         with open(path_in_folder(name), encoding="utf-8") as handle:
-            return json.load(handle)
+            value = json.load(handle)
+        PARSED[name] = (status.st_ino, status.st_mtime_ns, status.st_size, value)
+        return value
     except (OSError, ValueError):
         return default
 

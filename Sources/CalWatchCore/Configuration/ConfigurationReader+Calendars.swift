@@ -31,7 +31,7 @@ extension ConfigurationReader {
     /// `account` and added to the calendars on servers, so rules, `why`, the sinks and the fleet see their calendars
     /// like any other. Two accounts with one name are refused: the name is their calendars' prefix.
     func readAccounts(_ node: Node, into configuration: inout Configuration) {
-        let kind = sourceKinds.kinds.first { $0.type == "account" }
+        let kind = sourceKinds.accountKind
         var names: [String: String] = [:]
         for item in list(node, at: "accounts") {
             guard let kind else {
@@ -78,7 +78,7 @@ extension ConfigurationReader {
     /// A `calendars:` entry on a server, read by the kind whose key it has: a feed `{url: https://…, name: Work,
     /// every: 10m}`, a CalDAV account `{caldav: https://…, username: me, passwordCommand: [pass, show, dav]}`.
     func readSource(_ node: Node, at path: String) -> SourceSettings? {
-        let kinds = sourceKinds.kinds
+        let kinds = sourceKinds.calendarKinds
         let common = ["name", "every"]
         let everyKey = kinds.flatMap { [$0.type] + $0.keys }
         guard let keys = mapping(node, at: path, known: common + everyKey) else { return nil }

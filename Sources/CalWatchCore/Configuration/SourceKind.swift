@@ -95,8 +95,17 @@ public struct SourceKinds: Sendable {
         SourceKinds(kinds.kinds + more)
     }
 
+    /// The kind whose entries are written under `accounts:` rather than `calendars:` (a service signed in to).
+    static let accountType = "account"
+
+    /// The kinds a `calendars:` entry may be.
+    var calendarKinds: [any SourceKind.Type] { kinds.filter { $0.type != Self.accountType } }
+
+    /// The kind of `accounts:` entries, when the program reads accounts.
+    var accountKind: (any SourceKind.Type)? { kinds.first { $0.type == Self.accountType } }
+
     /// "`url:` or `caldav:`".
-    var typesShown: String { kinds.map { "`\($0.type):`" }.listedWithOr }
+    var typesShown: String { calendarKinds.map { "`\($0.type):`" }.listedWithOr }
 }
 
 extension [String] {
