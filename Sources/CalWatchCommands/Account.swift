@@ -8,9 +8,10 @@ extension CalwatchCommand {
     /// `calwatch account`: signing in to the accounts of `accounts:` in config.yml.
     struct Account: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Sign in to the Microsoft 365 and Outlook.com accounts of accounts: in config.yml.",
+            abstract: "Sign in to the Microsoft 365, Outlook.com and Google accounts of accounts: in config.yml.",
             discussion: """
-                An account's calendars are read through Microsoft Graph and appear as <account>/<calendar> for \
+                An account's calendars are read through Microsoft Graph or Google's Calendar API and appear as \
+                <account>/<calendar> for \
                 rules, why, next, replay, the sinks and the fleet, like any calendar. Signing in keeps a refresh \
                 token in a file only you can read ($XDG_STATE_HOME/calwatch/accounts/<name>.json); every token the \
                 service rotates is saved before it is used. docs/accounts.md says how to register the application \
@@ -68,33 +69,42 @@ extension CalwatchCommand.Account {
         @Flag(help: "Print the sign-in address and read the address the browser was sent to from standard input.")
         var noBrowser = false
 
-        @Flag(help: "Sign in with a code typed on another device (Microsoft only).")
+        @Flag(help: "Sign in with a code typed on another device (Microsoft only: Google's does not grant calendars).")
         var deviceCode = false
 
         @OptionGroup var settings: ConfigurationOptions
 
         func run() async throws {
             let (account, _) = try CalwatchCommand.Account.account(name, settings)
-            let identity = MicrosoftIdentity(account)
-            let grant: MicrosoftIdentity.Grant
+            let grant: SignInGrant
             do {
+                let identity = try account.signIn()
                 if deviceCode {
-                    let code = try await identity.deviceCode()
+                    guard let microsoft = identity as? MicrosoftIdentity else {
+                        StandardStreams.error(
+                            "calwatch: account \(account.name): Google's device flow does not grant access to "
+                                + "calendars; sign in with the browser (--no-browser where this machine has none)\n")
+                        throw ExitCode.usageError
+                    }
+                    let code = try await microsoft.deviceCode()
                     StandardStreams.error(
                         TerminalText.safe(
                             code.message
                                 ?? "To sign in, open \(code.verificationURI) and enter the code \(code.userCode).",
                             keepingLines: false) + "\n")
-                    grant = try await identity.wait(for: code) { try await Task.sleep(for: $0) }
+                    grant = try await microsoft.wait(for: code) { try await Task.sleep(for: $0) }
                 } else {
                     grant = try await browserSignIn(identity)
                 }
-            } catch let refusal as MicrosoftIdentity.Refusal {
+            } catch let refusal as SignInRefusal {
                 StandardStreams.error("calwatch: account \(account.name): \(refusal.reason)\n")
                 throw ExitCode.failure
             } catch let failure as LoopbackRedirect.Failure {
                 StandardStreams.error("calwatch: account \(account.name): \(failure.reason)\n")
                 throw ExitCode.failure
+            } catch let failure as AccountFailure {
+                StandardStreams.error("calwatch: account \(account.name): \(failure.reason)\n")
+                throw ExitCode.usageError
             }
             guard let refresh = grant.refreshToken else {
                 StandardStreams.error(
@@ -106,8 +116,19 @@ extension CalwatchCommand.Account {
                 provider: account.provider.rawValue, clientId: account.clientId, tenant: account.tenant,
                 refreshToken: refresh, accessToken: grant.accessToken,
                 expires: Date().addingTimeInterval(TimeInterval(grant.expiresIn)), user: nil, saved: Date())
-            tokens.user = await GraphAccount.user(of: account, token: grant.accessToken)
+            tokens.refreshExpires = grant.refreshExpiresIn.map { Date().addingTimeInterval(TimeInterval($0)) }
+            tokens.user =
+                switch account.provider {
+                case .microsoft: await GraphAccount.user(of: account, token: grant.accessToken)
+                case .google: await GoogleAccount.user(of: account, token: grant.accessToken)
+                }
             try tokens.save(account: account.name)
+            if let lapses = tokens.refreshExpires {
+                StandardStreams.error(
+                    "warning: this sign-in ends \(lapses.formatted(.iso8601)) (\(grant.refreshExpiresIn! / 3600) hours): "
+                        + "Google ends the sign-ins of an application in testing mode after 7 days. Publish the "
+                        + "application in the Google Cloud console (docs/accounts.md) for one that lasts.\n")
+            }
             StandardStreams.error(
                 "Signed in to \(account.name)"
                     + (tokens.user.map { " as \(TerminalText.safe($0, keepingLines: false))" } ?? "")
@@ -115,7 +136,7 @@ extension CalwatchCommand.Account {
         }
 
         /// PKCE on a loopback redirect, or (`--no-browser`) the redirect's address pasted.
-        private func browserSignIn(_ identity: MicrosoftIdentity) async throws -> MicrosoftIdentity.Grant {
+        private func browserSignIn(_ identity: any AccountIdentity) async throws -> SignInGrant {
             let verifier = PKCE.verifier()
             let state = PKCE.state()
             let query: [String: String]
@@ -148,10 +169,10 @@ extension CalwatchCommand.Account {
             }
             if let error = query["error"] {
                 let said = TerminalText.safe(query["error_description"] ?? error, keepingLines: false)
-                throw MicrosoftIdentity.Refusal(error: error, code: nil, reason: "the sign-in was refused: \(said)")
+                throw SignInRefusal(error: error, code: nil, reason: "the sign-in was refused: \(said)")
             }
             guard query["state"] == state, let code = query["code"], !code.isEmpty else {
-                throw MicrosoftIdentity.Refusal(
+                throw SignInRefusal(
                     error: "state", code: nil,
                     reason:
                         "that is not the answer to this sign-in (its state differs, or it has no code); sign in again")
@@ -184,8 +205,9 @@ extension CalwatchCommand.Account {
             for (account, source) in try CalwatchCommand.Account.accounts(settings) {
                 let tokens = try? AccountTokens.load(account: account.name)
                 let who =
-                    tokens.map {
-                        "signed in" + ($0.user.map { " as \(TerminalText.safe($0, keepingLines: false))" } ?? "")
+                    tokens.map { tokens in
+                        "signed in" + (tokens.user.map { " as \(TerminalText.safe($0, keepingLines: false))" } ?? "")
+                            + (tokens.refreshExpires.map { ", until \($0.formatted(.iso8601)) (testing mode)" } ?? "")
                     }
                     ?? "not signed in (calwatch account add \(account.name))"
                 print("\(account.name)\t\(account.provider.rawValue)\tevery \(source.every) s\t\(who)")
@@ -211,10 +233,16 @@ extension CalwatchCommand.Account {
             var failed = false
             for (account, source) in try CalwatchCommand.Account.accounts(settings)
             where names.isEmpty || names.contains(account.name) {
-                let remote = GraphAccount(settings: account, every: source.every, root: FeedCache.root())
                 do {
-                    _ = try await remote.accessToken(forcingRefresh: true)
-                    print("\(account.name): the sign-in works")
+                    _ = try await AccountTokenKeeper(settings: account).accessToken(forcingRefresh: true)
+                    let lapses = (try? AccountTokens.load(account: account.name))??.refreshExpires
+                    if let lapses, lapses.timeIntervalSinceNow < 86_400 {
+                        failed = true
+                        print(
+                            "\(account.name): the sign-in works, but ends \(lapses.formatted(.iso8601)) (testing mode)")
+                    } else {
+                        print("\(account.name): the sign-in works")
+                    }
                 } catch {
                     failed = true
                     print("\(account.name): \(error)")

@@ -1,9 +1,9 @@
 public import CalWatchCore
 public import Foundation
 
-/// `accounts: - name: work, provider: microsoft, clientId: …`: a calendar service signed in to with OAuth, whose
-/// calendars are copied into calwatch's cache (`<cache>/accounts/<name>/<calendar>/`) and read like any vdir, named
-/// `work/<calendar name>`. The tokens live apart from the configuration (`AccountTokens`), written by
+/// `accounts: - name: work, provider: microsoft, clientId: …`: a calendar service signed in to with OAuth (Microsoft
+/// 365 through Graph, Google Calendar), whose calendars are copied into calwatch's cache
+/// (`<cache>/accounts/<name>/<calendar>/`) and read like any vdir, named `work/<calendar name>`. The tokens live apart from the configuration (`AccountTokens`), written by
 /// `calwatch account add`.
 public struct AccountSettings: SourceDriver {
     public static let type = "account"
@@ -29,6 +29,10 @@ public struct AccountSettings: SourceDriver {
     /// Microsoft's sign-in service (`login`) and Graph (`graph`); another cloud's, or a stand-in's.
     public var login: URL
     public var graph: URL
+    /// Google's authorization page (`auth`), token endpoint (`token`) and APIs (`api`).
+    public var auth: URL = URL(string: "https://accounts.google.com/o/oauth2/v2/auth")!
+    public var token: URL = URL(string: "https://oauth2.googleapis.com/token")!
+    public var api: URL = URL(string: "https://www.googleapis.com")!
     /// A file whose first line is the client secret (Google's desktop clients have one); a systemd credential.
     public var clientSecretFile: String?
 
@@ -56,17 +60,13 @@ public struct AccountSettings: SourceDriver {
             return nil
         }
         guard let provider else { return nil }
-        guard provider == .microsoft else {
-            entry.note(
-                key: "provider",
-                "google accounts are not read directly yet; read the calendar through its secret address in iCal "
-                    + "format as a feed (`calendars: - url: https://calendar.google.com/calendar/ical/…/basic.ics`)")
-            return nil
-        }
         guard let clientId = entry["clientId"]?.string(), !clientId.isEmpty else {
             entry.note(
-                "has no `clientId:`; register an application with Microsoft Entra (docs/accounts.md) and write its "
-                    + "Application (client) ID")
+                provider == .microsoft
+                    ? "has no `clientId:`; register an application with Microsoft Entra (docs/accounts.md) and write "
+                        + "its Application (client) ID"
+                    : "has no `clientId:`; create a desktop app OAuth client in the Google Cloud console "
+                        + "(docs/accounts.md) and write its client ID")
             return nil
         }
         self.init(name: address, provider: provider, clientId: clientId)
@@ -79,13 +79,43 @@ public struct AccountSettings: SourceDriver {
         }
         calendars = entry["calendars"]?.list().compactMap { $0.string() } ?? []
         clientSecretFile = entry["clientSecretFile"]?.filePath()
-        if let endpoints = entry["endpoints"]?.section(known: ["login", "graph"]) {
-            if let login = endpoints["login"]?.webAddress().flatMap(URL.init(string:)) { self.login = login }
-            if let graph = endpoints["graph"]?.webAddress().flatMap(URL.init(string:)) { self.graph = graph }
+        let known = provider == .microsoft ? ["login", "graph"] : ["auth", "token", "api"]
+        if let endpoints = entry["endpoints"]?.section(known: known) {
+            func address(_ key: String) -> URL? { endpoints[key]?.webAddress().flatMap(URL.init(string:)) }
+            if let login = address("login") { self.login = login }
+            if let graph = address("graph") { self.graph = graph }
+            if let auth = address("auth") { self.auth = auth }
+            if let token = address("token") { self.token = token }
+            if let api = address("api") { self.api = api }
+        }
+        if provider == .google && clientSecretFile == nil {
+            entry.note(
+                "has no `clientSecretFile:`; Google's desktop app clients come with a client secret: keep it in a "
+                    + "file of its own (its first line) and name the file")
         }
     }
 
     public func open(_ settings: SourceSettings, root: String, fetcher: FeedFetcher) -> (any RemoteCalendar)? {
-        GraphAccount(settings: self, every: settings.every, root: root)
+        switch provider {
+        case .microsoft: GraphAccount(settings: self, every: settings.every, root: root)
+        case .google: GoogleAccount(settings: self, every: settings.every, root: root)
+        }
+    }
+
+    /// The provider's sign-in; for Google, with the client secret read from its file (first line) now.
+    public func signIn() throws -> any AccountIdentity {
+        switch provider {
+        case .microsoft: return MicrosoftIdentity(self)
+        case .google:
+            guard let path = clientSecretFile,
+                let secret = (try? String(contentsOfFile: path, encoding: .utf8))?.split(whereSeparator: \.isNewline)
+                    .first.map(String.init), !secret.isEmpty
+            else {
+                throw AccountFailure(
+                    reason: "cannot read the client secret from \(clientSecretFile ?? "clientSecretFile:"); write it "
+                        + "there (the first line), as the Google Cloud console shows it")
+            }
+            return GoogleIdentity(settings: self, clientSecret: secret)
+        }
     }
 }

@@ -2,6 +2,10 @@ import CalWatchCore
 import CalWatchRuntime
 public import Foundation
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// What signing in to an account gave: the refresh token that mints access tokens, the access token in hand and when
 /// it lapses, and who signed in. Kept in a 0600 file of its own, `$XDG_STATE_HOME/calwatch/accounts/<name>.json`
 /// (folder 0700), written beside and renamed into place, so a crash leaves the old tokens or the new ones. Never
@@ -13,6 +17,8 @@ public struct AccountTokens: Codable, Sendable, Equatable, CustomStringConvertib
     public var refreshToken: String
     public var accessToken: String?
     public var expires: Date?
+    /// When the refresh token itself lapses, where the service says (Google, an application in testing mode).
+    public var refreshExpires: Date?
     /// The address signed in with (Graph's `userPrincipalName` or `mail`), for `account list`.
     public var user: String?
     /// When these were last written: a sign-in or a refresh.
@@ -57,7 +63,7 @@ public struct AccountTokens: Codable, Sendable, Equatable, CustomStringConvertib
         do {
             return try decoder.decode(AccountTokens.self, from: data)
         } catch {
-            throw Failure(
+            throw AccountFailure(
                 reason:
                     "\(path) is not a token file calwatch wrote; sign in again with `calwatch account add \(account)`")
         }
@@ -79,9 +85,70 @@ public struct AccountTokens: Codable, Sendable, Equatable, CustomStringConvertib
         try FileManager.default.removeItem(atPath: path)
         return true
     }
+}
 
-    public struct Failure: Error, CustomStringConvertible {
-        public var reason: String
-        public var description: String { reason }
+/// Access tokens for one account: the one in hand while it has five minutes left, else a new one from the refresh
+/// token, whose rotated successor is saved before the access token is used. Refreshes are taken in turn across
+/// processes (a lock file beside the tokens): the daemon and `calwatch next` never spend one refresh token twice.
+public struct AccountTokenKeeper: Sendable {
+    public var settings: AccountSettings
+    public var folder: String
+
+    public init(settings: AccountSettings, folder: String = AccountTokens.folder()) {
+        self.settings = settings
+        self.folder = folder
+    }
+
+    /// An access token, refreshed when needed or `forcingRefresh` (the service refused the one in hand).
+    public func accessToken(forcingRefresh: Bool = false, now: Date = Date()) async throws -> String {
+        guard let held = try Self.loaded(settings.name, folder) else {
+            throw AccountFailure(reason: "not signed in; run `calwatch account add \(settings.name)`")
+        }
+        if !forcingRefresh, let token = held.accessToken(at: now) { return token }
+        let lock = try await Self.lock(AccountTokens.path(account: settings.name, folder: folder) + ".lock")
+        defer { close(lock) }
+        // Another process may have refreshed while this one waited.
+        guard var current = try Self.loaded(settings.name, folder) else {
+            throw AccountFailure(reason: "not signed in; run `calwatch account add \(settings.name)`")
+        }
+        if let token = current.accessToken(at: now), current.accessToken != held.accessToken || !forcingRefresh {
+            return token
+        }
+        let grant: SignInGrant
+        do {
+            grant = try await settings.signIn().refresh(current.refreshToken)
+        } catch let refusal as SignInRefusal {
+            if refusal.needsSignIn {
+                throw AccountFailure(
+                    reason: "sign-in needed: \(refusal.reason); run `calwatch account add \(settings.name)`")
+            }
+            throw AccountFailure(reason: refusal.reason)
+        }
+        current.refreshToken = grant.refreshToken ?? current.refreshToken
+        current.accessToken = grant.accessToken
+        current.expires = now.addingTimeInterval(TimeInterval(grant.expiresIn))
+        current.refreshExpires = grant.refreshExpiresIn.map { now.addingTimeInterval(TimeInterval($0)) }
+        current.saved = now
+        try current.save(account: settings.name, folder: folder)
+        return grant.accessToken
+    }
+
+    private static func loaded(_ name: String, _ folder: String) throws -> AccountTokens? {
+        try AccountTokens.load(account: name, folder: folder)
+    }
+
+    /// An exclusive `flock` on `path`, asked for without blocking and again every 50 ms (never a blocking call on
+    /// the cooperative pool), for at most 30 s.
+    private static func lock(_ path: String) async throws -> Int32 {
+        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard descriptor >= 0 else {
+            throw AccountFailure(reason: "cannot open \(path): \(String(cString: strerror(errno)))")
+        }
+        for _ in 0..<600 {
+            if flock(descriptor, LOCK_EX | LOCK_NB) == 0 { return descriptor }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        close(descriptor)
+        throw AccountFailure(reason: "another calwatch held \(path) for 30 s")
     }
 }

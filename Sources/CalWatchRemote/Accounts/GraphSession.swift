@@ -4,14 +4,8 @@ public import Foundation
 extension GraphAccount {
     /// Who signed in with `token`, from Graph's `/me` (`nil` when it does not say).
     public static func user(of settings: AccountSettings, token: String) async -> String? {
-        var request = HTTPClient.Request(
-            url: URL(string: settings.graph.absoluteString + "/v1.0/me?$select=mail,userPrincipalName")!,
-            headers: ["Authorization": "Bearer " + token, "Accept": "application/json"])
-        request.credentials = nil
-        var limits = HTTPClient.Limits()
-        limits.largest = 1 << 20
-        limits.redirects = nil
-        guard case .success(let answer) = await HTTPClient.send(request, limits: limits), answer.status == 200,
+        let me = URL(string: settings.graph.absoluteString + "/v1.0/me?$select=mail,userPrincipalName")!
+        guard case .success(let answer) = await OAuth.get(me, token: token), answer.status == 200,
             let me = try? JSONSerialization.jsonObject(with: answer.body) as? [String: Any]
         else { return nil }
         return ((me["mail"] as? String) ?? (me["userPrincipalName"] as? String))?.lowercased()
@@ -22,14 +16,13 @@ extension GraphAccount {
     /// client's limits.
     struct Session {
         let account: GraphAccount
-        private var token: String
-        private var renewed = false
-        var requests = 0
-        var bytes = 0
+        private var bearer: BearerSession
+        var requests: Int { bearer.requests }
+        var bytes: Int { bearer.bytes }
 
         init(account: GraphAccount) async throws {
             self.account = account
-            token = try await account.accessToken()
+            bearer = try await BearerSession(keeper: account.keeper)
         }
 
         struct Calendar: Decodable {
@@ -98,55 +91,23 @@ extension GraphAccount {
                 guard let next = page.next else { break }
                 link = next
             }
-            throw Failure(reason: "Graph's pages did not end in a delta link")
+            throw AccountFailure(reason: "Graph's pages did not end in a delta link")
         }
 
         /// One GET of Graph, decoded as `Answer`.
         private mutating func get<Answer: Decodable>(_ link: String) async throws -> Answer {
             guard let url = URL(string: link), url.origin == account.settings.graph.origin else {
-                throw Failure(
+                throw AccountFailure(
                     reason: "Graph named a next page outside \(account.settings.graph.shown); it was not asked")
             }
-            while true {
-                var request = HTTPClient.Request(
-                    url: url,
-                    headers: [
-                        "Authorization": "Bearer " + token, "Accept": "application/json",
-                        "Prefer":
-                            "odata.maxpagesize=\(GraphAccount.pageSize), IdType=\"ImmutableId\", "
-                            + "outlook.timezone=\"UTC\", outlook.body-content-type=\"text\"",
-                    ])
-                request.credentials = nil
-                var limits = HTTPClient.Limits()
-                limits.deadline = .seconds(60)
-                limits.largest = 16 << 20
-                // A redirect would carry the token to where Graph never sends a client: it is the answer.
-                limits.redirects = nil
-                requests += 1
-                let answer: HTTPClient.Answer
-                switch await HTTPClient.send(request, limits: limits) {
-                case .success(let got): answer = got
-                case .failure(let failure): throw Failure(reason: failure.reason)
-                }
-                bytes += answer.received
-                switch answer.status {
-                case 200..<300:
-                    do {
-                        return try JSONDecoder().decode(Answer.self, from: answer.body)
-                    } catch {
-                        throw Failure(reason: "Graph's answer at \(url.path) is not the JSON it documents")
-                    }
-                case 401 where !renewed:
-                    renewed = true
-                    token = try await account.accessToken(forcingRefresh: true)
-                default:
-                    throw Self.failure(answer, at: url)
-                }
-            }
+            let prefer =
+                "odata.maxpagesize=\(GraphAccount.pageSize), IdType=\"ImmutableId\", outlook.timezone=\"UTC\", "
+                + "outlook.body-content-type=\"text\""
+            return try await bearer.get(url, headers: ["Prefer": prefer], service: "Graph", refused: Self.failure)
         }
 
         /// Graph's refusal (`{"error": {"code", "message"}}`) worded, with what to do.
-        static func failure(_ answer: HTTPClient.Answer, at url: URL) -> Failure {
+        static func failure(_ answer: HTTPClient.Answer, at url: URL) -> AccountFailure {
             struct Body: Decodable {
                 struct Inner: Decodable {
                     var code: String?
@@ -160,20 +121,22 @@ extension GraphAccount {
             let detail = code.isEmpty ? "" : " (\(code)\(message.isEmpty ? "" : ": " + message))"
             switch answer.status {
             case 410:
-                return Failure(reason: "Graph forgot the calendar's changes\(detail)", forgotten: true)
+                return AccountFailure(reason: "Graph forgot the calendar's changes\(detail)", forgotten: true)
             case 400 where code == "syncStateNotFound" || code == "resyncRequired" || code == "syncStateInvalid":
-                return Failure(reason: "Graph forgot the calendar's changes\(detail)", forgotten: true)
+                return AccountFailure(reason: "Graph forgot the calendar's changes\(detail)", forgotten: true)
             case 429, 503, 504:
                 let wait = HTTPDate.retryAfter(answer.headers["retry-after"], now: Date()) ?? 60
-                return Failure(
+                return AccountFailure(
                     reason: "Graph asked to wait \(wait) s (HTTP \(answer.status))\(detail)", retryAfter: .seconds(wait)
                 )
             case 401:
-                return Failure(reason: "Graph refused the sign-in (HTTP 401)\(detail); run `calwatch account add`")
+                return AccountFailure(
+                    reason: "Graph refused the sign-in (HTTP 401)\(detail); run `calwatch account add`")
             case 403:
-                return Failure(reason: "Graph refused access (HTTP 403)\(detail); the application needs Calendars.Read")
+                return AccountFailure(
+                    reason: "Graph refused access (HTTP 403)\(detail); the application needs Calendars.Read")
             default:
-                return Failure(reason: "Graph answered HTTP \(answer.status) at \(url.path)\(detail)")
+                return AccountFailure(reason: "Graph answered HTTP \(answer.status) at \(url.path)\(detail)")
             }
         }
     }

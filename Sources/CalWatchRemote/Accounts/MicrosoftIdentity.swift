@@ -6,7 +6,7 @@ public import Foundation
 /// The Microsoft identity platform's v2.0 endpoints, as a public client (no secret) uses them: the device code flow,
 /// the authorization code flow with PKCE (S256) on a loopback redirect, and refresh-token grants. Every answer is
 /// read within `HTTPClient`'s limits; a refusal is worded from its AADSTS code, never with a token in it.
-public struct MicrosoftIdentity: Sendable {
+public struct MicrosoftIdentity: AccountIdentity {
     public var login: URL
     public var tenant: String
     public var clientId: String
@@ -21,30 +21,6 @@ public struct MicrosoftIdentity: Sendable {
 
     public init(_ settings: AccountSettings) {
         self.init(login: settings.login, tenant: settings.tenant, clientId: settings.clientId)
-    }
-
-    /// What the token endpoint gave.
-    public struct Grant: Sendable {
-        public var accessToken: String
-        public var refreshToken: String?
-        public var expiresIn: Int
-    }
-
-    /// A refusal of the identity platform: its `error` (`invalid_grant`, `authorization_pending`, …), its AADSTS
-    /// code, and what it means for the user.
-    public struct Refusal: Error, Sendable, CustomStringConvertible {
-        public var error: String
-        public var code: Int?
-        public var reason: String
-        /// The refresh token no longer works: only signing in again helps.
-        public var needsSignIn: Bool { error == "invalid_grant" || error == "interaction_required" }
-        public var description: String { reason }
-
-        public init(error: String, code: Int?, reason: String) {
-            self.error = error
-            self.code = code
-            self.reason = reason
-        }
     }
 
     /// The start of a device code sign-in: the code the user types at the address.
@@ -76,7 +52,8 @@ public struct MicrosoftIdentity: Sendable {
     }
 
     /// Asks every `interval` until the user has signed in, the code lapses or the sign-in is refused.
-    public func wait(for code: DeviceCode, sleep: @Sendable (Duration) async throws -> Void) async throws -> Grant {
+    public func wait(for code: DeviceCode, sleep: @Sendable (Duration) async throws -> Void) async throws -> SignInGrant
+    {
         var interval = code.interval
         let end = Date().addingTimeInterval(TimeInterval(code.expiresIn))
         while Date() < end {
@@ -86,13 +63,13 @@ public struct MicrosoftIdentity: Sendable {
                     "grant_type": "urn:ietf:params:oauth:grant-type:device_code", "client_id": clientId,
                     "device_code": code.deviceCode,
                 ])
-            } catch let refusal as Refusal where refusal.error == "authorization_pending" {
+            } catch let refusal as SignInRefusal where refusal.error == "authorization_pending" {
                 continue
-            } catch let refusal as Refusal where refusal.error == "slow_down" {
+            } catch let refusal as SignInRefusal where refusal.error == "slow_down" {
                 interval += 5
             }
         }
-        throw Refusal(
+        throw SignInRefusal(
             error: "expired_token", code: nil,
             reason: "the code lapsed before anyone signed in with it; run the command again")
     }
@@ -111,68 +88,45 @@ public struct MicrosoftIdentity: Sendable {
         return parts.url!
     }
 
-    public func redeem(code: String, redirect: String, verifier: String) async throws -> Grant {
+    public func redeem(code: String, redirect: String, verifier: String) async throws -> SignInGrant {
         try await token([
             "grant_type": "authorization_code", "client_id": clientId, "code": code, "redirect_uri": redirect,
             "code_verifier": verifier, "scope": scope,
         ])
     }
 
-    public func refresh(_ refreshToken: String) async throws -> Grant {
+    public func refresh(_ refreshToken: String) async throws -> SignInGrant {
         try await token([
             "grant_type": "refresh_token", "client_id": clientId, "refresh_token": refreshToken, "scope": scope,
         ])
     }
 
-    private func token(_ form: [String: String]) async throws -> Grant {
+    private func token(_ form: [String: String]) async throws -> SignInGrant {
         struct Answer: Decodable {
             var accessToken: String
             var refreshToken: String?
             var expiresIn: Int?
         }
         let answer: Answer = try await post("token", form)
-        return Grant(
+        return SignInGrant(
             accessToken: answer.accessToken, refreshToken: answer.refreshToken, expiresIn: answer.expiresIn ?? 3600)
     }
 
     private func post<Answer: Decodable>(_ endpoint: String, _ form: [String: String]) async throws -> Answer {
-        var request = HTTPClient.Request(
-            method: "POST", url: base.appendingPathComponent(endpoint),
-            headers: ["Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json"],
-            body: Data(PKCE.form(form).utf8))
-        request.credentials = nil
-        var limits = HTTPClient.Limits()
-        limits.largest = 1 << 20
-        limits.redirects = nil
-        let answer: HTTPClient.Answer
-        switch await HTTPClient.send(request, limits: limits) {
-        case .success(let got): answer = got
-        case .failure(let failure):
-            throw Refusal(error: "unreachable", code: nil, reason: "cannot reach \(login.shown): \(failure.reason)")
-        }
-        if (200..<300).contains(answer.status), let decoded = try? Self.decoder.decode(Answer.self, from: answer.body) {
-            return decoded
-        }
-        throw Self.refusal(answer.body, status: answer.status, at: login.shown)
-    }
-
-    /// The identity platform's answers are in snake case (`access_token`).
-    static var decoder: JSONDecoder {
-        let decoder = JSONDecoder()
-        decoder.keyDecodingStrategy = .convertFromSnakeCase
-        return decoder
+        try await OAuth.post(form, to: base.appendingPathComponent(endpoint), at: login.shown, refusal: Self.refusal)
     }
 
     /// The refusal in `body` (`{"error", "error_description": "AADSTS70000: …", "error_codes": [70000]}`), worded.
-    static func refusal(_ body: Data, status: Int, at place: String) -> Refusal {
+    static func refusal(_ body: Data, status: Int, at place: String) -> SignInRefusal {
         struct Body: Decodable {
             var error: String?
             var errorDescription: String?
             var errorCodes: [Int]?
         }
-        let parsed = try? decoder.decode(Body.self, from: body)
+        let parsed = try? OAuth.decoder.decode(Body.self, from: body)
         guard let error = parsed?.error else {
-            return Refusal(error: "http", code: nil, reason: "\(place) answered HTTP \(status) without saying why")
+            return SignInRefusal(
+                error: "http", code: nil, reason: "\(place) answered HTTP \(status) without saying why")
         }
         let code = parsed?.errorCodes?.first
         // The service's first line, made safe for a terminal ("AADSTS50173: The provided grant has expired …").
@@ -198,32 +152,6 @@ public struct MicrosoftIdentity: Sendable {
         case 90002: meaning = "no such tenant; check `tenant:`"
         default: meaning = error == "invalid_grant" ? "the sign-in no longer works; sign in again" : "refused"
         }
-        return Refusal(error: error, code: code, reason: "\(meaning) (\(shown))")
-    }
-}
-
-/// Proof Key for Code Exchange (RFC 7636): a random verifier, its S256 challenge, and a random state.
-public enum PKCE {
-    /// 32 random bytes as base64url: 43 characters, within the 43 to 128 the RFC allows.
-    public static func verifier() -> String { Base64URL.encode(random(32)) }
-
-    public static func challenge(_ verifier: String) -> String {
-        Base64URL.encode(Array(Crypto.SHA256.hash(data: Array(verifier.utf8))))
-    }
-
-    public static func state() -> String { Base64URL.encode(random(16)) }
-
-    static func random(_ count: Int) -> [UInt8] {
-        var generator = SystemRandomNumberGenerator()
-        return (0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) }
-    }
-
-    /// `application/x-www-form-urlencoded`, keys sorted.
-    static func form(_ fields: [String: String]) -> String {
-        var allowed = CharacterSet.alphanumerics
-        allowed.insert(charactersIn: "-._~")
-        return fields.sorted { $0.key < $1.key }.map {
-            "\($0.key)=\($0.value.addingPercentEncoding(withAllowedCharacters: allowed) ?? "")"
-        }.joined(separator: "&")
+        return SignInRefusal(error: error, code: code, reason: "\(meaning) (\(shown))")
     }
 }
