@@ -1,5 +1,6 @@
 import CalWatchCore
 import Foundation
+import Logging
 import Testing
 
 @testable import CalWatchRemote
@@ -471,5 +472,47 @@ import Testing
         #expect(said.contains { $0.hasPrefix("accounts[2].name: 'work/2' must be") })
         #expect(said.contains { $0.hasPrefix("accounts[3].every: polls the service more than once a minute") })
         #expect(said.contains { $0.hasPrefix("accounts[4].name: is the name of accounts[3] too") }, "\(said)")
+    }
+}
+
+/// The daemon's poller and an account whose sign-in lapsed: it waits as after any failure (doubling), but a new
+/// sign-in (`calwatch account add` writing the token file) is seen within 5 s on its clock and asked at once.
+@Suite(.timeLimit(.minutes(2))) struct AccountPollerTests {
+    @Test func aNewSignInIsReadAtOnceNotAfterTheBackoff() async throws {
+        try await FeedServer.with(script: "microsoft-server.py") { server in
+            try AccountTests.serve([AccountTests.event("1", "Standup", start: "2026-12-01T09:00:00")], in: server)
+            let tokens = SinkFixtures.folder()
+            _ = try await AccountTests.signedIn(server, tokens: tokens)
+            var settings = AccountTests.settings(server)
+            settings.tokens = tokens
+            // The sign-in lapsed before the daemon started: every refresh is refused.
+            var saved = try #require(try AccountTokens.load(account: "work", folder: tokens))
+            saved.expires = Date.distantPast
+            try saved.save(account: "work", folder: tokens)
+            try AccountTests.write("", server.folder + "/revoked")
+            let clock = ManualClock()
+            let source = SourceSettings(settings, every: 300)
+            let poller = FeedPoller(
+                feeds: [source], root: SinkFixtures.folder(), clock: clock, logger: Logger(label: "test")
+            ) {
+                0
+            }
+            let task = Task { try await poller.run() }
+            defer { task.cancel() }
+            try await eventually("the refused refresh") { server.log.contains { $0.contains("token 400") } }
+            // The next poll after the failure is 10 minutes away; the sign-in is looked at every 5 s meanwhile.
+            try await clock.waitForSleeper(.seconds(5))
+            clock.advance(by: .seconds(5))
+            try await clock.waitForSleeper(.seconds(5))
+            #expect(!server.log.contains { $0.contains("calendarView/delta") })
+
+            // Signed in again (the stand-in approves; the tokens are written as `account add` writes them).
+            try FileManager.default.removeItem(atPath: server.folder + "/revoked")
+            _ = try await AccountTests.signedIn(server, tokens: tokens)
+            clock.advance(by: .seconds(5))
+            try await eventually("the poll after the new sign-in") {
+                server.log.contains { $0.contains("calendarView/delta 200") }
+            }
+        }
     }
 }

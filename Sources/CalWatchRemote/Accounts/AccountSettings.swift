@@ -35,6 +35,8 @@ public struct AccountSettings: SourceDriver {
     public var api: URL = URL(string: "https://www.googleapis.com")!
     /// A file whose first line is the client secret (Google's desktop clients have one); a systemd credential.
     public var clientSecretFile: String?
+    /// Where the tokens are kept when not in `AccountTokens.folder()` (a test's folder); never from config.yml.
+    public var tokens: String?
 
     public var address: String { name }
     public var identity: String { "\(provider.rawValue)\n\(name)" }
@@ -97,8 +99,10 @@ public struct AccountSettings: SourceDriver {
 
     public func open(_ settings: SourceSettings, root: String, fetcher: FeedFetcher) -> (any RemoteCalendar)? {
         switch provider {
-        case .microsoft: GraphAccount(settings: self, every: settings.every, root: root)
-        case .google: GoogleAccount(settings: self, every: settings.every, root: root)
+        case .microsoft:
+            GraphAccount(settings: self, every: settings.every, root: root, tokens: tokens ?? AccountTokens.folder())
+        case .google:
+            GoogleAccount(settings: self, every: settings.every, root: root, tokens: tokens ?? AccountTokens.folder())
         }
     }
 

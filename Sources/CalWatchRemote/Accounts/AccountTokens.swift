@@ -99,6 +99,12 @@ public struct AccountTokenKeeper: Sendable {
         self.folder = folder
     }
 
+    /// When the token file was last written (a sign-in or a refresh); `nil` without one.
+    public var signedIn: Date? {
+        let path = AccountTokens.path(account: settings.name, folder: folder)
+        return (try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date
+    }
+
     /// An access token, refreshed when needed or `forcingRefresh` (the service refused the one in hand).
     public func accessToken(forcingRefresh: Bool = false, now: Date = Date()) async throws -> String {
         guard let held = try Self.loaded(settings.name, folder) else {

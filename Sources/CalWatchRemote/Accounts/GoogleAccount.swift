@@ -25,6 +25,7 @@ public final class GoogleAccount: RemoteCalendar {
     }
 
     public var folder: String { copy.folder }
+    public var signedIn: Date? { keeper.signedIn }
 
     public var shownURL: String { "account \(settings.name) (\(settings.api.shown))" }
     public var hasCopy: Bool { !loadState().calendars.isEmpty }

@@ -30,6 +30,7 @@ public final class GraphAccount: RemoteCalendar {
     }
 
     public var folder: String { copy.folder }
+    public var signedIn: Date? { keeper.signedIn }
 
     public var shownURL: String { "account \(settings.name) (\(settings.graph.shown))" }
     public var hasCopy: Bool { !loadState().calendars.isEmpty }

@@ -63,6 +63,22 @@ public struct FeedPoller<WaitClock: Clock>: Service where WaitClock.Duration == 
         }
     }
 
+    /// The wait before the next poll. After a failure of a calendar signed in to, it is cut short when the sign-in
+    /// changes: looked at every 5 s (a file's time), so a new `calwatch account add` is read at once.
+    private func pause(_ wait: Duration, _ remote: any RemoteCalendar, _ outcome: FeedFetcher.Outcome) async throws {
+        guard case .failed = outcome, let before = remote.signedIn else { return try await clock.sleep(for: wait) }
+        var left = wait
+        while left > .zero {
+            let step = min(left, .seconds(5))
+            try await clock.sleep(for: step)
+            left -= step
+            if remote.signedIn != before {
+                logger.notice("\(remote.shownURL): signed in again; asking now")
+                return
+            }
+        }
+    }
+
     private func poll(_ remote: any RemoteCalendar) async {
         var schedule = FeedSchedule(every: remote.every)
         var failing: String?
@@ -108,7 +124,9 @@ public struct FeedPoller<WaitClock: Clock>: Service where WaitClock.Duration == 
                 failing = nil
             }
             let wait = schedule.next(after: outcome, jitter: jitter())
-            guard (try? await cancelWhenGracefulShutdown({ try await clock.sleep(for: wait) })) != nil else { return }
+            guard (try? await cancelWhenGracefulShutdown({ try await pause(wait, remote, outcome) })) != nil else {
+                return
+            }
         } while !Task.isCancelled
     }
 }

@@ -1,6 +1,6 @@
 public import CalWatchCore
 import CalWatchRuntime
-import Foundation
+public import Foundation
 
 /// A calendar on a server, whatever it speaks (an ICS feed, a CalDAV account), kept in a folder of the cache that
 /// the rest of calwatch reads like any vdir.
@@ -18,10 +18,14 @@ public protocol RemoteCalendar: Sendable {
     var traffic: (requests: Int, bytes: Int)? { get }
     /// Fetches once: what changed is in the folder when this returns.
     func fetch() async -> FeedFetcher.Outcome
+    /// When the account's sign-in was last written (its token file's time), for a calendar signed in to: a poller
+    /// waiting after a failure asks again as soon as it changes (`calwatch account add`), not hours later.
+    var signedIn: Date? { get }
 }
 
 extension RemoteCalendar {
     public var traffic: (requests: Int, bytes: Int)? { nil }
+    public var signedIn: Date? { nil }
 }
 
 /// How a kind of calendar on a server is fetched: the `SourceKind` of a `calendars:` entry made into the
