@@ -201,11 +201,12 @@ bench-feeds: test-deps
 bench-first-sync: test-deps
 	python3 benchmarks/feeds.py --first-sync 100000
 
-# A Microsoft 365 account's first sync of 10,000 events and an incremental one, against the stand-in
-# (benchmarks/accounts.py, scripts/microsoft-server.py).
+# A Microsoft 365 and a Google account's first sync of 10,000 events and an incremental one, against the stand-ins
+# (benchmarks/accounts.py, scripts/microsoft-server.py, scripts/google-server.py).
 bench-accounts: test-deps
 	swift build -c release $(SWIFT_BUILD_FLAGS)
-	python3 benchmarks/accounts.py
+	python3 benchmarks/accounts.py --provider microsoft
+	python3 benchmarks/accounts.py --provider google
 
 # A hostile server (scripts/hostile-server.py) against scan and watch: time, peak memory, time to stop at SIGTERM.
 bench-hostile: test-deps

@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
-"""A Microsoft 365 account's first sync and an incremental one, against the stand-in (scripts/microsoft-server.py):
-N events in one calendar (default 10,000), signed in by device code, then `calwatch scan --config` timed three ways:
-the first sync (the window read whole in pages of 100, every item written) with the scan of what it wrote; a scan
-with one event moved (one delta request); and the same scan with --no-fetch's equivalent, a fresh copy read without
-asking (the reading alone, to subtract).
+"""An account's first sync and an incremental one, against a stand-in (scripts/microsoft-server.py for Microsoft,
+scripts/google-server.py for Google): N events in one calendar (default 10,000), signed in, then
+`calwatch scan --config` timed three ways: the first sync (every page read, every item written) with the scan of
+what it wrote; a scan with one event moved (one incremental request); and a scan of the fresh copy, not asked (the
+reading alone, to subtract).
 
-Usage: python3 benchmarks/accounts.py [--events N] [--calwatch PATH]   (make bench-accounts)
+Usage: python3 benchmarks/accounts.py [--provider microsoft|google] [--events N] [--calwatch PATH]
+(make bench-accounts runs both)
 """
 import argparse
 import json
@@ -34,6 +35,29 @@ def event(index, hour_shift=0):
     }
 
 
+def google_event(index, hour_shift=0):
+    day, hour = 1 + (index // 400) % 28, 8 + (index % 10) + hour_shift
+    return {
+        "kind": "calendar#event", "id": f"event{index:05d}", "status": "confirmed",
+        "iCalUID": f"event{index:05d}@google.com", "summary": f"Meeting {index}",
+        "start": {"dateTime": f"2027-01-{day:02d}T{hour:02d}:00:00Z", "timeZone": "Europe/Berlin"},
+        "end": {"dateTime": f"2027-01-{day:02d}T{hour:02d}:30:00Z", "timeZone": "Europe/Berlin"},
+        "hangoutLink": f"https://meet.google.com/abc-defg-{index:05d}",
+        "organizer": {"email": "dana@example.com"},
+        "attendees": [{"email": "megan@example.com", "self": True, "responseStatus": "accepted"}],
+        "reminders": {"useDefault": True}, "updated": "2026-11-20T10:00:00.000Z",
+    }
+
+
+def serve_google(folder, events):
+    data = {"user": "megan@example.com",
+            "calendars": [{"id": "megan@example.com", "summary": "Megan", "primary": True, "selected": True,
+                           "defaultReminders": [{"method": "popup", "minutes": 10}], "events": events}]}
+    with open(os.path.join(folder, "calendars.json.partial"), "w", encoding="utf-8") as handle:
+        json.dump(data, handle)
+    os.replace(os.path.join(folder, "calendars.json.partial"), os.path.join(folder, "calendars.json"))
+
+
 def serve(folder, events):
     data = {"user": {"id": "1", "mail": "MeganB@contoso.com", "userPrincipalName": "MeganB@contoso.com"},
             "calendars": [{"id": "CAL1", "name": "Calendar", "events": events}]}
@@ -42,26 +66,54 @@ def serve(folder, events):
     os.replace(os.path.join(folder, "calendars.json.partial"), os.path.join(folder, "calendars.json"))
 
 
+def sign_in_through_browser(calwatch, config, environment):
+    """`account add` as a user with a browser: the address it prints opened, the redirect followed home."""
+    import urllib.request
+    child = subprocess.Popen([calwatch, "account", "add", "work", "--config", config], env=environment,
+                             stderr=subprocess.PIPE, text=True)
+    for line in child.stderr:
+        if "code_challenge_method=S256" in line:
+            urllib.request.urlopen(line.strip(), timeout=30).read()
+            break
+    child.stderr.read()
+    if child.wait() != 0:
+        raise SystemExit("the sign-in failed")
+
+
 def main():
     parser = argparse.ArgumentParser()
+    parser.add_argument("--provider", choices=["microsoft", "google"], default="microsoft")
     parser.add_argument("--events", type=int, default=10_000)
     parser.add_argument("--calwatch", default=os.path.join(ROOT, ".build/release/calwatch"))
     options = parser.parse_args()
     folder = tempfile.mkdtemp(prefix="calwatch-accounts-")
-    events = [event(index) for index in range(options.events)]
-    serve(folder, events)
+    google = options.provider == "google"
+    make, publish = (google_event, serve_google) if google else (event, serve)
+    events = [make(index) for index in range(options.events)]
+    publish(folder, events)
     open(os.path.join(folder, "approve"), "w").close()
-    server = subprocess.Popen([sys.executable, os.path.join(ROOT, "scripts/microsoft-server.py"), folder],
-                              stdout=subprocess.PIPE, text=True)
+    script = "scripts/google-server.py" if google else "scripts/microsoft-server.py"
+    server = subprocess.Popen([sys.executable, os.path.join(ROOT, script), folder], stdout=subprocess.PIPE, text=True)
     try:
         port = int(server.stdout.readline())
+        base = f"http://127.0.0.1:{port}"
         config = os.path.join(folder, "config.yml")
         with open(config, "w", encoding="utf-8") as handle:
-            handle.write(f"accounts:\n  - name: work\n    provider: microsoft\n    clientId: bench\n"
-                         f"    endpoints: {{ login: \"http://127.0.0.1:{port}\", graph: \"http://127.0.0.1:{port}\" }}\n")
+            if google:
+                with open(os.path.join(folder, "secret"), "w", encoding="utf-8") as secret:
+                    secret.write("GOCSPX-stand-in-secret\n")
+                handle.write(f"accounts:\n  - name: work\n    provider: google\n    clientId: bench\n"
+                             f"    clientSecretFile: secret\n    endpoints: {{ auth: \"{base}/o/oauth2/v2/auth\", "
+                             f"token: \"{base}/token\", api: \"{base}\" }}\n")
+            else:
+                handle.write(f"accounts:\n  - name: work\n    provider: microsoft\n    clientId: bench\n"
+                             f"    endpoints: {{ login: \"{base}\", graph: \"{base}\" }}\n")
         environment = dict(os.environ, XDG_STATE_HOME=folder + "/state", XDG_CACHE_HOME=folder + "/cache")
-        subprocess.run([options.calwatch, "account", "add", "work", "--device-code", "--config", config],
-                       env=environment, check=True, stderr=subprocess.DEVNULL)
+        if google:
+            sign_in_through_browser(options.calwatch, config, environment)
+        else:
+            subprocess.run([options.calwatch, "account", "add", "work", "--device-code", "--config", config],
+                           env=environment, check=True, stderr=subprocess.DEVNULL)
         scan = [options.calwatch, "scan", "--config", config, "--from", "2026-12-25", "--to", "2027-02-01",
                 "--tz", "UTC"]
 
@@ -75,15 +127,15 @@ def main():
 
         timed(f"first sync of {options.events} events and the scan")
         asked = os.path.join(folder, "cache/calwatch/accounts/work.asked")
-        events[0] = event(0, hour_shift=1)
-        serve(folder, events)
+        events[0] = make(0, hour_shift=1)
+        publish(folder, events)
         os.utime(asked, (0, 0))  # the copy is older than `every`: the next scan asks
         timed("one event moved: a delta poll and the scan")
         timed("the copy fresh, not asked: the scan alone")
         with open(os.path.join(folder, "requests.log"), encoding="utf-8") as log:
             requests = log.read().splitlines()
         print(f"requests to the stand-in: {len(requests)} "
-              f"({sum('calendarView/delta' in line for line in requests)} of them delta pages)")
+              f"({sum('/delta' in line or '/events' in line for line in requests)} of them pages of events)")
     finally:
         server.kill()
 

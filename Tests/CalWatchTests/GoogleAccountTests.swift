@@ -284,3 +284,99 @@ import Testing
         }
     }
 }
+
+/// What matters to a user: the same calendar read from Google and read from an .ics file gives the same reminders.
+@Suite(.timeLimit(.minutes(3))) struct GoogleAccountReminderTests {
+    /// The calendar of `GoogleAccountTests.events()` as Google's own iCalendar export writes it.
+    static let exported = """
+        BEGIN:VCALENDAR
+        VERSION:2.0
+        PRODID:-//Google Inc//Google Calendar 70.9054//EN
+        BEGIN:VEVENT
+        UID:series1@google.com
+        DTSTAMP:20261120T100000Z
+        DTSTART;TZID=Europe/Berlin:20261130T100000
+        DTEND;TZID=Europe/Berlin:20261130T103000
+        RRULE:FREQ=WEEKLY;BYDAY=MO;COUNT=6
+        SUMMARY:Weekly sync
+        CONFERENCE;VALUE=URI;FEATURE=VIDEO:https://meet.google.com/abc-defg-hij
+        ORGANIZER:mailto:dana@example.com
+        ATTENDEE;PARTSTAT=ACCEPTED:mailto:megan@example.com
+        ATTENDEE;PARTSTAT=ACCEPTED:mailto:dana@example.com
+        BEGIN:VALARM
+        ACTION:DISPLAY
+        TRIGGER:-PT10M
+        END:VALARM
+        END:VEVENT
+        BEGIN:VEVENT
+        UID:series1@google.com
+        DTSTAMP:20261120T100000Z
+        RECURRENCE-ID;TZID=Europe/Berlin:20261207T100000
+        DTSTART;TZID=Europe/Berlin:20261207T140000
+        DTEND;TZID=Europe/Berlin:20261207T143000
+        SUMMARY:Weekly sync (moved)
+        CONFERENCE;VALUE=URI;FEATURE=VIDEO:https://meet.google.com/abc-defg-hij
+        ATTENDEE;PARTSTAT=ACCEPTED:mailto:megan@example.com
+        ATTENDEE;PARTSTAT=ACCEPTED:mailto:dana@example.com
+        BEGIN:VALARM
+        ACTION:DISPLAY
+        TRIGGER:-PT25M
+        END:VALARM
+        END:VEVENT
+        BEGIN:VEVENT
+        UID:series1@google.com
+        DTSTAMP:20261120T100000Z
+        RECURRENCE-ID;TZID=Europe/Berlin:20261214T100000
+        DTSTART;TZID=Europe/Berlin:20261214T100000
+        STATUS:CANCELLED
+        END:VEVENT
+        BEGIN:VEVENT
+        UID:single1@google.com
+        DTSTAMP:20261120T100000Z
+        DTSTART;TZID=Europe/Berlin:20261202T150000
+        DTEND;TZID=Europe/Berlin:20261202T160000
+        SUMMARY:Budget review
+        ORGANIZER:mailto:dana@example.com
+        ATTENDEE;PARTSTAT=DECLINED:mailto:megan@example.com
+        ATTENDEE;PARTSTAT=ACCEPTED:mailto:dana@example.com
+        END:VEVENT
+        END:VCALENDAR
+
+        """.replacingOccurrences(of: "\n", with: "\r\n")
+
+    /// The reminders of a replay of the five weeks: type, time and subject (occurrence), in order.
+    static func reminders(_ calendars: String, folder: String) async throws -> [String] {
+        try "me: [megan@example.com]\n".write(toFile: folder + "/config.yml", atomically: true, encoding: .utf8)
+        let run = try await CommandLineTests().calwatch([
+            "replay", calendars, "--config", folder + "/config.yml", "--from", "2026-11-29", "--to", "2027-01-10",
+            "--tz", "Europe/Berlin", "--state", folder + "/\(UUID().uuidString).db",
+        ])
+        #expect(run.status == 0, "\(run.errors)")
+        return run.output.split(separator: "\n").compactMap { line in
+            guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                let type = object["type"] as? String, type == "calwatch.reminderDue"
+            else { return nil }
+            return "\(object["time"] ?? "") \(object["subject"] ?? "")"
+        }
+    }
+
+    @Test func theCalendarReadFromGoogleRemindsAsItsExportDoes() async throws {
+        try await FeedServer.with(script: "google-server.py") { server in
+            try GoogleAccountTests.serve(GoogleAccountTests.events(), in: server)
+            let account = try await GoogleAccountTests.signedIn(server)
+            guard case .changed = await account.sync() else {
+                Issue.record("nothing was synced")
+                return
+            }
+            let folder = SinkFixtures.folder()
+            try Self.exported.write(toFile: folder + "/export.ics", atomically: true, encoding: .utf8)
+            let fromGoogle = try await Self.reminders(account.folder, folder: folder)
+            let fromExport = try await Self.reminders(folder + "/export.ics", folder: folder)
+            // Five Mondays (the 14th cancelled), each with the offsets and its own alarm; none for the declined.
+            #expect(fromGoogle.count >= 15, "\(fromGoogle)")
+            #expect(fromGoogle == fromExport)
+            #expect(!fromGoogle.contains { $0.contains("single1") })
+            #expect(fromGoogle.contains { $0.hasPrefix("2026-12-07T12:35:00Z") }, "the moved instance's own alarm")
+        }
+    }
+}
