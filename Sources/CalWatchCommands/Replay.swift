@@ -83,16 +83,17 @@ extension CalwatchCommand {
         func run() async throws {
             try CommandSupport.requireReferenceData()
             let started = Date()
-            let settings = await CommandSupport.fetchingFeeds(
-                try settings.loadOrExit(calendars: calendars, useDefaultFile: false))
+            let loaded = try settings.loadOrExit(calendars: calendars, useDefaultFile: false)
+            // Before the calendars on servers are fetched: an account's poll is measured too.
+            let metrics = loaded.metrics.textfile.map(PrometheusTextfile.init(path:))
+            metrics?.bootstrap()
+            let settings = await CommandSupport.fetchingFeeds(loaded)
             let zone = try CommandSupport.zone(settings.timeZone)
             let window = try CommandSupport.window(
                 from: CommandSupport.instant(from, zone: zone), to: CommandSupport.instant(to, zone: zone))
             var configuration = settings.planner
             configuration.day?.zone = zone
             let options = PlanningLoop.expansion(for: window, zone: zone, configuration: configuration)
-            let metrics = settings.metrics.textfile.map(PrometheusTextfile.init(path:))
-            metrics?.bootstrap()
             // Written however the replay ends, so a failed one still shows its failures.
             defer {
                 if let metrics {

@@ -516,3 +516,53 @@ import Testing
         }
     }
 }
+
+/// What an operator sees of an account: its last good sync, and whether it needs signing in again, in the metrics
+/// file promtool accepts.
+@Suite(.timeLimit(.minutes(2))) struct AccountMetricsTests {
+    @Test func theMetricsSayWhenAnAccountLastSyncedAndWhenItNeedsASignIn() async throws {
+        try await FeedServer.with(script: "microsoft-server.py") { server in
+            try AccountTests.serve([AccountTests.event("1", "Standup", start: "2026-12-01T09:00:00")], in: server)
+            let folder = SinkFixtures.folder()
+            try """
+            metrics:
+              textfile: calwatch.prom
+            accounts:
+              - name: work
+                provider: microsoft
+                clientId: \(AccountTests.clientId)
+                endpoints: { login: "\(server.url(""))", graph: "\(server.url(""))" }
+            """.write(toFile: folder + "/config.yml", atomically: true, encoding: .utf8)
+            let environment = ["XDG_STATE_HOME": folder + "/state", "XDG_CACHE_HOME": folder + "/cache"]
+            let replay = [
+                "replay", "--config", folder + "/config.yml", "--from", "2026-11-30", "--to", "2026-12-02", "--tz",
+                "UTC", "--state", folder + "/journal.db",
+            ]
+            try AccountTests.write("", server.folder + "/approve")
+            let cli = CommandLineTests()
+            _ = try await cli.calwatch(
+                ["account", "add", "work", "--device-code", "--config", folder + "/config.yml"],
+                environment: environment)
+            let good = try await cli.calwatch(replay, environment: environment)
+            #expect(good.status == 0, "\(good.errors)")
+            var samples = try MetricsTests.samples(folder + "/calwatch.prom")
+            let synced = try #require(samples["calwatch_account_last_sync_timestamp_seconds{account=\"work\"}"])
+            #expect(abs(synced - Date().timeIntervalSince1970) < 600)
+            #expect(samples["calwatch_account_sign_in_needed{account=\"work\"}"] == 0)
+
+            // Revoked, and the access token in hand lapsed: the replay reads the copy kept, and the metric says so.
+            try AccountTests.write("", server.folder + "/revoked")
+            var tokens = try #require(
+                try AccountTokens.load(account: "work", folder: folder + "/state/calwatch/accounts"))
+            tokens.expires = .distantPast
+            try tokens.save(account: "work", folder: folder + "/state/calwatch/accounts")
+            try FileManager.default.removeItem(atPath: folder + "/cache/calwatch/accounts/work.asked")
+            let lapsed = try await cli.calwatch(replay + ["--state", folder + "/second.db"], environment: environment)
+            #expect(lapsed.errors.contains("sign-in needed"), "\(lapsed.errors)")
+            samples = try MetricsTests.samples(folder + "/calwatch.prom")
+            #expect(samples["calwatch_account_sign_in_needed{account=\"work\"}"] == 1)
+            #expect(lapsed.output.contains("calwatch.reminderDue"), "the copy kept was not read")
+            #expect(try await MetricsTests.promtoolProblems(folder + "/calwatch.prom") == nil)
+        }
+    }
+}

@@ -8,7 +8,15 @@ public struct AccountFailure: Error, Sendable, CustomStringConvertible {
     public var reason: String
     public var retryAfter: Duration? = nil
     var forgotten = false
+    /// Only signing in again helps (`calwatch account add`).
+    public var needsSignIn = false
     public var description: String { reason }
+
+    /// The sign-in lapsed, was revoked or never happened: `reason` says which and what to do.
+    init(signIn reason: String) {
+        self.init(reason: reason)
+        needsSignIn = true
+    }
 
     public init(reason: String, retryAfter: Duration? = nil) {
         self.reason = reason
@@ -42,9 +50,11 @@ struct AccountCopy<State: Codable & Equatable>: Sendable {
     /// One poll: `body` brings the state and the folders in step and says what it wrote, whether anything changed
     /// and which calendars failed (the others are still read). The items are durable before the record naming them.
     func poll(
-        shown: String, empty: State,
+        shown: String, account: String, empty: State,
         _ body: (inout State) async throws -> (written: Int, changed: Bool, failures: [String])
     ) async -> FeedFetcher.Outcome {
+        var signInNeeded = false
+        defer { CalwatchMetrics.account(account, signInNeeded: signInNeeded) }
         do {
             try FileManager.default.createDirectory(
                 atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
@@ -59,8 +69,10 @@ struct AccountCopy<State: Codable & Equatable>: Sendable {
                 try FeedCache.replace(statePath, with: try encoder.encode(state))
             }
             if !failures.isEmpty { return .failed("\(shown): " + failures.joined(separator: "; "), retryAfter: nil) }
+            CalwatchMetrics.account(account, syncedAt: Date().timeIntervalSince1970)
             return changed ? .changed(bytes: written) : .unchanged
         } catch let failure as AccountFailure {
+            signInNeeded = failure.needsSignIn
             return .failed("\(shown): \(failure.reason)", retryAfter: failure.retryAfter)
         } catch {
             return .failed("\(shown): cannot keep its copy in \(folder): \(error)", retryAfter: nil)

@@ -108,14 +108,14 @@ public struct AccountTokenKeeper: Sendable {
     /// An access token, refreshed when needed or `forcingRefresh` (the service refused the one in hand).
     public func accessToken(forcingRefresh: Bool = false, now: Date = Date()) async throws -> String {
         guard let held = try Self.loaded(settings.name, folder) else {
-            throw AccountFailure(reason: "not signed in; run `calwatch account add \(settings.name)`")
+            throw AccountFailure(signIn: "not signed in; run `calwatch account add \(settings.name)`")
         }
         if !forcingRefresh, let token = held.accessToken(at: now) { return token }
         let lock = try await Self.lock(AccountTokens.path(account: settings.name, folder: folder) + ".lock")
         defer { close(lock) }
         // Another process may have refreshed while this one waited.
         guard var current = try Self.loaded(settings.name, folder) else {
-            throw AccountFailure(reason: "not signed in; run `calwatch account add \(settings.name)`")
+            throw AccountFailure(signIn: "not signed in; run `calwatch account add \(settings.name)`")
         }
         if let token = current.accessToken(at: now), current.accessToken != held.accessToken || !forcingRefresh {
             return token
@@ -126,7 +126,7 @@ public struct AccountTokenKeeper: Sendable {
         } catch let refusal as SignInRefusal {
             if refusal.needsSignIn {
                 throw AccountFailure(
-                    reason: "sign-in needed: \(refusal.reason); run `calwatch account add \(settings.name)`")
+                    signIn: "sign-in needed: \(refusal.reason); run `calwatch account add \(settings.name)`")
             }
             throw AccountFailure(reason: refusal.reason)
         }

@@ -64,7 +64,7 @@ public final class GoogleAccount: RemoteCalendar {
     }
 
     public func sync() async -> FeedFetcher.Outcome {
-        await copy.poll(shown: shownURL, empty: State()) { state in
+        await copy.poll(shown: shownURL, account: settings.name, empty: State()) { state in
             var session = try await Session(account: self)
             defer {
                 counts.withLock { ($0.requests, $0.bytes) = ($0.requests + session.requests, $0.bytes + session.bytes) }

@@ -58,7 +58,7 @@ public final class GraphAccount: RemoteCalendar {
     func loadState() -> State { copy.load() ?? State() }
 
     public func sync(now: Date = Date()) async -> FeedFetcher.Outcome {
-        await copy.poll(shown: shownURL, empty: State()) { state in
+        await copy.poll(shown: shownURL, account: settings.name, empty: State()) { state in
             var session = try await Session(account: self)
             defer {
                 counts.withLock { ($0.requests, $0.bytes) = ($0.requests + session.requests, $0.bytes + session.bytes) }

@@ -27,6 +27,10 @@ public enum CalwatchMetrics {
         serverRefused: "Requests the local server refused, by reason (token: none or a wrong one; signature: an "
             + "answer button's; malformed: a query or body it cannot read; origin: a post from another page).",
         serverStreams: "Clients of the local server's event stream (GET /v1/events) connected now.",
+        accountSynced: "When an account's calendars were last read in full from its service, as seconds since 1970, "
+            + "by account.",
+        accountSignInNeeded: "1 while an account's sign-in has lapsed or was revoked (calwatch account add), by "
+            + "account.",
     ]
 
     static let eventsEmitted = "calwatch_events_emitted_total"
@@ -46,6 +50,18 @@ public enum CalwatchMetrics {
     static let nextRequests = "calwatch_next_requests_total"
     static let serverRefused = "calwatch_server_refused_total"
     static let serverStreams = "calwatch_server_event_streams"
+    static let accountSynced = "calwatch_account_last_sync_timestamp_seconds"
+    static let accountSignInNeeded = "calwatch_account_sign_in_needed"
+
+    /// An account's poll read every calendar (`accounts:`).
+    public static func account(_ name: String, syncedAt seconds: Double) {
+        Gauge(label: accountSynced, dimensions: [("account", name)]).record(seconds)
+    }
+
+    /// Whether an account's last poll failed for want of a sign-in.
+    public static func account(_ name: String, signInNeeded: Bool) {
+        Gauge(label: accountSignInNeeded, dimensions: [("account", name)]).record(signInNeeded ? 1 : 0)
+    }
 
     /// A `calwatch next` asked the daemon (`GET /v1/next`): answered with its line, or refused.
     public static func nextAsked(answered: Bool) {
