@@ -11,8 +11,8 @@ extension CalwatchCommand {
             abstract: "Sign in to the Microsoft 365, Outlook.com and Google accounts of accounts: in config.yml.",
             discussion: """
                 An account's calendars are read through Microsoft Graph or Google's Calendar API and appear as \
-                <account>/<calendar> for \
-                rules, why, next, replay, the sinks and the fleet, like any calendar. Signing in keeps a refresh \
+                <account>/<calendar> for rules, why, next, replay, watch and the sinks, like any calendar (not yet \
+                for a fleet). Signing in keeps a refresh \
                 token in a file only you can read ($XDG_STATE_HOME/calwatch/accounts/<name>.json); every token the \
                 service rotates is saved before it is used. docs/accounts.md says how to register the application \
                 whose clientId the account names.
