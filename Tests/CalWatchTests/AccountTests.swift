@@ -340,6 +340,66 @@ import Testing
         return (process.terminationStatus, printed + rest)
     }
 
+    /// `account add --no-browser` as over SSH: the address opened elsewhere, the address the browser was sent to
+    /// (which does not load) pasted on standard input; a paste that is not this sign-in's answer is refused.
+    @Test func withoutABrowserTheAddressTheBrowserEndedAtIsPasted() async throws {
+        try await FeedServer.with(script: "microsoft-server.py") { server in
+            try Self.serve([Self.event("1", "Standup", start: "2026-12-01T09:00:00")], in: server)
+            let folder = SinkFixtures.folder()
+            try Self.write(
+                """
+                accounts:
+                  - name: work
+                    provider: microsoft
+                    clientId: \(Self.clientId)
+                    endpoints: { login: "\(server.url(""))", graph: "\(server.url(""))" }
+                """, folder + "/config.yml")
+            let environment = ["XDG_STATE_HOME": folder + "/state", "XDG_CACHE_HOME": folder + "/cache"]
+            for tampered in [true, false] {
+                let process = Process()
+                process.executableURL = CommandLineTests.executable
+                process.arguments = ["account", "add", "work", "--no-browser", "--config", folder + "/config.yml"]
+                process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+                let (input, errors) = (Pipe(), Pipe())
+                process.standardInput = input
+                process.standardError = errors
+                process.standardOutput = FileHandle.nullDevice
+                try process.run()
+                let printed = try await offCooperativePool { () -> String in
+                    var text = Data()
+                    while !String(decoding: text, as: UTF8.self).contains("paste it here") {
+                        let chunk = errors.fileHandleForReading.availableData
+                        if chunk.isEmpty { break }
+                        text.append(chunk)
+                    }
+                    return String(decoding: text, as: UTF8.self)
+                }
+                let address = try #require(
+                    printed.split(whereSeparator: \.isWhitespace).first { $0.hasPrefix("http://127.0.0.1") },
+                    "\(printed)")
+                // The browser: signed in, sent to http://localhost/?code=… (which does not load there).
+                var sent = try await runProgram(
+                    ["curl", "-s", "-o", "/dev/null", "-w", "%{redirect_url}", String(address)])
+                #expect(sent.hasPrefix("http://localhost"), "\(sent)")
+                if tampered { sent = sent.replacingOccurrences(of: "state=", with: "state=x") }
+                input.fileHandleForWriting.write(Data((sent + "\n").utf8))
+                try input.fileHandleForWriting.close()
+                let rest = try await offCooperativePool { () -> String in
+                    let data = errors.fileHandleForReading.readDataToEndOfFile()
+                    process.waitUntilExit()
+                    return String(decoding: data, as: UTF8.self)
+                }
+                if tampered {
+                    #expect(process.terminationStatus == 1)
+                    #expect(rest.contains("not the answer to this sign-in"), "\(rest)")
+                } else {
+                    #expect(process.terminationStatus == 0, "\(rest)")
+                    #expect(rest.contains("Signed in to work as meganb@contoso.com"), "\(rest)")
+                }
+            }
+        }
+    }
+
     @Test func aBlockedDeviceCodeSignInSaysWhyAndWhatElseToDo() async throws {
         try await FeedServer.with(script: "microsoft-server.py") { server in
             var settings = Self.settings(server)
