@@ -305,39 +305,62 @@ import Testing
         }
     }
 
+    /// `calwatch account add` running, as a user meets it: its error output read as it comes (the address to open),
+    /// its standard input open (for `--no-browser`'s paste).
+    struct SignIn {
+        let process = Process()
+        let input = Pipe()
+        let errors = Pipe()
+
+        init(_ arguments: [String], environment: [String: String]) throws {
+            process.executableURL = CommandLineTests.executable
+            process.arguments = arguments
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+            process.standardInput = input
+            process.standardError = errors
+            process.standardOutput = FileHandle.nullDevice
+            try process.run()
+        }
+
+        /// What it printed up to `marker`, and the address in it to open.
+        func address(after marker: String) async throws -> (printed: String, address: String) {
+            let errors = errors
+            let printed = try await offCooperativePool { () -> String in
+                var text = Data()
+                while !String(decoding: text, as: UTF8.self).contains(marker) {
+                    let chunk = errors.fileHandleForReading.availableData
+                    if chunk.isEmpty { break }
+                    text.append(chunk)
+                }
+                return String(decoding: text, as: UTF8.self)
+            }
+            let address = try #require(
+                printed.split(whereSeparator: \.isWhitespace).first { $0.hasPrefix("http://127.0.0.1") }, "\(printed)")
+            return (printed, String(address))
+        }
+
+        /// The rest of its error output once it ended, and its exit status.
+        func finish() async throws -> (status: Int32, rest: String) {
+            let (process, errors) = (process, errors)
+            return try await offCooperativePool { () -> (Int32, String) in
+                let data = errors.fileHandleForReading.readDataToEndOfFile()
+                process.waitUntilExit()
+                return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+            }
+        }
+    }
+
     /// Runs `calwatch account add` as a user with a browser would: reads the address it prints, opens it (curl,
     /// following the sign-in page's redirect back to calwatch's loopback address) and waits for the command's end.
     static func signInThroughTheBrowser(_ arguments: [String], environment: [String: String]) async throws -> (
         Int32, String
     ) {
-        let process = Process()
-        process.executableURL = CommandLineTests.executable
-        process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        let errors = Pipe()
-        process.standardError = errors
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        let printed = try await offCooperativePool { () -> String in
-            var text = Data()
-            while !String(decoding: text, as: UTF8.self).contains("code_challenge_method=S256") {
-                let chunk = errors.fileHandleForReading.availableData
-                if chunk.isEmpty { break }
-                text.append(chunk)
-            }
-            return String(decoding: text, as: UTF8.self)
-        }
-        let address = try #require(
-            printed.split(whereSeparator: \.isWhitespace).first { $0.hasPrefix("http://127.0.0.1") }.map(String.init),
-            "\(printed)")
+        let run = try SignIn(arguments, environment: environment)
+        let (printed, address) = try await run.address(after: "code_challenge_method=S256")
         let page = try await runProgram(["curl", "-sL", "--max-time", "30", address])
         #expect(page.contains("Signed in"))
-        let rest = try await offCooperativePool { () -> String in
-            let data = errors.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            return String(decoding: data, as: UTF8.self)
-        }
-        return (process.terminationStatus, printed + rest)
+        let (status, rest) = try await run.finish()
+        return (status, printed + rest)
     }
 
     /// `account add --no-browser` as over SSH: the address opened elsewhere, the address the browser was sent to
@@ -356,44 +379,22 @@ import Testing
                 """, folder + "/config.yml")
             let environment = ["XDG_STATE_HOME": folder + "/state", "XDG_CACHE_HOME": folder + "/cache"]
             for tampered in [true, false] {
-                let process = Process()
-                process.executableURL = CommandLineTests.executable
-                process.arguments = ["account", "add", "work", "--no-browser", "--config", folder + "/config.yml"]
-                process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-                let (input, errors) = (Pipe(), Pipe())
-                process.standardInput = input
-                process.standardError = errors
-                process.standardOutput = FileHandle.nullDevice
-                try process.run()
-                let printed = try await offCooperativePool { () -> String in
-                    var text = Data()
-                    while !String(decoding: text, as: UTF8.self).contains("paste it here") {
-                        let chunk = errors.fileHandleForReading.availableData
-                        if chunk.isEmpty { break }
-                        text.append(chunk)
-                    }
-                    return String(decoding: text, as: UTF8.self)
-                }
-                let address = try #require(
-                    printed.split(whereSeparator: \.isWhitespace).first { $0.hasPrefix("http://127.0.0.1") },
-                    "\(printed)")
+                let run = try SignIn(
+                    ["account", "add", "work", "--no-browser", "--config", folder + "/config.yml"],
+                    environment: environment)
+                let (_, address) = try await run.address(after: "paste it here")
                 // The browser: signed in, sent to http://localhost/?code=… (which does not load there).
-                var sent = try await runProgram(
-                    ["curl", "-s", "-o", "/dev/null", "-w", "%{redirect_url}", String(address)])
+                var sent = try await runProgram(["curl", "-s", "-o", "/dev/null", "-w", "%{redirect_url}", address])
                 #expect(sent.hasPrefix("http://localhost"), "\(sent)")
                 if tampered { sent = sent.replacingOccurrences(of: "state=", with: "state=x") }
-                input.fileHandleForWriting.write(Data((sent + "\n").utf8))
-                try input.fileHandleForWriting.close()
-                let rest = try await offCooperativePool { () -> String in
-                    let data = errors.fileHandleForReading.readDataToEndOfFile()
-                    process.waitUntilExit()
-                    return String(decoding: data, as: UTF8.self)
-                }
+                run.input.fileHandleForWriting.write(Data((sent + "\n").utf8))
+                try run.input.fileHandleForWriting.close()
+                let (status, rest) = try await run.finish()
                 if tampered {
-                    #expect(process.terminationStatus == 1)
+                    #expect(status == 1)
                     #expect(rest.contains("not the answer to this sign-in"), "\(rest)")
                 } else {
-                    #expect(process.terminationStatus == 0, "\(rest)")
+                    #expect(status == 0, "\(rest)")
                     #expect(rest.contains("Signed in to work as meganb@contoso.com"), "\(rest)")
                 }
             }
@@ -422,19 +423,8 @@ import Testing
 @Suite(.timeLimit(.minutes(10))) struct ProviderClientTests {
     static let packages = ["msal==1.39.0", "google-auth-oauthlib==1.5.0", "google-auth==2.63.0"]
 
-    /// The virtual environment's Python, made and filled the first time.
     static func python() async throws -> String {
-        let environment = DifferentialTests.root + "/.build/provider-clients"
-        let python = environment + "/bin/python"
-        let marker = environment + "/installed-" + packages.joined(separator: "+")
-        if !FileManager.default.fileExists(atPath: marker) {
-            try? FileManager.default.removeItem(atPath: environment)
-            _ = try await runProgram(["python3", "-m", "venv", environment])
-            _ = try await runProgram(
-                [python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check"] + packages)
-            _ = FileManager.default.createFile(atPath: marker, contents: nil)
-        }
-        return python
+        try await DifferentialTests.python(in: "provider-clients", packages: packages)
     }
 
     @Test func googlesLibrariesSignInAndReadTheCalendarFromTheStandIn() async throws {

@@ -14,7 +14,13 @@ import Testing
 
     /// The virtual environment's Python, made and filled the first time.
     static func python() async throws -> String {
-        let environment = root + "/.build/differential"
+        try await Self.python(in: "differential", packages: packages)
+    }
+
+    /// A virtual environment's Python in `.build/<name>` (never in the repository), made and filled with `packages`
+    /// from PyPI the first time, and again when the pinned versions change.
+    static func python(in name: String, packages: [String]) async throws -> String {
+        let environment = root + "/.build/" + name
         let python = environment + "/bin/python"
         let marker = environment + "/installed-" + packages.joined(separator: "+")
         if !FileManager.default.fileExists(atPath: marker) {

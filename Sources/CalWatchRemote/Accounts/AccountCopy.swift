@@ -40,6 +40,9 @@ struct AccountCopy<State: Codable & Equatable>: Sendable {
 
     private var statePath: String { folder + "/.calwatch-account.json" }
 
+    /// Whether a poll has written the record.
+    var exists: Bool { FileManager.default.fileExists(atPath: statePath) }
+
     func load() -> State? {
         guard let data = FileManager.default.contents(atPath: statePath) else { return nil }
         let decoder = JSONDecoder()

@@ -107,14 +107,14 @@ public struct AccountTokenKeeper: Sendable {
 
     /// An access token, refreshed when needed or `forcingRefresh` (the service refused the one in hand).
     public func accessToken(forcingRefresh: Bool = false, now: Date = Date()) async throws -> String {
-        guard let held = try Self.loaded(settings.name, folder) else {
+        guard let held = try AccountTokens.load(account: settings.name, folder: folder) else {
             throw AccountFailure(signIn: "not signed in; run `calwatch account add \(settings.name)`")
         }
         if !forcingRefresh, let token = held.accessToken(at: now) { return token }
         let lock = try await Self.lock(AccountTokens.path(account: settings.name, folder: folder) + ".lock")
         defer { close(lock) }
         // Another process may have refreshed while this one waited.
-        guard var current = try Self.loaded(settings.name, folder) else {
+        guard var current = try AccountTokens.load(account: settings.name, folder: folder) else {
             throw AccountFailure(signIn: "not signed in; run `calwatch account add \(settings.name)`")
         }
         if let token = current.accessToken(at: now), current.accessToken != held.accessToken || !forcingRefresh {
@@ -137,10 +137,6 @@ public struct AccountTokenKeeper: Sendable {
         current.saved = now
         try current.save(account: settings.name, folder: folder)
         return grant.accessToken
-    }
-
-    private static func loaded(_ name: String, _ folder: String) throws -> AccountTokens? {
-        try AccountTokens.load(account: name, folder: folder)
     }
 
     /// An exclusive `flock` on `path`, asked for without blocking and again every 50 ms (never a blocking call on

@@ -28,7 +28,8 @@ public final class GoogleAccount: RemoteCalendar {
     public var signedIn: Date? { keeper.signedIn }
 
     public var shownURL: String { "account \(settings.name) (\(settings.api.shown))" }
-    public var hasCopy: Bool { !loadState().calendars.isEmpty }
+    /// A poll has kept something: the record exists (not read whole: it lists every item).
+    public var hasCopy: Bool { copy.exists }
     public var traffic: (requests: Int, bytes: Int)? { counts.withLock { ($0.requests, $0.bytes) } }
     public func fetch() async -> FeedFetcher.Outcome { await sync() }
 
@@ -49,8 +50,6 @@ public final class GoogleAccount: RemoteCalendar {
     }
 
     var copy: AccountCopy<State> { AccountCopy(root: root, account: settings.name) }
-
-    func loadState() -> State { copy.load() ?? State() }
 
     struct ListedCalendar: Decodable {
         var id: String
@@ -154,7 +153,8 @@ public final class GoogleAccount: RemoteCalendar {
                 kept.events = kept.events.filter { $0.value != uid }
             } else if let lines = event.component(uid: uid, user: state.user, defaults: reminders) {
                 // Its Google id inside it, so that a later change to one instance rewrites only that VEVENT.
-                held[event.id] = [lines[0], "X-CALWATCH-GOOGLE-ID:" + GraphEvent.text(event.id)] + lines.dropFirst()
+                held[event.id] =
+                    [lines[0], "X-CALWATCH-GOOGLE-ID:" + ICalendarLines.text(event.id)] + lines.dropFirst()
                 kept.events[event.id] = uid
             }
             items[uid] = held
@@ -178,7 +178,7 @@ public final class GoogleAccount: RemoteCalendar {
             var lines = ["BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:-//calwatch//Google Calendar//EN"]
             for (_, block) in ordered { lines += block }
             lines += ["END:VCALENDAR", ""]
-            let text = lines.map(GraphEvent.folded).joined(separator: "\r\n")
+            let text = lines.map(ICalendarLines.folded).joined(separator: "\r\n")
             if try AccountCopy<State>.keep(text, in: file, durable: false) {
                 written += text.utf8.count
                 changed = true

@@ -70,8 +70,8 @@ struct GoogleEvent: Decodable {
     /// The event as one VEVENT's lines under `uid` (its series' for an instance); `nil` when it has neither start nor (for a cancelled instance) original
     /// start. `defaults` are the calendar's `defaultReminders`, used where the event says `useDefault`.
     func component(uid: String, user: String?, defaults: [Reminder]) -> [String]? {
-        var lines = ["BEGIN:VEVENT", "UID:" + GraphEvent.text(uid)]
-        lines.append("DTSTAMP:" + (updated.flatMap { GraphEvent.utc($0) } ?? "19700101T000000Z"))
+        var lines = ["BEGIN:VEVENT", "UID:" + ICalendarLines.text(uid)]
+        lines.append("DTSTAMP:" + (updated.flatMap { ICalendarLines.utc($0) } ?? "19700101T000000Z"))
         if let original = originalStartTime, let value = Self.value(original) {
             lines.append("RECURRENCE-ID" + value)
         }
@@ -88,23 +88,26 @@ struct GoogleEvent: Decodable {
         for line in recurrence ?? [] where Self.recurrenceNames.contains(where: { line.uppercased().hasPrefix($0) }) {
             lines.append(line.filter { $0 != "\r" && $0 != "\n" })
         }
-        if let summary, !summary.isEmpty { lines.append("SUMMARY:" + GraphEvent.text(summary)) }
-        if let location, !location.isEmpty { lines.append("LOCATION:" + GraphEvent.text(location)) }
+        if let summary, !summary.isEmpty { lines.append("SUMMARY:" + ICalendarLines.text(summary)) }
+        if let location, !location.isEmpty { lines.append("LOCATION:" + ICalendarLines.text(location)) }
         if let description, !description.isEmpty {
-            lines.append("DESCRIPTION:" + GraphEvent.text(String(description.prefix(GraphEvent.textLimit))))
+            lines.append("DESCRIPTION:" + ICalendarLines.text(String(description.prefix(ICalendarLines.textLimit))))
         }
         let video =
             conferenceData?.entryPoints?.first { $0.entryPointType == "video" }?.uri ?? hangoutLink
-        if let video, GraphEvent.isWebAddress(video) {
+        if let video, ICalendarLines.isWebAddress(video) {
             let label = conferenceData?.conferenceSolution?.name.map { ";LABEL=\"\(Self.parameter($0))\"" } ?? ""
-            lines.append("CONFERENCE;VALUE=URI;FEATURE=VIDEO\(label):" + GraphEvent.text(video))
+            lines.append("CONFERENCE;VALUE=URI;FEATURE=VIDEO\(label):" + ICalendarLines.text(video))
         }
         if status == "tentative" { lines.append("STATUS:TENTATIVE") }
         if transparency == "transparent" { lines.append("TRANSP:TRANSPARENT") }
         if visibility == "private" || visibility == "confidential" { lines.append("CLASS:PRIVATE") }
-        if let eventType, eventType != "default" { lines.append("X-GOOGLE-EVENT-TYPE:" + GraphEvent.text(eventType)) }
+        if let eventType, eventType != "default" {
+            lines.append("X-GOOGLE-EVENT-TYPE:" + ICalendarLines.text(eventType))
+        }
         if let email = organizer?.email, !email.isEmpty {
-            lines.append("ORGANIZER" + GraphEvent.name(organizer?.displayName) + ":mailto:" + GraphEvent.text(email))
+            lines.append(
+                "ORGANIZER" + ICalendarLines.name(organizer?.displayName) + ":mailto:" + ICalendarLines.text(email))
         }
         for person in attendees ?? [] {
             guard let email = person.email, !email.isEmpty else { continue }
@@ -112,8 +115,8 @@ struct GoogleEvent: Decodable {
                 person.resource == true
                 ? "NON-PARTICIPANT" : person.optional == true ? "OPT-PARTICIPANT" : "REQ-PARTICIPANT"
             lines.append(
-                "ATTENDEE" + GraphEvent.name(person.displayName) + ";ROLE=\(role);PARTSTAT="
-                    + Self.partstat(person.responseStatus) + ":mailto:" + GraphEvent.text(email))
+                "ATTENDEE" + ICalendarLines.name(person.displayName) + ";ROLE=\(role);PARTSTAT="
+                    + Self.partstat(person.responseStatus) + ":mailto:" + ICalendarLines.text(email))
         }
         let own = reminders?.useDefault == false ? reminders?.overrides ?? [] : defaults
         for reminder in own.prefix(5) {
@@ -147,7 +150,7 @@ struct GoogleEvent: Decodable {
             let digits = date.filter(\.isNumber)
             return digits.count == 8 && date.count == 10 ? ";VALUE=DATE:" + digits : nil
         }
-        guard let text = when.dateTime, let utc = GraphEvent.utc(text), text.hasSuffix("Z") else {
+        guard let text = when.dateTime, let utc = ICalendarLines.utc(text), text.hasSuffix("Z") else {
             // An offset other than Z (a server that ignored timeZone=UTC): its wall clock as UTC would be wrong.
             return when.dateTime.flatMap(offsetValue)
         }
@@ -178,6 +181,6 @@ struct GoogleEvent: Decodable {
         formatter.formatOptions = [.withInternetDateTime]
         guard let date = formatter.date(from: String(text.prefix(19)) + String(text.suffix(6))) else { return nil }
         formatter.timeZone = TimeZone(identifier: "UTC")
-        return GraphEvent.utc(formatter.string(from: date)).map { ":" + $0 }
+        return ICalendarLines.utc(formatter.string(from: date)).map { ":" + $0 }
     }
 }

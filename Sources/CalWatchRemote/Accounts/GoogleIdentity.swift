@@ -4,13 +4,17 @@ public import Foundation
 /// Google's OAuth 2.0 for desktop apps: the authorization code flow with PKCE (S256) on a loopback redirect, the
 /// client secret Google gives desktop clients sent with each grant (it is not a secret there: Google says so), and
 /// refresh-token grants. Google's device flow does not grant calendar scopes, so there is none here.
-public struct GoogleIdentity: AccountIdentity {
+public struct GoogleIdentity: AccountIdentity, CustomStringConvertible, CustomDebugStringConvertible {
     public var auth: URL
     public var token: URL
     public var clientId: String
     var clientSecret: String
     /// Reading calendars and events; nothing else.
     public static let scope = "https://www.googleapis.com/auth/calendar.readonly"
+
+    /// Printed (a log's reflection of a value) without the client secret.
+    public var description: String { "GoogleIdentity(\(clientId))" }
+    public var debugDescription: String { description }
 
     public init(settings: AccountSettings, clientSecret: String) {
         auth = settings.auth

@@ -33,7 +33,8 @@ public final class GraphAccount: RemoteCalendar {
     public var signedIn: Date? { keeper.signedIn }
 
     public var shownURL: String { "account \(settings.name) (\(settings.graph.shown))" }
-    public var hasCopy: Bool { !loadState().calendars.isEmpty }
+    /// A poll has kept something: the record exists (not read whole: it lists every item).
+    public var hasCopy: Bool { copy.exists }
     public var traffic: (requests: Int, bytes: Int)? { counts.withLock { ($0.requests, $0.bytes) } }
     public func fetch() async -> FeedFetcher.Outcome { await sync() }
 
@@ -54,8 +55,6 @@ public final class GraphAccount: RemoteCalendar {
     }
 
     var copy: AccountCopy<State> { AccountCopy(root: root, account: settings.name) }
-
-    func loadState() -> State { copy.load() ?? State() }
 
     public func sync(now: Date = Date()) async -> FeedFetcher.Outcome {
         await copy.poll(shown: shownURL, account: settings.name, empty: State()) { state in

@@ -63,9 +63,6 @@ struct GraphEvent: Decodable {
         case removed = "@removed"
     }
 
-    /// The most of an event's text kept (a description pasted whole from a long mail).
-    static let textLimit = 32 << 10
-
     /// The item as iCalendar text, `nil` when it has no start or end to read. `user` is the signed-in address, whose
     /// answer Graph gives as `responseStatus`.
     func calendar(user: String?) -> String? {
@@ -73,19 +70,19 @@ struct GraphEvent: Decodable {
             let dtend = Self.value(end, allDay: isAllDay == true)
         else { return nil }
         var lines = ["BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:-//calwatch//Microsoft Graph//EN", "BEGIN:VEVENT"]
-        lines.append("UID:" + Self.text(iCalUId ?? id))
-        lines.append("DTSTAMP:" + (lastModifiedDateTime.flatMap { Self.utc($0) } ?? "19700101T000000Z"))
+        lines.append("UID:" + ICalendarLines.text(iCalUId ?? id))
+        lines.append("DTSTAMP:" + (lastModifiedDateTime.flatMap { ICalendarLines.utc($0) } ?? "19700101T000000Z"))
         lines.append("DTSTART" + dtstart)
         lines.append("DTEND" + dtend)
-        if let subject, !subject.isEmpty { lines.append("SUMMARY:" + Self.text(subject)) }
-        if let place = location?.displayName, !place.isEmpty { lines.append("LOCATION:" + Self.text(place)) }
+        if let subject, !subject.isEmpty { lines.append("SUMMARY:" + ICalendarLines.text(subject)) }
+        if let place = location?.displayName, !place.isEmpty { lines.append("LOCATION:" + ICalendarLines.text(place)) }
         let description = body?.contentType?.lowercased() == "text" ? body?.content : bodyPreview
         if let description, !description.isEmpty {
-            lines.append("DESCRIPTION:" + Self.text(String(description.prefix(Self.textLimit))))
+            lines.append("DESCRIPTION:" + ICalendarLines.text(String(description.prefix(ICalendarLines.textLimit))))
         }
-        if let join = onlineMeeting?.joinUrl ?? onlineMeetingUrl, Self.isWebAddress(join) {
+        if let join = onlineMeeting?.joinUrl ?? onlineMeetingUrl, ICalendarLines.isWebAddress(join) {
             let label = onlineMeetingProvider == "teamsForBusiness" ? ";LABEL=Microsoft Teams" : ""
-            lines.append("CONFERENCE;VALUE=URI;FEATURE=VIDEO\(label):" + Self.text(join))
+            lines.append("CONFERENCE;VALUE=URI;FEATURE=VIDEO\(label):" + ICalendarLines.text(join))
         }
         if isCancelled == true { lines.append("STATUS:CANCELLED") }
         if let showAs, let status = Self.busyStatus[showAs] {
@@ -94,11 +91,13 @@ struct GraphEvent: Decodable {
         }
         if sensitivity == "private" || sensitivity == "confidential" { lines.append("CLASS:PRIVATE") }
         if let categories, !categories.isEmpty {
-            lines.append("CATEGORIES:" + categories.map(Self.text).joined(separator: ","))
+            lines.append("CATEGORIES:" + categories.map(ICalendarLines.text).joined(separator: ","))
         }
         let me = user?.lowercased()
         if let address = organizer?.emailAddress?.address, !address.isEmpty {
-            lines.append("ORGANIZER" + Self.name(organizer?.emailAddress?.name) + ":mailto:" + Self.text(address))
+            lines.append(
+                "ORGANIZER" + ICalendarLines.name(organizer?.emailAddress?.name) + ":mailto:"
+                    + ICalendarLines.text(address))
         }
         var answered = false
         for attendee in attendees ?? [] {
@@ -112,14 +111,15 @@ struct GraphEvent: Decodable {
                 attendee.type == "optional"
                 ? "OPT-PARTICIPANT" : attendee.type == "resource" ? "NON-PARTICIPANT" : "REQ-PARTICIPANT"
             lines.append(
-                "ATTENDEE" + Self.name(attendee.emailAddress?.name) + ";ROLE=\(role);PARTSTAT="
-                    + Self.partstat(answer) + ":mailto:" + Self.text(address))
+                "ATTENDEE" + ICalendarLines.name(attendee.emailAddress?.name) + ";ROLE=\(role);PARTSTAT="
+                    + Self.partstat(answer) + ":mailto:" + ICalendarLines.text(address))
         }
         // The user's answer where the attendee list leaves them out (an invitation forwarded to them).
         if !answered, let me, let own = responseStatus?.response, own != "none", own != "organizer",
             organizer?.emailAddress?.address?.lowercased() != me
         {
-            lines.append("ATTENDEE;ROLE=REQ-PARTICIPANT;PARTSTAT=" + Self.partstat(own) + ":mailto:" + Self.text(me))
+            lines.append(
+                "ATTENDEE;ROLE=REQ-PARTICIPANT;PARTSTAT=" + Self.partstat(own) + ":mailto:" + ICalendarLines.text(me))
         }
         if isReminderOn == true, let minutes = reminderMinutesBeforeStart, (0...40_320).contains(minutes) {
             lines += [
@@ -127,7 +127,7 @@ struct GraphEvent: Decodable {
             ]
         }
         lines += ["END:VEVENT", "END:VCALENDAR", ""]
-        return lines.map(Self.folded).joined(separator: "\r\n")
+        return lines.map(ICalendarLines.folded).joined(separator: "\r\n")
     }
 
     /// `showAs` as Outlook writes it in iCalendar.
@@ -164,59 +164,5 @@ struct GraphEvent: Decodable {
         let iana = TimeZoneDatabase.rules(named: zone) != nil ? zone : WindowsZones.ianaName(for: zone)
         guard let iana else { return ":\(date)T\(time)Z" }
         return ";TZID=\(iana):\(date)T\(time)"
-    }
-
-    /// `2026-11-29T10:00:00Z` (or with fractions) as `20261129T100000Z`.
-    static func utc(_ text: String) -> String? {
-        let digits = text.prefix(19).filter(\.isNumber)
-        return digits.count == 14 ? digits.prefix(8) + "T" + digits.suffix(6) + "Z" : nil
-    }
-
-    static func isWebAddress(_ text: String) -> Bool {
-        let lowered = text.lowercased()
-        return (lowered.hasPrefix("https://") || lowered.hasPrefix("http://")) && text.count < 4096
-    }
-
-    /// `;CN="…"` for a name, quoted, without the characters a parameter cannot hold.
-    static func name(_ name: String?) -> String {
-        guard let name, !name.isEmpty else { return "" }
-        let clean = name.unicodeScalars.filter { $0 != "\"" && !CharacterSet.controlCharacters.contains($0) }
-        return ";CN=\"" + String(String.UnicodeScalarView(clean)).prefix(200) + "\""
-    }
-
-    /// A TEXT value escaped (RFC 5545 3.3.11), control characters other than line ends left out.
-    static func text(_ value: String) -> String {
-        var result = ""
-        result.reserveCapacity(value.utf8.count)
-        for scalar in value.unicodeScalars {
-            switch scalar {
-            case "\\": result += "\\\\"
-            case ";": result += "\\;"
-            case ",": result += "\\,"
-            case "\n": result += "\\n"
-            case "\r": break
-            default:
-                if scalar.value < 0x20 || scalar.value == 0x7F { continue }
-                result.unicodeScalars.append(scalar)
-            }
-        }
-        return result
-    }
-
-    /// A content line folded at 75 octets (RFC 5545 3.1), never inside a character.
-    static func folded(_ line: String) -> String {
-        guard line.utf8.count > 75 else { return line }
-        var result = ""
-        var width = 0
-        for character in line {
-            let size = character.utf8.count
-            if width + size > 75 {
-                result += "\r\n "
-                width = 1
-            }
-            result.append(character)
-            width += size
-        }
-        return result
     }
 }
