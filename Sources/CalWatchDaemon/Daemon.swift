@@ -120,6 +120,7 @@ public struct Daemon: Sendable {
             initial, options: options, fleet: fleet, polled: polled, routes: routes, weather: weather,
             geocodes: geocodes, statuses: statuses, logger: logger)
         add(.watch, service)
+        polled.onSignInNeeded { service.signInNeeded($0) }
 
         // Metrics as the configuration at start asks (a reload does not move the file), and for /metrics.
         let registry =

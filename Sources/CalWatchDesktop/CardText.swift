@@ -131,6 +131,17 @@ struct CardText {
         return card
     }
 
+    /// An account whose sign-in lapsed: urgent, and kept until closed (nothing is read from it meanwhile).
+    func account(_ entry: JournalStore.Entry) -> NotificationBus.Card? {
+        guard let (title, details) = ReminderText.account(entry) else { return nil }
+        var card = NotificationBus.Card(summary: title, body: escaped(details.joined(separator: "\n")))
+        card.urgency = 2
+        card.category = "x-calwatch.account"
+        card.icon = "dialog-password"
+        card.stack = entry.event.subject
+        return card
+    }
+
     /// One card for the reminders past `maxCards`: how many, and the first few titles.
     func more(_ entries: [JournalStore.Entry]) -> NotificationBus.Card {
         let titles = entries.prefix(5).map { ReminderText.title($0) }

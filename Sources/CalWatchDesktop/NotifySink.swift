@@ -127,6 +127,9 @@ public actor NotifySink: EventSink {
             case .conflictDetected, .overrunDetected, .invitationPending, .agendaDue:
                 guard let card = text.day(entry) else { continue }
                 _ = try await show(card, target: entry.event.id.description, link: ReminderText.day(entry)?.link)
+            case .accountSignInNeeded:
+                guard let card = text.account(entry) else { continue }
+                _ = try await show(card, target: entry.event.id.description, link: nil)
             }
         }
         // A burst on the hour: the first cards, and the rest summed up in one.

@@ -189,6 +189,12 @@ public actor WebhookSink: EventSink {
             link = day.link
             joins = true
             urgent = entry.event.type == .overrunDetected
+        case .accountSignInNeeded:
+            guard let account = ReminderText.account(entry) else { return nil }
+            title = account.title
+            message = account.details.joined(separator: "\n")
+            link = nil
+            urgent = true
         default:
             return nil
         }
@@ -207,7 +213,8 @@ public actor WebhookSink: EventSink {
             address = url.deletingLastPathComponent()
             var document = NtfyMessage(
                 topic: url.lastPathComponent, title: title, message: message.isEmpty ? title : message,
-                priority: flight ? 2 : urgent ? 4 : 3, tags: [airplane ? "airplane" : "calendar"])
+                priority: flight ? 2 : urgent ? 4 : 3,
+                tags: [airplane ? "airplane" : entry.event.account != nil ? "key" : "calendar"])
             var actions: [NtfyMessage.Action] = []
             if let link {
                 document.click = link

@@ -11,6 +11,8 @@ public enum EventType: String, Sendable, CaseIterable, Hashable {
     /// The flight-status service says a flight's departure, gate or terminal changed, or that it is cancelled or
     /// diverted.
     case flightChanged
+    /// An account's sign-in lapsed: its calendars are not read until the user signs in again (`AccountNotice`).
+    case accountSignInNeeded
 
     /// The CloudEvents `type`: `calwatch.` and the event name.
     public var cloudEventType: String { "calwatch." + rawValue }

@@ -21,6 +21,8 @@ public struct PlannedEvent: Hashable, Sendable {
         case prepareDue
         /// What the flight-status service's answer changed.
         indirect case flightChanged(FlightChangeDetail)
+        /// An account's sign-in lapsed; about the account, not an occurrence.
+        indirect case accountSignInNeeded(AccountNotice)
 
         /// The event's type.
         public var type: EventType {
@@ -39,6 +41,7 @@ public struct PlannedEvent: Hashable, Sendable {
             case .agendaDue: .agendaDue
             case .prepareDue: .prepareDue
             case .flightChanged: .flightChanged
+            case .accountSignInNeeded: .accountSignInNeeded
             }
         }
     }
@@ -96,6 +99,11 @@ public struct PlannedEvent: Hashable, Sendable {
         case .reminderSnoozed(let detail), .reminderDismissed(let detail), .reminderAcknowledged(let detail): detail
         default: nil
         }
+    }
+
+    /// An account's notice; `nil` for every other type.
+    public var account: AccountNotice? {
+        if case .accountSignInNeeded(let notice) = payload { notice } else { nil }
     }
 
     /// The other occurrence a conflict is with, or the one that started while this one runs on; `nil` otherwise.

@@ -236,7 +236,7 @@ public enum Planner {
     private static func order(_ type: EventType) -> Int {
         switch type {
         case .liveActivityEnd: 0
-        case .flightDetected, .flightChanged, .agendaDue, .conflictDetected: 1
+        case .flightDetected, .flightChanged, .agendaDue, .conflictDetected, .accountSignInNeeded: 1
         case .liveActivityStart: 2
         case .liveActivityUpdate: 3
         case .prepareDue, .reminderDue, .invitationPending, .overrunDetected: 4

@@ -64,7 +64,7 @@ public struct PlannerState: Sendable, Hashable {
         case .liveActivityEnd:
             active[event.key] = nil
         case .reminderDue, .flightDetected, .conflictDetected, .overrunDetected, .invitationPending, .agendaDue,
-            .prepareDue, .flightChanged:
+            .prepareDue, .flightChanged, .accountSignInNeeded:
             break
         case .reminderSnoozed, .reminderDismissed, .reminderAcknowledged:
             var answers = self.answers[event.key] ?? Answers(occurrenceEnd: event.occurrenceEnd)

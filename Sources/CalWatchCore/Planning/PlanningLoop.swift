@@ -16,6 +16,12 @@ public struct PlanningLoop {
         public var event: PlannedEvent
         public var occurrence: Occurrence?
         public var facts: OccurrenceFacts
+
+        package init(event: PlannedEvent, occurrence: Occurrence?, facts: OccurrenceFacts) {
+            self.event = event
+            self.occurrence = occurrence
+            self.facts = facts
+        }
     }
 
     /// A group of occurrences replaced together.

@@ -69,7 +69,8 @@ public enum CloudEventJSON {
         LeaveJSON.write(facts.leave, to: &writer)
     }
 
-    /// `conflict`, `overrun`, `invitation` and `agenda`: the detail of the day's events; `change`, a flight's.
+    /// `conflict`, `overrun`, `invitation` and `agenda`: the detail of the day's events; `change`, a flight's;
+    /// `account`, an account's notice.
     private static func writeDayDetails(of event: PlannedEvent, to writer: inout JSONLineWriter) {
         func late(_ lateness: Int64) {
             writer.field("late", lateness > 0)
@@ -137,6 +138,16 @@ public enum CloudEventJSON {
                 writer.endObject()
             }
             writer.endArray()
+            writer.endObject()
+        case .accountSignInNeeded(let notice):
+            writer.beginObject(field: "account")
+            writer.field("name", notice.account)
+            writer.field("provider", notice.provider)
+            writer.field("user", notice.user)
+            writer.field("reason", notice.reason)
+            writer.field("signIn", notice.signIn)
+            writer.field("host", notice.host)
+            writer.field("since", notice.since)
             writer.endObject()
         default:
             break
@@ -258,8 +269,8 @@ public enum CloudEventJSON {
     ) {
         writer.beginObject()
         var fragments: OccurrenceJSON.Fragments?
-        if event.type == .agendaDue {
-            // About a day, not one occurrence: its occurrences are the agenda's items.
+        if event.type == .agendaDue || event.type == .accountSignInNeeded {
+            // About a day (its occurrences are the agenda's items), or an account.
         } else if let occurrence {
             // The occurrence object is the one `calwatch scan` prints.
             writer.key("occurrence")

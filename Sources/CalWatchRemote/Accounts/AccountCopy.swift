@@ -8,14 +8,15 @@ public struct AccountFailure: Error, Sendable, CustomStringConvertible {
     public var reason: String
     public var retryAfter: Duration? = nil
     var forgotten = false
-    /// Only signing in again helps (`calwatch account add`).
-    public var needsSignIn = false
+    /// Why only signing in again helps (`calwatch account add`), without what to do; `nil` when something else may.
+    public var signInCause: String?
+    public var needsSignIn: Bool { signInCause != nil }
     public var description: String { reason }
 
-    /// The sign-in lapsed, was revoked or never happened: `reason` says which and what to do.
-    init(signIn reason: String) {
-        self.init(reason: reason)
-        needsSignIn = true
+    /// The sign-in of `account` lapsed, was revoked or never happened, as `cause` says; `reason` adds what to do.
+    init(signIn cause: String, account: String) {
+        self.init(reason: "sign-in needed: \(cause); run `calwatch account add \(account)`")
+        signInCause = cause
     }
 
     public init(reason: String, retryAfter: Duration? = nil) {
@@ -53,11 +54,15 @@ struct AccountCopy<State: Codable & Equatable>: Sendable {
     /// One poll: `body` brings the state and the folders in step and says what it wrote, whether anything changed
     /// and which calendars failed (the others are still read). The items are durable before the record naming them.
     func poll(
-        shown: String, account: String, empty: State,
+        shown: String, keeper: AccountTokenKeeper, polls: AccountPolls, empty: State,
         _ body: (inout State) async throws -> (written: Int, changed: Bool, failures: [String])
     ) async -> FeedFetcher.Outcome {
-        var signInNeeded = false
-        defer { CalwatchMetrics.account(account, signInNeeded: signInNeeded) }
+        let account = keeper.settings.name
+        var lapse: AccountNotice?
+        defer {
+            polls.lapse.withLock { $0 = lapse }
+            CalwatchMetrics.account(account, signInNeeded: lapse != nil)
+        }
         do {
             try FileManager.default.createDirectory(
                 atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
@@ -75,7 +80,7 @@ struct AccountCopy<State: Codable & Equatable>: Sendable {
             CalwatchMetrics.account(account, syncedAt: Date().timeIntervalSince1970)
             return changed ? .changed(bytes: written) : .unchanged
         } catch let failure as AccountFailure {
-            signInNeeded = failure.needsSignIn
+            if failure.needsSignIn { lapse = keeper.notice(failure) }
             return .failed("\(shown): \(failure.reason)", retryAfter: failure.retryAfter)
         } catch {
             return .failed("\(shown): cannot keep its copy in \(folder): \(error)", retryAfter: nil)
@@ -106,6 +111,19 @@ struct AccountCopy<State: Codable & Equatable>: Sendable {
             try? FileManager.default.removeItem(atPath: path)
         }
         return true
+    }
+}
+
+/// What an account's polls leave for the poller: the requests and bytes so far, and the last poll's lapsed sign-in.
+final class AccountPolls: Sendable {
+    let counts = Locked((requests: 0, bytes: 0))
+    let lapse = Locked<AccountNotice?>(nil)
+
+    var traffic: (requests: Int, bytes: Int) { counts.withLock { ($0.requests, $0.bytes) } }
+
+    /// Counts a poll's requests.
+    func add(requests: Int, bytes: Int) {
+        counts.withLock { ($0.requests, $0.bytes) = ($0.requests + requests, $0.bytes + bytes) }
     }
 }
 

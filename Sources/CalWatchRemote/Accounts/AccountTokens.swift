@@ -105,17 +105,26 @@ public struct AccountTokenKeeper: Sendable {
         return (try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date
     }
 
+    /// The notice of a sign-in that lapsed as `failure` says: about the tokens kept now (who, and since when).
+    func notice(_ failure: AccountFailure) -> AccountNotice {
+        let held = try? AccountTokens.load(account: settings.name, folder: folder)
+        return AccountNotice(
+            account: settings.name, provider: settings.provider.rawValue, reason: failure.signInCause ?? failure.reason,
+            signIn: "calwatch account add \(settings.name)", host: ProcessInfo.processInfo.hostName,
+            user: held?.user, since: signedIn.map { Instant(secondsSinceEpoch: Int64($0.timeIntervalSince1970)) })
+    }
+
     /// An access token, refreshed when needed or `forcingRefresh` (the service refused the one in hand).
     public func accessToken(forcingRefresh: Bool = false, now: Date = Date()) async throws -> String {
         guard let held = try AccountTokens.load(account: settings.name, folder: folder) else {
-            throw AccountFailure(signIn: "not signed in; run `calwatch account add \(settings.name)`")
+            throw AccountFailure(signIn: "not signed in", account: settings.name)
         }
         if !forcingRefresh, let token = held.accessToken(at: now) { return token }
         let lock = try await Self.lock(AccountTokens.path(account: settings.name, folder: folder) + ".lock")
         defer { close(lock) }
         // Another process may have refreshed while this one waited.
         guard var current = try AccountTokens.load(account: settings.name, folder: folder) else {
-            throw AccountFailure(signIn: "not signed in; run `calwatch account add \(settings.name)`")
+            throw AccountFailure(signIn: "not signed in", account: settings.name)
         }
         if let token = current.accessToken(at: now), current.accessToken != held.accessToken || !forcingRefresh {
             return token
@@ -126,7 +135,7 @@ public struct AccountTokenKeeper: Sendable {
         } catch let refusal as SignInRefusal {
             if refusal.needsSignIn {
                 throw AccountFailure(
-                    signIn: "sign-in needed: \(refusal.reason); run `calwatch account add \(settings.name)`")
+                    signIn: refusal.reason, account: settings.name)
             }
             throw AccountFailure(reason: refusal.reason)
         }

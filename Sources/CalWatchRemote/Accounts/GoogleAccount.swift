@@ -1,4 +1,4 @@
-import CalWatchCore
+public import CalWatchCore
 import CalWatchRuntime
 public import Foundation
 
@@ -13,7 +13,7 @@ public final class GoogleAccount: RemoteCalendar {
     public let every: Duration
     let root: String
     let tokens: String
-    private let counts = Locked((requests: 0, bytes: 0))
+    private let polls = AccountPolls()
     /// Events per page (Google allows up to 2,500; 250 is its default).
     static let pageSize = 250
 
@@ -30,7 +30,8 @@ public final class GoogleAccount: RemoteCalendar {
     public var shownURL: String { "account \(settings.name) (\(settings.api.shown))" }
     /// A poll has kept something: the record exists (not read whole: it lists every item).
     public var hasCopy: Bool { copy.exists }
-    public var traffic: (requests: Int, bytes: Int)? { counts.withLock { ($0.requests, $0.bytes) } }
+    public var traffic: (requests: Int, bytes: Int)? { polls.traffic }
+    public var signInNeeded: AccountNotice? { polls.lapse.withLock { $0 } }
     public func fetch() async -> FeedFetcher.Outcome { await sync() }
 
     /// What the cache remembers between polls, in `.calwatch-account.json`.
@@ -63,11 +64,9 @@ public final class GoogleAccount: RemoteCalendar {
     }
 
     public func sync() async -> FeedFetcher.Outcome {
-        await copy.poll(shown: shownURL, account: settings.name, empty: State()) { state in
+        await copy.poll(shown: shownURL, keeper: keeper, polls: polls, empty: State()) { state in
             var session = try await Session(account: self)
-            defer {
-                counts.withLock { ($0.requests, $0.bytes) = ($0.requests + session.requests, $0.bytes + session.bytes) }
-            }
+            defer { polls.add(requests: session.requests, bytes: session.bytes) }
             let calendars = try await session.calendars()
             state.user = calendars.first { $0.primary == true }?.id.lowercased() ?? state.user
             let chosen = try choose(calendars)

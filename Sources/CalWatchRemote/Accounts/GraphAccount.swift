@@ -1,4 +1,4 @@
-import CalWatchCore
+public import CalWatchCore
 import CalWatchRuntime
 public import Foundation
 
@@ -14,7 +14,7 @@ public final class GraphAccount: RemoteCalendar {
     let root: String
     /// Where the tokens are kept (`AccountTokens.folder()`; a test's own).
     let tokens: String
-    private let counts = Locked((requests: 0, bytes: 0))
+    private let polls = AccountPolls()
     /// How far back and ahead the window reaches, and how long a round lasts before the next reads it whole.
     static let back: TimeInterval = 7 * 86_400
     static let ahead: TimeInterval = 366 * 86_400
@@ -35,7 +35,8 @@ public final class GraphAccount: RemoteCalendar {
     public var shownURL: String { "account \(settings.name) (\(settings.graph.shown))" }
     /// A poll has kept something: the record exists (not read whole: it lists every item).
     public var hasCopy: Bool { copy.exists }
-    public var traffic: (requests: Int, bytes: Int)? { counts.withLock { ($0.requests, $0.bytes) } }
+    public var traffic: (requests: Int, bytes: Int)? { polls.traffic }
+    public var signInNeeded: AccountNotice? { polls.lapse.withLock { $0 } }
     public func fetch() async -> FeedFetcher.Outcome { await sync() }
 
     /// What the cache remembers between polls, in `.calwatch-account.json` (hidden: the reader skips it).
@@ -57,11 +58,9 @@ public final class GraphAccount: RemoteCalendar {
     var copy: AccountCopy<State> { AccountCopy(root: root, account: settings.name) }
 
     public func sync(now: Date = Date()) async -> FeedFetcher.Outcome {
-        await copy.poll(shown: shownURL, account: settings.name, empty: State()) { state in
+        await copy.poll(shown: shownURL, keeper: keeper, polls: polls, empty: State()) { state in
             var session = try await Session(account: self)
-            defer {
-                counts.withLock { ($0.requests, $0.bytes) = ($0.requests + session.requests, $0.bytes + session.bytes) }
-            }
+            defer { polls.add(requests: session.requests, bytes: session.bytes) }
             if state.user == nil { state.user = try await session.user() }
             let chosen = try choose(try await session.calendars())
             var (written, changed, failures) = (0, false, [String]())

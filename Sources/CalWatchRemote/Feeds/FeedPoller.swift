@@ -20,6 +20,8 @@ public struct FeedPoller<WaitClock: Clock>: Service where WaitClock.Duration == 
     let jitter: @Sendable () -> Double
     /// Shared by the pollers of a daemon: how many calendars are fetched at once.
     let fetching: Permits?
+    /// Told of each failed poll of an account whose sign-in lapsed (the daemon's watch makes one event of a lapse).
+    let signInNeeded: @Sendable (AccountNotice) -> Void
 
     public init(
         feeds: [SourceSettings], root: String = FeedCache.root(), clock: WaitClock,
@@ -27,14 +29,17 @@ public struct FeedPoller<WaitClock: Clock>: Service where WaitClock.Duration == 
         logger: Logger, jitter: @escaping @Sendable () -> Double = { Double.random(in: -1...1) }
     ) {
         self.init(
-            feeds: feeds, root: root, clock: clock, fetcher: fetcher, logger: logger, jitter: jitter, fetching: nil)
+            feeds: feeds, root: root, clock: clock, fetcher: fetcher, logger: logger, jitter: jitter, fetching: nil,
+            signInNeeded: { _ in })
     }
 
     init(
         feeds: [SourceSettings], root: String, clock: WaitClock, fetcher: FeedFetcher, logger: Logger,
-        jitter: @escaping @Sendable () -> Double, fetching: Permits?
+        jitter: @escaping @Sendable () -> Double, fetching: Permits?,
+        signInNeeded: @escaping @Sendable (AccountNotice) -> Void
     ) {
         self.fetching = fetching
+        self.signInNeeded = signInNeeded
         self.feeds = feeds
         self.root = root
         self.clock = clock
@@ -106,6 +111,7 @@ public struct FeedPoller<WaitClock: Clock>: Service where WaitClock.Duration == 
                 polled["feed.bytes"] = "\(after.bytes - before.bytes)"
             }
             logger.debug("polled: \(outcome.word)", metadata: polled)
+            if let lapse = remote.signInNeeded { signInNeeded(lapse) }
             switch outcome {
             case .failed(let reason, _):
                 if failing != reason {
@@ -151,12 +157,19 @@ public actor PolledCalendars: Service {
     /// The feeds to start polling, each with its stop, for `run` to take.
     private let starts: AsyncStream<(SourceSettings, Outcome<Void>)>
     private let startInput: AsyncStream<(SourceSettings, Outcome<Void>)>.Continuation
+    /// Who is told of an account's lapsed sign-in (`onSignInNeeded`).
+    private nonisolated let noticed = Locked<@Sendable (AccountNotice) -> Void>({ _ in })
 
     public init(logger: Logger, root: String = FeedCache.root(), fetchingAtOnce: Int = 8) {
         self.logger = logger
         self.root = root
         fetching = Permits(fetchingAtOnce)
         (starts, startInput) = AsyncStream.makeStream()
+    }
+
+    /// Tells `tell` of each failed poll of an account whose sign-in lapsed (the daemon's watch).
+    public nonisolated func onSignInNeeded(_ tell: @escaping @Sendable (AccountNotice) -> Void) {
+        noticed.withLock { $0 = tell }
     }
 
     /// Polls exactly `feeds` from now on: a new one is fetched at once.
@@ -174,13 +187,14 @@ public actor PolledCalendars: Service {
     }
 
     public func run() async throws {
-        let (logger, root, fetching) = (logger, root, fetching)
+        let (logger, root, fetching, noticed) = (logger, root, fetching, noticed)
         await withDiscardingTaskGroup { group in
             for await (feed, stop) in starts.cancelOnGracefulShutdown() {
                 group.addTask {
                     let poller = FeedPoller(
                         feeds: [feed], root: root, clock: ContinuousClock(), fetcher: FeedFetcher(), logger: logger,
-                        jitter: { Double.random(in: -1...1) }, fetching: fetching)
+                        jitter: { Double.random(in: -1...1) }, fetching: fetching,
+                        signInNeeded: { notice in noticed.withLock { $0 }(notice) })
                     // Until it is no longer named, or the watch stops.
                     await withTaskGroup(of: Void.self) { one in
                         one.addTask { try? await poller.run() }

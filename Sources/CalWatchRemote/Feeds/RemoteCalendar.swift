@@ -21,11 +21,14 @@ public protocol RemoteCalendar: Sendable {
     /// When the account's sign-in was last written (its token file's time), for a calendar signed in to: a poller
     /// waiting after a failure asks again as soon as it changes (`calwatch account add`), not hours later.
     var signedIn: Date? { get }
+    /// The last fetch's lapsed sign-in, for a calendar signed in to: only signing in again helps.
+    var signInNeeded: AccountNotice? { get }
 }
 
 extension RemoteCalendar {
     public var traffic: (requests: Int, bytes: Int)? { nil }
     public var signedIn: Date? { nil }
+    public var signInNeeded: AccountNotice? { nil }
 }
 
 /// How a kind of calendar on a server is fetched: the `SourceKind` of a `calendars:` entry made into the

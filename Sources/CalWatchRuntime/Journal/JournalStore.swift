@@ -165,7 +165,7 @@ public actor JournalStore {
                 answer_until INTEGER,           -- a snooze's reminder instant
                 answer_count INTEGER,           -- an answer's snooze count; a snoozed reminder's too
                 deferred_from INTEGER,          -- a reminder held back by quiet hours: its own time
-                detail TEXT,                    -- the day's events: their detail as JSON; a live activity's phase
+                detail TEXT,                    -- the day's events, flightChanged, accounts: detail as JSON; an activity's phase
                 scope TEXT                      -- in a fleet, whose calendar (the fleet's name for it); else NULL
             );
             -- An event is refused when one with its id and scheduled instant is journaled. Keyed by time first, the
@@ -445,7 +445,7 @@ public actor JournalStore {
         case .reminderSnoozed: payload = .reminderSnoozed(answer)
         case .reminderDismissed: payload = .reminderDismissed(answer)
         case .reminderAcknowledged: payload = .reminderAcknowledged(answer)
-        case .conflictDetected, .overrunDetected, .invitationPending, .agendaDue, .flightChanged:
+        case .conflictDetected, .overrunDetected, .invitationPending, .agendaDue, .flightChanged, .accountSignInNeeded:
             guard let detail = text(.detail), let decoded = Self.payload(type, detail: detail) else { return nil }
             payload = decoded
         }
@@ -458,8 +458,8 @@ public actor JournalStore {
             recorded: Timestamp(millisecondsSinceEpoch: integer(.recorded)))
     }
 
-    /// What the `detail` column holds: the detail of the day's events and of `flightChanged` as JSON (the JSON Lines form is rendered from
-    /// it again), and `endingSoon` for a live activity in that phase.
+    /// What the `detail` column holds: the detail of the day's events, of `flightChanged` and of an account's notice
+    /// as JSON (the JSON Lines form is rendered from it again), and `endingSoon` for a live activity in that phase.
     private static func detail(of payload: PlannedEvent.Payload) -> String? {
         let encoder = JSONEncoder()
         let encoded: Data?
@@ -469,6 +469,7 @@ public actor JournalStore {
         case .invitationPending(let detail): encoded = try? encoder.encode(detail)
         case .agendaDue(let detail): encoded = try? encoder.encode(detail)
         case .flightChanged(let detail): encoded = try? encoder.encode(detail)
+        case .accountSignInNeeded(let notice): encoded = try? encoder.encode(notice)
         case .liveActivityStart(let activity), .liveActivityUpdate(let activity):
             return activity.phase == .endingSoon ? LiveActivityDetail.Phase.endingSoon.rawValue : nil
         default: return nil
@@ -489,6 +490,8 @@ public actor JournalStore {
         case .agendaDue: return (try? decoder.decode(AgendaDetail.self, from: data)).map { .agendaDue($0) }
         case .flightChanged:
             return (try? decoder.decode(FlightChangeDetail.self, from: data)).map { .flightChanged($0) }
+        case .accountSignInNeeded:
+            return (try? decoder.decode(AccountNotice.self, from: data)).map { .accountSignInNeeded($0) }
         default: return nil
         }
     }

@@ -167,3 +167,23 @@ extension ReminderText {
         }
     }
 }
+
+extension ReminderText {
+    /// An account's notice as a person reads it, wherever they are: a title, what happened, and what to run where.
+    /// `nil` for every other event.
+    public static func account(_ entry: JournalStore.Entry) -> (title: String, details: [String])? {
+        guard let notice = entry.event.account else { return nil }
+        func safe(_ text: String, _ length: Int = 120) -> String {
+            TerminalText.safe(NextUpFormat.cut(NextUpFormat.oneLine(text), to: length), keepingLines: false)
+        }
+        let service = notice.provider == "google" ? "Google Calendar" : "Microsoft 365"
+        let who = notice.user.map { " as " + safe($0) } ?? ""
+        return (
+            "Sign in to \(safe(notice.account)) again",
+            [
+                "calwatch cannot read \(service)\(who): \(safe(notice.reason, 300))",
+                "run \(safe(notice.signIn)) on \(safe(notice.host))",
+            ]
+        )
+    }
+}

@@ -218,6 +218,26 @@ public final class CalendarWatch {
         return try await commit(at: now, into: report, cause: .timer)
     }
 
+    /// Accounts whose sign-in lapsed (`FeedPoller` notices it on each failed poll): each lapse becomes one
+    /// `accountSignInNeeded` event, committed at `now` unless the journal already holds it (a restart, the next
+    /// failed poll); a lapse still there a day after its notice was pruned is noticed again.
+    public func signInNeeded(_ notices: [AccountNotice], at now: Instant) async throws -> Report {
+        var report = Report()
+        var due: [PlanningLoop.Emitted] = []
+        for notice in notices {
+            let event = notice.event(at: now)
+            guard try await journal.event(id: event.id) == nil, !due.contains(where: { $0.event.id == event.id })
+            else { continue }
+            due.append(PlanningLoop.Emitted(event: event, occurrence: nil, facts: .event))
+            report.events[.accountSignInNeeded, default: 0] += 1
+        }
+        report.total = due.count
+        let recorded = recordedTime()
+        try await bus.publish(due, committingTo: journal, recorded: recorded)
+        CalwatchMetrics.emitted(due.lazy.map(\.event), at: recorded, cause: .change)
+        return report
+    }
+
     /// The zone for floating and all-day values changed: every file's occurrences are expanded again in it.
     public func zoneChanged(to zone: ZoneRules, at now: Instant) async throws -> Report {
         self.zone = zone

@@ -15,6 +15,8 @@ final class FolderWait<WaitClock: Clock> where WaitClock.Duration == Duration {
         case travelTimes
         /// The calendars held changed (a fleet's watcher took or gave some).
         case calendars
+        /// An account's sign-in lapsed (`WatchService.signInNeeded`).
+        case accounts
     }
 
     /// What one wait brought.

@@ -105,6 +105,15 @@ public final class WatchService<WaitClock: Clock>: Service where WaitClock.Durat
     /// Plans again the occurrences whose time to leave a routing engine's answers may have changed (`RoutePoller`).
     public func travelTimesChanged() { wakeups.signal(.travelTimes) }
 
+    /// Accounts whose sign-in lapsed, waiting for the loop.
+    private let lapsed = Locked<[AccountNotice]>([])
+
+    /// An account's sign-in lapsed (a poller saw it): the loop commits its `accountSignInNeeded` event.
+    public func signInNeeded(_ notice: AccountNotice) {
+        lapsed.withLock { $0.append(notice) }
+        wakeups.signal(.accounts)
+    }
+
     public func run() async throws {
         let wakeups = wakeups
         let wait = try FolderWait(
@@ -200,6 +209,17 @@ public final class WatchService<WaitClock: Clock>: Service where WaitClock.Durat
                 log(
                     try await timed("planning new travel times") { try await watch.travelTimesChanged(at: $0) },
                     "travel", in: watch)
+            }
+            if turn.signals.contains(.accounts) {
+                let notices = lapsed.withLock { lapsed in
+                    defer { lapsed = [] }
+                    return lapsed
+                }
+                log(
+                    try await timed("an account's notice", plans: false) {
+                        try await watch.signInNeeded(notices, at: $0)
+                    },
+                    "accounts", in: watch)
             }
             let instant = clock.now
             if let current = systemZone(), current.identifier != zone.identifier {

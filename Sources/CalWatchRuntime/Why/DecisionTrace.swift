@@ -127,6 +127,9 @@ public struct DecisionTrace: Sendable {
                 trace.notes.append(
                     "the day's agendas (day.agendaAt, or a rule's own agendaAt): each at its time where you were, "
                         + "of use for \(DurationText.text(DaySettings.agendaUseful))")
+            } else if !rows.isEmpty && rows.allSatisfy({ $0.event.type == .accountSignInNeeded }) {
+                trace.notes.append(
+                    "an account's notices: one for each sign-in that lapsed, again a day later while it stays lapsed")
             } else {
                 trace.notes.append(
                     "it is not in the calendars around \(at(inputs.now)) (deleted, or outside the window looked at); "
@@ -493,6 +496,7 @@ public struct DecisionTrace: Sendable {
             return "invitation not answered, " + DurationText.text(invitation.secondsBefore) + " before"
         case .agendaDue(let agenda):
             return "agenda for \(agenda.date) (\(agenda.items.count) item" + (agenda.items.count == 1 ? ")" : "s)")
+        case .accountSignInNeeded(let notice): return notice.reason
         }
     }
 

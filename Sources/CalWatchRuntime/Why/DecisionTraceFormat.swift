@@ -26,7 +26,11 @@ extension DecisionTrace {
             }
         } else {
             lines.append(
-                steps.contains { $0.type == .agendaDue } ? "UID \(uid): agendas" : "UID \(uid): not in the calendars")
+                steps.contains { $0.type == .agendaDue }
+                    ? "UID \(uid): agendas"
+                    : steps.contains { $0.type == .accountSignInNeeded }
+                        ? "account \(uid.dropFirst("account:".count)): sign-in notices"
+                        : "UID \(uid): not in the calendars")
         }
         lines += notes.map { "  " + $0 }
         lines.append("")

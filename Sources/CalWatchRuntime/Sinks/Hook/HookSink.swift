@@ -275,7 +275,8 @@ public actor HookSink: EventSink {
 }
 
 extension EventFilters {
-    /// Whether the filters let an event through. An offset filter applies to reminders only.
+    /// Whether the filters let an event through. An offset filter applies to reminders only; an account's notice
+    /// passes `kinds`, and `calendars` when one of them is the account's.
     public func accepts(_ entry: JournalStore.Entry) -> Bool { rejection(entry) == nil }
 
     /// Which filter leaves an event out, in words (`calwatch why` prints it); `nil` when the sink takes it.
@@ -283,6 +284,15 @@ extension EventFilters {
         func list(_ values: some Sequence<String>) -> String { values.sorted().joined(separator: ", ") }
         if let events, !events.contains(entry.event.type) {
             return "its on: takes \(list(events.map(\.rawValue))), not \(entry.event.type.rawValue)"
+        }
+        // An account's notice is about no occurrence, so it has no kind; it is about the account's calendars.
+        if let notice = entry.event.account {
+            if let calendars,
+                !calendars.contains(where: { $0.lowercased().hasPrefix(notice.account.lowercased() + "/") })
+            {
+                return "its calendars: takes \(list(calendars)), none of them account \(notice.account)'s"
+            }
+            return nil
         }
         if let kinds, !kinds.contains(entry.facts.kind) {
             return "its kinds: takes \(list(kinds.map(\.rawValue))), and this is a \(entry.facts.kind.rawValue)"

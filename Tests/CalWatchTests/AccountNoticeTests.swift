@@ -1,0 +1,159 @@
+import CalWatchCore
+import Foundation
+import Testing
+
+@testable import CalWatchRemote
+
+/// A lapsed sign-in told to every sink (`accountSignInNeeded`), with `calwatch watch` as a user runs it against the
+/// Microsoft stand-in (`scripts/microsoft-server.py`), a JSON Lines file, an ntfy topic (`scripts/webhook-server.py`)
+/// and a desktop (dunst): one event per lapse, restarts included, worded for a phone, and no token in any of it.
+@Suite(.timeLimit(.minutes(3))) struct AccountNoticeTests {
+    @Test func aLapsedSignInReachesEverySinkOnceWithoutATokenAndDoesNotRepeatOnARestart() async throws {
+        try await FeedServer.with(script: "microsoft-server.py") { microsoft in
+            try await FeedServer.with(script: "webhook-server.py") { phone in
+                try await DesktopSession.with { desktop in
+                    try AccountTests.serve(
+                        [AccountTests.event("1", "Standup", start: "2026-12-01T09:00:00")], in: microsoft)
+                    let folder = phone.folder
+                    try AccountTests.write(
+                        """
+                        accounts:
+                          - name: work
+                            provider: microsoft
+                            clientId: \(AccountTests.clientId)
+                            endpoints: { login: "\(microsoft.url(""))", graph: "\(microsoft.url(""))" }
+                        timezone: UTC
+                        state: state/journal.db
+                        sinks:
+                          - { type: jsonl, path: events.jsonl }
+                          - { type: webhook, preset: ntfy, url: "\(phone.url("/alerts"))" }
+                          - { type: notify, bus: "\(desktop.bus)" }
+                        """, folder + "/config.yml")
+                    let environment = ["XDG_STATE_HOME": folder + "/xdg-state", "XDG_CACHE_HOME": folder + "/cache"]
+                    let tokenFolder = folder + "/xdg-state/calwatch/accounts"
+                    try AccountTests.write("", microsoft.folder + "/approve")
+                    let added = try await CommandLineTests().calwatch(
+                        ["account", "add", "work", "--device-code", "--config", folder + "/config.yml"],
+                        environment: environment)
+                    #expect(added.status == 0, "\(added.errors)")
+
+                    // Revoked (a password changed), and the access token in hand lapsed: the first poll is refused.
+                    try AccountTests.write("", microsoft.folder + "/revoked")
+                    var tokens = try #require(try AccountTokens.load(account: "work", folder: tokenFolder))
+                    tokens.expires = .distantPast
+                    try tokens.save(account: "work", folder: tokenFolder)
+                    let secrets = [tokens.refreshToken, tokens.accessToken ?? "at-"]
+
+                    func notices() -> [[String: Any]] {
+                        SinkFixtures.lines(folder + "/events.jsonl").compactMap { line in
+                            let event = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+                            return event?["type"] as? String == "calwatch.accountSignInNeeded" ? event : nil
+                        }
+                    }
+                    func pushed() -> [[String: Any]] {
+                        SinkFixtures.lines(folder + "/requests.jsonl").compactMap { line in
+                            guard
+                                let request = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+                            else { return nil }
+                            return try? JSONSerialization.jsonObject(
+                                with: Data(((request["body"] as? String) ?? "").utf8))
+                                as? [String: Any]
+                        }
+                    }
+                    var watch = try WatchCommandTests.watch(in: folder, environment: environment)
+                    defer { if watch.isRunning { watch.terminate() } }
+                    func cards() -> [[String: String]] {
+                        desktop.shown.filter { $0["category"] == "x-calwatch.account" }
+                    }
+                    try await eventually("the notice in the JSON Lines file, on the phone and on the desktop") {
+                        !notices().isEmpty && !pushed().isEmpty && !cards().isEmpty
+                    }
+                    let event = try #require(notices().first)
+                    let data = try #require(event["data"] as? [String: Any])
+                    let account = try #require(data["account"] as? [String: Any])
+                    #expect(account["name"] as? String == "work")
+                    #expect(account["provider"] as? String == "microsoft")
+                    #expect(account["user"] as? String == "meganb@contoso.com", "\(account)")
+                    #expect((account["reason"] as? String)?.contains("AADSTS50173") == true, "\(account)")
+                    #expect(account["signIn"] as? String == "calwatch account add work")
+                    #expect(account["host"] as? String == ProcessInfo.processInfo.hostName)
+                    #expect(data["occurrence"] == nil)
+                    #expect((event["subject"] as? String)?.hasPrefix("account:work/") == true, "\(event)")
+                    let line = try #require(
+                        SinkFixtures.lines(folder + "/events.jsonl").first { $0.contains("SignIn") })
+                    let schema = EventSchemaTests.schema
+                    let problems = EventSchemaTests.Validator(root: schema).validate(
+                        try EventSchemaTests.JSON.parse(line), schema)
+                    #expect(problems.isEmpty, "\(problems)")
+
+                    // On the phone: what happened and what to run where, urgent.
+                    let message = try #require(pushed().first)
+                    #expect(message["title"] as? String == "Sign in to work again", "\(message)")
+                    let text = message["message"] as? String ?? ""
+                    #expect(
+                        text.contains("Microsoft 365 as meganb@contoso.com") && text.contains("AADSTS50173"), "\(text)")
+                    #expect(
+                        text.contains("run calwatch account add work on \(ProcessInfo.processInfo.hostName)"), "\(text)"
+                    )
+                    #expect(message["priority"] as? Int == 4)
+                    #expect(message["tags"] as? [String] == ["key"])
+                    // On the desktop: a critical card (it stays until closed).
+                    let card = try #require(cards().first)
+                    #expect(card["summary"] == "Sign in to work again" && card["urgency"] == "CRITICAL", "\(card)")
+                    #expect(card["body"]?.contains("run calwatch account add work") == true, "\(card)")
+
+                    // A restart, still lapsed: its first poll is refused again, and the lapse is not told twice. A second
+                    // later at least: the journal refuses an event of the same id and instant by itself.
+                    try await Task.sleep(for: .seconds(1.5))
+                    watch.terminate()
+                    try await offCooperativePool { [watch] in watch.waitUntilExit() }
+                    let refusals = microsoft.log.filter { $0.contains("token 400") }.count
+                    watch = try WatchCommandTests.watch(in: folder, environment: environment)
+                    try await eventually("the restarted daemon's refused poll") {
+                        microsoft.log.filter { $0.contains("token 400") }.count > refusals
+                    }
+                    // Time for a notice to be committed and delivered, were it to be (it is one wake of the loop).
+                    try await Task.sleep(for: .seconds(3))
+                    watch.terminate()
+                    try await offCooperativePool { [watch] in watch.waitUntilExit() }
+                    #expect(notices().count == 1)
+                    #expect(pushed().count == 1)
+                    #expect(cards().count == 1)
+
+                    // No token in the sinks, the journal or the log.
+                    let log = (try? String(contentsOfFile: folder + "/log.txt", encoding: .utf8)) ?? ""
+                    let journal = String(
+                        decoding: FileManager.default.contents(atPath: folder + "/state/journal.db") ?? Data(),
+                        as: UTF8.self)
+                    let written = [
+                        log, journal, SinkFixtures.lines(folder + "/events.jsonl").joined(),
+                        SinkFixtures.lines(folder + "/requests.jsonl").joined(),
+                    ]
+                    for secret in secrets { #expect(!written.contains { $0.contains(secret) }) }
+                    #expect(log.contains("sign-in needed"), "\(log)")
+
+                    // `why` lists the notices sent, and to which sinks.
+                    let why = try await CommandLineTests().calwatch(
+                        ["why", "account:work", "--config", folder + "/config.yml"], environment: environment)
+                    #expect(why.output.contains("account work: sign-in notices"), "\(why.output) \(why.errors)")
+                    #expect(why.output.contains("accountSignInNeeded, the sign-in was revoked"), "\(why.output)")
+                }
+            }
+        }
+    }
+
+    /// One event per lapse: the same sign-in noticed twice is one id; a new sign-in that lapses is another.
+    @Test func aNoticesIdNamesTheLapseNotThePoll() {
+        func notice(since: Int64, reason: String) -> AccountNotice {
+            AccountNotice(
+                account: "work", provider: "microsoft", reason: reason, signIn: "calwatch account add work",
+                host: "desk", user: nil, since: Instant(secondsSinceEpoch: since))
+        }
+        let first = notice(since: 1_000, reason: "AADSTS50173").event(at: Instant(secondsSinceEpoch: 5_000))
+        let again = notice(since: 1_000, reason: "AADSTS700082").event(at: Instant(secondsSinceEpoch: 9_000))
+        let later = notice(since: 7_000, reason: "AADSTS50173").event(at: Instant(secondsSinceEpoch: 9_000))
+        #expect(first.id == again.id)
+        #expect(first.id != later.id)
+        #expect(first.expiry.secondsSinceEpoch - first.time.secondsSinceEpoch == AccountNotice.useful)
+    }
+}
