@@ -6,8 +6,8 @@
 # promtool, vdirsyncer, openssl for a test certificate, a private session bus with dunst on Xvfb for desktop
 # notifications, curl for the event stream, headless Chromium driven by Selenium for the page) and python3 with
 # venv for the differential check.
-SYSTEM_PACKAGES := pkg-config libical-dev libsqlite3-dev libxml2-dev libpq-dev libcurl4-openssl-dev libsystemd-dev libmosquitto-dev zlib1g-dev sqlite3
-TEST_PACKAGES := postgresql prometheus radicale vdirsyncer python3 python3-venv openssl dbus dunst notification-daemon xvfb python3-dbus python3-gi mosquitto mosquitto-clients curl chromium chromium-driver python3-selenium
+SYSTEM_PACKAGES := pkg-config libical-dev libsqlite3-dev libxml2-dev libpq-dev libcurl4-openssl-dev libsystemd-dev libmosquitto-dev libsecret-1-dev zlib1g-dev sqlite3
+TEST_PACKAGES := postgresql prometheus radicale vdirsyncer python3 python3-venv openssl dbus gnome-keyring libsecret-tools dunst notification-daemon xvfb python3-dbus python3-gi mosquitto mosquitto-clients curl chromium chromium-driver python3-selenium
 SWIFT_BUILD_FLAGS ?=
 DEMO_WINDOW := --from 2027-03-01 --to 2027-03-08 --tz Europe/Berlin
 DEMO_DAY := --from 2027-03-03 --to 2027-03-04

@@ -75,6 +75,12 @@ let package = Package(
             pkgConfig: "libsystemd",
             providers: [.apt(["libsystemd-dev"])]
         ),
+        /// libsecret, GNOME's client of the Secret Service (gnome-keyring, KeePassXC), for accounts' tokens.
+        .systemLibrary(
+            name: "CSecret",
+            pkgConfig: "libsecret-1",
+            providers: [.apt(["libsecret-1-dev"])]
+        ),
         /// libmosquitto, the Eclipse Mosquitto project's MQTT client, for the MQTT sink.
         .systemLibrary(
             name: "CMosquitto",
@@ -123,7 +129,7 @@ let package = Package(
         .target(
             name: "CalWatchRemote",
             dependencies: [
-                "CalWatchCore", "CalWatchRuntime", "CCurl",
+                "CalWatchCore", "CalWatchRuntime", "CCurl", "CSecret",
                 // PKCE's S256 challenge when signing in to an account.
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),

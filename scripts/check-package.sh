@@ -48,7 +48,7 @@ pass "$(grep -vc '/$' "$work/contents") files, in their places"
 
 # Depends: the shared libraries the binary loads, each with a version; no Swift package, which Debian lacks.
 depends=$(field Depends)
-for package in libc6 libical3 libsqlite3-0 libxml2 libstdc++6 libmosquitto1; do
+for package in libc6 libical3 libsqlite3-0 libxml2 libstdc++6 libmosquitto1 libsecret-1-0; do
     pattern=$(echo "$package" | sed 's/+/\\+/g')
     echo "$depends" | grep -Eq "(^|, )$pattern \(>= [0-9][^)]*\)" || fail "Depends names no versioned $package: $depends"
 done

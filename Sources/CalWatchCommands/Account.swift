@@ -13,8 +13,10 @@ extension CalwatchCommand {
                 An account's calendars are read through Microsoft Graph or Google's Calendar API and appear as \
                 <account>/<calendar> for rules, why, next, replay, watch and the sinks, like any calendar (not yet \
                 for a fleet). Signing in keeps a refresh \
-                token in a file only you can read ($XDG_STATE_HOME/calwatch/accounts/<name>.json); every token the \
-                service rotates is saved before it is used. docs/accounts.md says how to register the application \
+                token in your Secret Service (gnome-keyring, KeePassXC) when it is unlocked, else in a file only you \
+                can read ($XDG_STATE_HOME/calwatch/accounts/<name>.json); every token the service rotates is saved \
+                before it is used. A sign-in that lapses is said in the log, by `check` and `account status`, and as \
+                an accountSignInNeeded event to the sinks. docs/accounts.md says how to register the application \
                 whose clientId the account names.
 
                 Examples:
@@ -122,7 +124,7 @@ extension CalwatchCommand.Account {
                 case .microsoft: await GraphAccount.user(of: account, token: grant.accessToken)
                 case .google: await GoogleAccount.user(of: account, token: grant.accessToken)
                 }
-            try tokens.save(account: account.name)
+            let kept = try await tokens.save(account: account.name, choosing: true)
             if let lapses = tokens.refreshExpires {
                 StandardStreams.error(
                     "warning: this sign-in ends \(lapses.formatted(.iso8601)) (\(grant.refreshExpiresIn! / 3600) hours): "
@@ -132,7 +134,7 @@ extension CalwatchCommand.Account {
             StandardStreams.error(
                 "Signed in to \(account.name)"
                     + (tokens.user.map { " as \(TerminalText.safe($0, keepingLines: false))" } ?? "")
-                    + "; its tokens are kept in \(AccountTokens.path(account: account.name)).\n")
+                    + "; its tokens are kept \(kept.kept(account: account.name)).\n")
         }
 
         /// PKCE on a loopback redirect, or (`--no-browser`) the redirect's address pasted.
@@ -203,7 +205,7 @@ extension CalwatchCommand.Account {
 
         func run() async throws {
             for (account, source) in try CalwatchCommand.Account.accounts(settings) {
-                let tokens = try? AccountTokens.load(account: account.name)
+                let tokens = try? AccountTokens.record(account: account.name)
                 let who =
                     tokens.map { tokens in
                         "signed in" + (tokens.user.map { " as \(TerminalText.safe($0, keepingLines: false))" } ?? "")
@@ -235,7 +237,7 @@ extension CalwatchCommand.Account {
             where names.isEmpty || names.contains(account.name) {
                 do {
                     _ = try await AccountTokenKeeper(settings: account).accessToken(forcingRefresh: true)
-                    let lapses = (try? AccountTokens.load(account: account.name))??.refreshExpires
+                    let lapses = (try? AccountTokens.record(account: account.name))??.refreshExpires
                     if let lapses, lapses.timeIntervalSinceNow < 86_400 {
                         failed = true
                         print(
@@ -264,7 +266,13 @@ extension CalwatchCommand.Account {
 
         func run() async throws {
             let (account, _) = try CalwatchCommand.Account.account(name, settings)
-            let removed = try AccountTokens.remove(account: account.name)
+            let removed: Bool
+            do {
+                removed = try await AccountTokens.remove(account: account.name)
+            } catch let failure as AccountFailure {
+                StandardStreams.error("calwatch: account \(account.name): \(failure.reason)\n")
+                throw ExitCode.failure
+            }
             try? FileManager.default.removeItem(atPath: FeedCache.root() + "/accounts/" + account.name)
             StandardStreams.error(
                 removed ? "Removed \(account.name)'s tokens and copy.\n" : "\(account.name) was not signed in.\n")

@@ -39,9 +39,9 @@ import Testing
 
                     // Revoked (a password changed), and the access token in hand lapsed: the first poll is refused.
                     try AccountTests.write("", microsoft.folder + "/revoked")
-                    var tokens = try #require(try AccountTokens.load(account: "work", folder: tokenFolder))
+                    var tokens = try #require(try await AccountTokens.load(account: "work", folder: tokenFolder))
                     tokens.expires = .distantPast
-                    try tokens.save(account: "work", folder: tokenFolder)
+                    try await tokens.save(account: "work", folder: tokenFolder)
                     let secrets = [tokens.refreshToken, tokens.accessToken ?? "at-"]
 
                     func notices() -> [[String: Any]] {

@@ -90,7 +90,7 @@ import Testing
         let code = try await identity.deviceCode()
         _ = try await runProgram(["curl", "-sf", server.url("/devicelogin?otc=" + code.userCode)])
         let grant = try await identity.wait(for: code) { _ in try await Task.sleep(for: .milliseconds(20)) }
-        try AccountTokens(
+        try await AccountTokens(
             provider: "microsoft", clientId: clientId, tenant: "organizations",
             refreshToken: try #require(grant.refreshToken), accessToken: grant.accessToken,
             expires: Date().addingTimeInterval(TimeInterval(grant.expiresIn)), user: nil, saved: Date()
@@ -215,7 +215,7 @@ import Testing
             for _ in 0..<3 {
                 let outcome = await account.sync()
                 if case .failed(let reason, _) = outcome { Issue.record("\(reason)") }
-                let saved = try #require(try AccountTokens.load(account: "work", folder: tokens))
+                let saved = try #require(try await AccountTokens.load(account: "work", folder: tokens))
                 #expect(seen.insert(saved.refreshToken).inserted, "a refresh token was not rotated")
             }
             #expect(seen.count == 3)
@@ -236,7 +236,7 @@ import Testing
             #expect(try Self.items(account).count == 1)
 
             // No token is in the cache, its record or the failure.
-            let saved = try #require(try AccountTokens.load(account: "work", folder: tokens))
+            let saved = try #require(try await AccountTokens.load(account: "work", folder: tokens))
             let secrets = [saved.refreshToken, saved.accessToken ?? "at-"] + Array(seen)
             let cache = try FileManager.default.subpathsOfDirectory(atPath: account.folder).compactMap {
                 try? String(contentsOfFile: account.folder + "/" + $0, encoding: .utf8)
@@ -264,15 +264,20 @@ import Testing
                     tenant: organizations
                     endpoints: { login: "\(server.url(""))", graph: "\(server.url(""))" }
                 """, folder + "/config.yml")
-            let environment = ["XDG_STATE_HOME": folder + "/state", "XDG_CACHE_HOME": folder + "/cache", "DISPLAY": ""]
+            let environment = [
+                "XDG_STATE_HOME": folder + "/state", "XDG_CACHE_HOME": folder + "/cache", "DISPLAY": "",
+                "DBUS_SESSION_BUS_ADDRESS": "", "XDG_RUNTIME_DIR": "",
+            ]
 
             let (status, errors) = try await Self.signInThroughTheBrowser(
                 ["account", "add", "work", "--config", folder + "/config.yml"], environment: environment)
             #expect(status == 0, "\(errors)")
             #expect(errors.contains("redirect_uri=http://127.0.0.1:"), "\(errors)")
             #expect(errors.contains("Signed in to work as meganb@contoso.com"), "\(errors)")
+            // No session bus here: the tokens are kept in the file.
+            #expect(errors.contains("its tokens are kept in \(folder)/state/calwatch/accounts/work.json"), "\(errors)")
             let tokens = try #require(
-                try AccountTokens.load(account: "work", folder: folder + "/state/calwatch/accounts"))
+                try await AccountTokens.load(account: "work", folder: folder + "/state/calwatch/accounts"))
             #expect(!errors.contains(tokens.refreshToken))
             #expect(server.log.contains { $0.hasPrefix("POST /organizations/oauth2/v2.0/token 200") })
 
@@ -284,7 +289,7 @@ import Testing
             #expect(run.status == 0, "\(run.errors)")
             #expect(run.errors.contains("/devicelogin and enter the code"), "\(run.errors)")
             let again = try #require(
-                try AccountTokens.load(account: "work", folder: folder + "/state/calwatch/accounts"))
+                try await AccountTokens.load(account: "work", folder: folder + "/state/calwatch/accounts"))
             #expect(again.refreshToken != tokens.refreshToken)
             #expect(!run.errors.contains(again.refreshToken) && !run.output.contains(again.refreshToken))
 
@@ -536,9 +541,9 @@ import Testing
             var settings = AccountTests.settings(server)
             settings.tokens = tokens
             // The sign-in lapsed before the daemon started: every refresh is refused.
-            var saved = try #require(try AccountTokens.load(account: "work", folder: tokens))
+            var saved = try #require(try await AccountTokens.load(account: "work", folder: tokens))
             saved.expires = Date.distantPast
-            try saved.save(account: "work", folder: tokens)
+            try await saved.save(account: "work", folder: tokens)
             try AccountTests.write("", server.folder + "/revoked")
             let clock = ManualClock()
             let source = SourceSettings(settings, every: 300)
@@ -603,9 +608,9 @@ import Testing
             // Revoked, and the access token in hand lapsed: the replay reads the copy kept, and the metric says so.
             try AccountTests.write("", server.folder + "/revoked")
             var tokens = try #require(
-                try AccountTokens.load(account: "work", folder: folder + "/state/calwatch/accounts"))
+                try await AccountTokens.load(account: "work", folder: folder + "/state/calwatch/accounts"))
             tokens.expires = .distantPast
-            try tokens.save(account: "work", folder: folder + "/state/calwatch/accounts")
+            try await tokens.save(account: "work", folder: folder + "/state/calwatch/accounts")
             try FileManager.default.removeItem(atPath: folder + "/cache/calwatch/accounts/work.asked")
             let lapsed = try await cli.calwatch(replay + ["--state", folder + "/second.db"], environment: environment)
             #expect(lapsed.errors.contains("sign-in needed"), "\(lapsed.errors)")

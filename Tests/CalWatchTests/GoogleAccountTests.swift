@@ -104,7 +104,7 @@ import Testing
         ])
         let code = try #require(URLComponents(string: location)?.queryItems?.first { $0.name == "code" }?.value)
         let grant = try await identity.redeem(code: code, redirect: redirect, verifier: verifier)
-        try AccountTokens(
+        try await AccountTokens(
             provider: "google", clientId: settings.clientId, tenant: nil,
             refreshToken: try #require(grant.refreshToken),
             accessToken: grant.accessToken, expires: Date().addingTimeInterval(TimeInterval(grant.expiresIn)),

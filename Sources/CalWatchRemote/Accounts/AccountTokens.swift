@@ -7,9 +7,10 @@ public import Foundation
 #endif
 
 /// What signing in to an account gave: the refresh token that mints access tokens, the access token in hand and when
-/// it lapses, and who signed in. Kept in a 0600 file of its own, `$XDG_STATE_HOME/calwatch/accounts/<name>.json`
-/// (folder 0700), written beside and renamed into place, so a crash leaves the old tokens or the new ones. Never
-/// printed: its description names the account and nothing secret.
+/// it lapses, and who signed in. Its record is a 0600 file of its own, `$XDG_STATE_HOME/calwatch/accounts/<name>.json`
+/// (folder 0700), written beside and renamed into place, so a crash leaves the old tokens or the new ones. The two
+/// tokens are in the record, or, when the sign-in found the user's Secret Service unlocked (`SecretService`), there
+/// and not in the record (`store`). Never printed: its description names the account and nothing secret.
 public struct AccountTokens: Codable, Sendable, Equatable, CustomStringConvertible {
     public var provider: String
     public var clientId: String
@@ -23,6 +24,17 @@ public struct AccountTokens: Codable, Sendable, Equatable, CustomStringConvertib
     public var user: String?
     /// When these were last written: a sign-in or a refresh.
     public var saved: Date
+    /// Where the two tokens are: `secret-service`, or `nil` for the record itself.
+    public var store: String?
+
+    /// The store name of the Secret Service.
+    static let secretService = "secret-service"
+
+    /// The two tokens as the Secret Service holds them.
+    private struct Secrets: Codable {
+        var refreshToken: String
+        var accessToken: String?
+    }
 
     public init(
         provider: String, clientId: String, tenant: String?, refreshToken: String, accessToken: String?,
@@ -54,8 +66,44 @@ public struct AccountTokens: Codable, Sendable, Equatable, CustomStringConvertib
 
     public static func path(account: String, folder: String = folder()) -> String { folder + "/" + account + ".json" }
 
-    /// The tokens kept for `account`, `nil` when it was never signed in to (or was removed).
-    public static func load(account: String, folder: String = folder()) throws -> AccountTokens? {
+    /// Where the tokens are, as `account add` says it.
+    public func kept(account: String, folder: String = AccountTokens.folder()) -> String {
+        store == Self.secretService
+            ? "in the Secret Service (its default collection)" : "in \(Self.path(account: account, folder: folder))"
+    }
+
+    /// The tokens kept for `account`, from the Secret Service when they are there; `nil` when it was never signed in
+    /// to (or was removed).
+    public static func load(account: String, folder: String = folder()) async throws -> AccountTokens? {
+        guard var tokens = try record(account: account, folder: folder) else { return nil }
+        guard tokens.store == secretService else { return tokens }
+        let found: SecretService.Found
+        do {
+            found = try await SecretService.shared.lookup(account: account)
+        } catch {
+            throw AccountFailure(reason: "cannot reach the Secret Service, which holds \(account)'s tokens: \(error)")
+        }
+        switch found {
+        case .text(let text):
+            guard let secrets = try? JSONDecoder().decode(Secrets.self, from: Data(text.utf8)) else {
+                throw AccountFailure(
+                    signIn: "the Secret Service's item for it is not one calwatch wrote", account: account)
+            }
+            tokens.refreshToken = secrets.refreshToken
+            tokens.accessToken = secrets.accessToken
+            return tokens
+        case .locked:
+            throw AccountFailure(
+                reason: "the Secret Service holds \(account)'s tokens, but its collection is locked; unlock it (log in "
+                    + "to the desktop), or run `calwatch account add \(account)` to keep new ones in a file")
+        case .none:
+            throw AccountFailure(signIn: "the Secret Service no longer holds its tokens", account: account)
+        }
+    }
+
+    /// The record kept for `account`, without reading the Secret Service: who signed in and when, for `list`; its
+    /// tokens are empty when they are in the Secret Service.
+    public static func record(account: String, folder: String = folder()) throws -> AccountTokens? {
         let path = path(account: account, folder: folder)
         guard let data = FileManager.default.contents(atPath: path) else { return nil }
         let decoder = JSONDecoder()
@@ -70,17 +118,56 @@ public struct AccountTokens: Codable, Sendable, Equatable, CustomStringConvertib
     }
 
     /// Writes the tokens durably before anything uses them: a rotated refresh token is the only one that works.
-    public func save(account: String, folder: String = AccountTokens.folder()) throws {
+    /// A new sign-in (`choosing`) keeps them in the Secret Service when its default collection is unlocked, else in
+    /// the record; a refresh keeps them where they were, or in the record when the Secret Service refuses them now
+    /// (never lost). The record is written last, so its time says the tokens changed. Returns them as kept.
+    @discardableResult
+    public func save(account: String, folder: String = AccountTokens.folder(), choosing: Bool = false) async throws
+        -> AccountTokens
+    {
+        var kept = self
+        let service = SecretService.shared
+        if choosing ? await service.unlocked() : store == Self.secretService {
+            do {
+                let secrets = try JSONEncoder().encode(Secrets(refreshToken: refreshToken, accessToken: accessToken))
+                let label = "calwatch: \(account) (\(provider)\(user.map { ", " + $0 } ?? ""))"
+                try await service.store(String(decoding: secrets, as: UTF8.self), account: account, label: label)
+                kept.store = Self.secretService
+                kept.refreshToken = ""
+                kept.accessToken = nil
+            } catch {
+                kept.store = nil
+            }
+        } else {
+            kept.store = nil
+        }
         try FileManager.default.createDirectory(
             atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let encoder = JSONEncoder()
         encoder.dateEncodingStrategy = .iso8601
         encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
-        try AtomicFile.replace(Self.path(account: account, folder: folder), with: try encoder.encode(self), mode: 0o600)
+        try AtomicFile.replace(Self.path(account: account, folder: folder), with: try encoder.encode(kept), mode: 0o600)
+        return kept
     }
 
-    public static func remove(account: String, folder: String = folder()) throws -> Bool {
+    /// Forgets the account's tokens, in the Secret Service too: whether there were any. Throws when the Secret
+    /// Service holds them and cannot forget them now (locked, or gone): the record stays, to try again.
+    public static func remove(account: String, folder: String = folder()) async throws -> Bool {
         let path = path(account: account, folder: folder)
+        if (try? record(account: account, folder: folder))?.store == secretService {
+            let cleared: Bool?
+            do {
+                cleared = try await SecretService.shared.clear(account: account)
+            } catch {
+                throw AccountFailure(
+                    reason: "cannot reach the Secret Service, which holds \(account)'s tokens: \(error)")
+            }
+            if cleared == nil {
+                throw AccountFailure(
+                    reason: "the Secret Service holds \(account)'s tokens, but its collection is locked; unlock it "
+                        + "and remove the account again")
+            }
+        }
         guard FileManager.default.fileExists(atPath: path) else { return false }
         try FileManager.default.removeItem(atPath: path)
         return true
@@ -107,7 +194,7 @@ public struct AccountTokenKeeper: Sendable {
 
     /// The notice of a sign-in that lapsed as `failure` says: about the tokens kept now (who, and since when).
     func notice(_ failure: AccountFailure) -> AccountNotice {
-        let held = try? AccountTokens.load(account: settings.name, folder: folder)
+        let held = try? AccountTokens.record(account: settings.name, folder: folder)
         return AccountNotice(
             account: settings.name, provider: settings.provider.rawValue, reason: failure.signInCause ?? failure.reason,
             signIn: "calwatch account add \(settings.name)", host: ProcessInfo.processInfo.hostName,
@@ -116,14 +203,14 @@ public struct AccountTokenKeeper: Sendable {
 
     /// An access token, refreshed when needed or `forcingRefresh` (the service refused the one in hand).
     public func accessToken(forcingRefresh: Bool = false, now: Date = Date()) async throws -> String {
-        guard let held = try AccountTokens.load(account: settings.name, folder: folder) else {
+        guard let held = try await AccountTokens.load(account: settings.name, folder: folder) else {
             throw AccountFailure(signIn: "not signed in", account: settings.name)
         }
         if !forcingRefresh, let token = held.accessToken(at: now) { return token }
         let lock = try await Self.lock(AccountTokens.path(account: settings.name, folder: folder) + ".lock")
         defer { close(lock) }
         // Another process may have refreshed while this one waited.
-        guard var current = try AccountTokens.load(account: settings.name, folder: folder) else {
+        guard var current = try await AccountTokens.load(account: settings.name, folder: folder) else {
             throw AccountFailure(signIn: "not signed in", account: settings.name)
         }
         if let token = current.accessToken(at: now), current.accessToken != held.accessToken || !forcingRefresh {
@@ -144,7 +231,7 @@ public struct AccountTokenKeeper: Sendable {
         current.expires = now.addingTimeInterval(TimeInterval(grant.expiresIn))
         current.refreshExpires = grant.refreshExpiresIn.map { now.addingTimeInterval(TimeInterval($0)) }
         current.saved = now
-        try current.save(account: settings.name, folder: folder)
+        try await current.save(account: settings.name, folder: folder)
         return grant.accessToken
     }
 
