@@ -206,7 +206,7 @@ enum CommandSupport {
         guard !configuration.sources.isEmpty else { return (configuration, [:], []) }
         let fetched = await FeedSync.fetch(configuration.sources, freshAt: freshAt)
         for problem in fetched.problems { StandardStreams.error("\(source): \(severity): \(problem)\n") }
-        var configuration = configuration
+        var configuration = configuration.withAccountAddresses()
         configuration.calendars += fetched.folders
         return (configuration, fetched.shown, fetched.failed.map(\.shown))
     }

@@ -57,8 +57,22 @@ public struct ConfigurationCheck: Sendable {
         if !configuration.sources.isEmpty {
             let fetched = await FeedSync.fetch(configuration.sources)
             for problem in fetched.problems { messages.append("\(source): error: \(problem)\n") }
+            configuration = configuration.withAccountAddresses()
             configuration.calendars += fetched.folders
             (shown, failed) = (fetched.shown, fetched.failed.map(\.shown))
+        }
+        // A sign-in that ends within a day (Google's testing mode ends them after 7): said while it still works.
+        for account in configuration.sources.compactMap({ $0.kind as? AccountSettings }) {
+            let record = try? AccountTokens.record(
+                account: account.name, folder: account.tokens ?? AccountTokens.folder())
+            if let ends = record?.refreshExpires,
+                ends.timeIntervalSince(Date(timeIntervalSince1970: TimeInterval(now.secondsSinceEpoch))) < 86_400
+            {
+                messages.append(
+                    "\(source): warning: accounts: \(account.name): its sign-in ends \(ends.formatted(.iso8601)) "
+                        + "(Google's testing mode); sign in again with `calwatch account add \(account.name)`, and "
+                        + "publish the application for one that lasts (docs/accounts.md)\n")
+            }
         }
         // A week at least, for what `travelLines` says about times to leave.
         let horizonEnd = now.adding(seconds: configuration.planner.horizon)

@@ -217,7 +217,7 @@ public struct Daemon: Sendable {
                         """)
                 }
                 if let fleet { return try fleet.configuration(from: configuration) }
-                var named = configuration.named(instance)
+                var named = configuration.named(instance).withAccountAddresses()
                 named.calendars += FeedPoller<ContinuousClock>.folders(configuration.sources)
                 return named
             },

@@ -235,8 +235,8 @@ import Testing
             try "".write(toFile: server.folder + "/testing", atomically: true, encoding: .utf8)
             let folder = SinkFixtures.folder()
             try "\(Self.secret)\n".write(toFile: folder + "/secret", atomically: true, encoding: .utf8)
+            // No `me:`: the address signed in as counts as yours.
             try """
-            me: [megan@example.com]
             accounts:
               - name: home
                 provider: google
@@ -259,6 +259,18 @@ import Testing
             let list = try await CommandLineTests().calwatch(
                 ["account", "list", "--config", folder + "/config.yml"], environment: environment)
             #expect(list.output.contains("signed in as megan@example.com, until 20"), "\(list.output)")
+            // Six days on, a day before it ends: `check` warns while the sign-in still works.
+            let check = {
+                try await CommandLineTests().calwatch(
+                    ["check", "--config", folder + "/config.yml"], environment: environment)
+            }
+            #expect(!(try await check()).errors.contains("its sign-in ends"))
+            let tokens = folder + "/state/calwatch/accounts"
+            var record = try #require(try AccountTokens.record(account: "home", folder: tokens))
+            record.refreshExpires = Date().addingTimeInterval(5 * 3600)
+            try await record.save(account: "home", folder: tokens)
+            let warned = try await check()
+            #expect(warned.errors.contains("warning: accounts: home: its sign-in ends 20"), "\(warned.errors)")
 
             let scan = try await CommandLineTests().calwatch(
                 [
@@ -281,6 +293,10 @@ import Testing
                     $0.contains("\"calendar\":\"home/Megan\"") && $0.contains("\"service\":\"meet\"")
                         || $0.contains("cancelled")
                 }, "\(weekly)")
+            let why = try await CommandLineTests().calwatch(
+                ["why", "single1@google.com", "--at", "2026-12-01T09:00:00Z", "--config", folder + "/config.yml"],
+                environment: environment)
+            #expect(why.output.contains("declined by you"), "\(why.output) \(why.errors)")
         }
     }
 }

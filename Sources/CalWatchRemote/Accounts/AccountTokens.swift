@@ -1,4 +1,4 @@
-import CalWatchCore
+public import CalWatchCore
 import CalWatchRuntime
 public import Foundation
 
@@ -248,5 +248,22 @@ public struct AccountTokenKeeper: Sendable {
         }
         close(descriptor)
         throw AccountFailure(reason: "another calwatch held \(path) for 30 s")
+    }
+}
+
+extension Configuration {
+    /// The configuration with the address each account is signed in as (its record's) added to `me:`, so that your
+    /// own answers on its calendars (a declined meeting) count without writing it there too.
+    public func withAccountAddresses() -> Configuration {
+        var configuration = self
+        let known = Set(me.map { $0.lowercased() })
+        for account in sources.compactMap({ $0.kind as? AccountSettings }) {
+            let folder = account.tokens ?? AccountTokens.folder()
+            guard let user = (try? AccountTokens.record(account: account.name, folder: folder))?.user?.lowercased(),
+                !known.contains(user), !configuration.me.contains(user)
+            else { continue }
+            configuration.me.append(user)
+        }
+        return configuration
     }
 }
