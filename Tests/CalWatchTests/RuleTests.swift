@@ -76,6 +76,38 @@ import Testing
             ])
     }
 
+    /// How an item shows its time, as Outlook and Google write it: out of office, focus time and working location
+    /// get no reminders under one rule, working elsewhere one of its own, and an ordinary meeting the defaults.
+    @Test func showAsChoosesByOutOfOfficeFocusTimeAndWorkingLocation() async throws {
+        let yaml = """
+            reminders: { offsets: [15m] }
+            liveActivity: { lead: 0s }
+            rules:
+              - showAs: [outOfOffice, focusTime, workingLocation]
+                offsets: []
+                liveActivity: false
+              - showAs: [workingElsewhere]
+                offsets: [5m]
+            """
+        let items = [
+            "away": Self.event("Away", "20270301T090000Z", "20270301T170000Z", ["X-MICROSOFT-CDO-BUSYSTATUS:OOF"]),
+            "focus": Self.event(
+                "Focus time", "20270301T100000Z", "20270301T120000Z", ["X-GOOGLE-EVENT-TYPE:focusTime"]),
+            "office": Self.event(
+                "Office", "20270301T080000Z", "20270301T170000Z", ["X-GOOGLE-EVENT-TYPE:workingLocation"]),
+            "site": Self.event(
+                "Client site", "20270301T130000Z", "20270301T140000Z", ["X-MICROSOFT-CDO-BUSYSTATUS:WORKINGELSEWHERE"]),
+            "review": Self.event(
+                "Review", "20270301T150000Z", "20270301T160000Z",
+                ["X-MICROSOFT-CDO-BUSYSTATUS:BUSY", "X-GOOGLE-EVENT-TYPE:default"]),
+        ]
+        let events = try await Self.replay(yaml, items: items, from: "2027-03-01T07:00:00Z", to: "2027-03-01T18:00:00Z")
+        #expect(
+            events.filter { !$0.hasSuffix("live") } == [
+                "review 2027-03-01T14:45:00Z 15m", "site 2027-03-01T12:55:00Z 5m",
+            ], "\(events)")
+    }
+
     @Test func calendarsMatchWithoutRegardToCase() async throws {
         let yaml = """
             reminders: { offsets: [15m] }
@@ -207,6 +239,7 @@ import Testing
               - offsets: [5m]
               - services: [skyp]
                 summary: "(unclosed"
+                showAs: [vacation]
                 ofsets: [1m]
             quietHours: { from: "22:00", to: "7am" }
             """
@@ -220,6 +253,7 @@ import Testing
             #expect(report.contains("rules[1]: can never apply: rules[0] before it has no condition"), "\(report)")
             #expect(report.contains("'skyp' is not a meeting service calwatch knows"))
             #expect(report.contains("'(unclosed' is not a regular expression"))
+            #expect(report.contains("'vacation' is not one of busy, free, tentative, outOfOffice"), "\(report)")
             #expect(report.contains("rules[1].ofsets: is not a known key here; did you mean `offsets`?"))
             #expect(report.contains("'7am' is not a time of day"))
             #expect(report.contains("config.yml:3:"), "problems name their line: \(report)")
@@ -243,14 +277,15 @@ import Testing
         }
         let configuration = try ConfigurationLoader.parse(
             examples.joined(separator: "\n"), file: "config.yml", directory: root)
-        #expect(configuration.planner.rules.count == 5)
+        #expect(configuration.planner.rules.count == 6)
         #expect(
-            configuration.planner.rules[4].travelMode == .cycling && configuration.planner.rules[4].anchor == .leaveBy)
+            configuration.planner.rules[5].travelMode == .cycling && configuration.planner.rules[5].anchor == .leaveBy)
+        #expect(configuration.planner.rules[3].showAs == [.outOfOffice, .focusTime, .workingLocation])
         #expect(configuration.places.map(\.name) == ["Home", "Office"])
         #expect(configuration.travel.routing?.askAgainBefore == 3600 && configuration.travel.replanAfter == 300)
         #expect(configuration.travel.geocoder?.userAgent == "calwatch (you@example.com)")
         #expect(configuration.planner.rules[1].allDay == ClockTimeReminder(hour: 18, minute: 0, daysBefore: 1))
-        #expect(configuration.planner.rules[3].attendance == ["ACCEPTED", "TENTATIVE"])
+        #expect(configuration.planner.rules[4].attendance == ["ACCEPTED", "TENTATIVE"])
         #expect(configuration.planner.quietHours == QuietHours(from: 22 * 60, to: 7 * 60, deferToEnd: true))
         #expect(
             configuration.meetingProviders == [

@@ -44,7 +44,8 @@ extension ConfigurationReader {
                 let keys = mapping(
                     item, at: path,
                     known: [
-                        "calendars", "kinds", "services", "summary", "offsets", "allDay", "liveActivity", "attendance",
+                        "calendars", "kinds", "services", "summary", "showAs", "offsets", "allDay", "liveActivity",
+                        "attendance",
                         "quietHours", "anchor", "travelMode", "travelTime", "prep", "agendaAt", "travelZone",
                         "conflicts",
                     ])
@@ -72,6 +73,11 @@ extension ConfigurationReader {
                             return name
                         })
                 case "summary": rule.summary = summaryPattern(value, at: at)
+                case "showAs":
+                    rule.showAs = Set(
+                        list(value, at: at).compactMap {
+                            choice($0.node, at: $0.key, of: CalendarComponent.ShowAs.self)
+                        })
                 case "offsets":
                     rule.offsets = list(value, at: at).compactMap {
                         duration($0.node, at: $0.key, atMost: Limits.reminderOffset)

@@ -10,6 +10,12 @@ public struct CalendarComponent: Sendable {
         case other
     }
 
+    /// How the item shows its time, as Outlook (`X-MICROSOFT-CDO-BUSYSTATUS`, Graph's `showAs`) and Google
+    /// (`X-GOOGLE-EVENT-TYPE`, the Calendar API's `eventType`) say it; rules choose by it (`showAs:`).
+    public enum ShowAs: String, Sendable, CaseIterable {
+        case busy, free, tentative, outOfOffice, workingElsewhere, focusTime, workingLocation
+    }
+
     /// The fields, held by reference and copied on write: an occurrence's source and the file's parsed calendar
     /// share one copy of each item (half a kilobyte) instead of holding one each.
     private var storage: Storage<Fields>
@@ -61,6 +67,7 @@ public struct CalendarComponent: Sendable {
         var organizer: String? = nil
         var linkProperties: [NamedText] = []
         var declaredKind: String? = nil
+        var showAs: ShowAs? = nil
         var whereabouts: Whereabouts? = nil
         var acknowledgedThrough: Instant? = nil
         var calendarSnoozes: [CalendarSnooze] = []
@@ -229,6 +236,16 @@ public struct CalendarComponent: Sendable {
     public var declaredKind: String? {
         get { rare { $0.declaredKind } }
         set { mutateRare { $0.declaredKind = newValue } }
+    }
+    /// What the producer said of how the time shows (`X-MICROSOFT-CDO-BUSYSTATUS`, `X-GOOGLE-EVENT-TYPE`); `nil`
+    /// when it said nothing.
+    public var declaredShowAs: ShowAs? {
+        get { rare { $0.showAs } }
+        set { mutateRare { $0.showAs = newValue } }
+    }
+    /// How the time shows: as declared, else free for `TRANSP:TRANSPARENT`, tentative for `STATUS:TENTATIVE`, busy.
+    public var showAs: ShowAs {
+        declaredShowAs ?? (transparent ? .free : status == .tentative ? .tentative : .busy)
     }
     /// `geo`, `placeTitle` and `travelDuration` (below), held by reference: most items have none, and each item
     /// would otherwise carry 64 bytes for them (a megabyte and more on a 10,000-item scan).

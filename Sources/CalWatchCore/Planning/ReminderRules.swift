@@ -9,6 +9,8 @@ public struct ReminderRule: Sendable, Hashable {
     public var services: Set<String>?
     /// A regular expression the summary must contain a match of.
     public var summary: SummaryPattern?
+    /// How the time shows (out of office, focus time, working location, …) (`nil`: any).
+    public var showAs: Set<CalendarComponent.ShowAs>?
 
     /// Offsets before the anchor instead of `reminders.offsets`.
     public var offsets: [Int64]?
@@ -50,11 +52,14 @@ public struct ReminderRule: Sendable, Hashable {
         if let kinds, !kinds.contains(facts.kind) { return false }
         if let services, !services.contains(facts.meeting?.service ?? "") { return false }
         if let summary, !summary.matches(occurrence.summary ?? "") { return false }
+        if let showAs, !showAs.contains(occurrence.source.component.showAs) { return false }
         return true
     }
 
     /// A rule without conditions: every rule after it can never apply.
-    public var matchesEverything: Bool { calendars == nil && kinds == nil && services == nil && summary == nil }
+    public var matchesEverything: Bool {
+        calendars == nil && kinds == nil && services == nil && summary == nil && showAs == nil
+    }
 }
 
 /// A regular expression, compared and hashed by its text.

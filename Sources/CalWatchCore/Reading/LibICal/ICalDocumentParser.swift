@@ -319,7 +319,17 @@ enum ICalDocumentParser {
                         )
                     }
                 } else if name == "X-MICROSOFT-CDO-BUSYSTATUS" {
-                    if textValue(property).uppercased() == "FREE" { item.transparent = true }
+                    let status = textValue(property).uppercased()
+                    if status == "FREE" { item.transparent = true }
+                    let shown: [String: CalendarComponent.ShowAs] = [
+                        "FREE": .free, "TENTATIVE": .tentative, "BUSY": .busy, "OOF": .outOfOffice,
+                        "WORKINGELSEWHERE": .workingElsewhere,
+                    ]
+                    // Google's event type, more telling, is kept when both are there.
+                    if item.declaredShowAs == nil { item.declaredShowAs = shown[status] }
+                } else if name == "X-GOOGLE-EVENT-TYPE" {
+                    let type = CalendarComponent.ShowAs(rawValue: textValue(property))
+                    if let type, [.outOfOffice, .focusTime, .workingLocation].contains(type) { item.declaredShowAs = type }
                 } else if name == "X-APPLE-TRAVEL-DURATION" {
                     item.travelDuration = ICalDuration(icalText: Substring(textValue(property)))
                 } else if name == "X-APPLE-STRUCTURED-LOCATION" {
