@@ -321,15 +321,13 @@ enum ICalDocumentParser {
                 } else if name == "X-MICROSOFT-CDO-BUSYSTATUS" {
                     let status = textValue(property).uppercased()
                     if status == "FREE" { item.transparent = true }
-                    let shown: [String: CalendarComponent.ShowAs] = [
-                        "FREE": .free, "TENTATIVE": .tentative, "BUSY": .busy, "OOF": .outOfOffice,
-                        "WORKINGELSEWHERE": .workingElsewhere,
-                    ]
                     // Google's event type, more telling, is kept when both are there.
-                    if item.declaredShowAs == nil { item.declaredShowAs = shown[status] }
+                    if item.declaredShowAs == nil { item.declaredShowAs = Self.busyStatuses[status] }
                 } else if name == "X-GOOGLE-EVENT-TYPE" {
                     let type = CalendarComponent.ShowAs(rawValue: textValue(property))
-                    if let type, [.outOfOffice, .focusTime, .workingLocation].contains(type) { item.declaredShowAs = type }
+                    if let type, [.outOfOffice, .focusTime, .workingLocation].contains(type) {
+                        item.declaredShowAs = type
+                    }
                 } else if name == "X-APPLE-TRAVEL-DURATION" {
                     item.travelDuration = ICalDuration(icalText: Substring(textValue(property)))
                 } else if name == "X-APPLE-STRUCTURED-LOCATION" {
@@ -382,6 +380,12 @@ enum ICalDocumentParser {
     static let maximumFirings = 200
 
     /// Extension properties that carry join links (besides `X-MICROSOFT-ONLINEMEETING*`).
+    /// Outlook's `X-MICROSOFT-CDO-BUSYSTATUS` values as how an item shows its time.
+    private static let busyStatuses: [String: CalendarComponent.ShowAs] = [
+        "FREE": .free, "TENTATIVE": .tentative, "BUSY": .busy, "OOF": .outOfOffice,
+        "WORKINGELSEWHERE": .workingElsewhere,
+    ]
+
     private static let linkPropertyNames: Set<String> = [
         "X-GOOGLE-CONFERENCE", "X-MICROSOFT-SKYPETEAMSMEETINGURL", "X-ALT-DESC", "X-MS-OLK-CONFERENCEURL",
     ]
