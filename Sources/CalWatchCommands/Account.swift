@@ -233,7 +233,7 @@ extension CalwatchCommand.Account {
 
         func run() async throws {
             var failed = false
-            for (account, source) in try CalwatchCommand.Account.accounts(settings)
+            for (account, _) in try CalwatchCommand.Account.accounts(settings)
             where names.isEmpty || names.contains(account.name) {
                 do {
                     _ = try await AccountTokenKeeper(settings: account).accessToken(forcingRefresh: true)
