@@ -133,7 +133,7 @@ struct CardText {
 
     /// An account whose sign-in lapsed: urgent, and kept until closed (nothing is read from it meanwhile).
     func account(_ entry: JournalStore.Entry) -> NotificationBus.Card? {
-        guard let (title, details) = ReminderText.account(entry) else { return nil }
+        guard let (title, details, _) = ReminderText.account(entry) else { return nil }
         var card = NotificationBus.Card(summary: title, body: escaped(details.joined(separator: "\n")))
         card.urgency = 2
         card.category = "x-calwatch.account"

@@ -193,7 +193,8 @@ public actor WebhookSink: EventSink {
             guard let account = ReminderText.account(entry) else { return nil }
             title = account.title
             message = account.details.joined(separator: "\n")
-            link = nil
+            link = account.link
+            joins = false
             urgent = true
         default:
             return nil
@@ -218,7 +219,10 @@ public actor WebhookSink: EventSink {
             var actions: [NtfyMessage.Action] = []
             if let link {
                 document.click = link
-                actions.append(NtfyMessage.Action(action: "view", label: joins ? "Join" : "Open", url: link))
+                actions.append(
+                    NtfyMessage.Action(
+                        action: "view", label: entry.event.account != nil ? "Sign in" : joins ? "Join" : "Open",
+                        url: link))
             }
             // Snooze and Dismiss through the answer endpoint (https://docs.ntfy.sh/publish/#send-http-request):
             // at most three actions in all, and only for a reminder.

@@ -142,6 +142,97 @@ import Testing
         }
     }
 
+    /// `renewByDeviceCode`: the notice on the phone carries a device code and its address (a Sign in button); once
+    /// someone signs in with it, the daemon keeps the new tokens and reads the calendar again within seconds, unless
+    /// it is another user than the one whose sign-in lapsed (who may have read the code off a shared topic).
+    @Test(arguments: [true, false])
+    func aDeviceCodeInTheNoticeRenewsTheSignInFromAPhone(sameUser: Bool) async throws {
+        try await FeedServer.with(script: "microsoft-server.py") { microsoft in
+            try await FeedServer.with(script: "webhook-server.py") { phone in
+                try AccountTests.serve(
+                    [AccountTests.event("1", "Standup", start: "2026-12-01T09:00:00")], in: microsoft)
+                let folder = phone.folder
+                try AccountTests.write(
+                    """
+                    accounts:
+                      - name: work
+                        provider: microsoft
+                        clientId: \(AccountTests.clientId)
+                        renewByDeviceCode: true
+                        endpoints: { login: "\(microsoft.url(""))", graph: "\(microsoft.url(""))" }
+                    timezone: UTC
+                    state: state/journal.db
+                    sinks:
+                      - { type: jsonl, path: events.jsonl }
+                      - { type: webhook, preset: ntfy, url: "\(phone.url("/alerts"))" }
+                    """, folder + "/config.yml")
+                let environment = ["XDG_STATE_HOME": folder + "/xdg-state", "XDG_CACHE_HOME": folder + "/cache"]
+                let tokenFolder = folder + "/xdg-state/calwatch/accounts"
+                try AccountTests.write("", microsoft.folder + "/approve")
+                let added = try await CommandLineTests().calwatch(
+                    ["account", "add", "work", "--device-code", "--config", folder + "/config.yml"],
+                    environment: environment)
+                #expect(added.status == 0, "\(added.errors)")
+                // Lapsed; and no code is approved unless someone signs in with it.
+                try FileManager.default.removeItem(atPath: microsoft.folder + "/approve")
+                try AccountTests.write("", microsoft.folder + "/revoked")
+                var tokens = try #require(try await AccountTokens.load(account: "work", folder: tokenFolder))
+                tokens.expires = .distantPast
+                if !sameUser { tokens.user = "adele@contoso.com" }
+                try await tokens.save(account: "work", folder: tokenFolder)
+
+                let watch = try WatchCommandTests.watch(in: folder, environment: environment)
+                defer { if watch.isRunning { watch.terminate() } }
+                func pushed() -> [[String: Any]] {
+                    SinkFixtures.lines(folder + "/requests.jsonl").compactMap { line in
+                        guard let request = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+                        else { return nil }
+                        return try? JSONSerialization.jsonObject(with: Data(((request["body"] as? String) ?? "").utf8))
+                            as? [String: Any]
+                    }
+                }
+                try await eventually("the notice on the phone") { !pushed().isEmpty }
+                let line = try #require(SinkFixtures.lines(folder + "/events.jsonl").first { $0.contains("SignIn") })
+                let event = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+                let account = (event["data"] as? [String: Any])?["account"] as? [String: Any]
+                let device = try #require(account?["deviceCode"] as? [String: Any], "\(line)")
+                let code = try #require(device["code"] as? String)
+                #expect((device["address"] as? String)?.hasSuffix("/devicelogin") == true, "\(device)")
+                let schema = EventSchemaTests.schema
+                let problems = EventSchemaTests.Validator(root: schema).validate(
+                    try EventSchemaTests.JSON.parse(line), schema)
+                #expect(problems.isEmpty, "\(problems)")
+                let message = try #require(pushed().first)
+                #expect(
+                    (message["message"] as? String)?.contains("with the code \(code) (until ") == true, "\(message)")
+                let actions = message["actions"] as? [[String: String]]
+                #expect(actions?.first?["label"] == "Sign in" && actions?.first?["url"] == device["address"] as? String)
+
+                // Signed in with the code on a phone (the stand-in approves it), the password fixed.
+                try FileManager.default.removeItem(atPath: microsoft.folder + "/revoked")
+                let reads = microsoft.log.filter { $0.contains("calendarView/delta 200") }.count
+                let grants = microsoft.log.filter { $0.contains("token 200") }.count
+                _ = try await runProgram(["curl", "-sf", microsoft.url("/devicelogin?otc=" + code)])
+                guard sameUser else {
+                    // Megan signed in where Adele's sign-in lapsed: the daemon got tokens, and does not keep them.
+                    try await eventually("the code's sign-in") {
+                        microsoft.log.filter { $0.contains("token 200") }.count > grants
+                    }
+                    try await Task.sleep(for: .seconds(7))
+                    #expect(microsoft.log.filter { $0.contains("calendarView/delta 200") }.count == reads)
+                    let kept = try #require(try AccountTokens.record(account: "work", folder: tokenFolder))
+                    #expect(kept.user == "adele@contoso.com" && kept.saved == tokens.saved)
+                    return
+                }
+                try await eventually("the calendar read again with the new sign-in") {
+                    microsoft.log.filter { $0.contains("calendarView/delta 200") }.count > reads
+                }
+                let renewed = try #require(try AccountTokens.record(account: "work", folder: tokenFolder))
+                #expect(renewed.user == "meganb@contoso.com" && renewed.saved > tokens.saved)
+            }
+        }
+    }
+
     /// One event per lapse: the same sign-in noticed twice is one id; a new sign-in that lapses is another.
     @Test func aNoticesIdNamesTheLapseNotThePoll() {
         func notice(since: Int64, reason: String) -> AccountNotice {

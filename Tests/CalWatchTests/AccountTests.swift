@@ -508,6 +508,7 @@ import Testing
               - name: home
                 provider: google
                 clientId: 1234-abc.apps.googleusercontent.com
+                renewByDeviceCode: true
               - name: work
                 provider: microsoft
               - name: work/2
@@ -524,6 +525,9 @@ import Testing
         let said = problems.map { "\($0.key ?? ""): \($0.message)" }
         #expect(said.contains { $0.hasPrefix("accounts[0]: has no `clientSecretFile:`") }, "\(said)")
         #expect(said.contains { $0.hasPrefix("accounts[1]: has no `clientId:`") })
+        #expect(
+            said.contains { $0.hasPrefix("accounts[0].renewByDeviceCode: Google's device flow does not grant") },
+            "\(said)")
         #expect(said.contains { $0.hasPrefix("accounts[2].name: 'work/2' must be") })
         #expect(said.contains { $0.hasPrefix("accounts[3].every: polls the service more than once a minute") })
         #expect(said.contains { $0.hasPrefix("accounts[4].name: is the name of accounts[3] too") }, "\(said)")

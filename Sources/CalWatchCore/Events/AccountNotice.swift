@@ -16,6 +16,21 @@ public struct AccountNotice: Hashable, Sendable, Codable {
     /// When the sign-in was last good (its tokens last saved): the lapse it is about. A new sign-in that lapses
     /// again is another notice.
     public var since: Instant?
+    /// A device code to sign in again with from anywhere (`renewByDeviceCode`); `nil` otherwise.
+    public var deviceCode: DeviceCode?
+
+    /// Where to sign in, with which code, until when.
+    public struct DeviceCode: Hashable, Sendable, Codable {
+        public var address: String
+        public var code: String
+        public var until: Instant
+
+        public init(address: String, code: String, until: Instant) {
+            self.address = address
+            self.code = code
+            self.until = until
+        }
+    }
 
     public init(
         account: String, provider: String, reason: String, signIn: String, host: String, user: String?,

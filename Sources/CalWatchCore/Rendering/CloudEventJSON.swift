@@ -148,6 +148,15 @@ public enum CloudEventJSON {
             writer.field("signIn", notice.signIn)
             writer.field("host", notice.host)
             writer.field("since", notice.since)
+            if let device = notice.deviceCode {
+                writer.beginObject(field: "deviceCode")
+                writer.field("address", device.address)
+                writer.field("code", device.code)
+                writer.field("until", device.until)
+                writer.endObject()
+            } else {
+                writer.nullField("deviceCode")
+            }
             writer.endObject()
         default:
             break

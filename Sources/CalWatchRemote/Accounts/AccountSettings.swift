@@ -8,7 +8,9 @@ public import Foundation
 public struct AccountSettings: SourceDriver {
     public static let type = "account"
     public static let title = "an account"
-    public static let keys = ["provider", "clientId", "tenant", "calendars", "endpoints", "clientSecretFile"]
+    public static let keys = [
+        "provider", "clientId", "tenant", "calendars", "endpoints", "clientSecretFile", "renewByDeviceCode",
+    ]
     public static let schemes = ["https", "http"]
     public static let example = "{name: work, provider: microsoft, clientId: 00000000-0000-0000-0000-000000000000}"
 
@@ -35,6 +37,9 @@ public struct AccountSettings: SourceDriver {
     public var api: URL = URL(string: "https://www.googleapis.com")!
     /// A file whose first line is the client secret (Google's desktop clients have one); a systemd credential.
     public var clientSecretFile: String?
+    /// Microsoft: a lapsed sign-in's notice carries a device code to sign in with from a phone, and the daemon
+    /// takes the sign-in made with it (when it is the same user's).
+    public var renewByDeviceCode = false
     /// Where the tokens are kept when not in `AccountTokens.folder()` (a test's folder); never from config.yml.
     public var tokens: String?
 
@@ -81,6 +86,16 @@ public struct AccountSettings: SourceDriver {
         }
         calendars = entry["calendars"]?.list().compactMap { $0.string() } ?? []
         clientSecretFile = entry["clientSecretFile"]?.filePath()
+        if let renew = entry["renewByDeviceCode"]?.bool() {
+            if renew && provider == .google {
+                entry.note(
+                    key: "renewByDeviceCode",
+                    "Google's device flow does not grant access to calendars; remove it (a lapsed sign-in says to run "
+                        + "`calwatch account add`)")
+            } else {
+                renewByDeviceCode = renew
+            }
+        }
         let known = provider == .microsoft ? ["login", "graph"] : ["auth", "token", "api"]
         if let endpoints = entry["endpoints"]?.section(known: known) {
             func address(_ key: String) -> URL? { endpoints[key]?.webAddress().flatMap(URL.init(string:)) }

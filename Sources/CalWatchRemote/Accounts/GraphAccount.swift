@@ -15,6 +15,7 @@ public final class GraphAccount: RemoteCalendar {
     /// Where the tokens are kept (`AccountTokens.folder()`; a test's own).
     let tokens: String
     private let polls = AccountPolls()
+    private let renewal = DeviceCodeRenewal()
     /// How far back and ahead the window reaches, and how long a round lasts before the next reads it whole.
     static let back: TimeInterval = 7 * 86_400
     static let ahead: TimeInterval = 366 * 86_400
@@ -37,7 +38,14 @@ public final class GraphAccount: RemoteCalendar {
     public var hasCopy: Bool { copy.exists }
     public var traffic: (requests: Int, bytes: Int)? { polls.traffic }
     public var signInNeeded: AccountNotice? { polls.lapse.withLock { $0 } }
-    public func fetch() async -> FeedFetcher.Outcome { await sync() }
+    public func fetch() async -> FeedFetcher.Outcome {
+        let outcome = await sync()
+        if settings.renewByDeviceCode, var lapse = polls.lapse.withLock({ $0 }) {
+            lapse.deviceCode = await renewal.code(for: lapse, keeper: keeper)
+            polls.lapse.withLock { $0 = lapse }
+        }
+        return outcome
+    }
 
     /// What the cache remembers between polls, in `.calwatch-account.json` (hidden: the reader skips it).
     struct State: Codable, Equatable {

@@ -169,21 +169,25 @@ extension ReminderText {
 }
 
 extension ReminderText {
-    /// An account's notice as a person reads it, wherever they are: a title, what happened, and what to run where.
+    /// An account's notice as a person reads it, wherever they are: a title, what happened, and how to sign in
+    /// again (the device code and its address, the link a click opens, when there is one; what to run where).
     /// `nil` for every other event.
-    public static func account(_ entry: JournalStore.Entry) -> (title: String, details: [String])? {
+    public static func account(_ entry: JournalStore.Entry) -> (title: String, details: [String], link: String?)? {
         guard let notice = entry.event.account else { return nil }
         func safe(_ text: String, _ length: Int = 120) -> String {
             TerminalText.safe(NextUpFormat.cut(NextUpFormat.oneLine(text), to: length), keepingLines: false)
         }
         let service = notice.provider == "google" ? "Google Calendar" : "Microsoft 365"
         let who = notice.user.map { " as " + safe($0) } ?? ""
-        return (
-            "Sign in to \(safe(notice.account)) again",
-            [
-                "calwatch cannot read \(service)\(who): \(safe(notice.reason, 300))",
-                "run \(safe(notice.signIn)) on \(safe(notice.host))",
-            ]
-        )
+        var details = ["calwatch cannot read \(service)\(who): \(safe(notice.reason, 300))"]
+        let device = notice.deviceCode.flatMap { device in
+            URL(string: device.address).flatMap { ["https", "http"].contains($0.scheme) ? device : nil }
+        }
+        if let device {
+            let until = String(format: "%02d:%02d UTC", device.until.utc.hour, device.until.utc.minute)
+            details.append("sign in at \(safe(device.address)) with the code \(safe(device.code)) (until \(until)), or")
+        }
+        details.append("run \(safe(notice.signIn)) on \(safe(notice.host))")
+        return ("Sign in to \(safe(notice.account)) again", details, device?.address)
     }
 }
