@@ -205,7 +205,7 @@ bench-first-sync: test-deps
 # (benchmarks/accounts.py, scripts/microsoft-server.py, scripts/google-server.py).
 bench-accounts: test-deps
 	swift build -c release $(SWIFT_BUILD_FLAGS)
-	python3 benchmarks/accounts.py --provider microsoft
+	python3 benchmarks/accounts.py --provider microsoft --to-sink
 	python3 benchmarks/accounts.py --provider google
 
 # A hostile server (scripts/hostile-server.py) against scan and watch: time, peak memory, time to stop at SIGTERM.

@@ -5,8 +5,14 @@ scripts/google-server.py for Google): N events in one calendar (default 10,000),
 what it wrote; a scan with one event moved (one incremental request); and a scan of the fresh copy, not asked (the
 reading alone, to subtract).
 
+With --to-sink (Microsoft), then `calwatch watch` on the account (every: 1m) with a JSON Lines sink: an event added
+on the service, starting in ten minutes, is found by the next poll and its live activity starts at once; what is
+timed is from the stand-in's answer to that poll to the event's `recordedtime` (the journal's commit), for
+--samples events in turn (each waits for a poll, up to a minute).
+
 Usage: python3 benchmarks/accounts.py [--provider microsoft|google] [--events N] [--calwatch PATH]
-(make bench-accounts runs both)
+                                      [--to-sink] [--samples N]
+(make bench-accounts runs both, and --to-sink for Microsoft)
 """
 import argparse
 import json
@@ -85,6 +91,8 @@ def main():
     parser.add_argument("--provider", choices=["microsoft", "google"], default="microsoft")
     parser.add_argument("--events", type=int, default=10_000)
     parser.add_argument("--calwatch", default=os.path.join(ROOT, ".build/release/calwatch"))
+    parser.add_argument("--to-sink", action="store_true")
+    parser.add_argument("--samples", type=int, default=3)
     options = parser.parse_args()
     folder = tempfile.mkdtemp(prefix="calwatch-accounts-")
     google = options.provider == "google"
@@ -136,8 +144,72 @@ def main():
             requests = log.read().splitlines()
         print(f"requests to the stand-in: {len(requests)} "
               f"({sum('/delta' in line or '/events' in line for line in requests)} of them pages of events)")
+        if options.to_sink and not google:
+            to_sink(options, folder, base, events, environment)
     finally:
         server.kill()
+
+
+def to_sink(options, folder, base, events, environment):
+    """One change on the service through `calwatch watch` to a sink: from the poll's answer to the commit."""
+    import datetime
+    config = os.path.join(folder, "watch.yml")
+    with open(config, "w", encoding="utf-8") as handle:
+        handle.write(f"accounts:\n  - name: work\n    provider: microsoft\n    clientId: bench\n    every: 1m\n"
+                     f"    endpoints: {{ login: \"{base}\", graph: \"{base}\" }}\n"
+                     f"timezone: UTC\nstate: {folder}/watch.db\nliveActivity: {{ lead: 30m }}\n"
+                     f"sinks:\n  - {{ type: jsonl, path: {folder}/events.jsonl }}\n")
+    log_path = os.path.join(folder, "watch.log")
+    with open(log_path, "w") as log:
+        watch = subprocess.Popen([options.calwatch, "watch", "--config", config], env=environment, stderr=log,
+                                 stdout=subprocess.DEVNULL)
+    requests_path = os.path.join(folder, "requests.log")
+
+    def polls():
+        with open(requests_path, encoding="utf-8") as log:
+            return sum("/delta" in line for line in log)
+
+    def lines():
+        try:
+            with open(os.path.join(folder, "events.jsonl"), encoding="utf-8") as handle:
+                return [json.loads(line) for line in handle if line.strip()]
+        except FileNotFoundError:
+            return []
+
+    def until(condition, limit):
+        end = time.monotonic() + limit
+        while not condition():
+            if time.monotonic() > end:
+                raise SystemExit("waited too long; see " + log_path)
+            time.sleep(0.005)
+
+    try:
+        until(lambda: "watching" in open(log_path, encoding="utf-8").read(), 120)
+        latencies = []
+        for sample in range(options.samples):
+            start = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(minutes=10)
+            added = event(options.events + sample)
+            added["id"] = f"AAMkAdded{sample}"
+            added["iCalUId"] = f"added-{sample}"
+            added["start"] = {"dateTime": start.strftime("%Y-%m-%dT%H:%M:%S.0000000"), "timeZone": "UTC"}
+            added["end"] = {"dateTime": (start + datetime.timedelta(minutes=30)).strftime("%Y-%m-%dT%H:%M:%S.0000000"),
+                            "timeZone": "UTC"}
+            events.append(added)
+            before = polls()
+            serve(folder, events)
+            until(lambda: polls() > before, 90)
+            answered = time.time()
+            found = lambda: [line for line in lines() if line["type"] == "calwatch.liveActivityStart"
+                             and line["subject"].startswith(f"added-{sample}/")]
+            until(lambda: found(), 30)
+            recorded = datetime.datetime.fromisoformat(found()[0]["recordedtime"].replace("Z", "+00:00")).timestamp()
+            latencies.append(recorded - answered)
+            print(f"change {sample + 1}: committed {1000 * (recorded - answered):.0f} ms after the poll's answer")
+        print(f"one change to a sink after the poll that sees it: worst {1000 * max(latencies):.0f} ms "
+              f"of {len(latencies)}")
+    finally:
+        watch.terminate()
+        watch.wait()
 
 
 if __name__ == "__main__":
