@@ -180,6 +180,11 @@ import Testing
                 tokens.expires = .distantPast
                 if !sameUser { tokens.user = "adele@contoso.com" }
                 try await tokens.save(account: "work", folder: tokenFolder)
+                // A command that sends no notice (here `check`) asks for no code nobody would see.
+                let codes = microsoft.log.filter { $0.contains("/devicecode ") }.count
+                _ = try await CommandLineTests().calwatch(
+                    ["check", "--config", folder + "/config.yml"], environment: environment)
+                #expect(codes == 1 && microsoft.log.filter { $0.contains("/devicecode ") }.count == codes)
 
                 let watch = try WatchCommandTests.watch(in: folder, environment: environment)
                 defer { if watch.isRunning { watch.terminate() } }

@@ -38,13 +38,13 @@ public final class GraphAccount: RemoteCalendar {
     public var hasCopy: Bool { copy.exists }
     public var traffic: (requests: Int, bytes: Int)? { polls.traffic }
     public var signInNeeded: AccountNotice? { polls.lapse.withLock { $0 } }
-    public func fetch() async -> FeedFetcher.Outcome {
-        let outcome = await sync()
-        if settings.renewByDeviceCode, var lapse = polls.lapse.withLock({ $0 }) {
-            lapse.deviceCode = await renewal.code(for: lapse, keeper: keeper)
-            polls.lapse.withLock { $0 = lapse }
-        }
-        return outcome
+    public func fetch() async -> FeedFetcher.Outcome { await sync() }
+
+    /// With `renewByDeviceCode`, the lapse's device code.
+    public func signInNotice() async -> AccountNotice? {
+        guard var lapse = signInNeeded else { return nil }
+        if settings.renewByDeviceCode { lapse.deviceCode = await renewal.code(for: lapse, keeper: keeper) }
+        return lapse
     }
 
     /// What the cache remembers between polls, in `.calwatch-account.json` (hidden: the reader skips it).

@@ -20,8 +20,9 @@ public struct FeedPoller<WaitClock: Clock>: Service where WaitClock.Duration == 
     let jitter: @Sendable () -> Double
     /// Shared by the pollers of a daemon: how many calendars are fetched at once.
     let fetching: Permits?
-    /// Told of each failed poll of an account whose sign-in lapsed (the daemon's watch makes one event of a lapse).
-    let signInNeeded: @Sendable (AccountNotice) -> Void
+    /// Told of each failed poll of an account whose sign-in lapsed (the daemon's watch makes one event of a lapse);
+    /// `nil` where no notice reaches a sink (`calwatch next`), so no device code is asked for there.
+    let signInNeeded: (@Sendable (AccountNotice) -> Void)?
 
     public init(
         feeds: [SourceSettings], root: String = FeedCache.root(), clock: WaitClock,
@@ -30,13 +31,13 @@ public struct FeedPoller<WaitClock: Clock>: Service where WaitClock.Duration == 
     ) {
         self.init(
             feeds: feeds, root: root, clock: clock, fetcher: fetcher, logger: logger, jitter: jitter, fetching: nil,
-            signInNeeded: { _ in })
+            signInNeeded: nil)
     }
 
     init(
         feeds: [SourceSettings], root: String, clock: WaitClock, fetcher: FeedFetcher, logger: Logger,
         jitter: @escaping @Sendable () -> Double, fetching: Permits?,
-        signInNeeded: @escaping @Sendable (AccountNotice) -> Void
+        signInNeeded: (@Sendable (AccountNotice) -> Void)?
     ) {
         self.fetching = fetching
         self.signInNeeded = signInNeeded
@@ -111,7 +112,9 @@ public struct FeedPoller<WaitClock: Clock>: Service where WaitClock.Duration == 
                 polled["feed.bytes"] = "\(after.bytes - before.bytes)"
             }
             logger.debug("polled: \(outcome.word)", metadata: polled)
-            if let lapse = remote.signInNeeded { signInNeeded(lapse) }
+            if let signInNeeded, remote.signInNeeded != nil, let notice = await remote.signInNotice() {
+                signInNeeded(notice)
+            }
             switch outcome {
             case .failed(let reason, _):
                 if failing != reason {

@@ -23,12 +23,16 @@ public protocol RemoteCalendar: Sendable {
     var signedIn: Date? { get }
     /// The last fetch's lapsed sign-in, for a calendar signed in to: only signing in again helps.
     var signInNeeded: AccountNotice? { get }
+    /// `signInNeeded` made ready to send, with a way to sign in again where the account offers one (a device code,
+    /// whose sign-in is then waited for). Asked only by the daemon's poller, whose notices reach the sinks.
+    func signInNotice() async -> AccountNotice?
 }
 
 extension RemoteCalendar {
     public var traffic: (requests: Int, bytes: Int)? { nil }
     public var signedIn: Date? { nil }
     public var signInNeeded: AccountNotice? { nil }
+    public func signInNotice() async -> AccountNotice? { signInNeeded }
 }
 
 /// How a kind of calendar on a server is fetched: the `SourceKind` of a `calendars:` entry made into the
