@@ -18,7 +18,8 @@ The test drives it through files in FOLDER, read again at each request:
 - `revoked`: every refresh token is refused (invalid_grant, AADSTS50173, as after a password change);
 - `forget-deltas`: the delta tokens issued so far are forgotten (410 syncStateNotFound), once;
 - `throttle`: holds a number N; the next N Graph requests get 429 with Retry-After: 1;
-- `expires-in`: the lifetime in seconds of the access tokens issued from then on (default 3600).
+- `expires-in`: the lifetime in seconds of the access tokens issued from then on (default 3600);
+- `delay`: seconds each calendarView/delta answer waits; FOLDER/most-at-once then holds the most answered at once.
 
 Each request is logged to FOLDER/requests.log as `METHOD PATH STATUS AUTH`, where AUTH is `bearer` when an
 Authorization header came (its value is never written). Device codes are approved when FOLDER/approve exists or
@@ -32,6 +33,7 @@ import secrets
 import ssl
 import sys
 import threading
+import time
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -45,6 +47,8 @@ STATE = {
     "deltas": {},  # delta token -> {"calendar", "start", "end", "seen": {id: json}}
     "pages": {},  # skip token -> {"calendar", "items", "offset", "start", "end", "snapshot", "size"}
     "issued": 0,
+    "in_flight": 0,  # calendarView/delta requests being answered now
+    "most": 0,  # the most of them at once
 }
 
 
@@ -298,6 +302,15 @@ class Handler(BaseHTTPRequestHandler):
             allowed = bearer in STATE["access"]
         if not allowed:
             return self.graph_error(401, "InvalidAuthenticationToken", "Access token is empty or expired.")
+        if "/calendarView/delta" in url.path and os.path.exists(path_in_folder("delay")):
+            with LOCK:
+                STATE["in_flight"] += 1
+                STATE["most"] = most = max(STATE["most"], STATE["in_flight"])
+            with open(path_in_folder("most-at-once"), "w", encoding="utf-8") as handle:
+                handle.write(str(most))
+            time.sleep(float(read_json("delay", 0)))
+            with LOCK:
+                STATE["in_flight"] -= 1
         data = read_json("calendars.json", {"user": {}, "calendars": []})
         parts = url.path.strip("/").split("/")
         if parts == ["v1.0", "me"]:

@@ -187,6 +187,46 @@ import Testing
         }
     }
 
+    /// A mailbox with six calendars is read several calendars at once, never more than the four requests Graph allows
+    /// a mailbox (the stand-in holds each answer a second and counts them).
+    @Test func severalCalendarsAreReadAtOnceButNeverMoreThanFour() async throws {
+        try await FeedServer.with(script: "microsoft-server.py") { server in
+            let calendars: [String: Any] = [
+                "user": Self.user,
+                "calendars": (1...6).map { index in
+                    [
+                        "id": "CAL\(index)", "name": "Team \(index)", "isDefaultCalendar": index == 1,
+                        "events": [Self.event("\(index)", "Standup \(index)", start: "2026-12-01T09:00:00")],
+                    ] as [String: Any]
+                },
+            ]
+            try JSONSerialization.data(withJSONObject: calendars).write(
+                to: URL(fileURLWithPath: server.folder + "/calendars.json"), options: .atomic)
+            try Self.write("1", server.folder + "/delay")
+            var account = try await Self.signedIn(server, tokens: SinkFixtures.folder())
+            account = GraphAccount(
+                settings: Self.settings(server, calendars: []), every: 300, root: SinkFixtures.folder(),
+                tokens: account.tokens)
+            let outcome = await account.sync()
+            guard case .changed = outcome else {
+                Issue.record("\(outcome)")
+                return
+            }
+            let folders = try FileManager.default.contentsOfDirectory(atPath: account.folder).filter {
+                (try? String(contentsOfFile: account.folder + "/" + $0 + "/displayname", encoding: .utf8))?
+                    .hasPrefix("work/Team ") == true
+            }
+            let items = try folders.flatMap {
+                try FileManager.default.contentsOfDirectory(atPath: account.folder + "/" + $0).filter {
+                    $0.hasSuffix(".ics")
+                }
+            }
+            #expect(folders.count == 6 && items.count == 6, "\(folders)")
+            let most = Int(try String(contentsOfFile: server.folder + "/most-at-once", encoding: .utf8)) ?? 0
+            #expect((2...4).contains(most), "\(most) at once")
+        }
+    }
+
     @Test func throttlingWaitsAsGraphSaysAndTheCopyStays() async throws {
         try await FeedServer.with(script: "microsoft-server.py") { server in
             try Self.serve([Self.event("1", "Standup", start: "2026-12-01T09:00:00")], in: server)

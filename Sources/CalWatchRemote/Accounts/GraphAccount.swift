@@ -22,6 +22,29 @@ public final class GraphAccount: RemoteCalendar {
     static let roundLength: TimeInterval = 86_400
     /// Graph's pages: the most events per answer it is asked for.
     static let pageSize = 100
+    /// Calendars read at once: Graph allows a mailbox four requests at a time and throttles past that.
+    static let requestsAtOnce = 4
+
+    /// One calendar's part of a poll: what is kept of it now, or why it was not read.
+    private struct Followed: Sendable {
+        var calendar: Session.Calendar
+        var kept: State.Calendar?
+        var written = 0
+        var changed = false
+        var failure: String?
+
+        init(calendar: Session.Calendar, kept: State.Calendar, written: Int, changed: Bool) {
+            self.calendar = calendar
+            self.kept = kept
+            self.written = written
+            self.changed = changed
+        }
+
+        init(calendar: Session.Calendar, failure: String) {
+            self.calendar = calendar
+            self.failure = failure
+        }
+    }
 
     public init(settings: AccountSettings, every: Int64, root: String, tokens: String = AccountTokens.folder()) {
         self.settings = settings
@@ -72,13 +95,38 @@ public final class GraphAccount: RemoteCalendar {
             if state.user == nil { state.user = try await session.user() }
             let chosen = try choose(try await session.calendars())
             var (written, changed, failures) = (0, false, [String]())
-            for calendar in chosen {
-                do {
-                    let (bytes, moved) = try await follow(calendar, session: &session, state: &state, now: now)
-                    written += bytes
-                    changed = changed || moved
-                } catch let failure as AccountFailure where failure.retryAfter == nil {
-                    failures.append("\(calendar.name): \(failure.reason)")
+            let (user, held) = (state.user, state.calendars)
+            // Several calendars at once, each on a session of its own, never more than Graph allows a mailbox.
+            try await withThrowingTaskGroup(of: Followed.self) { group in
+                var waiting = chosen.makeIterator()
+                func start() {
+                    guard let calendar = waiting.next() else { return }
+                    group.addTask {
+                        var own = try await Session(account: self)
+                        defer { self.polls.add(requests: own.requests, bytes: own.bytes) }
+                        var kept =
+                            held[calendar.id]
+                            ?? State.Calendar(
+                                folder: "c" + SHA256.hex(Array(calendar.id.utf8)).prefix(16), name: calendar.name)
+                        do {
+                            let (bytes, moved) = try await self.follow(
+                                calendar, kept: &kept, user: user, session: &own, now: now)
+                            return Followed(calendar: calendar, kept: kept, written: bytes, changed: moved)
+                        } catch let failure as AccountFailure where failure.retryAfter == nil {
+                            return Followed(calendar: calendar, failure: failure.reason)
+                        }
+                    }
+                }
+                for _ in 0..<Self.requestsAtOnce { start() }
+                while let followed = try await group.next() {
+                    if let failure = followed.failure {
+                        failures.append("\(followed.calendar.name): \(failure)")
+                    } else {
+                        state.calendars[followed.calendar.id] = followed.kept
+                        written += followed.written
+                        changed = changed || followed.changed
+                    }
+                    start()
                 }
             }
             let gone = state.calendars.filter { id, _ in !chosen.contains { $0.id == id } }
@@ -109,13 +157,9 @@ public final class GraphAccount: RemoteCalendar {
     }
 
     /// One calendar brought in step: the bytes written and whether anything changed.
-    private func follow(_ calendar: Session.Calendar, session: inout Session, state: inout State, now: Date)
-        async throws
-        -> (Int, Bool)
-    {
-        var kept =
-            state.calendars[calendar.id]
-            ?? State.Calendar(folder: "c" + SHA256.hex(Array(calendar.id.utf8)).prefix(16), name: calendar.name)
+    private func follow(
+        _ calendar: Session.Calendar, kept: inout State.Calendar, user: String?, session: inout Session, now: Date
+    ) async throws -> (Int, Bool) {
         var (path, changed) = try copy.calendarFolder(kept.folder, account: settings.name + "/" + calendar.name)
         kept.name = calendar.name
         var written = 0
@@ -138,7 +182,7 @@ public final class GraphAccount: RemoteCalendar {
                 continue
             }
             seen.insert(event.id)
-            guard let text = event.calendar(user: state.user) else { continue }
+            guard let text = event.calendar(user: user) else { continue }
             let file = kept.items[event.id] ?? (String(SHA256.hex(Array(event.id.utf8)).prefix(32)) + ".ics")
             kept.items[event.id] = file
             if try AccountCopy<State>.keep(text, in: path + "/" + file, durable: false) {
@@ -155,7 +199,6 @@ public final class GraphAccount: RemoteCalendar {
             kept.round = now
         }
         kept.deltaLink = pages.deltaLink
-        state.calendars[calendar.id] = kept
         return (written, changed)
     }
 
