@@ -108,22 +108,15 @@ extension CalwatchCommand.Account {
                 StandardStreams.error("calwatch: account \(account.name): \(failure.reason)\n")
                 throw ExitCode.usageError
             }
-            guard let refresh = grant.refreshToken else {
+            guard
+                let tokens = AccountTokens(
+                    signIn: grant, settings: account, user: await account.user(signedInWith: grant.accessToken))
+            else {
                 StandardStreams.error(
                     "calwatch: account \(account.name): the service gave no refresh token (offline_access was not "
                         + "granted); calwatch could read the calendars for an hour only\n")
                 throw ExitCode.failure
             }
-            var tokens = AccountTokens(
-                provider: account.provider.rawValue, clientId: account.clientId, tenant: account.tenant,
-                refreshToken: refresh, accessToken: grant.accessToken,
-                expires: Date().addingTimeInterval(TimeInterval(grant.expiresIn)), user: nil, saved: Date())
-            tokens.refreshExpires = grant.refreshExpiresIn.map { Date().addingTimeInterval(TimeInterval($0)) }
-            tokens.user =
-                switch account.provider {
-                case .microsoft: await GraphAccount.user(of: account, token: grant.accessToken)
-                case .google: await GoogleAccount.user(of: account, token: grant.accessToken)
-                }
             let kept = try await tokens.save(account: account.name, choosing: true)
             if let lapses = tokens.refreshExpires {
                 StandardStreams.error(
@@ -237,8 +230,9 @@ extension CalwatchCommand.Account {
             where names.isEmpty || names.contains(account.name) {
                 do {
                     _ = try await AccountTokenKeeper(settings: account).accessToken(forcingRefresh: true)
-                    let lapses = (try? AccountTokens.record(account: account.name))??.refreshExpires
-                    if let lapses, lapses.timeIntervalSinceNow < 86_400 {
+                    if let record = try? AccountTokens.record(account: account.name), record.endsSoon(),
+                        let lapses = record.refreshExpires
+                    {
                         failed = true
                         print(
                             "\(account.name): the sign-in works, but ends \(lapses.formatted(.iso8601)) (testing mode)")

@@ -63,10 +63,10 @@ public struct ConfigurationCheck: Sendable {
         }
         // A sign-in that ends within a day (Google's testing mode ends them after 7): said while it still works.
         for account in configuration.sources.compactMap({ $0.kind as? AccountSettings }) {
-            let record = try? AccountTokens.record(
-                account: account.name, folder: account.tokens ?? AccountTokens.folder())
-            if let ends = record?.refreshExpires,
-                ends.timeIntervalSince(Date(timeIntervalSince1970: TimeInterval(now.secondsSinceEpoch))) < 86_400
+            if let record = try? AccountTokens.record(
+                account: account.name, folder: account.tokens ?? AccountTokens.folder()),
+                record.endsSoon(at: Date(timeIntervalSince1970: TimeInterval(now.secondsSinceEpoch))),
+                let ends = record.refreshExpires
             {
                 messages.append(
                     "\(source): warning: accounts: \(account.name): its sign-in ends \(ends.formatted(.iso8601)) "

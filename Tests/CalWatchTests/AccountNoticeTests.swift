@@ -3,6 +3,7 @@ import Foundation
 import Testing
 
 @testable import CalWatchRemote
+@testable import CalWatchRuntime
 
 /// A lapsed sign-in told to every sink (`accountSignInNeeded`), with `calwatch watch` as a user runs it against the
 /// Microsoft stand-in (`scripts/microsoft-server.py`), a JSON Lines file, an ntfy topic (`scripts/webhook-server.py`)
@@ -236,6 +237,29 @@ import Testing
                 #expect(renewed.user == "meganb@contoso.com" && renewed.saved > tokens.saved)
             }
         }
+    }
+
+    /// The daemon's pipeline on a manual clock: a lapse noticed at every failed poll is told once, not again after a
+    /// restart on the same journal, and again a day after while it lasts.
+    @Test func aLapseIsToldOnceAndAgainADayAfterWhileItLasts() async throws {
+        let bench = try WatchTests.Bench()
+        let notice = AccountNotice(
+            account: "work", provider: "microsoft", reason: "AADSTS50173", signIn: "calwatch account add work",
+            host: "desk", user: nil, since: utc("2027-02-27T10:00:00Z"))
+        func told(at instant: String) async throws -> Int {
+            try await bench.watch.signInNeeded([notice, notice], at: utc(instant)).total
+        }
+        try await bench.start(at: "2027-03-01T08:00:00Z")
+        #expect(try await told(at: "2027-03-01T08:00:00Z") == 1)
+        #expect(try await told(at: "2027-03-01T08:05:00Z") == 0)
+        _ = await bench.received()
+        try await bench.start(at: "2027-03-01T20:00:00Z")
+        #expect(try await told(at: "2027-03-01T20:00:00Z") == 0)
+        #expect(try await told(at: "2027-03-02T08:00:00Z") == 1)
+        #expect(
+            await bench.received() == [
+                "accountSignInNeeded 2027-03-01T08:00:00Z", "accountSignInNeeded 2027-03-02T08:00:00Z",
+            ])
     }
 
     /// One event per lapse: the same sign-in noticed twice is one id; a new sign-in that lapses is another.

@@ -227,6 +227,27 @@ import Testing
         }
     }
 
+    /// An access token Graph refuses (401) though it has not lapsed is renewed once, and the poll goes on with it.
+    @Test func aRefusedAccessTokenIsRenewedOnceAndThePollGoesOn() async throws {
+        try await FeedServer.with(script: "microsoft-server.py") { server in
+            try Self.serve([Self.event("1", "Standup", start: "2026-12-01T09:00:00")], in: server)
+            let tokens = SinkFixtures.folder()
+            let account = try await Self.signedIn(server, tokens: tokens)
+            var held = try #require(try await AccountTokens.load(account: "work", folder: tokens))
+            held.accessToken = "at-the-service-forgot"
+            held.expires = Date().addingTimeInterval(3600)
+            try await held.save(account: "work", folder: tokens)
+            let grants = server.log.filter { $0.contains("/token 200") }.count
+            guard case .changed = await account.sync() else {
+                Issue.record("the poll failed: \(server.log)")
+                return
+            }
+            #expect(server.log.contains { $0.contains("401") })
+            #expect(server.log.filter { $0.contains("/token 200") }.count == grants + 1, "\(server.log)")
+            #expect(try Self.items(account).count == 1)
+        }
+    }
+
     @Test func throttlingWaitsAsGraphSaysAndTheCopyStays() async throws {
         try await FeedServer.with(script: "microsoft-server.py") { server in
             try Self.serve([Self.event("1", "Standup", start: "2026-12-01T09:00:00")], in: server)

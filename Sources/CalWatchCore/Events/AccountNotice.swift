@@ -45,7 +45,7 @@ public struct AccountNotice: Hashable, Sendable, Codable {
         self.since = since
     }
 
-    /// How long the notice is of use: a day, after which a sign-in still lapsed is noticed again.
+    /// How long the notice is of use: a day, after which a sign-in still lapsed is told again.
     public static let useful: Int64 = 86_400
 
     /// The notice's event at `now`. Its key names the account (`account:<name>`, calendar `<name>`), so a subject

@@ -141,6 +141,13 @@ struct BearerSession {
         token = try await keeper.accessToken()
     }
 
+    /// Another session on the same access token, its counts from zero: one poll's requests made side by side.
+    func another() -> BearerSession {
+        var another = self
+        (another.renewed, another.requests, another.bytes) = (false, 0, 0)
+        return another
+    }
+
     /// A GET decoded as `Answer`; any other status than 2xx (and a first 401) is `refused`'s failure.
     mutating func get<Answer: Decodable>(
         _ url: URL, headers: [String: String] = [:], service: String,
@@ -163,7 +170,7 @@ struct BearerSession {
                 }
             case 401 where !renewed:
                 renewed = true
-                token = try await keeper.accessToken(forcingRefresh: true)
+                token = try await keeper.accessToken(replacing: token)
             default:
                 throw refused(answer, url)
             }

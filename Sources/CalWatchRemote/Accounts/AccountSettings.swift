@@ -121,6 +121,14 @@ public struct AccountSettings: SourceDriver {
         }
     }
 
+    /// Who signed in with `token`, as the provider's calendar service says (`nil` when it does not).
+    public func user(signedInWith token: String) async -> String? {
+        switch provider {
+        case .microsoft: await GraphAccount.user(of: self, token: token)
+        case .google: await GoogleAccount.user(of: self, token: token)
+        }
+    }
+
     /// The provider's sign-in; for Google, with the client secret read from its file (first line) now.
     public func signIn() throws -> any AccountIdentity {
         switch provider {

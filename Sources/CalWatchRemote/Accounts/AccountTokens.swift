@@ -52,6 +52,31 @@ public struct AccountTokens: Codable, Sendable, Equatable, CustomStringConvertib
 
     public var description: String { "AccountTokens(\(provider), \(user ?? "unknown user"))" }
 
+    /// What a sign-in's `grant` gives for `settings`, signed in as `user`: `nil` when it holds no refresh token (only
+    /// an hour's reading).
+    public init?(signIn grant: SignInGrant, settings: AccountSettings, user: String?, now: Date = Date()) {
+        guard let refresh = grant.refreshToken else { return nil }
+        self.init(
+            provider: settings.provider.rawValue, clientId: settings.clientId, tenant: settings.tenant,
+            refreshToken: refresh, accessToken: nil, expires: nil, user: user, saved: now)
+        take(grant, at: now)
+    }
+
+    /// A grant's tokens taken in, a refresh's or a sign-in's: the rotated refresh token (or the one held), the access
+    /// token and when each lapses.
+    mutating func take(_ grant: SignInGrant, at now: Date) {
+        refreshToken = grant.refreshToken ?? refreshToken
+        accessToken = grant.accessToken
+        expires = now.addingTimeInterval(TimeInterval(grant.expiresIn))
+        refreshExpires = grant.refreshExpiresIn.map { now.addingTimeInterval(TimeInterval($0)) }
+        saved = now
+    }
+
+    /// Whether the sign-in itself ends within a day of `now` (Google's testing mode): worth saying while it works.
+    public func endsSoon(at now: Date = Date()) -> Bool {
+        refreshExpires.map { $0.timeIntervalSince(now) < 86_400 } ?? false
+    }
+
     /// Whether the access token in hand is good for at least `margin` more.
     func accessToken(at now: Date, margin: TimeInterval = 300) -> String? {
         guard let accessToken, let expires, expires.timeIntervalSince(now) > margin else { return nil }
@@ -201,19 +226,22 @@ public struct AccountTokenKeeper: Sendable {
             user: held?.user, since: signedIn.map { Instant(secondsSinceEpoch: Int64($0.timeIntervalSince1970)) })
     }
 
-    /// An access token, refreshed when needed or `forcingRefresh` (the service refused the one in hand).
-    public func accessToken(forcingRefresh: Bool = false, now: Date = Date()) async throws -> String {
+    /// An access token, refreshed when needed, when `forcingRefresh`, or when it is the one the service `refused`
+    /// (unless another request or process has refreshed since: a poll's sessions side by side refresh once).
+    public func accessToken(forcingRefresh: Bool = false, replacing refused: String? = nil, now: Date = Date())
+        async throws -> String
+    {
         guard let held = try await AccountTokens.load(account: settings.name, folder: folder) else {
             throw AccountFailure(signIn: "not signed in", account: settings.name)
         }
-        if !forcingRefresh, let token = held.accessToken(at: now) { return token }
+        if !forcingRefresh, let token = held.accessToken(at: now), token != refused { return token }
         let lock = try await Self.lock(AccountTokens.path(account: settings.name, folder: folder) + ".lock")
         defer { close(lock) }
         // Another process may have refreshed while this one waited.
         guard var current = try await AccountTokens.load(account: settings.name, folder: folder) else {
             throw AccountFailure(signIn: "not signed in", account: settings.name)
         }
-        if let token = current.accessToken(at: now), current.accessToken != held.accessToken || !forcingRefresh {
+        if let token = current.accessToken(at: now), token != refused, token != held.accessToken || !forcingRefresh {
             return token
         }
         let grant: SignInGrant
@@ -221,16 +249,11 @@ public struct AccountTokenKeeper: Sendable {
             grant = try await settings.signIn().refresh(current.refreshToken)
         } catch let refusal as SignInRefusal {
             if refusal.needsSignIn {
-                throw AccountFailure(
-                    signIn: refusal.reason, account: settings.name)
+                throw AccountFailure(signIn: refusal.reason, account: settings.name)
             }
             throw AccountFailure(reason: refusal.reason)
         }
-        current.refreshToken = grant.refreshToken ?? current.refreshToken
-        current.accessToken = grant.accessToken
-        current.expires = now.addingTimeInterval(TimeInterval(grant.expiresIn))
-        current.refreshExpires = grant.refreshExpiresIn.map { now.addingTimeInterval(TimeInterval($0)) }
-        current.saved = now
+        current.take(grant, at: now)
         try await current.save(account: settings.name, folder: folder)
         return grant.accessToken
     }
@@ -256,11 +279,11 @@ extension Configuration {
     /// own answers on its calendars (a declined meeting) count without writing it there too.
     public func withAccountAddresses() -> Configuration {
         var configuration = self
-        let known = Set(me.map { $0.lowercased() })
+        var known = Set(me.map { $0.lowercased() })
         for account in sources.compactMap({ $0.kind as? AccountSettings }) {
             let folder = account.tokens ?? AccountTokens.folder()
             guard let user = (try? AccountTokens.record(account: account.name, folder: folder))?.user?.lowercased(),
-                !known.contains(user), !configuration.me.contains(user)
+                known.insert(user).inserted
             else { continue }
             configuration.me.append(user)
         }

@@ -48,15 +48,12 @@ final class DeviceCodeRenewal: Sendable {
         _ device: MicrosoftIdentity.DeviceCode, from identity: MicrosoftIdentity, keeper: AccountTokenKeeper,
         expecting: String?
     ) async {
-        guard let grant = try? await identity.wait(for: device, sleep: { try await Task.sleep(for: $0) }),
-            let refresh = grant.refreshToken
-        else { return }
-        let user = await GraphAccount.user(of: keeper.settings, token: grant.accessToken)
+        guard let grant = try? await identity.wait(for: device, sleep: { try await Task.sleep(for: $0) }) else {
+            return
+        }
+        let user = await keeper.settings.user(signedInWith: grant.accessToken)
         if let expecting, user?.lowercased() != expecting.lowercased() { return }
-        let tokens = AccountTokens(
-            provider: keeper.settings.provider.rawValue, clientId: keeper.settings.clientId,
-            tenant: keeper.settings.tenant, refreshToken: refresh, accessToken: grant.accessToken,
-            expires: Date().addingTimeInterval(TimeInterval(grant.expiresIn)), user: user, saved: Date())
+        guard let tokens = AccountTokens(signIn: grant, settings: keeper.settings, user: user) else { return }
         _ = try? await tokens.save(account: keeper.settings.name, folder: keeper.folder, choosing: true)
     }
 }

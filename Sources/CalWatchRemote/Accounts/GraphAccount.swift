@@ -32,18 +32,6 @@ public final class GraphAccount: RemoteCalendar {
         var written = 0
         var changed = false
         var failure: String?
-
-        init(calendar: Session.Calendar, kept: State.Calendar, written: Int, changed: Bool) {
-            self.calendar = calendar
-            self.kept = kept
-            self.written = written
-            self.changed = changed
-        }
-
-        init(calendar: Session.Calendar, failure: String) {
-            self.calendar = calendar
-            self.failure = failure
-        }
     }
 
     public init(settings: AccountSettings, every: Int64, root: String, tokens: String = AccountTokens.folder()) {
@@ -95,14 +83,14 @@ public final class GraphAccount: RemoteCalendar {
             if state.user == nil { state.user = try await session.user() }
             let chosen = try choose(try await session.calendars())
             var (written, changed, failures) = (0, false, [String]())
-            let (user, held) = (state.user, state.calendars)
+            let (user, held, base) = (state.user, state.calendars, session)
             // Several calendars at once, each on a session of its own, never more than Graph allows a mailbox.
             try await withThrowingTaskGroup(of: Followed.self) { group in
                 var waiting = chosen.makeIterator()
                 func start() {
                     guard let calendar = waiting.next() else { return }
                     group.addTask {
-                        var own = try await Session(account: self)
+                        var own = base.another()
                         defer { self.polls.add(requests: own.requests, bytes: own.bytes) }
                         var kept =
                             held[calendar.id]

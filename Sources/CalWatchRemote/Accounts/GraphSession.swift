@@ -25,6 +25,13 @@ extension GraphAccount {
             bearer = try await BearerSession(keeper: account.keeper)
         }
 
+        /// Another session of the same poll, on its access token (not loaded again), its counts from zero.
+        func another() -> Session {
+            var another = self
+            another.bearer = bearer.another()
+            return another
+        }
+
         struct Calendar: Decodable {
             var id: String
             var name: String

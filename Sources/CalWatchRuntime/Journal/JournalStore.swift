@@ -643,10 +643,13 @@ public actor JournalStore {
         return rows
     }
 
-    /// The journaled event with this id, if the journal still holds it.
-    public func event(id: EventID) throws -> Journaled? {
-        let statement = try connection.prepare("SELECT \(EventColumn.list) FROM events WHERE id = ?1 LIMIT 1")
-        try statement.bind([.text(id.description)])
+    /// The journaled event with this id, if the journal still holds it; with `since`, the latest scheduled from
+    /// then on, found through the index by time (without, every row is looked at).
+    public func event(id: EventID, since: Instant? = nil) throws -> Journaled? {
+        let statement = try connection.prepare(
+            "SELECT \(EventColumn.list) FROM events WHERE "
+                + (since == nil ? "id = ?1 LIMIT 1" : "time >= ?2 AND id = ?1 ORDER BY time DESC LIMIT 1"))
+        try statement.bind([.text(id.description)] + (since.map { [.integer($0.secondsSinceEpoch)] } ?? []))
         return try statement.step() ? Self.journaled(statement) : nil
     }
 

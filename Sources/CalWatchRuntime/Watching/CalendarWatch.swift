@@ -58,6 +58,8 @@ public final class CalendarWatch {
     private var rolledAt: Instant
     /// Files changed or removed since freed memory was last given back (`FreedMemory`).
     private var churn = 0
+    /// When each lapse's notice was last committed, for a day (`signInNeeded`).
+    private var noticed: [EventID: Instant] = [:]
     /// What the local server answers from while the watch runs (`calwatch next`, the day, the event stream).
     public let nextSource: NextSource
 
@@ -219,15 +221,22 @@ public final class CalendarWatch {
     }
 
     /// Accounts whose sign-in lapsed (`FeedPoller` notices it on each failed poll): each lapse becomes one
-    /// `accountSignInNeeded` event, committed at `now` unless the journal already holds it (a restart, the next
-    /// failed poll); a lapse still there a day after its notice was pruned is noticed again.
+    /// `accountSignInNeeded` event, committed at `now` unless one was within `AccountNotice.useful` (the next failed
+    /// poll, a restart): a lapse that lasts is told again a day after. Looked up in memory, and in the journal (by
+    /// time, through its index) only the first time a lapse is seen: the loop that serves reminders waits on it.
     public func signInNeeded(_ notices: [AccountNotice], at now: Instant) async throws -> Report {
         var report = Report()
         var due: [PlanningLoop.Emitted] = []
+        // Told within the last day (a day to the second after one, it is told again).
+        let recent = now.adding(seconds: 1 - AccountNotice.useful)
+        noticed = noticed.filter { $0.value >= recent }
         for notice in notices {
             let event = notice.event(at: now)
-            guard try await journal.event(id: event.id) == nil, !due.contains(where: { $0.event.id == event.id })
-            else { continue }
+            if noticed[event.id] == nil, let told = try await journal.event(id: event.id, since: recent) {
+                noticed[event.id] = told.event.time
+            }
+            guard noticed[event.id] == nil else { continue }
+            noticed[event.id] = now
             due.append(PlanningLoop.Emitted(event: event, occurrence: nil, facts: .event))
             report.events[.accountSignInNeeded, default: 0] += 1
         }
