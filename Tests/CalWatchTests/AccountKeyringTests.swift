@@ -7,21 +7,6 @@ import Testing
 /// (Debian's gnome-keyring on a private bus, `KeyringSession`), else in a 0600 file; a refresh rotates the refresh
 /// token where it is kept, and `account remove` forgets it there. Against the Microsoft stand-in.
 @Suite(.timeLimit(.minutes(3))) struct AccountKeyringTests {
-    /// A folder with the account's configuration, and the environment its runs share.
-    static func configured(_ server: FeedServer) throws -> (folder: String, environment: [String: String]) {
-        let folder = SinkFixtures.folder()
-        try AccountTests.write(
-            """
-            accounts:
-              - name: work
-                provider: microsoft
-                clientId: \(AccountTests.clientId)
-                endpoints: { login: "\(server.url(""))", graph: "\(server.url(""))" }
-            """, folder + "/config.yml")
-        try AccountTests.write("", server.folder + "/approve")
-        return (folder, ["XDG_STATE_HOME": folder + "/state", "XDG_CACHE_HOME": folder + "/cache"])
-    }
-
     /// Makes the access token in the record lapse, as an hour does.
     static func lapse(_ folder: String) throws {
         let path = folder + "/state/calwatch/accounts/work.json"
@@ -41,7 +26,8 @@ import Testing
         try await FeedServer.with(script: "microsoft-server.py") { server in
             try AccountTests.serve([AccountTests.event("1", "Standup", start: "2026-12-01T09:00:00")], in: server)
             try await KeyringSession.with { keyring in
-                let (folder, base) = try Self.configured(server)
+                let (folder, base) = try AccountTests.configured(server)
+                try AccountTests.write("", server.folder + "/approve")
                 let environment = base.merging(keyring.environment) { $1 }
                 let cli = CommandLineTests()
                 let added = try await cli.calwatch(

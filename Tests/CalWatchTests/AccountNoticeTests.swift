@@ -9,40 +9,54 @@ import Testing
 /// Microsoft stand-in (`scripts/microsoft-server.py`), a JSON Lines file, an ntfy topic (`scripts/webhook-server.py`)
 /// and a desktop (dunst): one event per lapse, restarts included, worded for a phone, and no token in any of it.
 @Suite(.timeLimit(.minutes(3))) struct AccountNoticeTests {
+    /// The account `work` on `microsoft`, in `folder`/config.yml with `keys` of its own and `sinks`, signed in by
+    /// device code, then lapsed: refreshes refused (a password changed), the access token in hand spent, no code
+    /// approved unless someone signs in with it; `user`: who it was signed in as, when not the stand-in's user.
+    /// Returns the environment the runs share and the tokens as they lapsed.
+    static func lapsed(
+        _ microsoft: FeedServer, in folder: String, keys: [String] = [], sinks: String, user: String? = nil
+    ) async throws -> (environment: [String: String], tokens: AccountTokens) {
+        try AccountTests.serve([AccountTests.event("1", "Standup", start: "2026-12-01T09:00:00")], in: microsoft)
+        let (_, environment) = try AccountTests.configured(
+            microsoft, in: folder, keys: keys, rest: "timezone: UTC\nstate: state/journal.db\nsinks:\n" + sinks)
+        try AccountTests.write("", microsoft.folder + "/approve")
+        let added = try await CommandLineTests().calwatch(
+            ["account", "add", "work", "--device-code", "--config", folder + "/config.yml"], environment: environment)
+        #expect(added.status == 0, "\(added.errors)")
+        try FileManager.default.removeItem(atPath: microsoft.folder + "/approve")
+        try AccountTests.write("", microsoft.folder + "/revoked")
+        let tokenFolder = folder + "/state/calwatch/accounts"
+        var tokens = try #require(try await AccountTokens.load(account: "work", folder: tokenFolder))
+        tokens.expires = .distantPast
+        if let user { tokens.user = user }
+        try await tokens.save(account: "work", folder: tokenFolder)
+        return (environment, tokens)
+    }
+
+    /// The messages the phone's ntfy stand-in received, as JSON.
+    static func pushed(_ folder: String) -> [[String: Any]] {
+        SinkFixtures.lines(folder + "/requests.jsonl").compactMap { line in
+            guard let request = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else {
+                return nil
+            }
+            return try? JSONSerialization.jsonObject(with: Data(((request["body"] as? String) ?? "").utf8))
+                as? [String: Any]
+        }
+    }
+
     @Test func aLapsedSignInReachesEverySinkOnceWithoutATokenAndDoesNotRepeatOnARestart() async throws {
         try await FeedServer.with(script: "microsoft-server.py") { microsoft in
             try await FeedServer.with(script: "webhook-server.py") { phone in
                 try await DesktopSession.with { desktop in
-                    try AccountTests.serve(
-                        [AccountTests.event("1", "Standup", start: "2026-12-01T09:00:00")], in: microsoft)
                     let folder = phone.folder
-                    try AccountTests.write(
-                        """
-                        accounts:
-                          - name: work
-                            provider: microsoft
-                            clientId: \(AccountTests.clientId)
-                            endpoints: { login: "\(microsoft.url(""))", graph: "\(microsoft.url(""))" }
-                        timezone: UTC
-                        state: state/journal.db
-                        sinks:
-                          - { type: jsonl, path: events.jsonl }
-                          - { type: webhook, preset: ntfy, url: "\(phone.url("/alerts"))" }
-                          - { type: notify, bus: "\(desktop.bus)" }
-                        """, folder + "/config.yml")
-                    let environment = ["XDG_STATE_HOME": folder + "/xdg-state", "XDG_CACHE_HOME": folder + "/cache"]
-                    let tokenFolder = folder + "/xdg-state/calwatch/accounts"
-                    try AccountTests.write("", microsoft.folder + "/approve")
-                    let added = try await CommandLineTests().calwatch(
-                        ["account", "add", "work", "--device-code", "--config", folder + "/config.yml"],
-                        environment: environment)
-                    #expect(added.status == 0, "\(added.errors)")
-
                     // Revoked (a password changed), and the access token in hand lapsed: the first poll is refused.
-                    try AccountTests.write("", microsoft.folder + "/revoked")
-                    var tokens = try #require(try await AccountTokens.load(account: "work", folder: tokenFolder))
-                    tokens.expires = .distantPast
-                    try await tokens.save(account: "work", folder: tokenFolder)
+                    let (environment, tokens) = try await Self.lapsed(
+                        microsoft, in: folder,
+                        sinks: """
+                              - { type: jsonl, path: events.jsonl }
+                              - { type: webhook, preset: ntfy, url: "\(phone.url("/alerts"))" }
+                              - { type: notify, bus: "\(desktop.bus)" }
+                            """)
                     let secrets = [tokens.refreshToken, tokens.accessToken ?? "at-"]
 
                     func notices() -> [[String: Any]] {
@@ -51,16 +65,7 @@ import Testing
                             return event?["type"] as? String == "calwatch.accountSignInNeeded" ? event : nil
                         }
                     }
-                    func pushed() -> [[String: Any]] {
-                        SinkFixtures.lines(folder + "/requests.jsonl").compactMap { line in
-                            guard
-                                let request = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
-                            else { return nil }
-                            return try? JSONSerialization.jsonObject(
-                                with: Data(((request["body"] as? String) ?? "").utf8))
-                                as? [String: Any]
-                        }
-                    }
+                    func pushed() -> [[String: Any]] { Self.pushed(folder) }
                     var watch = try WatchCommandTests.watch(in: folder, environment: environment)
                     defer { if watch.isRunning { watch.terminate() } }
                     func cards() -> [[String: String]] {
@@ -150,37 +155,14 @@ import Testing
     func aDeviceCodeInTheNoticeRenewsTheSignInFromAPhone(sameUser: Bool) async throws {
         try await FeedServer.with(script: "microsoft-server.py") { microsoft in
             try await FeedServer.with(script: "webhook-server.py") { phone in
-                try AccountTests.serve(
-                    [AccountTests.event("1", "Standup", start: "2026-12-01T09:00:00")], in: microsoft)
                 let folder = phone.folder
-                try AccountTests.write(
-                    """
-                    accounts:
-                      - name: work
-                        provider: microsoft
-                        clientId: \(AccountTests.clientId)
-                        renewByDeviceCode: true
-                        endpoints: { login: "\(microsoft.url(""))", graph: "\(microsoft.url(""))" }
-                    timezone: UTC
-                    state: state/journal.db
-                    sinks:
-                      - { type: jsonl, path: events.jsonl }
-                      - { type: webhook, preset: ntfy, url: "\(phone.url("/alerts"))" }
-                    """, folder + "/config.yml")
-                let environment = ["XDG_STATE_HOME": folder + "/xdg-state", "XDG_CACHE_HOME": folder + "/cache"]
-                let tokenFolder = folder + "/xdg-state/calwatch/accounts"
-                try AccountTests.write("", microsoft.folder + "/approve")
-                let added = try await CommandLineTests().calwatch(
-                    ["account", "add", "work", "--device-code", "--config", folder + "/config.yml"],
-                    environment: environment)
-                #expect(added.status == 0, "\(added.errors)")
-                // Lapsed; and no code is approved unless someone signs in with it.
-                try FileManager.default.removeItem(atPath: microsoft.folder + "/approve")
-                try AccountTests.write("", microsoft.folder + "/revoked")
-                var tokens = try #require(try await AccountTokens.load(account: "work", folder: tokenFolder))
-                tokens.expires = .distantPast
-                if !sameUser { tokens.user = "adele@contoso.com" }
-                try await tokens.save(account: "work", folder: tokenFolder)
+                let (environment, tokens) = try await Self.lapsed(
+                    microsoft, in: folder, keys: ["renewByDeviceCode: true"],
+                    sinks: """
+                          - { type: jsonl, path: events.jsonl }
+                          - { type: webhook, preset: ntfy, url: "\(phone.url("/alerts"))" }
+                        """, user: sameUser ? nil : "adele@contoso.com")
+                let tokenFolder = folder + "/state/calwatch/accounts"
                 // A command that sends no notice (here `check`) asks for no code nobody would see.
                 let codes = microsoft.log.filter { $0.contains("/devicecode ") }.count
                 _ = try await CommandLineTests().calwatch(
@@ -189,14 +171,7 @@ import Testing
 
                 let watch = try WatchCommandTests.watch(in: folder, environment: environment)
                 defer { if watch.isRunning { watch.terminate() } }
-                func pushed() -> [[String: Any]] {
-                    SinkFixtures.lines(folder + "/requests.jsonl").compactMap { line in
-                        guard let request = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
-                        else { return nil }
-                        return try? JSONSerialization.jsonObject(with: Data(((request["body"] as? String) ?? "").utf8))
-                            as? [String: Any]
-                    }
-                }
+                func pushed() -> [[String: Any]] { Self.pushed(folder) }
                 try await eventually("the notice on the phone") { !pushed().isEmpty }
                 let line = try #require(SinkFixtures.lines(folder + "/events.jsonl").first { $0.contains("SignIn") })
                 let event = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])

@@ -79,6 +79,24 @@ import Testing
             graph: address)
     }
 
+    /// `folder`/config.yml with the account `work` on the stand-in (`keys`: more of its own, `rest`: top-level keys
+    /// after it), and the environment the runs on it share: state and cache in the folder.
+    static func configured(
+        _ server: FeedServer, in folder: String = SinkFixtures.folder(), keys: [String] = [], rest: String = ""
+    ) throws -> (folder: String, environment: [String: String]) {
+        let more = keys.map { "\n    " + $0 }.joined()
+        try write(
+            """
+            accounts:
+              - name: work
+                provider: microsoft
+                clientId: \(clientId)\(more)
+                endpoints: { login: "\(server.url(""))", graph: "\(server.url(""))" }
+            \(rest)
+            """, folder + "/config.yml")
+        return (folder, ["XDG_STATE_HOME": folder + "/state", "XDG_CACHE_HOME": folder + "/cache"])
+    }
+
     static func write(_ text: String, _ path: String) throws {
         try text.write(toFile: path, atomically: true, encoding: .utf8)
     }
@@ -315,20 +333,10 @@ import Testing
     @Test func accountAddSignsInByTheBrowsersRedirectOrADeviceCode() async throws {
         try await FeedServer.with(script: "microsoft-server.py") { server in
             try Self.serve([Self.event("1", "Standup", start: "2026-12-01T09:00:00", teams: true)], in: server)
-            let folder = SinkFixtures.folder()
-            try Self.write(
-                """
-                accounts:
-                  - name: work
-                    provider: microsoft
-                    clientId: \(Self.clientId)
-                    tenant: organizations
-                    endpoints: { login: "\(server.url(""))", graph: "\(server.url(""))" }
-                """, folder + "/config.yml")
-            let environment = [
-                "XDG_STATE_HOME": folder + "/state", "XDG_CACHE_HOME": folder + "/cache", "DISPLAY": "",
-                "DBUS_SESSION_BUS_ADDRESS": "", "XDG_RUNTIME_DIR": "",
-            ]
+            let (folder, state) = try Self.configured(server, keys: ["tenant: organizations"])
+            let environment = state.merging(["DISPLAY": "", "DBUS_SESSION_BUS_ADDRESS": "", "XDG_RUNTIME_DIR": ""]) {
+                $1
+            }
 
             let (status, errors) = try await Self.signInThroughTheBrowser(
                 ["account", "add", "work", "--config", folder + "/config.yml"], environment: environment)
@@ -434,16 +442,7 @@ import Testing
     @Test func withoutABrowserTheAddressTheBrowserEndedAtIsPasted() async throws {
         try await FeedServer.with(script: "microsoft-server.py") { server in
             try Self.serve([Self.event("1", "Standup", start: "2026-12-01T09:00:00")], in: server)
-            let folder = SinkFixtures.folder()
-            try Self.write(
-                """
-                accounts:
-                  - name: work
-                    provider: microsoft
-                    clientId: \(Self.clientId)
-                    endpoints: { login: "\(server.url(""))", graph: "\(server.url(""))" }
-                """, folder + "/config.yml")
-            let environment = ["XDG_STATE_HOME": folder + "/state", "XDG_CACHE_HOME": folder + "/cache"]
+            let (folder, environment) = try Self.configured(server)
             for tampered in [true, false] {
                 let run = try SignIn(
                     ["account", "add", "work", "--no-browser", "--config", folder + "/config.yml"],
@@ -643,17 +642,7 @@ import Testing
     @Test func theMetricsSayWhenAnAccountLastSyncedAndWhenItNeedsASignIn() async throws {
         try await FeedServer.with(script: "microsoft-server.py") { server in
             try AccountTests.serve([AccountTests.event("1", "Standup", start: "2026-12-01T09:00:00")], in: server)
-            let folder = SinkFixtures.folder()
-            try """
-            metrics:
-              textfile: calwatch.prom
-            accounts:
-              - name: work
-                provider: microsoft
-                clientId: \(AccountTests.clientId)
-                endpoints: { login: "\(server.url(""))", graph: "\(server.url(""))" }
-            """.write(toFile: folder + "/config.yml", atomically: true, encoding: .utf8)
-            let environment = ["XDG_STATE_HOME": folder + "/state", "XDG_CACHE_HOME": folder + "/cache"]
+            let (folder, environment) = try AccountTests.configured(server, rest: "metrics:\n  textfile: calwatch.prom")
             let replay = [
                 "replay", "--config", folder + "/config.yml", "--from", "2026-11-30", "--to", "2026-12-02", "--tz",
                 "UTC", "--state", folder + "/journal.db",

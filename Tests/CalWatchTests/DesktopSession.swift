@@ -119,6 +119,26 @@ struct DesktopSession {
     /// the bus: `notifyCalls`).
     enum Server { case dunst, notificationDaemon }
 
+    /// A session bus of its own for `dbus-daemon --config-file`, listening at `listen`, with no service files:
+    /// nothing is started on demand (the system's dunst or gnome-keyring would be). Without `eavesdrop`, gdbus
+    /// clients time out connecting.
+    static func busConfiguration(listen: String) -> String {
+        """
+        <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+         "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+        <busconfig>
+          <type>session</type>
+          <listen>\(listen)</listen>
+          <auth>EXTERNAL</auth>
+          <policy context="default">
+            <allow send_destination="*" eavesdrop="true"/>
+            <allow eavesdrop="true"/>
+            <allow own="*"/>
+          </policy>
+        </busconfig>
+        """
+    }
+
     /// `expireAfter`: how long dunst shows a normal card (seconds; its default is 10). `busPath`: where the bus
     /// listens, as a login session's bus is always at `$XDG_RUNTIME_DIR/bus` (default: a new name in the folder).
     static func with<T: Sendable>(
@@ -163,21 +183,8 @@ struct DesktopSession {
             throw CocoaError(.fileReadUnknown, userInfo: [NSFilePathErrorKey: folder + "/" + file])
         }
         do {
-            // A bus of its own with no service files: nothing is started on demand (the system's dunst would try).
-            try """
-            <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
-             "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-            <busconfig>
-              <type>session</type>
-              <listen>\(busPath.map { "unix:path=" + $0 } ?? "unix:dir=" + folder)</listen>
-              <auth>EXTERNAL</auth>
-              <policy context="default">
-                <allow send_destination="*" eavesdrop="true"/>
-                <allow eavesdrop="true"/>
-                <allow own="*"/>
-              </policy>
-            </busconfig>
-            """.write(toFile: folder + "/bus.conf", atomically: true, encoding: .utf8)
+            try Self.busConfiguration(listen: busPath.map { "unix:path=" + $0 } ?? "unix:dir=" + folder)
+                .write(toFile: folder + "/bus.conf", atomically: true, encoding: .utf8)
             _ = try start(
                 "/usr/bin/dbus-daemon", ["--config-file=" + folder + "/bus.conf", "--nofork", "--print-address=1"],
                 output: "bus.txt")

@@ -32,20 +32,8 @@ struct KeyringSession: Sendable {
             try FileManager.default.createDirectory(
                 atPath: folder + "/" + sub, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         }
-        try """
-        <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
-         "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-        <busconfig>
-          <type>session</type>
-          <listen>unix:dir=\(folder)</listen>
-          <auth>EXTERNAL</auth>
-          <policy context="default">
-            <allow send_destination="*" eavesdrop="true"/>
-            <allow eavesdrop="true"/>
-            <allow own="*"/>
-          </policy>
-        </busconfig>
-        """.write(toFile: folder + "/bus.conf", atomically: true, encoding: .utf8)
+        try DesktopSession.busConfiguration(listen: "unix:dir=" + folder).write(
+            toFile: folder + "/bus.conf", atomically: true, encoding: .utf8)
         var processes: [Process] = []
         func stop() async {
             for process in processes.reversed() { process.signalIfRunning(SIGKILL) }
