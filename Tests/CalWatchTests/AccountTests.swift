@@ -561,6 +561,13 @@ import Testing
         #expect(configuration.sources.first?.every == 300)
     }
 
+    /// A device code's numbers from the service are kept within bounds: an answer cannot make calwatch overflow.
+    @Test func aDeviceCodesLifeAndIntervalAreBounded() {
+        #expect(MicrosoftIdentity.DeviceCode.bounded(expiresIn: 900, interval: 5) == (900, 5))
+        #expect(MicrosoftIdentity.DeviceCode.bounded(expiresIn: Int.max, interval: Int.max) == (3600, 60))
+        #expect(MicrosoftIdentity.DeviceCode.bounded(expiresIn: -1, interval: nil) == (0, 5))
+    }
+
     @Test func eachMistakeIsNamedWithWhatToWrite() {
         let problems = ConfigurationTests.problems(
             """

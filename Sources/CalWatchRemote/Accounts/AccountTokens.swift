@@ -63,12 +63,15 @@ public struct AccountTokens: Codable, Sendable, Equatable, CustomStringConvertib
     }
 
     /// A grant's tokens taken in, a refresh's or a sign-in's: the rotated refresh token (or the one held), the access
-    /// token and when each lapses.
+    /// token and when each lapses (the service's lifetimes kept within a day and a year: the record must stay a date
+    /// calwatch can write).
     mutating func take(_ grant: SignInGrant, at now: Date) {
         refreshToken = grant.refreshToken ?? refreshToken
         accessToken = grant.accessToken
-        expires = now.addingTimeInterval(TimeInterval(grant.expiresIn))
-        refreshExpires = grant.refreshExpiresIn.map { now.addingTimeInterval(TimeInterval($0)) }
+        expires = now.addingTimeInterval(TimeInterval(min(max(grant.expiresIn, 0), 86_400)))
+        refreshExpires = grant.refreshExpiresIn.map {
+            now.addingTimeInterval(TimeInterval(min(max($0, 0), 366 * 86_400)))
+        }
         saved = now
     }
 

@@ -32,6 +32,12 @@ public struct MicrosoftIdentity: AccountIdentity {
         public var interval: Int
         /// The service's own instruction ("To sign in, use a web browser to open the page … and enter the code …").
         public var message: String?
+
+        /// A code's life and the wait between asks as the service gave them, within an hour and a minute: numbers
+        /// from a server are added to instants and to each other, and must not overflow.
+        static func bounded(expiresIn: Int, interval: Int?) -> (expiresIn: Int, interval: Int) {
+            (min(max(expiresIn, 0), 3600), min(max(interval ?? 5, 1), 60))
+        }
     }
 
     private var base: URL { login.appendingPathComponent(tenant).appendingPathComponent("oauth2/v2.0") }
@@ -46,9 +52,10 @@ public struct MicrosoftIdentity: AccountIdentity {
             var message: String?
         }
         let answer: Answer = try await post("devicecode", ["client_id": clientId, "scope": scope])
+        let (expiresIn, interval) = DeviceCode.bounded(expiresIn: answer.expiresIn, interval: answer.interval)
         return DeviceCode(
             deviceCode: answer.deviceCode, userCode: answer.userCode, verificationURI: answer.verificationUri,
-            expiresIn: answer.expiresIn, interval: max(1, answer.interval ?? 5), message: answer.message)
+            expiresIn: expiresIn, interval: interval, message: answer.message)
     }
 
     /// Asks every `interval` until the user has signed in, the code lapses or the sign-in is refused.
