@@ -16,8 +16,9 @@ extension CalwatchCommand {
                 there is no session bus), reads each webhook's secret once (never printing it) and reaches its \
                 receiver with an OPTIONS request, connects to each MQTT broker (publishing nothing), connects to each \
                 PostgreSQL database (its version, and whether \
-                calwatch's tables there are current), fetches each ICS feed and CalDAV account once (a server that \
-                cannot be read is an error; the copy kept from before, if any, is still checked), asks the routing \
+                calwatch's tables there are current), fetches each ICS feed, CalDAV account and account of \
+                `accounts:` once (a server that cannot be read, or a sign-in that lapsed, is an error with its cause; \
+                the copy kept from before, if any, is still checked; a sign-in that ends within a day is a warning), asks the routing \
                 engine of `travel.routing`, the geocoder of `travel.geocoder` and the forecast of `travel.weather` \
                 once whether they answer, then \
                 reads every calendar over the \
@@ -28,7 +29,7 @@ extension CalwatchCommand {
                 is written but the servers' copies in calwatch's cache.
 
                 Exit status: 0 all good (warnings allowed); 64 the configuration has errors; 65 a calendar has \
-                errors, none could be read, a feed or CalDAV account, the routing engine, the geocoder or the \
+                errors, none could be read, a feed, CalDAV account or account, the routing engine, the geocoder or the \
                 forecast could not be read, or a data file was refused.
 
                 Examples:
