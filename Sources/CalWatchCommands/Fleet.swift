@@ -25,10 +25,12 @@ extension CalwatchCommand {
                   calwatch fleet add --database postgres:///calwatch --feed https://example.org/team.ics --name team
                   calwatch fleet add --database postgres:///calwatch --caldav https://dav.example.org/ \\
                       --user bob --credential dav-bob --name bob
+                  calwatch fleet add --database postgres:///calwatch --account work --name carol
+                  calwatch fleet sign-in --database postgres:///calwatch carol --no-browser
                   calwatch fleet list --database postgres:///calwatch
                   calwatch fleet status --database postgres:///calwatch
                 """,
-            subcommands: [Add.self, Remove.self, List.self, Show.self, Status.self])
+            subcommands: [Add.self, SignIn.self, Remove.self, List.self, Show.self, Status.self])
     }
 }
 
@@ -79,7 +81,9 @@ struct FleetDatabaseOption: ParsableArguments {
 extension CalwatchCommand.Fleet {
     struct Add: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Add calendars to the fleet: paths every watcher reaches, an ICS feed or a CalDAV account.",
+            abstract:
+                "Add calendars to the fleet: paths every watcher reaches, an ICS feed, a CalDAV account or a Microsoft "
+                + "365 or Google account.",
             discussion: """
                 A path (a .ics file, a vdir or Radicale collection or root, a CalDAV export) must be where every \
                 watcher finds it (shared storage); it is kept absolute. Its name is --name, else the last part of \
@@ -90,6 +94,11 @@ extension CalwatchCommand.Fleet {
                 program that prints the password) or from a systemd credential of that name \
                 ($CREDENTIALS_DIRECTORY). A path is read only by watchers whose config.yml lists a folder above it \
                 under `fleet: roots:`. Watchers check every row as this command does, whoever wrote it.
+
+                A Microsoft 365 or Google account (--account) names the account of the watchers' config.yml \
+                (accounts:) whose application it signs in with; someone signs in to it with `calwatch fleet \
+                sign-in NAME`, which keeps its tokens sealed in the database. Its calendars appear as \
+                <account>/<calendar>, in the calendar's own scope.
                 """)
 
         @OptionGroup var database: FleetDatabaseOption
@@ -105,6 +114,12 @@ extension CalwatchCommand.Fleet {
 
         @Option(help: ArgumentHelp("The CalDAV account.", valueName: "name"))
         var user: String?
+
+        @Option(
+            help: ArgumentHelp(
+                "A Microsoft 365 or Google account, signed in to with the application of this account of the "
+                    + "watchers' config.yml (accounts:).", valueName: "account"))
+        var account: String?
 
         @Option(
             help: ArgumentHelp(
@@ -126,18 +141,18 @@ extension CalwatchCommand.Fleet {
                     + "declined), as me: in config.yml does.", valueName: "address"))
         var person: String?
 
-        @Option(help: ArgumentHelp("How often a feed or CalDAV account is polled.", valueName: "duration"))
+        @Option(help: ArgumentHelp("How often a feed or an account is polled.", valueName: "duration"))
         var every = DurationArgument("10m")
 
         func validate() throws {
-            let kinds = [!paths.isEmpty, feed != nil, caldav != nil].filter { $0 }.count
+            let kinds = [!paths.isEmpty, feed != nil, caldav != nil, account != nil].filter { $0 }.count
             guard kinds == 1 else {
-                throw ValidationError("give paths, or --feed URL, or --caldav URL (one of them).")
+                throw ValidationError("give paths, or --feed URL, or --caldav URL, or --account NAME (one of them).")
             }
             if paths.count > 1 && name != nil {
                 throw ValidationError("--name names one calendar; add the paths one at a time to name each.")
             }
-            if (feed != nil || caldav != nil) && name == nil {
+            if (feed != nil || caldav != nil || account != nil) && name == nil {
                 throw ValidationError("a calendar on a server needs --name.")
             }
             if !passwordCommand.isEmpty {
@@ -158,6 +173,7 @@ extension CalwatchCommand.Fleet {
             let server: FleetCalendar.Source? =
                 feed.map { .feed(url: $0, every: seconds) }
                 ?? caldav.map { .caldav(url: $0, username: user, credential: credential, every: seconds) }
+                ?? account.map { .account(account: $0, every: seconds) }
             if let server, let name, let problem = FleetCalendar(name: name, source: server, person: person).problem {
                 throw ValidationError("\(problem).")
             }
@@ -195,10 +211,19 @@ extension CalwatchCommand.Fleet {
                         source: .caldav(url: caldav, username: user, credential: credential, every: seconds),
                         person: person))
             }
+            if let account, let name {
+                calendars.append(
+                    FleetCalendar(name: name, source: .account(account: account, every: seconds), person: person))
+            }
             let added = calendars
             try await database.run { try $0.add(added) }
             for calendar in added {
                 StandardStreams.report("added \(calendar.name) (\(calendar.source.kind) \(calendar.source.address))\n")
+                if case .account = calendar.source {
+                    StandardStreams.error(
+                        "Sign in to it with: calwatch fleet sign-in \(calendar.name) (its watchers read it once "
+                            + "signed in)\n")
+                }
             }
         }
     }
@@ -280,9 +305,13 @@ extension CalwatchCommand.Fleet {
 
         func run() async throws {
             let name = name
-            let (rows, events) = try await database.run { database in
-                (try database.calendars(named: [name]), try database.recentEvents(of: name, limit: 10))
+            let (rows, events, signIns) = try await database.run { database in
+                (
+                    try database.calendars(named: [name]), try database.recentEvents(of: name, limit: 10),
+                    try database.accountSignIns([name])
+                )
             }
+            let signIn = signIns[name]
             guard let row = rows.first else {
                 StandardStreams.error("calwatch: the fleet has no calendar named \(name) (calwatch fleet list)\n")
                 throw ExitCode.dataError
@@ -294,6 +323,16 @@ extension CalwatchCommand.Fleet {
             if fields.kind == "caldav" {
                 let credential = fields.credential.map { "the credential \(FleetText.cell($0))" } ?? "none"
                 text += "  account:  \(FleetText.cell(fields.username ?? "-")), password from \(credential)\n"
+            }
+            if fields.kind == "account" {
+                text +=
+                    "  signed in: "
+                    + (signIn.map { kept in
+                        (kept.user.map { "as \(FleetText.cell($0)), " } ?? "")
+                            + (kept.signedIn.map { "\($0.instant), " } ?? "")
+                            + "tokens last kept \(kept.saved.map { "\($0.instant)" } ?? "-") by "
+                            + FleetText.cell(kept.savedBy ?? "-")
+                    } ?? "no (calwatch fleet sign-in \(FleetText.cell(name)))") + "\n"
             }
             if let person = fields.person { text += "  person:   \(FleetText.cell(person))\n" }
             if case .failure(let refusal) = row.calendar {

@@ -22,6 +22,10 @@ final class FleetWatch: Sendable {
     private let sink: String
     /// The journal of the watch in use, for the backlog each heartbeat reports.
     private let journal = Locked<JournalStore?>(nil)
+    /// The accounts of config.yml (`accounts:`) the fleet's `account` rows may name: the applications signed in with.
+    private let accounts: [String: AccountSettings]
+    /// Each account calendar's tokens in the fleet's database, kept while this watcher runs.
+    private let vaults = Locked<[String: FleetAccountVault]>([:])
 
     /// A watcher of the fleet at `url` named as `configuration` says. When config.yml names a PostgreSQL sink into
     /// that database, its name and its `passwordCommand` are the fleet's too.
@@ -31,6 +35,9 @@ final class FleetWatch: Sendable {
         var options = FleetMember.Options()
         options.lease = lease
         options.access = configuration.fleetAccess
+        let accounts = configuration.sources.compactMap { $0.kind as? AccountSettings }
+        self.accounts = Dictionary(accounts.map { ($0.name, $0) }) { first, _ in first }
+        options.access.accounts = Set(self.accounts.keys)
         options.credentialsDirectory = ProcessInfo.processInfo.environment["CREDENTIALS_DIRECTORY"]
         let reload = reload
         let journal = journal
@@ -71,7 +78,7 @@ final class FleetWatch: Sendable {
     /// the fleet delivered about them; calendars given go once the fleet's database has stored every event
     /// committed so far (`FleetMember.release(_:whenStored:)`).
     func changeCalendars(_ watch: CalendarWatch, at now: Instant) async throws -> CalendarWatch.Report? {
-        let change = await member.change(open: Self.open)
+        let change = await member.change(open: open)
         guard !change.isEmpty else { return nil }
         await feeds.follow(change.sources)
         let report = try await watch.calendarsChanged(
@@ -118,14 +125,34 @@ final class FleetWatch: Sendable {
 
     /// The configuration with the calendars this watcher holds now.
     func configuration(from configuration: Configuration) throws -> Configuration {
-        member.configuration(from: try settle(configuration.named(instance)), open: Self.open)
+        member.configuration(from: try settle(configuration.named(instance)), open: open)
     }
 
     /// A calendar on a server the fleet gave this watcher, as calwatch's own kinds read it, and its cache folder.
-    static func open(_ server: FleetCalendar.Server) -> (settings: SourceSettings, folder: String)? {
+    func open(_ server: FleetCalendar.Server) -> (settings: SourceSettings, folder: String)? {
         guard let settings = settings(for: server), let folder = FeedPoller<ContinuousClock>.folders([settings]).first
         else { return nil }
         return (settings, folder)
+    }
+
+    /// A fleet's `account` row is the account of config.yml it names, read for the row's calendar (its copy's
+    /// folder and notices are the row's) with the tokens the fleet's database keeps for it. Renewal by device code
+    /// is the user's own: in a fleet, `calwatch fleet sign-in` signs in again.
+    func settings(for server: FleetCalendar.Server) -> SourceSettings? {
+        guard case .account(let name, let every) = server.source else { return Self.settings(for: server) }
+        guard var account = accounts[name] else { return nil }
+        account.scope = server.name
+        account.renewByDeviceCode = false
+        let vault = vaults.withLock { vaults in
+            if let kept = vaults[server.name] { return kept }
+            let made = FleetAccountVault(
+                calendar: server.name, member: member, keyCommand: server.passwordCommand,
+                keyFile: server.passwordFile)
+            vaults[server.name] = made
+            return made
+        }
+        account.vault = AccountVaultReference(vault)
+        return SourceSettings(account, every: every)
     }
 
     /// A fleet's `feed` row is an ICS feed under the calendar's name; a `caldav` row, an account whose collections
@@ -133,7 +160,7 @@ final class FleetWatch: Sendable {
     /// people's rows with one address are two calendars, each read in its person's scope.
     static func settings(for server: FleetCalendar.Server) -> SourceSettings? {
         switch server.source {
-        case .path: nil
+        case .path, .account: nil
         case .feed(let url, let every):
             SourceSettings(ICSFeedSettings(address: url, scope: server.name), name: server.name, every: every)
         case .caldav(let url, let username, _, let every):

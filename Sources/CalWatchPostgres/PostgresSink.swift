@@ -538,6 +538,27 @@ public actor PostgresSink: EventSink {
         """,
         // 5: the conflicts view reads every occurrence a conflict names (conflicts became one event per occurrence).
         views,
+        // 6: Microsoft 365 and Google accounts in a fleet, their tokens sealed.
+        """
+        -- account: a Microsoft 365 or Google account; address names the account of the watchers' config.yml
+        -- (accounts:) whose application it signs in with.
+        ALTER TABLE calendars DROP CONSTRAINT calendars_kind_check;
+        ALTER TABLE calendars ADD CONSTRAINT calendars_kind_check
+            CHECK (kind IN ('path', 'feed', 'caldav', 'account'));
+        -- An account's tokens (calwatch fleet sign-in), sealed with AES-GCM under the key the watchers share
+        -- (fleet: tokenKey: in their config.yml) and bound to the calendar's name. Only the watcher holding the
+        -- calendar's lease reads them and refreshes, so watchers never spend a refresh token against each other.
+        CREATE TABLE fleet_account_tokens (
+            calendar text PRIMARY KEY REFERENCES calendars (name) ON DELETE CASCADE,
+            sealed text NOT NULL,
+            version bigint NOT NULL,       -- one more at every sign-in and refresh: a refresh is kept only over the
+                                           -- version it started from
+            signed_in_as text,             -- the address signed in with
+            signed_in timestamptz NOT NULL,
+            saved timestamptz NOT NULL,    -- the last sign-in or refresh
+            saved_by text NOT NULL         -- the watcher that refreshed last, or 'sign-in'
+        );
+        """,
     ]
 
     /// The views consumers read, made by layout 2 and made again by `migrate` when one is gone (dropped by hand,

@@ -311,4 +311,82 @@ import Testing
             }
         }
     }
+
+    /// A Microsoft 365 account as a fleet calendar: signed in once with `fleet sign-in`, its tokens sealed in the
+    /// database, read and refreshed by the watcher holding it and, after a hand-over, by the next one with the
+    /// refresh token its last holder kept (the stand-in's refresh tokens work once, and its access tokens last a
+    /// second, so every poll refreshes: a watcher spending a spent token would be refused).
+    @Test func anAccountInTheFleetIsRefreshedOnlyByItsHolderAndGoesOnAfterAHandOver() async throws {
+        try await FeedServer.with(script: "microsoft-server.py") { graph in
+            try await PostgresServer.with { server in
+                let folder = SinkFixtures.folder()
+                defer { try? FileManager.default.removeItem(atPath: folder) }
+                let format = ISO8601DateFormatter()
+                let start = String(format.string(from: Date().addingTimeInterval(315)).dropLast())
+                try AccountTests.serve([AccountTests.event("1", "Standup", start: start, reminder: nil)], in: graph)
+                try "1".write(toFile: graph.folder + "/expires-in", atomically: true, encoding: .utf8)
+                let key = "fleet-token-key-" + UUID().uuidString
+                try key.write(toFile: folder + "/token-key", atomically: true, encoding: .utf8)
+                let (_, environment) = try AccountTests.configured(
+                    graph, in: folder,
+                    rest: """
+                        reminders:
+                          offsets: [5m]
+                        fleet:
+                          tokenKey: fleet-key
+                          credentials:
+                            fleet-key: [cat, \(folder)/token-key]
+                        """)
+                let cli = CommandLineTests()
+                let added = try await cli.calwatch(
+                    ["fleet", "add", "--database", server.url, "--account", "work", "--name", "megan", "--every", "1m"])
+                #expect(added.status == 0 && added.errors.contains("calwatch fleet sign-in megan"), "\(added.errors)")
+                let (status, said) = try await AccountTests.signInThroughTheBrowser(
+                    ["fleet", "sign-in", "megan", "--database", server.url, "--config", folder + "/config.yml"],
+                    environment: environment)
+                #expect(status == 0 && said.contains("Signed in to megan as meganb@contoso.com"), "\(said)")
+                // The sign-in made the address the calendar's person, and nothing in the database reads as a token.
+                #expect(
+                    try await server.value("SELECT person FROM calendars WHERE name = 'megan'") == "meganb@contoso.com")
+                #expect(
+                    try await server.value("SELECT count(*) FROM fleet_account_tokens AS t WHERE t::text LIKE '%rt-%'")
+                        == "0")
+
+                let first = try Watcher("w1", folder: folder, database: server.url, environment: environment)
+                defer { if first.process.isRunning { first.signal(SIGKILL) } }
+                let sent = try await Self.wait(
+                    for: "SELECT count(*) FROM event_log WHERE watcher = 'fleet:megan' AND type = 'reminderDue'",
+                    in: server, seconds: 90, until: { $0 > 0 })
+                #expect(sent == 1, "\((try? String(contentsOfFile: folder + "/w1.log", encoding: .utf8)) ?? "")")
+                #expect(try await server.value("SELECT saved_by FROM fleet_account_tokens") == "w1")
+
+                // w1 stops; w2 takes the calendar and refreshes with the refresh token w1 kept.
+                let second = try Watcher("w2", folder: folder, database: server.url, environment: environment)
+                defer { if second.process.isRunning { second.signal(SIGKILL) } }
+                try await Task.sleep(for: .seconds(1))
+                first.signal(SIGTERM)
+                #expect(try await first.exit() == 0)
+                let taken = try await Self.wait(
+                    for: "SELECT count(*) FROM fleet_account_tokens WHERE saved_by = 'w2'", in: server, seconds: 60,
+                    until: { $0 > 0 })
+                #expect(taken == 1, "\((try? String(contentsOfFile: folder + "/w2.log", encoding: .utf8)) ?? "")")
+                second.signal(SIGTERM)
+                #expect(try await second.exit() == 0)
+
+                // Every refresh worked: no watcher spent a token another had spent, nobody was asked to sign in.
+                let refreshes = graph.requests.filter { $0.path.hasSuffix("/oauth2/v2.0/token") }
+                #expect(refreshes.count >= 3 && refreshes.allSatisfy { $0.status == 200 }, "\(refreshes)")
+                #expect(
+                    try await server.value("SELECT count(*) FROM event_log WHERE type = 'accountSignInNeeded'") == "0")
+                #expect(try await server.value("SELECT count(*) FROM event_log WHERE type = 'reminderDue'") == "1")
+                let logs = ["w1", "w2"].map {
+                    (try? String(contentsOfFile: folder + "/\($0).log", encoding: .utf8)) ?? ""
+                }
+                #expect(!logs.joined().contains("rt-"), "a refresh token in a log")
+                let show = try await cli.calwatch(["fleet", "show", "megan", "--database", server.url])
+                #expect(show.output.contains("signed in: as meganb@contoso.com"), "\(show.output)")
+                #expect(show.output.contains("by w2"), "\(show.output)")
+            }
+        }
+    }
 }

@@ -345,4 +345,75 @@ import Testing
             #expect(try await server.value("SELECT count(*) FROM calendars WHERE watcher = 'busy'") == "3")
         }
     }
+
+    /// An account calendar's tokens in the database: sealed and bound to the calendar's name (a row's tokens copied
+    /// to another row, or opened with another key, are nobody's), read only by the watcher holding the lease, and a
+    /// refresh kept only over the version it started from (a sign-in in between wins).
+    @Test func accountTokensAreSealedReadOnlyByTheHolderAndKeptOverTheVersionRefreshed() async throws {
+        try await PostgresServer.with { server in
+            let fleet = try await Self.database(server)
+            let sealing = try #require(SealedTokens(secret: "a secret the watchers share, 32+ long"))
+            #expect(SealedTokens(secret: "short") == nil)
+            let tokens = AccountTokens(
+                provider: "microsoft", clientId: "c", tenant: "common", refreshToken: "rt-secret-1",
+                accessToken: "at-secret-1", expires: Date(timeIntervalSince1970: 1_800_003_600),
+                user: "ada@example.org", saved: Date(timeIntervalSince1970: 1_800_000_000))
+            let sealed = try sealing.seal(tokens, calendar: "ada")
+            #expect(!sealed.contains("rt-secret") && sealing.open(sealed, calendar: "ada") == tokens)
+            #expect(sealing.open(sealed, calendar: "bob") == nil)
+            #expect(
+                SealedTokens(secret: "another secret the watchers share, 32+")?.open(sealed, calendar: "ada") == nil)
+            // A watcher reads an account row only with the account's application and the key in its own config.yml.
+            let row = FleetCalendar(name: "ada", source: .account(account: "work", every: 300))
+            func refusal(_ access: FleetAccess) -> String? {
+                if case .failure(let refusal) = row.admitted(by: access, credentialsDirectory: nil) {
+                    return refusal.description
+                }
+                return nil
+            }
+            #expect(refusal(FleetAccess())?.contains("no account named work") == true)
+            var access = FleetAccess(credentials: ["key": ["cat", "/etc/key"]])
+            access.accounts = ["work"]
+            #expect(refusal(access)?.contains("fleet: tokenKey: NAME") == true)
+            access.tokenKey = "key"
+            #expect(
+                row.admitted(by: access, credentialsDirectory: nil)
+                    == .success(
+                        .server(
+                            FleetCalendar.Server(name: "ada", source: row.source, passwordCommand: ["cat", "/etc/key"]))
+                    ))
+            try await offCooperativePool {
+                try fleet.add([
+                    FleetCalendar(name: "ada", source: .account(account: "work", every: 300)),
+                    FleetCalendar(name: "team", source: .feed(url: "https://example.org/team.ics", every: 300)),
+                ])
+                #expect(throws: FleetDatabase.Failure.self) {
+                    try fleet.signIn("team", sealed: sealed, user: nil, at: Self.at(0))
+                }
+                try fleet.signIn("ada", sealed: sealed, user: "ada@example.org", at: Self.at(0))
+                try fleet.join(watcher: "a", host: "h", pid: 1, lease: 30, at: Self.at(0))
+                try fleet.join(watcher: "b", host: "h", pid: 2, lease: 30, at: Self.at(0))
+                _ = try fleet.heartbeat(watcher: "a", lease: 30, backlog: 0, at: Self.at(1))
+                let held = try #require(try fleet.accountTokens(of: "ada", watcher: "a", at: Self.at(2)))
+                #expect(held.version == 1 && held.user == "ada@example.org" && held.sealed == sealed)
+                // b does not hold it: it may not read the tokens, nor would it refresh them.
+                #expect(throws: FleetDatabase.Failure.self) {
+                    try fleet.accountTokens(of: "ada", watcher: "b", at: Self.at(2))
+                }
+                // Nor may a once its lease has run out.
+                #expect(throws: FleetDatabase.Failure.self) {
+                    try fleet.accountTokens(of: "ada", watcher: "a", at: Self.at(40))
+                }
+                #expect(
+                    try fleet.keepAccountTokens(of: "ada", sealed: "v2", replacing: 1, watcher: "a", at: Self.at(3)))
+                // A refresh started from version 1 is not kept over version 2.
+                #expect(
+                    !(try fleet.keepAccountTokens(of: "ada", sealed: "v2b", replacing: 1, watcher: "a", at: Self.at(3)))
+                )
+                let kept = try #require(try fleet.accountSignIns(["ada"])["ada"])
+                #expect(kept.version == 2 && kept.savedBy == "a")
+                #expect(try fleet.calendars(named: ["ada"]).first?.fields.person == "ada@example.org")
+            }
+        }
+    }
 }

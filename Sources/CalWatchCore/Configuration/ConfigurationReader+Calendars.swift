@@ -156,10 +156,11 @@ extension ConfigurationReader {
         return argv
     }
 
-    /// `fleet:`: the folders a fleet's `path` rows may name, and the credentials its CalDAV rows may name.
+    /// `fleet:`: the folders a fleet's `path` rows may name, the credentials its CalDAV rows may name, and the one
+    /// that seals its accounts' tokens.
     func readFleetAccess(_ node: Node) -> FleetAccess {
         var access = FleetAccess()
-        guard let keys = mapping(node, at: "fleet", known: ["roots", "credentials"]) else { return access }
+        guard let keys = mapping(node, at: "fleet", known: ["roots", "credentials", "tokenKey"]) else { return access }
         if let (_, value) = keys["roots"] {
             access.roots = list(value, at: "fleet.roots").compactMap { path($0.node, at: $0.key) }
         }
@@ -175,6 +176,13 @@ extension ConfigurationReader {
                 ) {
                     access.credentials[name] = argv
                 }
+            }
+        }
+        if let (key, value) = keys["tokenKey"], let name = string(value, at: "fleet.tokenKey") {
+            if let problem = FleetAccess.problem(withCredentialName: name) {
+                note(key, "fleet.tokenKey", problem)
+            } else {
+                access.tokenKey = name
             }
         }
         return access

@@ -8,6 +8,11 @@ public struct FleetAccess: Sendable, Hashable {
     public var roots: [String] = []
     /// The programs that print each named credential's password, run on this machine as argv.
     public var credentials: [String: [String]] = [:]
+    /// The credential whose secret seals the tokens of the fleet's accounts (`fleet: tokenKey:`), resolved like a
+    /// CalDAV password's; without one, no `account` row is read.
+    public var tokenKey: String?
+    /// The accounts of config.yml (`accounts:`) an `account` row may name: the applications its sign-in is with.
+    public var accounts: Set<String> = []
 
     public init(roots: [String] = [], credentials: [String: [String]] = [:]) {
         self.roots = roots

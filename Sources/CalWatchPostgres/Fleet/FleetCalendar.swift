@@ -12,21 +12,34 @@ public struct FleetCalendar: Sendable, Hashable {
         case feed(url: String, every: Int64)
         /// A CalDAV account or collection, signed in with the credential named.
         case caldav(url: String, username: String?, credential: String?, every: Int64)
+        /// A Microsoft 365 or Google account signed in to with the application of the watchers' config.yml named
+        /// `account` (its `accounts:` entry), its tokens sealed in the database (`calwatch fleet sign-in`).
+        case account(account: String, every: Int64)
 
-        /// `path`, `feed` or `caldav`: the row's `kind`.
+        /// `path`, `feed`, `caldav` or `account`: the row's `kind`.
         public var kind: String {
             switch self {
             case .path: "path"
             case .feed: "feed"
             case .caldav: "caldav"
+            case .account: "account"
             }
         }
 
-        /// The path or the URL (without a password: `fleet add` refuses one in it).
+        /// The path or the URL (without a password: `fleet add` refuses one in it), or the account's name.
         public var address: String {
             switch self {
             case .path(let path): path
             case .feed(let url, _), .caldav(let url, _, _, _): url
+            case .account(let account, _): account
+            }
+        }
+
+        /// Seconds between polls, for a calendar on a server.
+        public var every: Int64? {
+            switch self {
+            case .path: nil
+            case .feed(_, let every), .caldav(_, _, _, let every), .account(_, let every): every
             }
         }
     }
@@ -82,6 +95,9 @@ public struct FleetCalendar: Sendable, Hashable {
                 return "username is 1 to 256 characters with no control characters"
             }
             if let credential, let problem = FleetAccess.problem(withCredentialName: credential) { return problem }
+        case .account(let account, let every):
+            if let problem = Self.problem(withName: account) { return "account: " + problem }
+            if !Self.every.contains(every) { return "every is \(every) s; an account is polled every 60 s to 1 day" }
         }
         return nil
     }
@@ -156,7 +172,8 @@ public struct FleetCalendar: Sendable, Hashable {
         case "path": source = .path(address)
         case "feed": source = .feed(url: address, every: every)
         case "caldav": source = .caldav(url: address, username: row.username, credential: row.credential, every: every)
-        default: throw Refusal("kind is path, feed or caldav")
+        case "account": source = .account(account: address, every: every)
+        default: throw Refusal("kind is path, feed, caldav or account")
         }
         self.init(name: name, source: source, person: row.person)
         if let problem { throw Refusal(problem) }
@@ -186,22 +203,50 @@ public struct FleetCalendar: Sendable, Hashable {
         case .caldav(_, _, let credential, _):
             var server = Server(name: name, source: source)
             if let credential {
-                if let command = access.credentials[credential] {
-                    server.passwordCommand = command
-                } else if let directory = credentialsDirectory,
-                    FileManager.default.isReadableFile(atPath: directory + "/" + credential)
-                {
-                    server.passwordFile = directory + "/" + credential
-                } else {
-                    return .failure(
-                        Refusal(
-                            "this watcher has no credential named \(credential); add it to its config.yml "
-                                + "(fleet: credentials: {\(credential): [pass, show, …]}) or as a systemd credential "
-                                + "(LoadCredential=\(credential):…)"))
+                switch Self.resolve(credential, access: access, credentialsDirectory: credentialsDirectory) {
+                case .success(let (command, file)): (server.passwordCommand, server.passwordFile) = (command, file)
+                case .failure(let refusal): return .failure(refusal)
                 }
             }
             return .success(.server(server))
+        case .account(let account, _):
+            guard access.accounts.contains(account) else {
+                return .failure(
+                    Refusal(
+                        "this watcher's config.yml has no account named \(account) (accounts: - name: \(account), "
+                            + "provider: …, clientId: …), whose application the sign-in is with"))
+            }
+            guard let key = access.tokenKey else {
+                return .failure(
+                    Refusal(
+                        "this watcher has no key for the fleet's account tokens; name its credential in its "
+                            + "config.yml (fleet: tokenKey: NAME) as calwatch fleet sign-in did"))
+            }
+            var server = Server(name: name, source: source)
+            switch Self.resolve(key, access: access, credentialsDirectory: credentialsDirectory) {
+            case .success(let (command, file)): (server.passwordCommand, server.passwordFile) = (command, file)
+            case .failure(let refusal): return .failure(refusal)
+            }
+            return .success(.server(server))
         }
+    }
+
+    /// A credential's name resolved on this machine: the program of `fleet.credentials:` that prints it, else the
+    /// systemd credential's file.
+    public static func resolve(
+        _ credential: String, access: FleetAccess, credentialsDirectory: String?
+    ) -> Result<(command: [String]?, file: String?), Refusal> {
+        if let command = access.credentials[credential] { return .success((command, nil)) }
+        if let directory = credentialsDirectory,
+            FileManager.default.isReadableFile(atPath: directory + "/" + credential)
+        {
+            return .success((nil, directory + "/" + credential))
+        }
+        return .failure(
+            Refusal(
+                "this watcher has no credential named \(credential); add it to its config.yml "
+                    + "(fleet: credentials: {\(credential): [pass, show, …]}) or as a systemd credential "
+                    + "(LoadCredential=\(credential):…)"))
     }
 
     /// A calendar on a server as a watcher admitted it: its row's name and source, with the credential resolved on
@@ -210,9 +255,10 @@ public struct FleetCalendar: Sendable, Hashable {
         public var name: String
         /// `.feed` or `.caldav`.
         public var source: Source
-        /// The program that prints the password (`fleet.credentials:` in the watcher's config.yml).
+        /// The program that prints the password (`fleet.credentials:` in the watcher's config.yml); for an account,
+        /// the secret its tokens are sealed with (`fleet.tokenKey:`).
         public var passwordCommand: [String]?
-        /// A file whose first line is the password (a systemd credential).
+        /// A file whose first line is the password, or an account's token key (a systemd credential).
         public var passwordFile: String?
     }
 

@@ -35,12 +35,12 @@ public struct FleetDatabase: Sendable {
         }
     }
 
-    private func failure(_ error: PostgresError) -> Failure {
+    func failure(_ error: PostgresError) -> Failure {
         Failure(description: ConnectionString(url).scrubbed(error.message))
     }
 
     /// Runs `body` in a transaction, rolled back when it throws.
-    private func transaction<T>(_ body: () throws -> T) throws -> T {
+    func transaction<T>(_ body: () throws -> T) throws -> T {
         try connection.execute("BEGIN")
         do {
             let result = try body()
@@ -56,7 +56,7 @@ public struct FleetDatabase: Sendable {
     /// at once instead of at its next third of a lease.
     public static let channel = "calwatch_fleet"
 
-    private static func seconds(_ time: Timestamp) -> String {
+    static func seconds(_ time: Timestamp) -> String {
         String(Double(time.millisecondsSinceEpoch) / 1000)
     }
 
@@ -78,6 +78,7 @@ public struct FleetDatabase: Sendable {
                     case .feed(_, let seconds): every = String(seconds)
                     case .caldav(_, let user, let name, let seconds):
                         (username, credential, every) = (user, name, String(seconds))
+                    case .account(_, let seconds): every = String(seconds)
                     }
                     let added = try connection.execute(
                         """

@@ -121,6 +121,17 @@ public final class FleetMember: Service, Sendable {
     /// (made) that holds its copy; `nil` when the program cannot read it.
     public typealias Open = (FleetCalendar.Server) -> (settings: SourceSettings, folder: String)?
 
+    /// The sealed tokens of the account calendar `name`, read only while this watcher holds its lease (a refusal
+    /// otherwise); `nil` when nobody signed in to it.
+    public func accountTokens(of name: String) async throws -> FleetDatabase.AccountTokenRow? {
+        try await link.accountTokens(of: name, at: wallClock())
+    }
+
+    /// Keeps an account calendar's refreshed tokens over the version they were refreshed from: whether they were.
+    public func keepAccountTokens(of name: String, sealed: String, replacing version: Int64) async throws -> Bool {
+        try await link.keepAccountTokens(of: name, sealed: sealed, replacing: version, at: wallClock())
+    }
+
     /// The address of each calendar's person (`person`), by name: whose own attendee entries are whose.
     public func people() -> [String: [String]] {
         state.withLock { state in
@@ -437,6 +448,8 @@ actor FleetLink {
         let database = try await connected()
         do {
             return try body(database)
+        } catch let refusal as FleetDatabase.Failure where refusal.isRefusal {
+            throw refusal
         } catch {
             self.database = nil
             throw error
@@ -502,6 +515,18 @@ actor FleetLink {
 
     func leave(at: Timestamp) async throws {
         try await using { try $0.leave(watcher: watcher, at: at) }
+    }
+
+    func accountTokens(of name: String, at: Timestamp) async throws -> FleetDatabase.AccountTokenRow? {
+        try await using { try $0.accountTokens(of: name, watcher: watcher, at: at) }
+    }
+
+    func keepAccountTokens(of name: String, sealed: String, replacing version: Int64, at: Timestamp) async throws
+        -> Bool
+    {
+        try await using {
+            try $0.keepAccountTokens(of: name, sealed: sealed, replacing: version, watcher: watcher, at: at)
+        }
     }
 }
 

@@ -15,7 +15,12 @@ public struct AccountFailure: Error, Sendable, CustomStringConvertible {
 
     /// The sign-in of `account` lapsed, was revoked or never happened, as `cause` says; `reason` adds what to do.
     init(signIn cause: String, account: String) {
-        self.init(reason: "sign-in needed: \(cause); run `calwatch account add \(account)`")
+        self.init(signIn: cause, run: "calwatch account add \(account)")
+    }
+
+    /// The sign-in lapsed as `cause` says; `command` signs in again.
+    public init(signIn cause: String, run command: String) {
+        self.init(reason: "sign-in needed: \(cause); run `\(command)`")
         signInCause = cause
     }
 
@@ -57,7 +62,7 @@ struct AccountCopy<State: Codable & Equatable>: Sendable {
         shown: String, keeper: AccountTokenKeeper, polls: AccountPolls, empty: State,
         _ body: (inout State) async throws -> (written: Int, changed: Bool, failures: [String])
     ) async -> FeedFetcher.Outcome {
-        let account = keeper.settings.name
+        let account = keeper.settings.own
         var lapse: AccountNotice?
         defer {
             polls.lapse.withLock { $0 = lapse }

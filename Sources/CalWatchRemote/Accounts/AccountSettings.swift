@@ -42,9 +42,17 @@ public struct AccountSettings: SourceDriver {
     public var renewByDeviceCode = false
     /// Where the tokens are kept when not in `AccountTokens.folder()` (a test's folder); never from config.yml.
     public var tokens: String?
+    /// The fleet calendar this account is read for (its row's name): its copy's folder and its notices' name, with
+    /// its tokens in `vault`; never from config.yml.
+    public var scope: String?
+    /// Where the tokens are kept instead of token files (a fleet's database); never from config.yml.
+    public var vault: AccountVaultReference?
 
     public var address: String { name }
-    public var identity: String { "\(provider.rawValue)\n\(name)" }
+    public var identity: String { "\(provider.rawValue)\n\(name)" + (scope.map { "\n" + $0 } ?? "") }
+    /// The account's own name on this machine: its copy's folder, its notices and metrics. The fleet calendar's
+    /// name when read for a fleet (one application, many people's accounts), else `name`.
+    public var own: String { scope ?? name }
 
     public init(
         name: String, provider: Provider = .microsoft, clientId: String, tenant: String = "common",

@@ -65,7 +65,7 @@ public struct AccountTokens: Codable, Sendable, Equatable, CustomStringConvertib
     /// A grant's tokens taken in, a refresh's or a sign-in's: the rotated refresh token (or the one held), the access
     /// token and when each lapses (the service's lifetimes kept within a day and a year: the record must stay a date
     /// calwatch can write).
-    mutating func take(_ grant: SignInGrant, at now: Date) {
+    public mutating func take(_ grant: SignInGrant, at now: Date) {
         refreshToken = grant.refreshToken ?? refreshToken
         accessToken = grant.accessToken
         expires = now.addingTimeInterval(TimeInterval(min(max(grant.expiresIn, 0), 86_400)))
@@ -81,7 +81,7 @@ public struct AccountTokens: Codable, Sendable, Equatable, CustomStringConvertib
     }
 
     /// Whether the access token in hand is good for at least `margin` more.
-    func accessToken(at now: Date, margin: TimeInterval = 300) -> String? {
+    public func accessToken(at now: Date, margin: TimeInterval = 300) -> String? {
         guard let accessToken, let expires, expires.timeIntervalSince(now) > margin else { return nil }
         return accessToken
     }
@@ -214,19 +214,36 @@ public struct AccountTokenKeeper: Sendable {
         self.folder = folder
     }
 
-    /// When the token file was last written (a sign-in or a refresh); `nil` without one.
+    /// When the tokens were last written (a sign-in or a refresh): the token file's time, or when the vault last
+    /// kept them as last read; `nil` without either.
     public var signedIn: Date? {
+        if let vault = settings.vault?.vault { return vault.lastKnown?.saved }
         let path = AccountTokens.path(account: settings.name, folder: folder)
         return (try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date
     }
 
+    /// What signs in again: `calwatch account add`, or the vault's (a fleet's) command.
+    var signInCommand: String { settings.vault?.vault.signInCommand ?? "calwatch account add \(settings.name)" }
+
     /// The notice of a sign-in that lapsed as `failure` says: about the tokens kept now (who, and since when).
     func notice(_ failure: AccountFailure) -> AccountNotice {
-        let held = try? AccountTokens.record(account: settings.name, folder: folder)
+        let held =
+            settings.vault.map { $0.vault.lastKnown }
+            ?? (try? AccountTokens.record(account: settings.name, folder: folder))
         return AccountNotice(
-            account: settings.name, provider: settings.provider.rawValue, reason: failure.signInCause ?? failure.reason,
-            signIn: "calwatch account add \(settings.name)", host: ProcessInfo.processInfo.hostName,
+            account: settings.own, provider: settings.provider.rawValue, reason: failure.signInCause ?? failure.reason,
+            signIn: signInCommand, host: ProcessInfo.processInfo.hostName,
             user: held?.user, since: signedIn.map { Instant(secondsSinceEpoch: Int64($0.timeIntervalSince1970)) })
+    }
+
+    /// A refresh of `refreshToken` at the provider's token endpoint, its refusals worded as the account's failures.
+    private func refresh(_ refreshToken: String) async throws -> SignInGrant {
+        do {
+            return try await settings.signIn().refresh(refreshToken)
+        } catch let refusal as SignInRefusal {
+            if refusal.needsSignIn { throw AccountFailure(signIn: refusal.reason, run: signInCommand) }
+            throw AccountFailure(reason: refusal.reason)
+        }
     }
 
     /// An access token, refreshed when needed, when `forcingRefresh`, or when it is the one the service `refused`
@@ -234,6 +251,10 @@ public struct AccountTokenKeeper: Sendable {
     public func accessToken(forcingRefresh: Bool = false, replacing refused: String? = nil, now: Date = Date())
         async throws -> String
     {
+        if let vault = settings.vault?.vault {
+            return try await vault.accessToken(
+                forcingRefresh: forcingRefresh, replacing: refused, now: now, refresh: self.refresh)
+        }
         guard let held = try await AccountTokens.load(account: settings.name, folder: folder) else {
             throw AccountFailure(signIn: "not signed in", account: settings.name)
         }
@@ -247,15 +268,7 @@ public struct AccountTokenKeeper: Sendable {
         if let token = current.accessToken(at: now), token != refused, token != held.accessToken || !forcingRefresh {
             return token
         }
-        let grant: SignInGrant
-        do {
-            grant = try await settings.signIn().refresh(current.refreshToken)
-        } catch let refusal as SignInRefusal {
-            if refusal.needsSignIn {
-                throw AccountFailure(signIn: refusal.reason, account: settings.name)
-            }
-            throw AccountFailure(reason: refusal.reason)
-        }
+        let grant = try await refresh(current.refreshToken)
         current.take(grant, at: now)
         try await current.save(account: settings.name, folder: folder)
         return grant.accessToken

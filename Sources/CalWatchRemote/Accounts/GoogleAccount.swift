@@ -27,7 +27,7 @@ public final class GoogleAccount: RemoteCalendar {
     public var folder: String { copy.folder }
     public var signedIn: Date? { keeper.signedIn }
 
-    public var shownURL: String { "account \(settings.name) (\(settings.api.shown))" }
+    public var shownURL: String { "account \(settings.own) (\(settings.api.shown))" }
     /// A poll has kept something: the record exists (not read whole: it lists every item).
     public var hasCopy: Bool { copy.exists }
     public var traffic: (requests: Int, bytes: Int)? { polls.traffic }
@@ -50,7 +50,7 @@ public final class GoogleAccount: RemoteCalendar {
         }
     }
 
-    var copy: AccountCopy<State> { AccountCopy(root: root, account: settings.name) }
+    var copy: AccountCopy<State> { AccountCopy(root: root, account: settings.own) }
 
     struct ListedCalendar: Decodable {
         var id: String

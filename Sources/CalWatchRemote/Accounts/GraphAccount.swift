@@ -44,7 +44,7 @@ public final class GraphAccount: RemoteCalendar {
     public var folder: String { copy.folder }
     public var signedIn: Date? { keeper.signedIn }
 
-    public var shownURL: String { "account \(settings.name) (\(settings.graph.shown))" }
+    public var shownURL: String { "account \(settings.own) (\(settings.graph.shown))" }
     /// A poll has kept something: the record exists (not read whole: it lists every item).
     public var hasCopy: Bool { copy.exists }
     public var traffic: (requests: Int, bytes: Int)? { polls.traffic }
@@ -74,7 +74,7 @@ public final class GraphAccount: RemoteCalendar {
         }
     }
 
-    var copy: AccountCopy<State> { AccountCopy(root: root, account: settings.name) }
+    var copy: AccountCopy<State> { AccountCopy(root: root, account: settings.own) }
 
     public func sync(now: Date = Date()) async -> FeedFetcher.Outcome {
         await copy.poll(shown: shownURL, keeper: keeper, polls: polls, empty: State()) { state in

@@ -1,0 +1,105 @@
+import CalWatchCore
+import CalWatchPostgres
+import CalWatchRemote
+import CalWatchRuntime
+import Foundation
+
+/// An account calendar's tokens in the fleet's database (`fleet_account_tokens`), sealed with the key the watchers
+/// share. Only the watcher holding the calendar's lease reads them, and a refresh is kept over the version it started
+/// from, before its access token is used: watchers never spend one refresh token against each other, and a
+/// watcher taking the calendar over goes on with the tokens its last holder kept. In this process, refreshes are
+/// taken in turn: a poll's sessions side by side refresh once.
+final actor FleetAccountVault: AccountVault {
+    let calendar: String
+    private let member: FleetMember
+    /// Where the key's secret comes from on this machine: a program of `fleet.credentials:`, or a systemd credential.
+    private let keyCommand: [String]?
+    private let keyFile: String?
+    private var sealing: SealedTokens?
+    private var refreshing: Task<String, any Error>?
+    private let known = Locked<AccountTokens?>(nil)
+    nonisolated let signInCommand: String
+
+    init(calendar: String, member: FleetMember, keyCommand: [String]?, keyFile: String?) {
+        self.calendar = calendar
+        self.member = member
+        self.keyCommand = keyCommand
+        self.keyFile = keyFile
+        signInCommand = "calwatch fleet sign-in \(calendar)"
+    }
+
+    nonisolated var lastKnown: AccountTokens? { known.withLock { $0 } }
+
+    func accessToken(
+        forcingRefresh: Bool, replacing refused: String?, now: Date,
+        refresh: @escaping @Sendable (String) async throws -> SignInGrant
+    ) async throws -> String {
+        if let refreshing { return try await refreshing.value }
+        let (tokens, version) = try await load()
+        if !forcingRefresh, let token = tokens.accessToken(at: now), token != refused { return token }
+        let task = Task { [calendar, member, known] in
+            var next = tokens
+            next.take(try await refresh(tokens.refreshToken), at: now)
+            let sealed = try await self.sealed().seal(next, calendar: calendar)
+            guard try await member.keepAccountTokens(of: calendar, sealed: sealed, replacing: version) else {
+                throw AccountFailure(
+                    reason: "\(calendar)'s tokens changed in the fleet's database while this watcher refreshed them "
+                        + "(a new sign-in); the next poll uses those")
+            }
+            var shown = next
+            (shown.refreshToken, shown.accessToken) = ("", nil)
+            known.withLock { $0 = shown }
+            return next.accessToken ?? ""
+        }
+        refreshing = task
+        defer { refreshing = nil }
+        return try await task.value
+    }
+
+    /// The tokens kept and their version, while this watcher holds the calendar's lease.
+    private func load() async throws -> (AccountTokens, Int64) {
+        let row: FleetDatabase.AccountTokenRow?
+        do {
+            row = try await member.accountTokens(of: calendar)
+        } catch let failure as FleetDatabase.Failure {
+            throw AccountFailure(reason: failure.description)
+        }
+        guard let row else { throw AccountFailure(signIn: "nobody signed in to it", run: signInCommand) }
+        guard var tokens = try await sealed().open(row.sealed, calendar: calendar) else {
+            throw AccountFailure(
+                signIn: "its tokens in the fleet's database were sealed with another key than this watcher's "
+                    + "(fleet: tokenKey:), or for another calendar", run: signInCommand)
+        }
+        tokens.saved =
+            row.saved.map { Date(timeIntervalSince1970: Double($0.millisecondsSinceEpoch) / 1000) } ?? tokens.saved
+        var shown = tokens
+        (shown.refreshToken, shown.accessToken) = ("", nil)
+        known.withLock { $0 = shown }
+        return (tokens, row.version)
+    }
+
+    /// The key, from its secret, read the first time it is needed.
+    private func sealed() async throws -> SealedTokens {
+        if let sealing { return sealing }
+        let secret: String
+        do {
+            if let keyCommand {
+                secret = try await PasswordCommand.run(keyCommand)
+            } else if let keyFile {
+                secret = try await PasswordCommand.firstLine(ofFile: keyFile)
+            } else {
+                throw AccountFailure(
+                    reason: "this watcher has no key for the fleet's account tokens (fleet: tokenKey:)")
+            }
+        } catch let failure as PasswordCommand.Failure {
+            throw AccountFailure(reason: "cannot read the fleet's token key: \(failure.description)")
+        }
+        guard let made = SealedTokens(secret: secret) else {
+            throw AccountFailure(
+                reason: "the fleet's token key is shorter than \(SealedTokens.shortestSecret) characters; make one "
+                    + "with `openssl rand -base64 32`")
+        }
+        sealing = made
+        return made
+    }
+}
