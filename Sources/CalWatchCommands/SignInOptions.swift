@@ -96,16 +96,7 @@ struct SignInOptions: ParsableArguments {
             Self.openBrowser(url)
             query = try await listener.wait()
         }
-        if let error = query["error"] {
-            let said = TerminalText.safe(query["error_description"] ?? error, keepingLines: false)
-            throw SignInRefusal(error: error, code: nil, reason: "the sign-in was refused: \(said)")
-        }
-        guard query["state"] == state, let code = query["code"], !code.isEmpty else {
-            throw SignInRefusal(
-                error: "state", code: nil,
-                reason:
-                    "that is not the answer to this sign-in (its state differs, or it has no code); sign in again")
-        }
+        let code = try PKCE.code(answering: state, in: query)
         return try await identity.redeem(code: code, redirect: redirect, verifier: verifier)
     }
 

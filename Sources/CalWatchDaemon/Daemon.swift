@@ -120,7 +120,12 @@ public struct Daemon: Sendable {
             initial, options: options, fleet: fleet, polled: polled, routes: routes, weather: weather,
             geocodes: geocodes, statuses: statuses, logger: logger)
         add(.watch, service)
-        polled.onSignInNeeded { service.signInNeeded($0) }
+        let signIns = browserSignIns(initial, fleet: fleet != nil)
+        polled.onSignInNeeded { notice in
+            var notice = notice
+            notice.signInPage = signIns?.page(for: notice.account)
+            service.signInNeeded(notice)
+        }
 
         // Metrics as the configuration at start asks (a reload does not move the file), and for /metrics.
         let registry =
@@ -183,7 +188,21 @@ public struct Daemon: Sendable {
                     journal: journalPath, view: { service.nextSource }, answers: { answers },
                     now: { Timestamp.now.instant }, timestamp: { Timestamp.now }, metrics: registry,
                     buttonSnooze: buttonSnooze,
-                    configurationFile: state == nil ? initial.file.flatMap(ConfigurationLoader.realPath) : nil),
+                    configurationFile: state == nil ? initial.file.flatMap(ConfigurationLoader.realPath) : nil,
+                    accountSignIn: signIns.map { signIns in
+                        .init(start: { signIns.start($0) }) { query in
+                            switch await signIns.finish(query) {
+                            case .signedIn(let account, let user):
+                                (
+                                    true,
+                                    "Signed in to \(account)" + (user.map { " as \($0)" } ?? "") + "; calwatch reads "
+                                        + "its calendars again within seconds. You can close this page."
+                                )
+                            case .refused(let account, let reason): (false, "\(account): \(reason)")
+                            case nil: nil
+                            }
+                        }
+                    }),
                 logger: logger)
             parts += served.map { (.server, $0) }
         } catch {
@@ -290,5 +309,18 @@ public struct Daemon: Sendable {
     public func run(gracefulShutdownSignals signals: [UnixSignal] = [.sigterm, .sigint], logger: Logger) async throws {
         defer { lock.release() }
         try await group(gracefulShutdownSignals: signals, logger: logger).run()
+    }
+}
+
+extension Daemon {
+    /// Sign-ins from the local server's page, for the accounts of `configuration`: where it listens on loopback TCP
+    /// without TLS (the providers take `http://127.0.0.1:<port>` as a desktop application's redirect), and not for a
+    /// fleet, whose accounts are signed in to with `calwatch fleet sign-in`.
+    static func browserSignIns(_ configuration: Configuration, fleet: Bool) -> BrowserSignIns? {
+        let accounts = configuration.sources.compactMap { $0.kind as? AccountSettings }
+        guard !fleet, !accounts.isEmpty, configuration.serve.enabled, configuration.serve.tls == nil,
+            let listen = configuration.serve.listen, listen.host == "127.0.0.1"
+        else { return nil }
+        return BrowserSignIns(accounts: accounts, redirect: "http://127.0.0.1:\(listen.port)")
     }
 }

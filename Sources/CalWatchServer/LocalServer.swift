@@ -2,7 +2,7 @@ public import CalWatchCore
 public import CalWatchRuntime
 import CalWatchWebhook
 @preconcurrency import Crypto
-import Foundation
+public import Foundation
 import Hummingbird
 import HummingbirdCore
 import HummingbirdTLS
@@ -39,13 +39,33 @@ public struct LocalServer: Sendable {
         public var configurationFile: String?
         /// The daemon's environment (`XDG_RUNTIME_DIR`).
         public var processEnvironment: [String: String] = ProcessInfo.processInfo.environment
+        /// Signing in to an account again from this server's page (a lapsed account's notice links to it), on
+        /// loopback TCP only; `nil` where the daemon offers none.
+        public var accountSignIn: AccountSignIn?
+
+        /// Where `/v1/accounts/<name>/sign-in` sends the browser (the provider's page), and what came of the
+        /// provider's answer when the browser comes back (`/?state=…&code=…`): `nil` when it answers no sign-in
+        /// started here.
+        public struct AccountSignIn: Sendable {
+            public var start: @Sendable (String) -> URL?
+            public var finish: @Sendable ([String: String]) async -> (signedIn: Bool, said: String)?
+
+            public init(
+                start: @escaping @Sendable (String) -> URL?,
+                finish: @escaping @Sendable ([String: String]) async -> (signedIn: Bool, said: String)?
+            ) {
+                self.start = start
+                self.finish = finish
+            }
+        }
 
         public init(
             journal: String, view: @escaping @Sendable () -> NextSource?,
             answers: @escaping @Sendable () throws -> JournalStore, now: @escaping @Sendable () -> Instant,
             timestamp: @escaping @Sendable () -> Timestamp, metrics: PrometheusCollectorRegistry?,
-            buttonSnooze: Int64?, configurationFile: String?
+            buttonSnooze: Int64?, configurationFile: String?, accountSignIn: AccountSignIn? = nil
         ) {
+            self.accountSignIn = accountSignIn
             self.configurationFile = configurationFile
             self.journal = journal
             self.view = view

@@ -34,7 +34,15 @@ struct Routes: Sendable {
             try await answer(request, kind: context.parameters.get("kind") ?? "")
         }
         router.get("/metrics") { _, _ in metrics() }
-        router.get("/") { request, _ in try await page(request) }
+        if token != nil {
+            router.get("/v1/accounts/:name/sign-in") { _, context in
+                accountSignIn(context.parameters.get("name") ?? "")
+            }
+        }
+        router.get("/") { request, _ in
+            if token != nil, request.uri.queryParameters["state"] != nil { return await signedIn(request) }
+            return try await page(request)
+        }
         // A phone's signed button: `<answers.url>/<answer>/<event id>/<token>`, whatever a proxy put before it.
         router.post("**") { request, _ in try await signedAnswer(request) }
         return router
@@ -373,6 +381,14 @@ struct TokenCheck<Context: RequestContext>: RouterMiddleware {
     {
         let path = request.uri.path
         if path == "/healthz" || request.method == .post && !path.hasPrefix("/v1/") {
+            return try await next(request, context)
+        }
+        // A sign-in's start and the provider's answer: a browser comes to them from a notice and from the
+        // provider's page, without the cookie (same-site); the answer is taken only for a state issued here.
+        if request.method == .get,
+            path.hasPrefix("/v1/accounts/") && path.hasSuffix("/sign-in")
+                || path == "/" && request.uri.queryParameters["state"] != nil
+        {
             return try await next(request, context)
         }
         // The scheme's name is case-insensitive (RFC 9110 §11.1).

@@ -148,6 +148,78 @@ import Testing
         }
     }
 
+    /// With the local server on loopback, the notice links to the daemon's own page, which starts a sign-in in the
+    /// browser (PKCE, back to the daemon's address): the new tokens are kept and the calendar read again within
+    /// seconds. An answer to no sign-in started there, or one the provider refused, keeps nothing.
+    @Test func theNoticeLinksToTheDaemonsPageWhereABrowserSignsInAgain() async throws {
+        try await FeedServer.with(script: "microsoft-server.py") { microsoft in
+            try await FeedServer.with(script: "webhook-server.py") { phone in
+                let folder = phone.folder
+                let port = try RadicaleServer.freePort()
+                let (environment, tokens) = try await Self.lapsed(
+                    microsoft, in: folder,
+                    sinks: """
+                          - { type: jsonl, path: events.jsonl }
+                          - { type: webhook, preset: ntfy, url: "\(phone.url("/alerts"))" }
+                        serve: { listen: "127.0.0.1:\(port)" }
+                        """)
+                let watch = try WatchCommandTests.watch(in: folder, environment: environment)
+                defer { if watch.isRunning { watch.terminate() } }
+                try await eventually("the notice on the phone") { !Self.pushed(folder).isEmpty }
+                let line = try #require(SinkFixtures.lines(folder + "/events.jsonl").first { $0.contains("SignIn") })
+                let event = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+                let account = (event["data"] as? [String: Any])?["account"] as? [String: Any]
+                let page = try #require(account?["signInPage"] as? String, "\(line)")
+                #expect(page == "http://127.0.0.1:\(port)/v1/accounts/work/sign-in")
+                let schema = EventSchemaTests.schema
+                #expect(
+                    EventSchemaTests.Validator(root: schema).validate(try EventSchemaTests.JSON.parse(line), schema)
+                        .isEmpty)
+                let message = try #require(Self.pushed(folder).first)
+                #expect((message["message"] as? String)?.contains("open \(page) on ") == true, "\(message)")
+
+                // Not for an account that is not this daemon's, nor an answer to no sign-in started here.
+                let stranger = try await runProgram([
+                    "curl", "-s", "-o", "/dev/null", "-w", "%{http_code}",
+                    "http://127.0.0.1:\(port)/v1/accounts/other/sign-in",
+                ])
+                #expect(stranger == "404")
+                let forged = try await runProgram([
+                    "curl", "-s", "-o", "/dev/null", "-w", "%{http_code}",
+                    "http://127.0.0.1:\(port)/?state=forged&code=stolen",
+                ])
+                #expect(forged == "400")
+                // Without the token, the day itself stays closed.
+                let day = try await runProgram([
+                    "curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "http://127.0.0.1:\(port)/",
+                ])
+                #expect(day == "401")
+
+                // The password fixed, the user opens the page: the provider's page, then back to the daemon.
+                try FileManager.default.removeItem(atPath: microsoft.folder + "/revoked")
+                let reads = microsoft.log.filter { $0.contains("calendarView/delta 200") }.count
+                func redirect(_ address: String) async throws -> String {
+                    try await runProgram(["curl", "-s", "-o", "/dev/null", "-w", "%{redirect_url}", address])
+                }
+                let provider = try await redirect(page)
+                #expect(provider.hasPrefix(microsoft.url("/")) && provider.contains("code_challenge_method=S256"))
+                let answer = try await redirect(provider)
+                #expect(answer.hasPrefix("http://127.0.0.1:\(port)/?code="), "\(answer)")
+                let signedIn = try await runProgram(["curl", "-s", "--max-time", "30", answer])
+                #expect(signedIn.contains("Signed in to work as meganb@contoso.com"), "\(signedIn)")
+                try await eventually("the calendar read again with the new sign-in") {
+                    microsoft.log.filter { $0.contains("calendarView/delta 200") }.count > reads
+                }
+                let renewed = try #require(
+                    try await AccountTokens.load(account: "work", folder: folder + "/state/calwatch/accounts"))
+                #expect(renewed.refreshToken != tokens.refreshToken && renewed.user == "meganb@contoso.com")
+                // The same answer again is no sign-in's any more.
+                let again = try await runProgram(["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", answer])
+                #expect(again == "400")
+            }
+        }
+    }
+
     /// `renewByDeviceCode`: the notice on the phone carries a device code and its address (a Sign in button); once
     /// someone signs in with it, the daemon keeps the new tokens and reads the calendar again within seconds, unless
     /// it is another user than the one whose sign-in lapsed (who may have read the code off a shared topic).

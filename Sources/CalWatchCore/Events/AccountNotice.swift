@@ -18,6 +18,9 @@ public struct AccountNotice: Hashable, Sendable, Codable {
     public var since: Instant?
     /// A device code to sign in again with from anywhere (`renewByDeviceCode`); `nil` otherwise.
     public var deviceCode: DeviceCode?
+    /// The daemon's own page that starts a new sign-in in a browser on its machine (`serve: listen:` on loopback);
+    /// `nil` without one.
+    public var signInPage: String?
 
     /// Where to sign in, with which code, until when.
     public struct DeviceCode: Hashable, Sendable, Codable {

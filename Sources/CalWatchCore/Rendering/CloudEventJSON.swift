@@ -157,6 +157,7 @@ public enum CloudEventJSON {
             } else {
                 writer.nullField("deviceCode")
             }
+            writer.field("signInPage", notice.signInPage)
             writer.endObject()
         default:
             break

@@ -98,6 +98,21 @@ public enum PKCE {
 
     public static func state() -> String { Base64URL.encode(random(16)) }
 
+    /// The code of the provider's answer (the query the browser was sent back with) to the sign-in of `state`; a
+    /// refusal when the provider refused or the answer is not this sign-in's.
+    public static func code(answering state: String, in query: [String: String]) throws(SignInRefusal) -> String {
+        if let error = query["error"] {
+            let said = TerminalText.safe(query["error_description"] ?? error, keepingLines: false)
+            throw SignInRefusal(error: error, code: nil, reason: "the sign-in was refused: \(said)")
+        }
+        guard query["state"] == state, let code = query["code"], !code.isEmpty else {
+            throw SignInRefusal(
+                error: "state", code: nil,
+                reason: "that is not the answer to this sign-in (its state differs, or it has no code); sign in again")
+        }
+        return code
+    }
+
     static func random(_ count: Int) -> [UInt8] {
         var generator = SystemRandomNumberGenerator()
         return (0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) }

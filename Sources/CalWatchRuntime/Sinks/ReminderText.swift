@@ -170,7 +170,8 @@ extension ReminderText {
 
 extension ReminderText {
     /// An account's notice as a person reads it, wherever they are: a title, what happened, and how to sign in
-    /// again (the device code and its address, the link a click opens, when there is one; what to run where).
+    /// again (the device code and its address, the link a click opens, when there is one; the daemon's sign-in page
+    /// on its machine; what to run where).
     /// `nil` for every other event.
     public static func account(_ entry: JournalStore.Entry) -> (title: String, details: [String], link: String?)? {
         guard let notice = entry.event.account else { return nil }
@@ -187,6 +188,8 @@ extension ReminderText {
             let until = String(format: "%02d:%02d UTC", device.until.utc.hour, device.until.utc.minute)
             details.append("sign in at \(safe(device.address)) with the code \(safe(device.code)) (until \(until)), or")
         }
+        let page = notice.signInPage.flatMap { URL(string: $0)?.scheme == "http" ? $0 : nil }
+        if let page { details.append("open \(safe(page)) on \(safe(notice.host)), or") }
         details.append("run \(safe(notice.signIn)) on \(safe(notice.host))")
         return ("Sign in to \(safe(notice.account)) again", details, device?.address)
     }
