@@ -46,9 +46,7 @@ final actor FleetAccountVault: AccountVault {
                     reason: "\(calendar)'s tokens changed in the fleet's database while this watcher refreshed them "
                         + "(a new sign-in); the next poll uses those")
             }
-            var shown = next
-            (shown.refreshToken, shown.accessToken) = ("", nil)
-            known.withLock { $0 = shown }
+            known.withLock { $0 = next.withoutSecrets }
             return next.accessToken ?? ""
         }
         refreshing = task
@@ -72,9 +70,7 @@ final actor FleetAccountVault: AccountVault {
         }
         tokens.saved =
             row.saved.map { Date(timeIntervalSince1970: Double($0.millisecondsSinceEpoch) / 1000) } ?? tokens.saved
-        var shown = tokens
-        (shown.refreshToken, shown.accessToken) = ("", nil)
-        known.withLock { $0 = shown }
+        known.withLock { $0 = tokens.withoutSecrets }
         return (tokens, row.version)
     }
 
@@ -101,5 +97,14 @@ final actor FleetAccountVault: AccountVault {
         }
         sealing = made
         return made
+    }
+}
+
+extension AccountTokens {
+    /// Who signed in and when, the tokens left out: what the vault remembers between reads.
+    fileprivate var withoutSecrets: AccountTokens {
+        var shown = self
+        (shown.refreshToken, shown.accessToken) = ("", nil)
+        return shown
     }
 }
