@@ -7,8 +7,8 @@ import Foundation
 /// An account calendar's tokens in the fleet's database (`fleet_account_tokens`), sealed with the key the watchers
 /// share. Only the watcher holding the calendar's lease reads them, and a refresh is kept over the version it started
 /// from, before its access token is used: watchers never spend one refresh token against each other, and a
-/// watcher taking the calendar over goes on with the tokens its last holder kept. In this process, refreshes are
-/// taken in turn: a poll's sessions side by side refresh once.
+/// watcher taking the calendar over goes on with the tokens its last holder kept. In this process, requests for a
+/// token are taken in turn: a poll's sessions side by side refresh once.
 final actor FleetAccountVault: AccountVault {
     let calendar: String
     private let member: FleetMember
@@ -16,7 +16,9 @@ final actor FleetAccountVault: AccountVault {
     private let keyCommand: [String]?
     private let keyFile: String?
     private var sealing: SealedTokens?
-    private var refreshing: Task<String, any Error>?
+    /// The last request for an access token: each waits for the one before it, so that two sessions finding the
+    /// token lapsed refresh once (an actor lets another call in at every `await`).
+    private var last: Task<String, any Error>?
     private let known = Locked<AccountTokens?>(nil)
     nonisolated let signInCommand: String
 
@@ -34,13 +36,26 @@ final actor FleetAccountVault: AccountVault {
         forcingRefresh: Bool, replacing refused: String?, now: Date,
         refresh: @escaping @Sendable (String) async throws -> SignInGrant
     ) async throws -> String {
-        if let refreshing { return try await refreshing.value }
+        let previous = last
+        let task = Task {
+            _ = await previous?.result
+            return try await self.inTurn(forcingRefresh: forcingRefresh, replacing: refused, now: now, refresh: refresh)
+        }
+        last = task
+        return try await task.value
+    }
+
+    /// One request for an access token, after those before it.
+    private func inTurn(
+        forcingRefresh: Bool, replacing refused: String?, now: Date,
+        refresh: @escaping @Sendable (String) async throws -> SignInGrant
+    ) async throws -> String {
         let (tokens, version) = try await load()
         if !forcingRefresh, let token = tokens.accessToken(at: now), token != refused { return token }
-        let task = Task { [calendar, member, known] in
+        do {
             var next = tokens
             next.take(try await refresh(tokens.refreshToken), at: now)
-            let sealed = try await self.sealed().seal(next, calendar: calendar)
+            let sealed = try await sealed().seal(next, calendar: calendar)
             guard try await member.keepAccountTokens(of: calendar, sealed: sealed, replacing: version) else {
                 throw AccountFailure(
                     reason: "\(calendar)'s tokens changed in the fleet's database while this watcher refreshed them "
@@ -48,10 +63,12 @@ final actor FleetAccountVault: AccountVault {
             }
             known.withLock { $0 = next.withoutSecrets }
             return next.accessToken ?? ""
+        } catch let failure as AccountFailure where failure.needsSignIn {
+            // A refused refresh token may be one another holder spent and replaced (a lease that ran out while
+            // this watcher refreshed): then the tokens kept now are the ones that work.
+            guard let (_, kept) = try? await load(), kept != version else { throw failure }
+            return try await inTurn(forcingRefresh: false, replacing: refused, now: now, refresh: refresh)
         }
-        refreshing = task
-        defer { refreshing = nil }
-        return try await task.value
     }
 
     /// The tokens kept and their version, while this watcher holds the calendar's lease.

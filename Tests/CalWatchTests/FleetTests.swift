@@ -1,4 +1,3 @@
-import CalWatchRemote
 import Foundation
 import Logging
 import Testing
@@ -6,6 +5,7 @@ import Testing
 @testable import CalWatchCore
 @testable import CalWatchDaemon
 @testable import CalWatchPostgres
+@testable import CalWatchRemote
 @testable import CalWatchRuntime
 
 /// A fleet's calendars and leases in a real PostgreSQL server (Debian's, started per test), on instants the test
@@ -414,6 +414,68 @@ import Testing
                 #expect(kept.version == 2 && kept.savedBy == "a")
                 #expect(try fleet.calendars(named: ["ada"]).first?.fields.person == "ada@example.org")
             }
+        }
+    }
+
+    /// A watcher's vault: two requests that need a refresh at once refresh once; a refresh refused because another
+    /// holder spent the token and kept newer ones (a lease that ran out mid-refresh) goes on with those; a refusal
+    /// with nothing newer kept is the sign-in lapsing.
+    @Test func aWatchersVaultRefreshesOnceAndTakesTokensAnotherHolderKept() async throws {
+        try await PostgresServer.with { server in
+            let folder = SinkFixtures.folder()
+            defer { try? FileManager.default.removeItem(atPath: folder) }
+            let secret = "a secret the watchers share, 32+ long"
+            try secret.write(toFile: folder + "/key", atomically: true, encoding: .utf8)
+            let sealing = try #require(SealedTokens(secret: secret))
+            @Sendable func tokens(_ refresh: String, access: String?, expires: Date) -> AccountTokens {
+                AccountTokens(
+                    provider: "microsoft", clientId: "c", tenant: "common", refreshToken: refresh,
+                    accessToken: access, expires: expires, user: "ada@example.org", saved: Date())
+            }
+            let fleet = try await Self.database(server)
+            try await offCooperativePool {
+                try fleet.add([FleetCalendar(name: "ada", source: .account(account: "work", every: 300))])
+                try fleet.signIn(
+                    "ada",
+                    sealed: try sealing.seal(tokens("rt-1", access: nil, expires: .distantPast), calendar: "ada"),
+                    user: "ada@example.org", at: Timestamp.now)
+            }
+            let member = Self.member("w", server: server)
+            try await member.start()
+            let vault = FleetAccountVault(calendar: "ada", member: member, keyCommand: nil, keyFile: folder + "/key")
+            let refreshes = Locked(0)
+            let grant: @Sendable (String) async throws -> SignInGrant = { spent in
+                refreshes.withLock { $0 += 1 }
+                try await Task.sleep(for: .milliseconds(200))
+                return SignInGrant(accessToken: "at-of-" + spent, refreshToken: spent + "+", expiresIn: 3600)
+            }
+            async let first = vault.accessToken(forcingRefresh: false, replacing: nil, now: Date(), refresh: grant)
+            async let second = vault.accessToken(forcingRefresh: false, replacing: nil, now: Date(), refresh: grant)
+            #expect(try await [first, second] == ["at-of-rt-1", "at-of-rt-1"])
+            #expect(refreshes.withLock { $0 } == 1)
+            #expect(vault.lastKnown?.refreshToken == "" && vault.lastKnown?.user == "ada@example.org")
+
+            // Another holder refreshes and keeps version 3 while this one's refresh of version 2 is refused.
+            let refused: @Sendable (String) async throws -> SignInGrant = { _ in
+                let newer = try sealing.seal(
+                    tokens("rt-other", access: "at-other", expires: Date().addingTimeInterval(3600)), calendar: "ada")
+                _ = try await offCooperativePool {
+                    try fleet.keepAccountTokens(of: "ada", sealed: newer, replacing: 2, watcher: "v", at: Timestamp.now)
+                }
+                throw AccountFailure(signIn: "invalid_grant", run: "calwatch fleet sign-in ada")
+            }
+            let taken = try await vault.accessToken(forcingRefresh: true, replacing: nil, now: Date(), refresh: refused)
+            #expect(taken == "at-other")
+            // Refused with nothing newer kept: the sign-in lapsed, and says what signs in again.
+            let lapsed: @Sendable (String) async throws -> SignInGrant = { _ in
+                throw AccountFailure(signIn: "invalid_grant", run: vault.signInCommand)
+            }
+            await #expect {
+                _ = try await vault.accessToken(forcingRefresh: true, replacing: nil, now: Date(), refresh: lapsed)
+            } throws: { error in
+                (error as? AccountFailure)?.reason.contains("calwatch fleet sign-in ada") == true
+            }
+            await member.release(["ada"])
         }
     }
 }
