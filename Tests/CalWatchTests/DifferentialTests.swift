@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 
+@testable import CalWatchCore
+
 /// calwatch against a second implementation of RFC 5545: `scripts/differential-check.py` generates calendars and
 /// compares `calwatch scan` with recurring-ical-events (on icalendar and python-dateutil), item by item. The Python
 /// packages come from PyPI into `.build/differential` the first time (never into the repository); `make test`
@@ -18,8 +20,21 @@ import Testing
     }
 
     /// A virtual environment's Python in `.build/<name>` (never in the repository), made and filled with `packages`
-    /// from PyPI the first time, and again when the pinned versions change.
+    /// from PyPI the first time, and again when the pinned versions change. Tests side by side that need the same
+    /// environment wait for one making of it (two pip runs into one folder break each other).
     static func python(in name: String, packages: [String]) async throws -> String {
+        let making = environments.withLock { environments in
+            if let made = environments[name] { return made }
+            let made = Task { try await Self.make(name, packages: packages) }
+            environments[name] = made
+            return made
+        }
+        return try await making.value
+    }
+
+    private static let environments = Locked<[String: Task<String, any Error>]>([:])
+
+    private static func make(_ name: String, packages: [String]) async throws -> String {
         let environment = root + "/.build/" + name
         let python = environment + "/bin/python"
         let marker = environment + "/installed-" + packages.joined(separator: "+")
