@@ -72,14 +72,10 @@ public struct FleetDatabase: Sendable {
                     }
                     var username: String?
                     var credential: String?
-                    var every = "600"
-                    switch calendar.source {
-                    case .path: break
-                    case .feed(_, let seconds): every = String(seconds)
-                    case .caldav(_, let user, let name, let seconds):
-                        (username, credential, every) = (user, name, String(seconds))
-                    case .account(_, let seconds): every = String(seconds)
+                    if case .caldav(_, let user, let name, _) = calendar.source {
+                        (username, credential) = (user, name)
                     }
+                    let every = String(calendar.source.every ?? 600)
                     let added = try connection.execute(
                         """
                         INSERT INTO calendars (name, kind, address, username, credential, every, person)
