@@ -30,18 +30,28 @@ extension CalwatchCommand {
 
         /// The accounts of the configuration, in order.
         static func accounts(_ settings: ConfigurationOptions) throws -> [(AccountSettings, SourceSettings)] {
-            let configuration = try settings.loadOrExit(calendars: nil, useDefaultFile: true)
-            return configuration.sources.compactMap { source in (source.kind as? AccountSettings).map { ($0, source) } }
+            accounts(in: try settings.loadOrExit(calendars: nil, useDefaultFile: true))
+        }
+
+        static func accounts(in configuration: Configuration) -> [(AccountSettings, SourceSettings)] {
+            configuration.sources.compactMap { source in (source.kind as? AccountSettings).map { ($0, source) } }
         }
 
         static func account(_ name: String, _ settings: ConfigurationOptions) throws -> (
             AccountSettings, SourceSettings
         ) {
-            let all = try accounts(settings)
+            try account(name, in: try settings.loadOrExit(calendars: nil, useDefaultFile: true))
+        }
+
+        /// The account `name` of `configuration`; one it lacks is said, naming those it has, and exits 64.
+        static func account(_ name: String, in configuration: Configuration) throws -> (
+            AccountSettings, SourceSettings
+        ) {
+            let all = accounts(in: configuration)
             guard let found = all.first(where: { $0.0.name == name }) else {
                 StandardStreams.error(
                     "calwatch: no account named '\(TerminalText.safe(name, keepingLines: false))' in accounts: of "
-                        + "\(settings.file(useDefaultFile: true) ?? ConfigurationOptions.defaultPath)"
+                        + "\(configuration.file ?? ConfigurationOptions.defaultPath)"
                         + (all.isEmpty
                             ? "; add one (docs/accounts.md)\n"
                             : "; it has \(all.map(\.0.name).joined(separator: ", "))\n"))

@@ -49,8 +49,9 @@ extension CalwatchCommand.Fleet {
                         + "calendars added with --account are signed in to\n")
                 throw ExitCode.dataError
             }
-            let (account, _) = try CalwatchCommand.Account.account(accountName, settings)
-            let sealing = try await Self.sealing(try settings.loadOrExit(calendars: nil, useDefaultFile: true))
+            let configuration = try settings.loadOrExit(calendars: nil, useDefaultFile: true)
+            let (account, _) = try CalwatchCommand.Account.account(accountName, in: configuration)
+            let sealing = try await Self.sealing(configuration)
             let tokens = try await signIn.tokens(for: account, shown: name)
             let sealed = try sealing.seal(tokens, calendar: name)
             let now = CommandSupport.timestamp
@@ -71,30 +72,18 @@ extension CalwatchCommand.Fleet {
                         + "a secret such as `openssl rand -base64 32` prints\n")
                 throw ExitCode.usageError
             }
-            var secret = ""
-            do {
+            do throws(AccountFailure) {
                 switch FleetCalendar.resolve(
                     key, access: configuration.fleetAccess,
                     credentialsDirectory: ProcessInfo.processInfo.environment["CREDENTIALS_DIRECTORY"])
                 {
-                case .success((let command?, _)): secret = try await PasswordCommand.run(command)
-                case .success((_, let file?)): secret = try await PasswordCommand.firstLine(ofFile: file)
-                case .success: break
-                case .failure(let refusal):
-                    StandardStreams.error("calwatch: fleet.tokenKey: \(refusal.description)\n")
-                    throw ExitCode.usageError
+                case .success(let (command, file)): return try await SealedTokens.read(command: command, file: file)
+                case .failure(let refusal): throw AccountFailure(reason: refusal.description)
                 }
-            } catch let failure as PasswordCommand.Failure {
-                StandardStreams.error("calwatch: fleet.tokenKey: \(failure.description)\n")
+            } catch {
+                StandardStreams.error("calwatch: fleet.tokenKey: \(error.reason)\n")
                 throw ExitCode.usageError
             }
-            guard let sealing = SealedTokens(secret: secret) else {
-                StandardStreams.error(
-                    "calwatch: fleet.tokenKey: the secret of \(key) is shorter than \(SealedTokens.shortestSecret) "
-                        + "characters; make one with `openssl rand -base64 32`\n")
-                throw ExitCode.usageError
-            }
-            return sealing
         }
     }
 }

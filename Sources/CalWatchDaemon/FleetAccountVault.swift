@@ -37,6 +37,8 @@ final actor FleetAccountVault: AccountVault {
         refresh: @escaping @Sendable (String) async throws -> SignInGrant
     ) async throws -> String {
         let previous = last
+        // Owned by the vault (`last`), not cancelled with the poll that asked: a refresh made must be kept, or its
+        // rotated refresh token is lost.
         let task = Task {
             _ = await previous?.result
             return try await self.inTurn(forcingRefresh: forcingRefresh, replacing: refused, now: now, refresh: refresh)
@@ -94,24 +96,7 @@ final actor FleetAccountVault: AccountVault {
     /// The key, from its secret, read the first time it is needed.
     private func sealed() async throws -> SealedTokens {
         if let sealing { return sealing }
-        let secret: String
-        do {
-            if let keyCommand {
-                secret = try await PasswordCommand.run(keyCommand)
-            } else if let keyFile {
-                secret = try await PasswordCommand.firstLine(ofFile: keyFile)
-            } else {
-                throw AccountFailure(
-                    reason: "this watcher has no key for the fleet's account tokens (fleet: tokenKey:)")
-            }
-        } catch let failure as PasswordCommand.Failure {
-            throw AccountFailure(reason: "cannot read the fleet's token key: \(failure.description)")
-        }
-        guard let made = SealedTokens(secret: secret) else {
-            throw AccountFailure(
-                reason: "the fleet's token key is shorter than \(SealedTokens.shortestSecret) characters; make one "
-                    + "with `openssl rand -base64 32`")
-        }
+        let made = try await SealedTokens.read(command: keyCommand, file: keyFile)
         sealing = made
         return made
     }

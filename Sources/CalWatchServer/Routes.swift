@@ -36,7 +36,9 @@ struct Routes: Sendable {
         router.get("/metrics") { _, _ in metrics() }
         if token != nil {
             router.get("/v1/accounts/:name/sign-in") { _, context in
-                accountSignIn(context.parameters.get("name") ?? "")
+                // The page's link percent-encodes the account's name (`BrowserSignIns.page(for:)`).
+                let name = context.parameters.get("name") ?? ""
+                return accountSignIn(name.removingPercentEncoding ?? name)
             }
         }
         router.get("/") { request, _ in

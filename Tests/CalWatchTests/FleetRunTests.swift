@@ -325,8 +325,7 @@ import Testing
                 let start = String(format.string(from: Date().addingTimeInterval(315)).dropLast())
                 try AccountTests.serve([AccountTests.event("1", "Standup", start: start, reminder: nil)], in: graph)
                 try "1".write(toFile: graph.folder + "/expires-in", atomically: true, encoding: .utf8)
-                let key = "fleet-token-key-" + UUID().uuidString
-                try key.write(toFile: folder + "/token-key", atomically: true, encoding: .utf8)
+                try "short".write(toFile: folder + "/token-key", atomically: true, encoding: .utf8)
                 let (_, environment) = try AccountTests.configured(
                     graph, in: folder,
                     rest: """
@@ -341,6 +340,14 @@ import Testing
                 let added = try await cli.calwatch(
                     ["fleet", "add", "--database", server.url, "--account", "work", "--name", "megan", "--every", "1m"])
                 #expect(added.status == 0 && added.errors.contains("calwatch fleet sign-in megan"), "\(added.errors)")
+                // A key too short to seal with is said before any sign-in begins.
+                let refused = try await cli.calwatch(
+                    ["fleet", "sign-in", "megan", "--database", server.url, "--config", folder + "/config.yml"],
+                    environment: environment)
+                #expect(
+                    refused.status == 64 && refused.errors.contains("shorter than 32 characters"), "\(refused.errors)")
+                let key = "fleet-token-key-" + UUID().uuidString
+                try key.write(toFile: folder + "/token-key", atomically: true, encoding: .utf8)
                 let (status, said) = try await AccountTests.signInThroughTheBrowser(
                     ["fleet", "sign-in", "megan", "--database", server.url, "--config", folder + "/config.yml"],
                     environment: environment)

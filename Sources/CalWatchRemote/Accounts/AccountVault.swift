@@ -1,3 +1,4 @@
+import CalWatchRuntime
 import Crypto
 public import Foundation
 
@@ -48,6 +49,30 @@ public struct SealedTokens: Sendable {
             inputKeyMaterial: SymmetricKey(data: Array(line.utf8)), salt: Array("calwatch".utf8),
             info: Array("fleet account tokens v1".utf8), outputByteCount: 32
         ).withUnsafeBytes { Array($0) }
+    }
+
+    /// The key whose secret `command` prints (a program of `fleet.credentials:`) or `file` holds (a systemd
+    /// credential), as every watcher and `calwatch fleet sign-in` read it; a failure says why, never the secret.
+    public static func read(command: [String]?, file: String?) async throws(AccountFailure) -> SealedTokens {
+        guard command != nil || file != nil else {
+            throw AccountFailure(reason: "no key for the fleet's account tokens (fleet: tokenKey:)")
+        }
+        let secret: String
+        do throws(PasswordCommand.Failure) {
+            if let command {
+                secret = try await PasswordCommand.run(command)
+            } else {
+                secret = try await PasswordCommand.firstLine(ofFile: file ?? "")
+            }
+        } catch {
+            throw AccountFailure(reason: "cannot read the fleet's token key: \(error.description)")
+        }
+        guard let key = SealedTokens(secret: secret) else {
+            throw AccountFailure(
+                reason: "the fleet's token key is shorter than \(shortestSecret) characters; make one with "
+                    + "`openssl rand -base64 32`")
+        }
+        return key
     }
 
     private static func bound(to calendar: String) -> [UInt8] { Array("calwatch fleet calendar\n\(calendar)".utf8) }
