@@ -67,8 +67,10 @@ final actor FleetAccountVault: AccountVault {
             return next.accessToken ?? ""
         } catch let failure as AccountFailure where failure.needsSignIn {
             // A refused refresh token may be one another holder spent and replaced (a lease that ran out while
-            // this watcher refreshed): then the tokens kept now are the ones that work.
-            guard let (_, kept) = try? await load(), kept != version else { throw failure }
+            // this watcher refreshed): then the tokens kept now are the ones that work. A watcher that no longer
+            // holds the lease says that, not that the sign-in lapsed.
+            let (_, kept) = try await load()
+            guard kept != version else { throw failure }
             return try await inTurn(forcingRefresh: false, replacing: refused, now: now, refresh: refresh)
         }
     }
