@@ -122,13 +122,22 @@ import Testing
         #expect(try await run("2027-03-01T12:00:00Z", "2027-03-01T13:00:00Z").isEmpty)
     }
 
+    /// Also into a replay's own journal (`replay` without `--state`), which refuses no duplicate by index: the
+    /// planner's state alone keeps each event to once, pruned often or not.
     @Test func twoReplaysPrintTheSameEvents() async throws {
         let first = CollectingSink()
         let second = CollectingSink()
+        let throwaway = CollectingSink()
         try await Self.replay(journal: try Self.journal(), sinks: [first], from: "2027-03-01", to: "2027-03-06")
         try await Self.replay(
             journal: try Self.journal(), sinks: [second], from: "2027-03-01", to: "2027-03-06", options: .init())
+        try await Self.replay(
+            journal: try JournalStore(path: JournalTests.temporaryPath(), throwaway: true), sinks: [throwaway],
+            from: "2027-03-01", to: "2027-03-06")
         #expect(await first.lines == second.lines)
+        #expect(await throwaway.lines == first.lines)
+        let ids = Self.ids(await throwaway.lines)
+        #expect(ids.count > 100 && Set(ids).count == ids.count)
     }
 
     @Test func aSinkThatMissedCommittedEventsCatchesUpFromTheJournal() async throws {

@@ -26,7 +26,7 @@ extension FleetDatabase {
                 }
                 guard kind == "account" else {
                     throw Failure(
-                        description: "\(calendar) is a \(kind ?? "") calendar, not an account's; only calendars added "
+                        description: "\(calendar) is a \(kind) calendar, not an account's; only calendars added "
                             + "with --account are signed in to", isRefusal: true)
                 }
                 try connection.execute(

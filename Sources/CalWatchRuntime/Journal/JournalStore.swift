@@ -128,7 +128,9 @@ public actor JournalStore {
     ///
     /// `throwaway`: the journal is removed when its one run ends (a replay without `--state`), so it need not
     /// survive a crash or be read by anyone else meanwhile: its changes are written once, in place, never synced,
-    /// instead of through a write-ahead log (a sixth of a replay's time).
+    /// instead of through a write-ahead log (a sixth of a replay's time). Nor does it refuse duplicates by index:
+    /// only a run started again over its own journal could bring one, and a throwaway journal has one run (the
+    /// index was a tenth of a replay's time).
     public init(path: String, throwaway: Bool = false) throws {
         self.path = path
         try SQLiteConnection.createPrivately(path: path)
@@ -170,7 +172,8 @@ public actor JournalStore {
             );
             -- An event is refused when one with its id and scheduled instant is journaled. Keyed by time first, the
             -- index grows at its end as time passes; an index on the id (a hash) alone cost a random page per event.
-            CREATE UNIQUE INDEX IF NOT EXISTS events_by_time ON events (time, id);
+            -- A throwaway journal has one run, which the planner's state keeps from planning anything twice.
+            \(throwaway ? "" : "CREATE UNIQUE INDEX IF NOT EXISTS events_by_time ON events (time, id);")
             CREATE TABLE IF NOT EXISTS sink_cursors (sink TEXT PRIMARY KEY, seq INTEGER NOT NULL);
             CREATE TABLE IF NOT EXISTS settings (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
             -- Events a sink has taken but must try again later (a hook that exited 75): its cursor moves past

@@ -1,4 +1,4 @@
-public import CalWatchCore
+import CalWatchCore
 
 /// The boarding passes of `passes:`, read on a thread of its own: a folder of wallet passes is up to 1,000 ZIP
 /// archives to unpack and check, file work that must not hold one of the watch's few pool threads.
