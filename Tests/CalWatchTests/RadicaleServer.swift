@@ -16,21 +16,34 @@ struct RadicaleServer: Sendable {
     static func with<T>(_ body: (RadicaleServer) async throws -> T) async throws -> T {
         let folder = SinkFixtures.folder()
         try "\(user):\(password)\n".write(toFile: folder + "/users", atomically: true, encoding: .utf8)
-        let port = try freePort()
+        // Port 0, the one taken read from its log: a port found free and let go can be taken by another test's
+        // server before Radicale binds it, and that server would answer in its place.
+        let log = folder + "/radicale.log"
+        FileManager.default.createFile(atPath: log, contents: nil)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/radicale")
         process.arguments = [
-            "--storage-filesystem-folder=\(folder)/collections", "--server-hosts=127.0.0.1:\(port)",
+            "--storage-filesystem-folder=\(folder)/collections", "--server-hosts=127.0.0.1:0",
             "--auth-type=htpasswd", "--auth-htpasswd-filename=\(folder)/users", "--auth-htpasswd-encryption=plain",
-            "--logging-level=warning",
+            "--logging-level=info",
         ]
         process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle(forWritingAtPath: "/dev/null")
+        process.standardError = FileHandle(forWritingAtPath: log)
         try process.run()
         defer {
             // SIGKILL: a child of the test process may have SIGTERM ignored, as the runner's signal handling left it.
             process.signalIfRunning(SIGKILL)
             try? FileManager.default.removeItem(atPath: folder)
+        }
+        var port = 0
+        try await eventually("Radicale listening") {
+            // "Listening on '[127.0.0.1]:35497'"
+            let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+            guard let line = text.split(separator: "\n").first(where: { $0.contains("Listening on") }),
+                let found = line.split(separator: ":").last.flatMap({ Int($0.filter(\.isNumber)) })
+            else { return false }
+            port = found
+            return true
         }
         let server = RadicaleServer(folder: folder, port: port)
         // Up when it answers (generously: the machine may be busy).
