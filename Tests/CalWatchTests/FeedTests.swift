@@ -414,13 +414,18 @@ struct FeedServer: Sendable {
             var most = 0
             var done = 0
             var waiting: [CheckedContinuation<Void, Never>] = []
+            /// The threads fetches came to the gate on, by name.
+            var threads: Set<String> = []
         }
         private let state = Locked(State())
         var inFlight: Int { state.withLock { $0.inFlight } }
         var most: Int { state.withLock { $0.most } }
         var done: Int { state.withLock { $0.done } }
+        var threads: Set<String> { state.withLock { $0.threads } }
 
         func pass() async {
+            let thread = (try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? "?"
+            state.withLock { _ = $0.threads.insert(thread.trimmingCharacters(in: .whitespacesAndNewlines)) }
             await withCheckedContinuation { continuation in
                 state.withLock {
                     $0.inFlight += 1
@@ -494,5 +499,7 @@ struct FeedServer: Sendable {
             #expect(gate.releaseOne())
         }
         #expect(gate.most == 2)
+        // Their steps (a copy written and synced, a token saved) never hold a thread of the pool reminders wake on.
+        #expect(gate.threads == ["calwatch-remote"])
     }
 }

@@ -162,6 +162,9 @@ public actor PolledCalendars: Service {
     private let startInput: AsyncStream<(SourceSettings, Outcome<Void>)>.Continuation
     /// Who is told of an account's lapsed sign-in (`onSignInNeeded`).
     private nonisolated let noticed = Locked<@Sendable (AccountNotice) -> Void>({ _ in })
+    /// Where the pollers' steps run: copies written and synced, tokens saved, pages parsed, none of it on the
+    /// cooperative pool that wakes the reminders. Kept here for as long as the pollers prefer it.
+    private let executor = BlockingTaskExecutor(name: "calwatch-remote")
 
     public init(logger: Logger, root: String = FeedCache.root(), fetchingAtOnce: Int = 8) {
         self.logger = logger
@@ -193,7 +196,7 @@ public actor PolledCalendars: Service {
         let (logger, root, fetching, noticed) = (logger, root, fetching, noticed)
         await withDiscardingTaskGroup { group in
             for await (feed, stop) in starts.cancelOnGracefulShutdown() {
-                group.addTask {
+                group.addTask(executorPreference: executor) {
                     let poller = FeedPoller(
                         feeds: [feed], root: root, clock: ContinuousClock(), fetcher: FeedFetcher(), logger: logger,
                         jitter: { Double.random(in: -1...1) }, fetching: fetching,

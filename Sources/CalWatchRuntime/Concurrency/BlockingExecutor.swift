@@ -8,49 +8,7 @@ import Foundation
 /// The actor that owns it returns it as its `unownedExecutor`; the thread ends when the executor is released,
 /// which happens only after the actor is gone (a queued job keeps its actor alive).
 public final class BlockingExecutor: SerialExecutor {
-    /// The jobs waiting, shared with the thread (which must not keep the executor alive).
-    ///
-    /// A pthread mutex and condition variable (`NSCondition`): ThreadSanitizer sees the order they give, which it
-    /// cannot see through Synchronization's `Mutex` and a `DispatchSemaphore` (neither library is instrumented), and
-    /// so it reported every job handed to the thread as a race.
-    private final class Queue: @unchecked Sendable {
-        private let condition = NSCondition()
-        /// Guarded by `condition`.
-        private var jobs: [UnownedJob] = []
-        private var next = 0
-        private var stopped = false
-
-        func push(_ job: UnownedJob) {
-            condition.lock()
-            jobs.append(job)
-            condition.signal()
-            condition.unlock()
-        }
-
-        func stop() {
-            condition.lock()
-            stopped = true
-            condition.signal()
-            condition.unlock()
-        }
-
-        /// The next job, waiting for one; `nil` once stopped and empty.
-        func pop() -> UnownedJob? {
-            condition.lock()
-            defer { condition.unlock() }
-            while next == jobs.count && !stopped { condition.wait() }
-            guard next < jobs.count else { return nil }
-            let job = jobs[next]
-            next += 1
-            if next == jobs.count {
-                jobs.removeAll(keepingCapacity: true)
-                next = 0
-            }
-            return job
-        }
-    }
-
-    private let queue = Queue()
+    private let queue = JobQueue()
 
     /// Starts the thread; `name` shows in debuggers and `top -H`.
     public init(name: String) {
@@ -75,5 +33,74 @@ public final class BlockingExecutor: SerialExecutor {
 
     public func asUnownedSerialExecutor() -> UnownedSerialExecutor {
         UnownedSerialExecutor(ordinary: self)
+    }
+}
+
+/// The jobs waiting, shared with the thread (which must not keep the executor alive).
+///
+/// A pthread mutex and condition variable (`NSCondition`): ThreadSanitizer sees the order they give, which it
+/// cannot see through Synchronization's `Mutex` and a `DispatchSemaphore` (neither library is instrumented), and
+/// so it reported every job handed to the thread as a race.
+private final class JobQueue: @unchecked Sendable {
+    private let condition = NSCondition()
+    /// Guarded by `condition`.
+    private var jobs: [UnownedJob] = []
+    private var next = 0
+    private var stopped = false
+
+    func push(_ job: UnownedJob) {
+        condition.lock()
+        jobs.append(job)
+        condition.signal()
+        condition.unlock()
+    }
+
+    func stop() {
+        condition.lock()
+        stopped = true
+        condition.signal()
+        condition.unlock()
+    }
+
+    /// The next job, waiting for one; `nil` once stopped and empty.
+    func pop() -> UnownedJob? {
+        condition.lock()
+        defer { condition.unlock() }
+        while next == jobs.count && !stopped { condition.wait() }
+        guard next < jobs.count else { return nil }
+        let job = jobs[next]
+        next += 1
+        if next == jobs.count {
+            jobs.removeAll(keepingCapacity: true)
+            next = 0
+        }
+        return job
+    }
+}
+
+/// A task executor with a thread of its own, for tasks whose steps block now and then (a calendar's copy written and
+/// synced, a token saved, a page of events parsed): handed as a task group's executor preference, their steps and
+/// those of their children run there, never on Swift's cooperative pool, where a reminder's wake waits for a thread.
+public final class BlockingTaskExecutor: TaskExecutor {
+    private let queue = JobQueue()
+
+    /// Starts the thread; `name` shows in debuggers and `top -H`.
+    public init(name: String) {
+        let queue = queue
+        // Unowned: each job holds its task, and the executor is kept by whoever prefers it while tasks run.
+        let executor = UnownedTaskExecutor(ordinary: self)
+        let name = String(name.prefix(15))
+        Thread {
+            _ = CLinux_set_thread_name(name)
+            while let job = queue.pop() { job.runSynchronously(on: executor) }
+        }.start()
+    }
+
+    deinit {
+        queue.stop()
+    }
+
+    public func enqueue(_ job: consuming ExecutorJob) {
+        queue.push(UnownedJob(job))
     }
 }
