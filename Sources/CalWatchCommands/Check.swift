@@ -20,7 +20,8 @@ extension CalwatchCommand {
                 `accounts:` once (a server that cannot be read, or a sign-in that lapsed, is an error with its cause; \
                 the copy kept from before, if any, is still checked; a sign-in that ends within a day is a warning), asks the routing \
                 engine of `travel.routing`, the geocoder of `travel.geocoder` and the forecast of `travel.weather` \
-                once whether they answer, then \
+                once whether they answer, reads the fleet's token key (`fleet: tokenKey:`) as a watcher does (never \
+                printing it) and names the folders of `fleet: roots:` that are not there, then \
                 reads every calendar over the \
                 planning horizon, and says which airport and airline data it uses (each file checked against the \
                 SHA-256 its manifest records). With places or a routing engine it counts the next 7 days' \
@@ -28,7 +29,8 @@ extension CalwatchCommand {
                 Problems are printed as FILE:LINE: error|warning: KEY: REASON, each with what to change; nothing \
                 is written but the servers' copies in calwatch's cache.
 
-                Exit status: 0 all good (warnings allowed); 64 the configuration has errors; 65 a calendar has \
+                Exit status: 0 all good (warnings allowed); 64 the configuration has errors (the fleet's token key \
+                among them); 65 a calendar has \
                 errors, none could be read, a feed, CalDAV account or account, the routing engine, the geocoder or the \
                 forecast could not be read, or a data file was refused.
 

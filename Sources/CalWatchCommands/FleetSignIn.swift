@@ -1,5 +1,6 @@
 import ArgumentParser
 import CalWatchCore
+import CalWatchDaemon
 import CalWatchPostgres
 import CalWatchRemote
 import CalWatchRuntime
@@ -65,7 +66,7 @@ extension CalwatchCommand.Fleet {
         /// The key of `fleet: tokenKey:`, its secret read as a watcher reads it; a problem exits 64.
         static func sealing(_ configuration: Configuration) async throws -> SealedTokens {
             let file = configuration.file ?? ConfigurationOptions.defaultPath
-            guard let key = configuration.fleetAccess.tokenKey else {
+            guard configuration.fleetAccess.tokenKey != nil else {
                 StandardStreams.error(
                     "calwatch: \(file) names no key for the fleet's account tokens; add fleet: tokenKey: NAME, with "
                         + "NAME a credential every watcher has (fleet: credentials: or a systemd credential) holding "
@@ -73,13 +74,7 @@ extension CalwatchCommand.Fleet {
                 throw ExitCode.usageError
             }
             do throws(AccountFailure) {
-                switch FleetCalendar.resolve(
-                    key, access: configuration.fleetAccess,
-                    credentialsDirectory: ProcessInfo.processInfo.environment["CREDENTIALS_DIRECTORY"])
-                {
-                case .success(let (command, file)): return try await SealedTokens.read(command: command, file: file)
-                case .failure(let refusal): throw AccountFailure(reason: refusal.description)
-                }
+                return try await configuration.fleetAccess.sealingKey()
             } catch {
                 StandardStreams.error("calwatch: fleet.tokenKey: \(error.reason)\n")
                 throw ExitCode.usageError

@@ -74,6 +74,25 @@ public struct ConfigurationCheck: Sendable {
                         + "publish the application for one that lasts (docs/accounts.md)\n")
             }
         }
+        // A fleet's token key read once, as a watcher reads it, never shown: a watcher without it holds the
+        // fleet's account calendars and reads none. Folders for `path` rows that are not there are named.
+        if configuration.fleetAccess.tokenKey != nil {
+            do throws(AccountFailure) {
+                _ = try await configuration.fleetAccess.sealingKey()
+            } catch {
+                messages.append("\(source): error: fleet.tokenKey: \(error.reason)\n")
+                configurationErrors += 1
+            }
+        }
+        for root in configuration.fleetAccess.roots {
+            var folder: ObjCBool = false
+            guard !FileManager.default.fileExists(atPath: root, isDirectory: &folder) || !folder.boolValue else {
+                continue
+            }
+            messages.append(
+                "\(source): warning: fleet.roots: \(root) is not a folder here; the fleet's rows under it are not "
+                    + "read by this watcher\n")
+        }
         // A week at least, for what `travelLines` says about times to leave.
         let horizonEnd = now.adding(seconds: configuration.planner.horizon)
         let window = InstantWindow(

@@ -335,6 +335,7 @@ import Testing
                           tokenKey: fleet-key
                           credentials:
                             fleet-key: [cat, \(folder)/token-key]
+                          roots: [\(folder)/people]
                         """)
                 let cli = CommandLineTests()
                 let added = try await cli.calwatch(
@@ -346,8 +347,21 @@ import Testing
                     environment: environment)
                 #expect(
                     refused.status == 64 && refused.errors.contains("shorter than 32 characters"), "\(refused.errors)")
+                // `check` reads the key as a watcher would, and says what is wrong with it.
+                let checked = try await cli.calwatch(
+                    ["check", "--config", folder + "/config.yml"], environment: environment)
+                #expect(
+                    checked.status == 64
+                        && checked.errors.contains("error: fleet.tokenKey: the fleet's token key is shorter than 32")
+                        && checked.errors.contains("warning: fleet.roots: \(folder)/people is not a folder here"),
+                    "\(checked.errors)")
                 let key = "fleet-token-key-" + UUID().uuidString
                 try key.write(toFile: folder + "/token-key", atomically: true, encoding: .utf8)
+                let checkedAgain = try await cli.calwatch(
+                    ["check", "--config", folder + "/config.yml"], environment: environment)
+                #expect(
+                    !checkedAgain.errors.contains("fleet.tokenKey") && !checkedAgain.errors.contains(key)
+                        && !checkedAgain.output.contains(key), "\(checkedAgain.errors)")
                 let (status, said) = try await AccountTests.signInThroughTheBrowser(
                     ["fleet", "sign-in", "megan", "--database", server.url, "--config", folder + "/config.yml"],
                     environment: environment)
