@@ -128,9 +128,10 @@ public actor JournalStore {
     ///
     /// `throwaway`: the journal is removed when its one run ends (a replay without `--state`), so it need not
     /// survive a crash or be read by anyone else meanwhile: its changes are written once, in place, never synced,
-    /// instead of through a write-ahead log (a sixth of a replay's time). Nor does it refuse duplicates by index:
-    /// only a run started again over its own journal could bring one, and a throwaway journal has one run (the
-    /// index was a tenth of a replay's time).
+    /// instead of through a write-ahead log (a sixth of a replay's time), and without a rollback journal: nothing in
+    /// it is ever undone (no constraint can refuse a row, and a failed write ends the run that removes it). Nor does
+    /// it refuse duplicates by index: only a run started again over its own journal could bring one, and a throwaway
+    /// journal has one run (the index was a tenth of a replay's time).
     public init(path: String, throwaway: Bool = false) throws {
         self.path = path
         try SQLiteConnection.createPrivately(path: path)
@@ -143,7 +144,7 @@ public actor JournalStore {
         }
         try connection.execute(
             """
-            PRAGMA journal_mode = \(throwaway ? "MEMORY" : "WAL");
+            PRAGMA journal_mode = \(throwaway ? "OFF" : "WAL");
             PRAGMA synchronous = \(throwaway ? "OFF" : "NORMAL");
             PRAGMA user_version = \(Self.schemaVersion);
             CREATE TABLE IF NOT EXISTS events (
