@@ -333,17 +333,15 @@ public enum Planner {
                 planSnooze(snooze.until, count: 1, tag: "calendar-snooze,until", state: state, into: &due, wake: wake)
             }
             var latestDue: Subject.Reminder?
-            var latestEmitted: Instant?
             for candidate in subject.reminders {
-                if state.hasEmitted(candidate.id) {
-                    if latestEmitted == nil || candidate.time > latestEmitted! { latestEmitted = candidate.time }
-                    continue
-                }
+                // Past its expiry it is never due again, emitted or not: asked about only once one is due (below).
+                // A running meeting's every plan (a live activity's minute) so looks nothing up.
+                if candidate.time <= now && now > candidate.expiry { continue }
+                guard !state.hasEmitted(candidate.id) else { continue }
                 guard candidate.time <= now else {
                     if candidate.time <= candidate.expiry { wake(candidate.time) }
                     continue
                 }
-                guard now <= candidate.expiry else { continue }  // its anchor passed: dropped
                 // The latest; of several at one instant (held back to the end of quiet hours), the nearest the anchor.
                 if latestDue == nil || candidate.time > latestDue!.time
                     || (candidate.time == latestDue!.time && candidate.secondsBefore < latestDue!.secondsBefore)
@@ -352,7 +350,8 @@ public enum Planner {
                 }
             }
             guard let candidate = latestDue else { return }
-            if let latestEmitted, latestEmitted >= candidate.time { return }
+            // None earlier comes after a later one was delivered.
+            if subject.reminders.contains(where: { $0.time >= candidate.time && state.hasEmitted($0.id) }) { return }
             let lateness = now.secondsSinceEpoch - candidate.time.secondsSinceEpoch
             let grace = state.grace(configuration.lateGrace, for: key, dueAt: candidate.time)
             let reminder = ReminderDetail(
