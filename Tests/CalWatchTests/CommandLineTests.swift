@@ -1,4 +1,5 @@
 import CalWatchCore
+import CalWatchRuntime
 import Foundation
 import Testing
 
@@ -325,7 +326,7 @@ import Testing
         let all = (first + second).map(Self.id)
         #expect(Set(all) == Set(full))
         let duplicates = all.count - Set(all).count
-        #expect(duplicates <= 512, "\(duplicates) events printed twice")
+        #expect(duplicates <= CalWatchRuntime.Replay.Options().batchSize, "\(duplicates) events printed twice")
     }
 
     @Test(arguments: [SIGTERM, SIGINT])
