@@ -12,15 +12,9 @@ public final class BlockingExecutor: SerialExecutor {
 
     /// Starts the thread; `name` shows in debuggers and `top -H`.
     public init(name: String) {
-        let queue = queue
         // Unowned: the executor outlives every job it runs (each job keeps its actor, which keeps the executor).
         let executor = UnownedSerialExecutor(ordinary: self)
-        let name = String(name.prefix(15))  // the kernel keeps 15 bytes
-        let thread = Thread {
-            _ = CLinux_set_thread_name(name)
-            while let job = queue.pop() { job.runSynchronously(on: executor) }
-        }
-        thread.start()
+        queue.serve(name: name) { $0.runSynchronously(on: executor) }
     }
 
     deinit {
@@ -62,8 +56,17 @@ private final class JobQueue: @unchecked Sendable {
         condition.unlock()
     }
 
+    /// Starts the thread that runs the jobs, one after another, until stopped.
+    func serve(name: String, _ run: @escaping @Sendable (UnownedJob) -> Void) {
+        let name = String(name.prefix(15))  // the kernel keeps 15 bytes
+        Thread { [self] in
+            _ = CLinux_set_thread_name(name)
+            while let job = pop() { run(job) }
+        }.start()
+    }
+
     /// The next job, waiting for one; `nil` once stopped and empty.
-    func pop() -> UnownedJob? {
+    private func pop() -> UnownedJob? {
         condition.lock()
         defer { condition.unlock() }
         while next == jobs.count && !stopped { condition.wait() }
@@ -86,14 +89,9 @@ public final class BlockingTaskExecutor: TaskExecutor {
 
     /// Starts the thread; `name` shows in debuggers and `top -H`.
     public init(name: String) {
-        let queue = queue
         // Unowned: each job holds its task, and the executor is kept by whoever prefers it while tasks run.
         let executor = UnownedTaskExecutor(ordinary: self)
-        let name = String(name.prefix(15))
-        Thread {
-            _ = CLinux_set_thread_name(name)
-            while let job = queue.pop() { job.runSynchronously(on: executor) }
-        }.start()
+        queue.serve(name: name) { $0.runSynchronously(on: executor) }
     }
 
     deinit {
