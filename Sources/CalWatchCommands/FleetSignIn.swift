@@ -65,14 +65,6 @@ extension CalwatchCommand.Fleet {
 
         /// The key of `fleet: tokenKey:`, its secret read as a watcher reads it; a problem exits 64.
         static func sealing(_ configuration: Configuration) async throws -> SealedTokens {
-            let file = configuration.file ?? ConfigurationOptions.defaultPath
-            guard configuration.fleetAccess.tokenKey != nil else {
-                StandardStreams.error(
-                    "calwatch: \(file) names no key for the fleet's account tokens; add fleet: tokenKey: NAME, with "
-                        + "NAME a credential every watcher has (fleet: credentials: or a systemd credential) holding "
-                        + "a secret such as `openssl rand -base64 32` prints\n")
-                throw ExitCode.usageError
-            }
             do throws(AccountFailure) {
                 return try await configuration.fleetAccess.sealingKey()
             } catch {

@@ -68,12 +68,17 @@ struct SignInOptions: ParsableArguments {
     private func browserSignIn(_ identity: any AccountIdentity) async throws -> SignInGrant {
         let verifier = PKCE.verifier()
         let state = PKCE.state()
+        // The browser comes back to a listener here, or (`--no-browser`) to an address that does not load.
+        let listener = noBrowser ? nil : try LoopbackRedirect()
+        let redirect = listener?.address ?? "http://localhost"
+        let url = identity.authorizationURL(redirect: redirect, state: state, challenge: PKCE.challenge(verifier))
         let query: [String: String]
-        let redirect: String
-        if noBrowser {
-            redirect = "http://localhost"
-            let url = identity.authorizationURL(
-                redirect: redirect, state: state, challenge: PKCE.challenge(verifier))
+        if let listener {
+            StandardStreams.error(
+                "Open this address in a browser to sign in (waiting 5 minutes):\n\n  \(url.absoluteString)\n\n")
+            Self.openBrowser(url)
+            query = try await listener.wait()
+        } else {
             StandardStreams.error(
                 "Open this address in a browser and sign in:\n\n  \(url.absoluteString)\n\nThe browser then goes "
                     + "to an address starting http://localhost/?code= that does not load; paste it here:\n")
@@ -86,15 +91,6 @@ struct SignInOptions: ParsableArguments {
                 found[item.name] = item.value ?? ""
             }
             query = found
-        } else {
-            let listener = try LoopbackRedirect()
-            redirect = listener.address
-            let url = identity.authorizationURL(
-                redirect: redirect, state: state, challenge: PKCE.challenge(verifier))
-            StandardStreams.error(
-                "Open this address in a browser to sign in (waiting 5 minutes):\n\n  \(url.absoluteString)\n\n")
-            Self.openBrowser(url)
-            query = try await listener.wait()
         }
         let code = try PKCE.code(answering: state, in: query)
         return try await identity.redeem(code: code, redirect: redirect, verifier: verifier)

@@ -86,9 +86,7 @@ public struct ConfigurationCheck: Sendable {
         }
         for root in configuration.fleetAccess.roots {
             var folder: ObjCBool = false
-            guard !FileManager.default.fileExists(atPath: root, isDirectory: &folder) || !folder.boolValue else {
-                continue
-            }
+            if FileManager.default.fileExists(atPath: root, isDirectory: &folder), folder.boolValue { continue }
             messages.append(
                 "\(source): warning: fleet.roots: \(root) is not a folder here; the fleet's rows under it are not "
                     + "read by this watcher\n")

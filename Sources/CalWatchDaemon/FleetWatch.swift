@@ -200,12 +200,8 @@ extension FleetAccess {
     /// The key of `fleet: tokenKey:` as a watcher on this machine reads it: the credential resolved (a program of
     /// `fleet.credentials:`, else a systemd credential), its secret read and checked, never shown.
     public func sealingKey() async throws(AccountFailure) -> SealedTokens {
-        guard let tokenKey else {
-            throw AccountFailure(reason: "no key for the fleet's account tokens (fleet: tokenKey:)")
-        }
-        switch FleetCalendar.resolve(
-            tokenKey, access: self,
-            credentialsDirectory: ProcessInfo.processInfo.environment["CREDENTIALS_DIRECTORY"])
+        switch FleetCalendar.tokenKey(
+            access: self, credentialsDirectory: ProcessInfo.processInfo.environment["CREDENTIALS_DIRECTORY"])
         {
         case .success(let (command, file)): return try await SealedTokens.read(command: command, file: file)
         case .failure(let refusal): throw AccountFailure(reason: refusal.description)

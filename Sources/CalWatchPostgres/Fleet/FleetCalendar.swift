@@ -216,19 +216,28 @@ public struct FleetCalendar: Sendable, Hashable {
                         "this watcher's config.yml has no account named \(account) (accounts: - name: \(account), "
                             + "provider: …, clientId: …), whose application the sign-in is with"))
             }
-            guard let key = access.tokenKey else {
-                return .failure(
-                    Refusal(
-                        "this watcher has no key for the fleet's account tokens; name its credential in its "
-                            + "config.yml (fleet: tokenKey: NAME) as calwatch fleet sign-in did"))
-            }
             var server = Server(name: name, source: source)
-            switch Self.resolve(key, access: access, credentialsDirectory: credentialsDirectory) {
+            switch Self.tokenKey(access: access, credentialsDirectory: credentialsDirectory) {
             case .success(let (command, file)): (server.passwordCommand, server.passwordFile) = (command, file)
             case .failure(let refusal): return .failure(refusal)
             }
             return .success(.server(server))
         }
+    }
+
+    /// Where this machine reads the secret the fleet's account tokens are sealed with: `fleet: tokenKey:` resolved
+    /// as `resolve` resolves a credential (for watchers, `calwatch fleet sign-in` and `calwatch check` alike).
+    public static func tokenKey(
+        access: FleetAccess, credentialsDirectory: String?
+    ) -> Result<(command: [String]?, file: String?), Refusal> {
+        guard let key = access.tokenKey else {
+            return .failure(
+                Refusal(
+                    "no key for the fleet's account tokens: add fleet: tokenKey: NAME to config.yml, NAME a "
+                        + "credential every watcher has (fleet: credentials: or a systemd credential) holding a "
+                        + "secret such as `openssl rand -base64 32` prints"))
+        }
+        return resolve(key, access: access, credentialsDirectory: credentialsDirectory)
     }
 
     /// A credential's name resolved on this machine: the program of `fleet.credentials:` that prints it, else the
