@@ -96,16 +96,22 @@ public final class Replay: Sendable {
         // Batches commit (journal, then the sinks' queues) in order on a task of their own while later ones are
         // planned: the planner, the journal and the sinks run on different threads, and the planner waits only when
         // `commitsAhead` batches are still uncommitted. With one batch ahead, the journal often sat idle while the
-        // planner, sharing two cores with it and the sinks, was between batches.
-        let journal = journal
-        let (batches, toCommit) = AsyncStream.makeStream(of: ([PlanningLoop.Emitted], Timestamp).self)
+        // planner, sharing two cores with it and the sinks, was between batches. Prunes go the same way, after the
+        // batches handed over before them: the planner waited a tenth of its time for prunes queued behind appends.
+        let (journal, sinkNames) = (journal, sinks.map(\.name))
+        let (work, toCommit) = AsyncStream.makeStream(of: JournalWork.self)
         let (commits, committed) = AsyncStream.makeStream(of: Void.self)
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
                 defer { committed.finish() }
-                for await (batch, recorded) in batches {
-                    try await bus.publish(batch, committingTo: journal, recorded: recorded)
-                    committed.yield()
+                for await step in work {
+                    switch step {
+                    case .commit(let batch, let recorded):
+                        try await bus.publish(batch, committingTo: journal, recorded: recorded)
+                        committed.yield()
+                    case .prune(let cutOff):
+                        try await journal.prune(expiredBefore: cutOff, sinks: sinkNames)
+                    }
                 }
             }
             var commitsDone = commits.makeAsyncIterator()
@@ -126,7 +132,7 @@ public final class Replay: Sendable {
                 while committing.count >= Self.commitsAhead { try await awaitOldestCommit() }
                 guard !pending.isEmpty else { return }
                 committing.append(pending[0].event.time)
-                toCommit.yield((pending, recordedTime()))
+                toCommit.yield(.commit(pending, recorded: recordedTime()))
                 pending.removeAll(keepingCapacity: true)
             }
             func commitAll() async throws {
@@ -154,9 +160,9 @@ public final class Replay: Sendable {
                         return
                     }
                 }
-                if let cutOff = step.pruneBefore {
-                    try await journal.prune(expiredBefore: cutOff, sinks: sinks.map(\.name))
-                }
+                // The cut-off is never after an event not yet committed (`uncommittedSince`): a run killed after
+                // the prune starts again no later than that event.
+                if let cutOff = step.pruneBefore { toCommit.yield(.prune(cutOff)) }
                 guard let next = loop.nextInstant else { break }
                 now = next
             }
@@ -166,6 +172,14 @@ public final class Replay: Sendable {
 
     /// Batches handed to the committing task and not yet committed, at most, before the planner waits.
     private static let commitsAhead = 4
+
+    /// What the committing task does, in the order it is handed over.
+    private enum JournalWork: Sendable {
+        /// Journals a batch and hands it to the sinks.
+        case commit([PlanningLoop.Emitted], recorded: Timestamp)
+        /// Prunes the journal (`JournalStore.prune`).
+        case prune(Instant)
+    }
 
     /// The replay's occurrences, and an index by key for joining an event to its occurrence again when a sink reads
     /// it back from the journal.
