@@ -92,11 +92,13 @@ import Testing
         return await sink.lines
     }
 
-    @Test func aSlowSinkNeverDelaysAnotherAndGetsEverythingFromTheJournal() async throws {
+    /// Also with a replay's own journal, which writes a row only when a sink may read it back (`HeldRows`).
+    @Test(arguments: [false, true])
+    func aSlowSinkNeverDelaysAnotherAndGetsEverythingFromTheJournal(throwaway: Bool) async throws {
         let expected = try await Self.expectedLines()
         let fast = CountingSink()
         let slow = GatedSink()
-        let journal = try ReplayTests.journal()
+        let journal = try JournalStore(path: JournalTests.temporaryPath(), throwaway: throwaway)
         let replay = Task {
             try await ReplayTests.replay(
                 journal: journal, sinks: [slow, fast], from: "2027-03-01", to: "2027-03-03", options: Self.quickRetries)
@@ -115,14 +117,14 @@ import Testing
         #expect(slowReport.delivered == expected.count && slowReport.undelivered == 0)
     }
 
-    @Test func aFailingSinkIsRetriedWhileTheOthersGoOn() async throws {
+    @Test(arguments: [false, true]) func aFailingSinkIsRetriedWhileTheOthersGoOn(throwaway: Bool) async throws {
         let expected = try await Self.expectedLines()
         let fast = CountingSink()
         let flaky = FlakySink(failures: 3)
         let log = LogRecorder()
         let replay = Replay(
             occurrences: ReplayTests.occurrences, configuration: PlannerConfiguration(),
-            journal: try ReplayTests.journal(), sinks: [flaky, fast],
+            journal: try JournalStore(path: JournalTests.temporaryPath(), throwaway: throwaway), sinks: [flaky, fast],
             recordedTime: { Timestamp(millisecondsSinceEpoch: 0) },
             options: Self.quickRetries, logger: log.logger)
         let summary = try await replay.run(

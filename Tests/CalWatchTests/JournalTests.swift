@@ -173,6 +173,42 @@ import Testing
         #expect(try await reopened.events(after: 0, limit: 1000).map(\.sequence) == [2, Int64(events.count)])
     }
 
+    /// A replay's own journal writes a row only when something may read it back: what every sink took first is
+    /// never written, and a sink that lags, a hook's retry or a prune finds what it would have found otherwise.
+    @Test func aThrowawayJournalWritesOnlyWhatASinkMayStillRead() async throws {
+        let journal = try JournalStore(path: Self.temporaryPath(), throwaway: true)
+        try await journal.verify([EventBusTests.CountingSink(), EventBusTests.GatedSink()])
+        let events = Self.events(until: "2027-03-01T11:00:00Z")
+        let (half, count) = (events.count / 2, Int64(events.count))
+        let recorded = Timestamp(utc("2027-03-01T11:00:00Z"))
+        let committed =
+            try await journal.append(Array(events[..<half]), recorded: recorded)
+            + journal.append(Array(events[half...]), recorded: recorded)
+        #expect(committed.map(\.sequence) == Array(1...count))
+        #expect(try await journal.lastSequence() == count)
+        // Both sinks took the first half, only the fast one the rest: the slow one reads it back, as it was planned.
+        try await journal.setCursor(Int64(half), for: "gated")
+        try await journal.setCursor(count, for: "fast")
+        let back = try await journal.events(after: Int64(half), limit: 1000)
+        #expect(back.map(\.sequence) == Array(Int64(half + 1)...count))
+        #expect(back.map(\.event) == Array(events[half...]))
+        // The first half was let go unwritten.
+        #expect(try await journal.events(after: 0, limit: 1000).first?.sequence == Int64(half + 1))
+        // A row held back that a hook will try again stays when every sink has passed it, and through a prune.
+        let more = events.map { event in
+            PlannedEvent(
+                event.payload, id: EventID(high: event.id.high, low: event.id.low &+ 1), key: event.key,
+                occurrenceStart: event.occurrenceStart, occurrenceEnd: event.occurrenceEnd, time: event.time,
+                expiry: event.expiry, fingerprint: event.fingerprint)
+        }
+        #expect(try await journal.append(more, recorded: recorded).first?.sequence == count + 1)
+        try await journal.holdRetry(count + 2, for: "gated")
+        for sink in ["gated", "fast"] { try await journal.setCursor(2 * count, for: sink) }
+        try await journal.prune(expiredBefore: utc("2027-03-03T00:00:00Z"), sinks: ["gated", "fast"])
+        #expect(try await journal.heldRetries(for: "gated").map(\.event) == [more[1]])
+        #expect(try await journal.lastSequence() == 2 * count)
+    }
+
     @Test func sinkCursorsSurviveAReopen() async throws {
         let path = Self.temporaryPath()
         do {

@@ -18,7 +18,8 @@ import Foundation
 public actor JournalStore {
     private let executor = BlockingExecutor(name: "calwatch-journal")
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
-    let connection: SQLiteConnection
+    /// The database itself; what reads or changes it goes through `connection`, which writes held rows first.
+    private let database: SQLiteConnection
     private let insert: SQLiteStatement
     /// `insert` of `chunkRows` rows at once, without OR IGNORE.
     private let insertChunk: SQLiteStatement
@@ -28,6 +29,13 @@ public actor JournalStore {
     private var rows: Int64?
     /// The path of the database file.
     public nonisolated let path: String
+    /// A throwaway journal's rows numbered and not yet written; `nil` for a journal that writes every row at once.
+    private var held: HeldRows?
+    /// A throwaway journal's next sequence number: it may not have written the last one.
+    private var nextSequence: Int64 = 1
+    /// Events a throwaway journal holds back at most; older ones are written (a sink lagging that far will read
+    /// them back): 32 batches of a replay.
+    private static let heldLimit = 65_536
 
     /// The layout of the tables; a journal of another layout is refused rather than misread, except the ones
     /// `migrations` turns into this one (layout 2 kept `recorded` in seconds; 3 keeps milliseconds and the hook
@@ -131,11 +139,13 @@ public actor JournalStore {
     /// instead of through a write-ahead log (a sixth of a replay's time), and without a rollback journal: nothing in
     /// it is ever undone (no constraint can refuse a row, and a failed write ends the run that removes it). Nor does
     /// it refuse duplicates by index: only a run started again over its own journal could bring one, and a throwaway
-    /// journal has one run (the index was a tenth of a replay's time).
+    /// journal has one run (the index was a tenth of a replay's time). And it writes a row only when something may
+    /// read it back: rows every sink handled first are never written (`HeldRows`).
     public init(path: String, throwaway: Bool = false) throws {
         self.path = path
         try SQLiteConnection.createPrivately(path: path)
-        connection = try SQLiteConnection(path: path)
+        let connection = try SQLiteConnection(path: path)
+        database = connection
         if let found = try connection.otherLayout(than: Self.schemaVersion) {
             guard found < Self.schemaVersion, (found..<Self.schemaVersion).allSatisfy({ Self.migrations[$0] != nil })
             else { throw IncompatibleLayout(found: found) }
@@ -217,6 +227,20 @@ public actor JournalStore {
                         + EventColumn.allCases.map { "?\(chunk * EventColumn.allCases.count + Int($0.rawValue) + 1)" }
                         .joined(separator: ", ") + ")"
                 }.joined(separator: ", "))
+        if throwaway {
+            let last = try connection.prepare("SELECT COALESCE(MAX(seq), 0), count(*) FROM events")
+            try last.step()
+            (nextSequence, rows, held) = (last.integer(0) + 1, last.integer(1), HeldRows())
+        }
+    }
+
+    /// The database, once every held row is written: what reads or changes the journal, other than appending and
+    /// moving a sink's cursor, finds what it would have found had each row been written at once.
+    var connection: SQLiteConnection {
+        get throws {
+            try writeHeld()
+            return database
+        }
     }
 
     /// Gives the reminders of a journal of layout 3 or before the ids they have now that ids leave the calendar
@@ -279,31 +303,56 @@ public actor JournalStore {
     /// skipping what is there.
     public func append(_ events: [PlannedEvent], recorded: Timestamp) throws -> [(sequence: Int64, event: PlannedEvent)]
     {
-        try connection.transaction {
-            var next = try lastSequenceLocked() + 1
-            var committed: [(Int64, PlannedEvent)] = []
-            committed.reserveCapacity(events.count)
-            var start = events.startIndex
-            while start < events.endIndex {
-                let chunk = events[start..<min(start + Self.chunkRows, events.endIndex)]
-                start = chunk.endIndex
-                if chunk.count == Self.chunkRows, try insertWhole(chunk, from: next, recorded: recorded) {
-                    for event in chunk {
-                        committed.append((next, event))
-                        next += 1
-                    }
-                    continue
-                }
+        guard held != nil else {
+            return try database.transaction {
+                let committed = try insertRows(events[...], from: try lastSequence() + 1, recorded: recorded)
+                try rowsChanged(by: committed.count)
+                return committed
+            }
+        }
+        // A throwaway journal has no index to refuse a duplicate by (see `init`): every event is committed.
+        let first = nextSequence
+        nextSequence += Int64(events.count)
+        held?.hold(events, from: first, recorded: recorded)
+        try rowsChanged(by: events.count)
+        try writeHeld(keepingNewest: Self.heldLimit)
+        return events.enumerated().map { (first + Int64($0.offset), $0.element) }
+    }
+
+    /// Inserts `events` numbered from `first` on, skipping any already journaled (numbers go on without them).
+    private func insertRows(_ events: ArraySlice<PlannedEvent>, from first: Int64, recorded: Timestamp) throws
+        -> [(sequence: Int64, event: PlannedEvent)]
+    {
+        var next = first
+        var committed: [(Int64, PlannedEvent)] = []
+        committed.reserveCapacity(events.count)
+        var start = events.startIndex
+        while start < events.endIndex {
+            let chunk = events[start..<min(start + Self.chunkRows, events.endIndex)]
+            start = chunk.endIndex
+            if chunk.count == Self.chunkRows, try insertWhole(chunk, from: next, recorded: recorded) {
                 for event in chunk {
-                    row.reset()
-                    appendColumns(of: event, sequence: next, recorded: recorded)
-                    guard try insert.run(row) else { continue }  // already journaled: never twice
                     committed.append((next, event))
                     next += 1
                 }
+                continue
             }
-            try rowsChanged(by: committed.count)
-            return committed
+            for event in chunk {
+                row.reset()
+                appendColumns(of: event, sequence: next, recorded: recorded)
+                guard try insert.run(row) else { continue }  // already journaled: never twice
+                committed.append((next, event))
+                next += 1
+            }
+        }
+        return committed
+    }
+
+    /// Writes the rows held back, all but the newest `newest` events.
+    private func writeHeld(keepingNewest newest: Int = 0) throws {
+        guard let count = held?.count, count > newest, let batches = held?.take(keepingNewest: newest) else { return }
+        try database.transaction {
+            for batch in batches { _ = try insertRows(batch.events, from: batch.first, recorded: batch.recorded) }
         }
     }
 
@@ -364,18 +413,16 @@ public actor JournalStore {
         if let rows {
             self.rows = rows + Int64(delta)
         } else {
-            rows = try connection.prepare("SELECT count(*) FROM events").firstInteger(SQLRow()) ?? 0
+            rows = try database.prepare("SELECT count(*) FROM events").firstInteger(SQLRow()) ?? 0
         }
         CalwatchMetrics.journal(rows: rows ?? 0)
     }
 
     /// The highest sequence number, 0 for an empty journal.
     public func lastSequence() throws -> Int64 {
-        try lastSequenceLocked()
-    }
-
-    private func lastSequenceLocked() throws -> Int64 {
-        let statement = try connection.prepare("SELECT COALESCE(MAX(seq), 0) FROM events")
+        // Another process may write a journal that is not a throwaway one.
+        guard held == nil else { return nextSequence - 1 }
+        let statement = try database.prepare("SELECT COALESCE(MAX(seq), 0) FROM events")
         try statement.step()
         return statement.integer(0)
     }
@@ -518,6 +565,7 @@ public actor JournalStore {
     /// again, under new sequence numbers, every event they already hold. The sink's newest record must be in the
     /// journal with the same id, or pruned from it, which the journal only does once the sink's cursor has passed it.
     public func verify(_ sinks: [any EventSink]) async throws {
+        held?.sinks = Set(sinks.map(\.name))
         for sink in sinks where !sink.storesEachEventOnce {
             guard let record = try await sink.newestRecord() else { continue }
             let statement = try connection.prepare("SELECT id FROM events WHERE seq = ?1")
@@ -529,7 +577,7 @@ public actor JournalStore {
                 found = "the journal \(path) holds another event at that sequence"
             } else {
                 // Pruning keeps the last row, and prunes a row only once the sink's cursor has passed it.
-                let last = try lastSequenceLocked()
+                let last = try lastSequence()
                 if last < record.sequence {
                     found = "the journal \(path) ends at sequence \(last)"
                 } else {
@@ -560,20 +608,21 @@ public actor JournalStore {
 
     /// The last sequence a sink has fully handled (0 when it has handled nothing).
     public func cursor(for sink: String) throws -> Int64 {
-        let statement = try connection.prepare("SELECT seq FROM sink_cursors WHERE sink = ?1")
+        let statement = try database.prepare("SELECT seq FROM sink_cursors WHERE sink = ?1")
         try statement.bind([.text(sink)])
         return try statement.step() ? statement.integer(0) : 0
     }
 
     /// Records that a sink has handled everything up to `sequence`.
     public func setCursor(_ sequence: Int64, for sink: String) throws {
-        let statement = try connection.prepare(
+        let statement = try database.prepare(
             """
             INSERT INTO sink_cursors (sink, seq) VALUES (?1, ?2)
             ON CONFLICT(sink) DO UPDATE SET seq = excluded.seq
             """)
         try statement.bind([.text(sink), .integer(sequence)])
         try statement.step()
+        if let released = held?.handled(through: sequence, by: sink), released > 0 { try rowsChanged(by: -released) }
     }
 
     /// Until when the journal has handled time: events that expired before it were pruned, so planning must not
@@ -592,15 +641,16 @@ public actor JournalStore {
     /// `instant` as handled. Returns how many rows went.
     @discardableResult
     public func prune(expiredBefore instant: Instant, sinks: [String]) throws -> Int {
-        try connection.transaction {
+        // Held rows stay held: those every sink has handled are let go, not written, and a prune takes no other.
+        try database.transaction {
             var delivered = Int64.max
-            let cursor = try connection.prepare("SELECT seq FROM sink_cursors WHERE sink = ?1")
+            let cursor = try database.prepare("SELECT seq FROM sink_cursors WHERE sink = ?1")
             for sink in sinks {
                 try cursor.bind([.text(sink)])
                 delivered = min(delivered, try cursor.step() ? cursor.integer(0) : 0)
             }
             // The last row always stays: sequence numbers continue from it. So do rows a sink will try again.
-            let delete = try connection.prepare(
+            let delete = try database.prepare(
                 """
                 DELETE FROM events WHERE seq <= ?1 AND expiry < ?2 AND seq < (SELECT MAX(seq) FROM events)
                     AND seq NOT IN (SELECT seq FROM sink_retries)
@@ -610,9 +660,9 @@ public actor JournalStore {
             let removed = Int(delete.changes)
             try rowsChanged(by: -removed)
             if removed > 0 {
-                try connection.execute("DELETE FROM hook_runs WHERE seq NOT IN (SELECT seq FROM events)")
+                try database.execute("DELETE FROM hook_runs WHERE seq NOT IN (SELECT seq FROM events)")
             }
-            let record = try connection.prepare(
+            let record = try database.prepare(
                 """
                 INSERT INTO settings (name, value) VALUES ('handled_until', ?1)
                 ON CONFLICT(name) DO UPDATE SET value = max(value, excluded.value)
