@@ -164,6 +164,7 @@ public struct PlanningLoop {
         /// Copies of one meeting or flight due at once are planned once the whole batch is registered: the copy
         /// that wins may come after one that is due at once (a boarding pass's own item before the calendar's flight).
         var grouped: [(occurrence: Occurrence, facts: OccurrenceFacts, copy: SameMeetings.Copy, takesOver: Bool)] = []
+        copies.reserveCapacity(occurrences.count, origin: origin)
         for occurrence in occurrences {
             let facts = facts(occurrence)
             let copy = SameMeetings.Copy(occurrence, facts: facts, origin: origin)

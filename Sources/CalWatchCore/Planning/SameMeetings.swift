@@ -74,15 +74,29 @@ package struct SameMeetings {
             let id = copy.occurrence.calendar + "\n" + OccurrenceKey(copy.occurrence).description
             return (true, nil, groupOf[id].flatMap { unregister(id, from: $0) })
         }
+        // Each key is looked up once: the group swapped in for the old one, the group's copies changed in place
+        // (a replay registers 49,000 copies before planning, and their long keys cost most of that).
         let id = copy.id
-        if let old = groupOf[id], old != group { reinstated = unregister(id, from: old) }
+        if let old = groupOf.updateValue(group, forKey: id), old != group { reinstated = leave(id, group: old) }
         copiesOf[copy.origin, default: []].insert(id)
-        groupOf[id] = group
-        let before = Self.winner(groups[group] ?? [])
-        groups[group, default: []].removeAll { $0.id == id }
-        groups[group]!.append(copy)
-        guard Self.winner(groups[group]!)?.id == id else { return (false, nil, reinstated) }
-        return (true, before.flatMap { $0.id == id ? nil : $0 }, reinstated)
+        let (plan, displaced) = Self.join(copy, &groups[group, default: []])
+        return (plan, displaced, reinstated)
+    }
+
+    /// Room for `count` more copies from `origin`, made at once rather than by growing a copy at a time.
+    mutating func reserveCapacity(_ count: Int, origin: PlanningLoop.Origin) {
+        groupOf.reserveCapacity(groupOf.count + count)
+        groups.reserveCapacity(groups.count + count)
+        copiesOf[origin, default: []].reserveCapacity((copiesOf[origin]?.count ?? 0) + count)
+    }
+
+    /// Puts `copy` among `copies` in place of an earlier version of it; whether it wins, and the winner it displaced.
+    private static func join(_ copy: Copy, _ copies: inout [Copy]) -> (plan: Bool, displaced: Copy?) {
+        let before = winner(copies)
+        copies.removeAll { $0.id == copy.id }
+        copies.append(copy)
+        guard winner(copies)?.id == copy.id else { return (false, nil) }
+        return (true, before.flatMap { $0.id == copy.id ? nil : $0 })
     }
 
     /// Whether a copy still wins its group (one that waited to be admitted may have lost since).
@@ -106,6 +120,11 @@ package struct SameMeetings {
     /// Takes a copy out of its group; returns the group's new winner when the copy was the winner.
     private mutating func unregister(_ id: String, from group: String) -> Copy? {
         groupOf[id] = nil
+        return leave(id, group: group)
+    }
+
+    /// `unregister` but for `groupOf`, which the caller sets.
+    private mutating func leave(_ id: String, group: String) -> Copy? {
         guard let copies = groups[group] else { return nil }
         let wasWinner = Self.winner(copies)?.id == id
         let rest = copies.filter { $0.id != id }
