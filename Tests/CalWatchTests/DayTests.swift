@@ -510,6 +510,57 @@ import Testing
             ])
     }
 
+    /// A replay adds its calendars at once and leaves out what it could only admit after its end (`addAll`), but
+    /// not a copy that one it admits loses to: the review in two weeks in the user's calendar, and the team's copy of
+    /// it with a calendar alarm that rings within the replay. Its events are those of a loop given everything.
+    @Test func aReplayKeepsTheCopyBeyondItsEndThatWinsOverOneWithinIt() throws {
+        let link = "LOCATION:https://meet.google.com/abc-defg-hij"
+        let alarm = ["BEGIN:VALARM", "ACTION:DISPLAY", "DESCRIPTION:Review", "TRIGGER:-P13D", "END:VALARM"]
+        let folder = SinkFixtures.folder()
+        func occurrences(_ items: [String]) throws -> [Occurrence] {
+            let path = folder + "/\(UUID().uuidString).ics"
+            try Self.calendar(items).write(toFile: path, atomically: true, encoding: .utf8)
+            return scan([path], from: "2026-11-20", to: "2026-12-20").occurrences
+        }
+        let team = try occurrences([
+            Self.item(
+                "team-review", "20261215T090000Z", "20261215T100000Z", summary: "Review", partstat: nil,
+                extra: [link] + alarm)
+        ])
+        let mine = try occurrences([
+            Self.item("review", "20261215T090000Z", "20261215T100000Z", summary: "Review", extra: [link]),
+            Self.item("later", "20261216T090000Z", "20261216T100000Z", summary: "Planning"),
+        ])
+        let (start, end) = (utc("2026-12-01T00:00:00Z"), utc("2026-12-03T00:00:00Z"))
+        let settings = try ConfigurationTests.parse("timezone: Europe/Berlin\nme: [me@example.org]\n")
+        func replay(_ occurrences: [Occurrence], all: Bool) -> (events: [PlannedEvent], waiting: Int) {
+            let classifier = Classifier(settings)
+            var loop = PlanningLoop(
+                configuration: settings.planner, facts: classifier.facts(for:), state: PlannerState())
+            if all {
+                loop.addAll(occurrences, now: start, planningStopsAt: end)
+            } else {
+                loop.add(occurrences, now: start)
+            }
+            let waiting = loop.waitingCount
+            var (now, events) = (start, [PlannedEvent]())
+            while now < end {
+                events += loop.step(at: now).events.map(\.event)
+                guard let next = loop.nextInstant else { break }
+                now = next
+            }
+            return (events, waiting)
+        }
+        // Alone, the team's copy rings within the replay.
+        #expect(replay(team, all: true).events.map { "\($0.type) \($0.time)" } == ["reminderDue 2026-12-02T09:00:00Z"])
+        // With the user's own copy, which wins, nothing is due before the end, given all or what matters.
+        let given = replay(team + mine, all: false)
+        let replayed = replay(team + mine, all: true)
+        #expect(given.events.isEmpty && replayed.events.isEmpty)
+        // The meeting after it, in no group, was left out.
+        #expect(given.waiting == 3 && replayed.waiting == 2)
+    }
+
     // MARK: Where the user is
 
     /// Out to Tokyo on the 3rd, back on the 8th; a floating breakfast there, an all-day item there, a Berlin

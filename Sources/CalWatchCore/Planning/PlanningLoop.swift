@@ -157,6 +157,35 @@ public struct PlanningLoop {
         }
     }
 
+    /// Adds every occurrence of a run that stops before `end` (a replay's, given at once, before any other): those
+    /// it could only admit at `end` or later are left out.
+    ///
+    /// A replay expands every item as far ahead as a flight is detected (60 days), and admitting the occurrences
+    /// beyond its end was a third of a week's replay of 5,000 weekly meetings. One never admitted plans nothing; it
+    /// counts only as a copy of a meeting that one admitted may lose to, and such copies start together, or are
+    /// flights (a boarding pass's own item): those stay.
+    public mutating func addAll(_ occurrences: [Occurrence], now: Instant, planningStopsAt end: Instant) {
+        assert(slotOf.isEmpty && waiting.count == 0, "addAll comes before any other add")
+        add(admissible(occurrences, before: end), now: now)
+    }
+
+    /// The occurrences admitted before `end` (their earliest event comes first, or their live activity runs),
+    /// flights, and any that starts with one of them.
+    private func admissible(_ occurrences: [Occurrence], before end: Instant) -> [Occurrence] {
+        var starts = Set<Instant>()
+        let admitted = occurrences.map { occurrence in
+            let facts = facts(occurrence)
+            let admitted =
+                facts.flight != nil || state.active[OccurrenceKey(occurrence)] != nil
+                || Planner.earliestEvent(of: occurrence, facts: facts, configuration: configuration) < end
+            if admitted { starts.insert(occurrence.start) }
+            return admitted
+        }
+        return zip(occurrences, admitted).compactMap { occurrence, admitted in
+            admitted || starts.contains(occurrence.start) ? occurrence : nil
+        }
+    }
+
     /// `takingOver`: each is a copy of a meeting that wins now that the copy planned so far went.
     private mutating func add(_ occurrences: [Occurrence], origin: Origin, now: Instant, takingOver: Bool) {
         let generation = generations[origin, default: 0]

@@ -91,7 +91,7 @@ public final class Replay: Sendable {
             retention: options.retention)
         // Activities the journal says are running are planned from the start, and those whose occurrence is gone
         // end there.
-        loop.add(occurrences.all, now: start)
+        loop.addAll(occurrences.all, now: start, planningStopsAt: to)
         loop.endRemovedActivities(at: start)
         // Batches commit (journal, then the sinks' queues) in order on a task of their own while later ones are
         // planned: the planner, the journal and the sinks run on different threads, and the planner waits only when
