@@ -1,6 +1,6 @@
 import CalWatchCore
 import CalWatchRuntime
-public import Foundation
+import Foundation
 
 /// Why an account's poll or sign-in failed, worded for the user (never with a token in it); `retryAfter` when the
 /// service asked to wait, `forgotten` when it no longer knows the sync state a poll started from (read whole).

@@ -1,5 +1,5 @@
 import CalWatchCore
-public import Foundation
+import Foundation
 
 extension GraphAccount {
     /// Who signed in with `token`, from Graph's `/me` (`nil` when it does not say).

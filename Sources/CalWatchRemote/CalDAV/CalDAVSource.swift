@@ -1,4 +1,4 @@
-public import CalWatchCore
+import CalWatchCore
 import CalWatchRuntime
 public import Foundation
 
